@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# One entry point for a fresh machine:
+#   ./alma.sh demo   set everything up, create a demo root, start alma-agentd on it (foreground)
+#   ./alma.sh test   set everything up, then run the checks and the whole test suite
+#   ./alma.sh setup  only set up (.venv with the project and its dev tools; sandbox tools)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here"
+venv="$here/.venv"
+py=${PYTHON:-python3}
+
+say() { printf '[alma.sh] %s\n' "$*" >&2; }
+
+setup_system() {
+    # The sandbox backends (bubblewrap, firejail) come from Debian's packages. Landlock needs
+    # nothing. Without root or sudo we carry on: ALMA uses whichever backend works.
+    local missing=()
+    command -v bwrap >/dev/null || missing+=(bubblewrap)
+    command -v firejail >/dev/null || missing+=(firejail)
+    [ ${#missing[@]} -eq 0 ] && return 0
+    local sudo=""
+    if [ "$(id -u)" -ne 0 ]; then
+        if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then sudo="sudo -n"; else
+            say "cannot install ${missing[*]} without root; the tests of those backends will say so"
+            return 0
+        fi
+    fi
+    if command -v apt-get >/dev/null; then
+        say "installing ${missing[*]} from Debian's packages"
+        $sudo apt-get update -qq >/dev/null || true
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+    fi
+}
+
+setup_python() {
+    local stamp="$venv/.alma-installed"
+    local want
+    want=$(sha256sum pyproject.toml | cut -c1-16)
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return 0; fi
+    "$py" -c 'import sys; assert sys.version_info >= (3, 11), "ALMA needs Python 3.11 or newer"'
+    [ -x "$venv/bin/python" ] || "$py" -m venv "$venv"
+    say "installing ALMA and its dependencies into .venv (about a minute)"
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check -e ".[dev]"
+    echo "$want" > "$stamp"
+}
+
+setup() { setup_system; setup_python; }
+
+cmd=${1:-}
+shift || true
+case "$cmd" in
+    setup) setup ;;
+    demo)
+        setup
+        root=${ALMA_ROOT:-$here/demo-root}
+        "$venv/bin/alma-ctl" --root "$root" init --with-examples >/dev/null
+        say "demo root: $root   (in another terminal: .venv/bin/alma-ctl --root $root status)"
+        exec "$venv/bin/alma-agentd" --root "$root" "$@"
+        ;;
+    test)
+        setup
+        source "$venv/bin/activate"
+        say "ruff";          ruff check . && ruff format --check .
+        say "mypy";          mypy
+        say "import layers"; lint-imports
+        say "pytest"
+        set +e
+        pytest "$@"
+        rc=$?
+        set -e
+        # pytest exits 5 when it collected no test: that must never pass silently.
+        if [ "$rc" -eq 5 ]; then say "pytest collected no test: failing"; exit 1; fi
+        exit "$rc"
+        ;;
+    *)
+        echo "usage: ./alma.sh demo|test|setup [args]" >&2
+        exit 2
+        ;;
+esac

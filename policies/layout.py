@@ -1,0 +1,82 @@
+"""Where things live inside an ALMA root (contract §1). Pure path arithmetic, no I/O."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+#: Top-level folders of a root, created by ``alma-ctl init``.
+ROOT_FOLDERS = ("system", "logs", "logs/alma", "user", "docs", ".alma")
+#: Folders no action may ever change, whatever the policy file says.
+HARD_READ_ONLY = ("system", ".alma")
+
+
+def resolve_root(cli_root: str | None) -> Path:
+    """``--root DIR``, else ``$ALMA_ROOT``, else ``~/ALMA`` (absolute, symlinks not resolved)."""
+    raw = cli_root or os.environ.get("ALMA_ROOT") or "~/ALMA"
+    return Path(os.path.abspath(os.path.expanduser(raw)))
+
+
+@dataclass(frozen=True)
+class RootLayout:
+    root: Path
+
+    @property
+    def system(self) -> Path:
+        return self.root / "system"
+
+    @property
+    def policy_file(self) -> Path:
+        return self.system / "autonomy.conf"
+
+    @property
+    def settings_file(self) -> Path:
+        return self.system / "alma.toml"
+
+    @property
+    def principles_file(self) -> Path:
+        return self.system / "principles.md"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    @property
+    def reports(self) -> Path:
+        return self.logs / "alma"
+
+    @property
+    def user(self) -> Path:
+        return self.root / "user"
+
+    @property
+    def data(self) -> Path:
+        """``.alma/``: the daemon's own data. Never a target of any action."""
+        return self.root / ".alma"
+
+    @property
+    def db_file(self) -> Path:
+        return self.data / "alma.db"
+
+    @property
+    def checkpoints_file(self) -> Path:
+        return self.data / "checkpoints.db"
+
+    @property
+    def trash(self) -> Path:
+        return self.data / "trash"
+
+    @property
+    def memory_dir(self) -> Path:
+        return self.data / "memory"
+
+    @property
+    def lock_file(self) -> Path:
+        """Held by the running daemon: one daemon per root."""
+        return self.data / "daemon.lock"
+
+    @property
+    def executor_lock_file(self) -> Path:
+        """Held by whoever applies a plan or recovers one: never two at once."""
+        return self.data / "executor.lock"
