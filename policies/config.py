@@ -1,0 +1,252 @@
+"""``system/autonomy.conf``: the typed policy model and its loader.
+
+Read with pydantic-settings (TOML source only: the policy is the file, environment variables
+never change it). Every error names the file, the key, the line where it can, and the fix.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from policies.errors import ConfigError
+from policies.layout import HARD_READ_ONLY
+
+Level = Literal["off", "manual", "suggest", "auto"]
+LEVELS: tuple[Level, ...] = ("off", "manual", "suggest", "auto")
+#: Suggestion kinds the contract names; more may be added, auto.kinds must name known ones.
+KNOWN_KINDS = (
+    "organize",
+    "duplicates",
+    "temp_cleanup",
+    "repeated_failure",
+    "long_hours",
+    "pending_task",
+    "memory_merge",
+)
+SandboxBackendName = Literal["auto", "landlock", "bwrap", "firejail"]
+
+
+def level_rank(level: Level) -> int:
+    return LEVELS.index(level)
+
+
+def split_zone(zone: str) -> tuple[str, ...]:
+    """A zone as path components; raises ValueError with the fix when it is not a plain path."""
+    if not zone or zone.startswith("/") or "\\" in zone or "\x00" in zone:
+        raise ValueError(f"zone {zone!r} must be a folder relative to the ALMA root, like 'user'")
+    parts = tuple(p for p in zone.split("/") if p != "")
+    if not parts or any(p in (".", "..") for p in parts):
+        raise ValueError(
+            f"zone {zone!r} must name a folder inside the ALMA root, without '.' or '..'"
+        )
+    return parts
+
+
+def _overlaps(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    n = min(len(a), len(b))
+    return a[:n] == b[:n]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class Zones(_Section):
+    writable: list[str] = Field(default_factory=lambda: ["user"])
+    read_only: list[str] = Field(default_factory=lambda: ["system", "logs", "docs"])
+
+    @field_validator("writable")
+    @classmethod
+    def _writable_ok(cls, value: list[str]) -> list[str]:
+        if not value:
+            raise ValueError('at least one writable zone is needed, like writable = ["user"]')
+        for zone in value:
+            parts = split_zone(zone)
+            for hard in HARD_READ_ONLY:
+                if _overlaps(parts, (hard,)):
+                    raise ValueError(
+                        f"writable zone {zone!r} overlaps {hard}/, which is read-only whatever "
+                        "this file says; name a folder such as 'user' instead"
+                    )
+        return value
+
+    @field_validator("read_only")
+    @classmethod
+    def _read_only_ok(cls, value: list[str]) -> list[str]:
+        for zone in value:
+            split_zone(zone)
+        return value
+
+    def writable_parts(self) -> list[tuple[str, ...]]:
+        return [split_zone(z) for z in self.writable]
+
+    def read_only_parts(self) -> list[tuple[str, ...]]:
+        return [split_zone(z) for z in (*self.read_only, *HARD_READ_ONLY)]
+
+
+class Thresholds(_Section):
+    approval_files: int = Field(20, ge=0)
+    max_files: int = Field(2000, ge=1)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Thresholds:
+        if self.approval_files > self.max_files:
+            raise ValueError(
+                f"approval_files ({self.approval_files}) is larger than max_files "
+                f"({self.max_files}); make approval_files smaller or equal"
+            )
+        return self
+
+
+class Auto(_Section):
+    kinds: list[str] = Field(default_factory=lambda: ["temp_cleanup"])
+
+    @field_validator("kinds")
+    @classmethod
+    def _known(cls, value: list[str]) -> list[str]:
+        for kind in value:
+            if kind not in KNOWN_KINDS:
+                raise ValueError(f"unknown kind {kind!r}; use some of {', '.join(KNOWN_KINDS)}")
+        return value
+
+
+class Monitor(_Section):
+    settle_seconds: int = Field(120, ge=0)
+    messy_folder_files: int = Field(15, ge=2, le=100_000)
+    temp_age_days: int = Field(7, ge=0)
+    organize_by: Literal["type", "month"] = "type"
+
+
+class SandboxSettings(_Section):
+    backend: SandboxBackendName = "auto"
+    allow_unconfined: bool = False
+
+
+class Trash(_Section):
+    retention_days: int = Field(30, ge=0)
+
+
+_policy_file: ContextVar[Path] = ContextVar("_policy_file")
+
+
+class Policy(BaseSettings):
+    """The whole policy. Construct with :func:`load_policy`, or directly in tests."""
+
+    model_config = SettingsConfigDict(extra="forbid", strict=True, frozen=True)
+
+    level: Level = "suggest"
+    zones: Zones = Field(default_factory=Zones)
+    thresholds: Thresholds = Field(default_factory=Thresholds)
+    auto: Auto = Field(default_factory=Auto)
+    monitor: Monitor = Field(default_factory=Monitor)
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    trash: Trash = Field(default_factory=Trash)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        path = _policy_file.get(None)
+        if path is None:  # built in code (tests, defaults): only what was passed
+            return (init_settings,)
+        return (TomlConfigSettingsSource(settings_cls, toml_file=path),)
+
+
+_FIXES = {
+    "extra_forbidden": "remove it or fix its spelling",
+    "literal_error": "use one of the values named",
+    "int_type": "write a whole number without quotes",
+    "bool_type": "write true or false without quotes",
+    "string_type": "write text in double quotes",
+    "list_type": 'write a list such as ["user"]',
+    "greater_than_equal": "use a larger number",
+    "less_than_equal": "use a smaller number",
+    "model_type": "write it as a [section] table",
+}
+
+
+def _line_of(text: str, loc: tuple[str | int, ...]) -> int | None:
+    """The line where the key at ``loc`` is written (1-based), found by a plain scan."""
+    keys = [str(k) for k in loc if isinstance(k, str)]
+    if not keys:
+        return None
+    table: list[str] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.split("#", 1)[0].strip()
+        if line.startswith("[") and line.endswith("]"):
+            table = [p.strip() for p in line.strip("[]").split(".")]
+            if table == keys:
+                return number
+            continue
+        if "=" in line:
+            key = line.split("=", 1)[0].strip().strip('"')
+            if [*table, key] == keys[: len(table) + 1] and len(keys) >= len(table) + 1:
+                return number
+    return None
+
+
+def _describe(path: Path, text: str, exc: ValidationError) -> str:
+    errors = exc.errors()
+    first = errors[0]
+    loc = tuple(first["loc"])
+    key = ".".join(str(k) for k in loc) or "(top level)"
+    line = _line_of(text, loc)
+    where = f"{path}, line {line}, key {key}" if line else f"{path}, key {key}"
+    msg = str(first["msg"]).removeprefix("Value error, ")
+    fix = _FIXES.get(str(first["type"]), "")
+    if first["type"] == "extra_forbidden":
+        msg = "unknown key"
+    sentence = f"{where}: {msg}" + (f"; {fix}" if fix and fix not in msg else "")
+    more = len(errors) - 1
+    if more:
+        sentence += f" (and {more} more problem{'s' if more > 1 else ''} in the same file)"
+    return sentence + "."
+
+
+def load_policy(path: Path) -> Policy:
+    """Read and validate the policy file; raise :class:`ConfigError` naming file, key, line, fix."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(
+            f"{path} does not exist; run `alma-ctl init` to create a commented default."
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(
+            f"{path} cannot be read ({exc}); check its permissions and encoding."
+        ) from None
+    try:
+        tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}; fix the syntax there.") from None
+    token = _policy_file.set(path)
+    try:
+        return Policy()
+    except ValidationError as exc:
+        raise ConfigError(_describe(path, text, exc)) from None
+    finally:
+        _policy_file.reset(token)
+
+
+def policy_from_dict(data: dict[str, Any]) -> Policy:
+    """Build a policy from plain data (tests, defaults), validated like the file."""
+    try:
+        return Policy(**data)
+    except ValidationError as exc:
+        raise ConfigError(_describe(Path("<policy>"), "", exc)) from None

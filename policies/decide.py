@@ -1,0 +1,103 @@
+"""The one pure decision: may this plan run now, must a person approve it, or is it refused?
+
+Inputs are facts computed elsewhere (the plan's kind, its write targets, its file count) and the
+run-time context (who asked, pause, effective level). No I/O. The physical checks (symlinks,
+identities) happen again in actions.safefs when the plan executes; this is the policy gate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from policies.config import Level, Policy, level_rank
+
+
+class Verdict(StrEnum):
+    ALLOW = "allow"
+    ASK = "ask"
+    REFUSE = "refuse"
+
+
+@dataclass(frozen=True)
+class Decision:
+    verdict: Verdict
+    reason: str
+
+
+@dataclass(frozen=True)
+class PlanFacts:
+    kind: str
+    #: Every path the plan writes (creates, moves from or to, trashes), relative to the root.
+    paths: Sequence[str]
+    #: Files touched, counted recursively (a moved folder counts every file inside it).
+    files: int
+
+
+@dataclass(frozen=True)
+class RunContext:
+    #: A person explicitly accepted this plan (``alma-ctl suggestions accept``, undo, ...).
+    approved_by_person: bool
+    paused: bool = False
+    #: The level in force: the configured one, or lower if lowered at run time.
+    effective_level: Level = "suggest"
+    #: Kinds the person stopped from running on their own (by undoing one of them).
+    auto_disabled_kinds: frozenset[str] = field(default_factory=frozenset)
+
+
+def path_zone_problem(policy: Policy, relpath: str) -> str | None:
+    """Why ``relpath`` may not be written under ``policy``, or None when it may (lexical check)."""
+    if not relpath or relpath.startswith("/"):
+        return f"{relpath!r} is not a path relative to the ALMA root"
+    parts = relpath.split("/")
+    if any(p in ("", ".", "..") for p in parts):
+        return f"{relpath!r} contains an empty, '.' or '..' component"
+    if any("\x00" in p for p in parts):
+        return f"{relpath!r} contains a NUL byte"
+    for ro in policy.zones.read_only_parts():
+        if tuple(parts[: len(ro)]) == ro:
+            return f"{relpath!r} is inside the read-only zone {'/'.join(ro)}/"
+    for zone in policy.zones.writable_parts():
+        # A zone itself is never a target: only what is inside it.
+        if len(parts) > len(zone) and tuple(parts[: len(zone)]) == zone:
+            return None
+    return f"{relpath!r} is outside the writable zones ({', '.join(policy.zones.writable)})"
+
+
+def decide(policy: Policy, facts: PlanFacts, ctx: RunContext) -> Decision:
+    for path in facts.paths:
+        problem = path_zone_problem(policy, path)
+        if problem:
+            return Decision(Verdict.REFUSE, f"{problem}; only writable zones may change.")
+    limit = policy.thresholds.max_files
+    if facts.files > limit:
+        return Decision(
+            Verdict.REFUSE,
+            f"the plan touches {facts.files} files, more than max_files = {limit} in "
+            "system/autonomy.conf; split the work or raise max_files there.",
+        )
+    if ctx.approved_by_person:
+        return Decision(Verdict.ALLOW, "approved by a person")
+    approval = policy.thresholds.approval_files
+    if facts.files > approval:
+        return Decision(
+            Verdict.ASK,
+            f"it touches {facts.files} files, more than approval_files = {approval}: "
+            "a person must accept it.",
+        )
+    if ctx.paused:
+        return Decision(Verdict.ASK, "autonomy is paused (alma-ctl autonomy on resumes it).")
+    if level_rank(ctx.effective_level) < level_rank("auto"):
+        return Decision(
+            Verdict.ASK, f"the autonomy level is {ctx.effective_level}: a person decides."
+        )
+    if facts.kind not in policy.auto.kinds:
+        return Decision(Verdict.ASK, f"{facts.kind} is not among the kinds [auto].kinds may run.")
+    if facts.kind in ctx.auto_disabled_kinds:
+        return Decision(
+            Verdict.ASK,
+            f"{facts.kind} stopped running on its own after a person undid one "
+            f"(alma-ctl autonomy allow {facts.kind} turns it back on).",
+        )
+    return Decision(Verdict.ALLOW, f"level auto allows {facts.kind} under {approval} files")
