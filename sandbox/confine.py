@@ -1,0 +1,302 @@
+"""Which sandbox confines the plan runner here, and the command line that confines it.
+
+Three backends, tried in this order by ``choose("auto")``: Landlock (our own launcher,
+``sandbox.landlock``, no setuid helper, no extra package), bubblewrap and firejail. A backend is
+trusted only after ``probe`` saw a real confined child fail to write outside a temporary zone,
+succeed inside it, and fail to open a TCP connection. Running unconfined is never silent: it
+needs ``allow_unconfined`` and says so loudly in ``detail`` and in the log.
+
+Also runnable as ``python -m sandbox.confine --parent PID -- CMD ...``: a shim that makes CMD die
+with its parent, for firejail, which has no option of its own for that.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import cache
+from pathlib import Path
+
+from policies.errors import BadArgumentError, UnavailableError
+from sandbox import landlock
+
+log = logging.getLogger(__name__)
+
+
+class Backend(StrEnum):
+    LANDLOCK = "landlock"
+    BWRAP = "bwrap"
+    FIREJAIL = "firejail"
+    NONE = "none"
+
+
+AUTO_ORDER = (Backend.LANDLOCK, Backend.BWRAP, Backend.FIREJAIL)
+
+#: What a person can do when a backend does not work, appended to the reason.
+FIXES: dict[Backend, str] = {
+    Backend.LANDLOCK: "Landlock needs Linux 5.19+ with landlock in the kernel's lsm= list",
+    Backend.BWRAP: "install bubblewrap (apt install bubblewrap) and allow user namespaces",
+    Backend.FIREJAIL: (
+        "install firejail (apt install firejail); a user other than root must be listed "
+        "in /etc/firejail/firejail.users"
+    ),
+}
+
+_PROBE_TIMEOUT_S = 60.0
+
+
+def validate_writable(writable: Sequence[os.PathLike[str] | str]) -> list[str]:
+    """The writable directories as normalized absolute paths, or ValueError saying which is wrong.
+
+    Every component is checked with lstat: a symlink anywhere in the path could point a zone
+    at a place the person never approved.
+    """
+    zones: list[str] = []
+    for raw in writable:
+        path = Path(raw)
+        if not path.is_absolute():
+            raise ValueError(f"writable path {str(raw)!r} is relative: give an absolute path")
+        if ".." in path.parts:
+            raise ValueError(f"writable path {str(raw)!r} contains '..': give the plain path")
+        if path == Path("/"):
+            raise ValueError("refusing to make the whole filesystem writable: name a directory")
+        current = Path("/")
+        for part in path.parts[1:]:
+            current = current / part
+            try:
+                mode = current.lstat().st_mode
+            except FileNotFoundError:
+                raise ValueError(f"writable path {str(raw)!r} does not exist") from None
+            if stat.S_ISLNK(mode):
+                raise ValueError(
+                    f"writable path {str(raw)!r} goes through the symlink {str(current)!r}: "
+                    "give the real path"
+                )
+        if not stat.S_ISDIR(mode):
+            raise ValueError(f"writable path {str(raw)!r} is not a directory")
+        zones.append(str(path))
+    return zones
+
+
+def _tool(name: str) -> str:
+    found = shutil.which(name)
+    if found is None:
+        raise UnavailableError(f"{name} is not installed or not on PATH: cannot confine the run.")
+    return found
+
+
+def _landlock_prefix(zones: list[str]) -> list[str]:
+    rw = [arg for zone in zones for arg in ("--rw", zone)]
+    # -I: the launcher must not import anything from the working directory or PYTHONPATH.
+    launcher = [sys.executable, "-I", "-m", "sandbox.landlock", "--parent", str(os.getpid())]
+    return [*launcher, *rw, "--"]
+
+
+def _bwrap_prefix(zones: list[str]) -> list[str]:
+    # --bind after --dev: a zone under /dev/shm must be bound over bwrap's fresh /dev.
+    # --cap-drop ALL: otherwise root inside can remount / read-write.
+    binds = [arg for zone in zones for arg in ("--bind", zone, zone)]
+    return [
+        _tool("bwrap"),
+        *("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"),
+        *binds,
+        *("--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--"),
+    ]
+
+
+def _firejail_prefix(zones: list[str]) -> list[str]:
+    shim = [sys.executable, "-I", "-m", "sandbox.confine", "--parent", str(os.getpid()), "--"]
+    firejail = [_tool("firejail"), "--quiet", "--noprofile", "--read-only=/"]
+    rw = [f"--read-write={zone}" for zone in zones]
+    flags = ["--net=none", "--caps.drop=all", "--seccomp", "--nonewprivs", "--"]
+    return [*shim, *firejail, *rw, *flags]
+
+
+_PREFIXES: dict[Backend, Callable[[list[str]], list[str]]] = {
+    Backend.LANDLOCK: _landlock_prefix,
+    Backend.BWRAP: _bwrap_prefix,
+    Backend.FIREJAIL: _firejail_prefix,
+    Backend.NONE: lambda zones: [],
+}
+
+
+@dataclass(frozen=True)
+class Confinement:
+    backend: Backend
+    detail: str  # one line for `alma-ctl status`
+
+    def wrap(self, argv: list[str], writable: Sequence[os.PathLike[str] | str]) -> list[str]:
+        """The command to exec so that ``argv`` runs confined to ``writable``.
+
+        Exec it from this process (the launchers die with the process that called ``wrap``),
+        with ``close_fds=True``: a descriptor opened before confinement keeps its rights.
+        """
+        if not argv:
+            raise ValueError("nothing to run: the command is empty")
+        zones = validate_writable(writable)
+        return [*_PREFIXES[self.backend](zones), *argv]
+
+
+_PROBE_CHILD = """
+import os, socket, sys
+zone, outside, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+with open(os.path.join(zone, "inside"), "w") as f:
+    f.write("ok")
+try:
+    open(os.path.join(outside, "escaped"), "w").close()
+except OSError:
+    pass
+else:
+    sys.exit("the sandbox let a write outside the writable directory through")
+try:
+    socket.create_connection(("127.0.0.1", port), timeout=10).close()
+except OSError:
+    pass
+else:
+    sys.exit("the sandbox let a TCP connection through")
+print(os.environ.get("ALMA_SANDBOX", ""))
+"""
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def _version(tool: str) -> str:
+    try:
+        out = subprocess.run([tool, "--version"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return tool
+    lines = out.stdout.splitlines()
+    words = lines[0].split() if lines else []
+    return f"{Path(tool).name} {words[-1]}" if words else tool
+
+
+def _run_probe(backend: Backend) -> tuple[bool, str]:
+    if backend is Backend.NONE:
+        return False, "'none' is the absence of a sandbox"
+    if backend is Backend.LANDLOCK:
+        try:
+            abi = landlock.abi_version()
+        except landlock.LandlockError as exc:
+            return False, str(exc)
+        if abi < landlock.MIN_ABI:
+            return False, f"Landlock ABI {abi} cannot rename across directories (ALMA needs 2+)"
+    tool = ""
+    if backend is not Backend.LANDLOCK:
+        tool = shutil.which(str(backend)) or ""
+        if not tool:
+            return False, f"{backend} is not installed or not on PATH"
+    with tempfile.TemporaryDirectory(prefix="alma-probe-") as tmp, socket.socket() as listener:
+        zone, outside = Path(tmp, "zone"), Path(tmp, "outside")
+        zone.mkdir()
+        outside.mkdir()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        port = str(listener.getsockname()[1])
+        child = [sys.executable, "-I", "-c", _PROBE_CHILD, str(zone), str(outside), port]
+        command = Confinement(backend, "probe").wrap(child, [zone])
+        try:
+            done = subprocess.run(
+                command,
+                capture_output=True,
+                text=True,
+                timeout=_PROBE_TIMEOUT_S,
+                stdin=subprocess.DEVNULL,
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            return False, f"the confined test child did not run: {exc}"
+        if done.returncode != 0:
+            why = _last_line(done.stderr) or f"exit status {done.returncode}"
+            if "not allowed to use Firejail" in done.stderr:
+                why = f"firejail refuses this user (uid {os.getuid()}): list them in "
+                why += "/etc/firejail/firejail.users"
+            return False, why
+        if (outside / "escaped").exists():
+            return False, "a write outside the writable directory got through"
+        if not (zone / "inside").is_file():
+            return False, "the confined test child could not write inside its directory"
+    if backend is Backend.LANDLOCK:
+        return True, _last_line(done.stdout) or "landlock"
+    net = "new namespace" if backend is Backend.BWRAP else "--net=none"
+    return True, f"{_version(tool)}, network denied ({net}), capabilities dropped"
+
+
+@cache
+def probe(backend: Backend) -> tuple[bool, str]:
+    """Whether ``backend`` really confines here, and the detail line or the reason it does not.
+
+    Runs a tiny confined child; cached per process because the answer does not change while
+    the daemon runs and each probe costs a process start or two.
+    """
+    return _run_probe(Backend(backend))
+
+
+def _unconfined(why: str) -> Confinement:
+    detail = f"UNCONFINED: {why}; plans run with the daemon's full rights, nothing stops a bad op"
+    log.warning("sandbox: %s", detail)
+    return Confinement(Backend.NONE, detail)
+
+
+def choose(preference: str = "auto", *, allow_unconfined: bool = False) -> Confinement:
+    """The confinement to use: the preferred backend, or the first that works for "auto"."""
+    wanted = preference.strip().lower()
+    names = ", ".join(["auto", *Backend])
+    if wanted != "auto" and wanted not in set(Backend):
+        raise BadArgumentError(f"Unknown sandbox {preference!r}: use one of {names}.")
+    if wanted == Backend.NONE:
+        if allow_unconfined:
+            return _unconfined("the configuration asks for no sandbox")
+        raise UnavailableError(
+            "The configuration asks for no sandbox but running unconfined is not allowed: "
+            "choose auto, landlock, bwrap or firejail, or allow unconfined runs."
+        )
+    if wanted != "auto":
+        backend = Backend(wanted)
+        ok, detail = probe(backend)
+        if ok:
+            return Confinement(backend, detail)
+        raise UnavailableError(
+            f"The {backend} sandbox does not work here ({detail}): {FIXES[backend]}, "
+            "or set the sandbox to auto."
+        )
+    reasons: list[str] = []
+    for backend in AUTO_ORDER:
+        ok, detail = probe(backend)
+        if ok:
+            return Confinement(backend, detail)
+        reasons.append(f"{backend}: {detail}")
+    why = "no sandbox works here (" + "; ".join(reasons) + ")"
+    if allow_unconfined:
+        return _unconfined(why)
+    raise UnavailableError(
+        f"Refusing to run plans: {why}. Enable Landlock, or install bubblewrap or firejail."
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The die-with-parent shim: ``python -m sandbox.confine --parent PID -- CMD ARGS...``."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) < 4 or args[0] != "--parent" or args[2] != "--" or not args[1].isdigit():
+        print("usage: python -m sandbox.confine --parent PID -- CMD ARGS...", file=sys.stderr)
+        return landlock.LAUNCHER_FAILED
+    try:
+        landlock.die_with_parent(int(args[1]))
+        os.execvp(args[3], args[3:])
+    except (landlock.LandlockError, OSError) as exc:
+        print(f"alma sandbox: cannot start {args[3]!r}: {exc}", file=sys.stderr)
+    return landlock.LAUNCHER_FAILED
+
+
+if __name__ == "__main__":
+    sys.exit(main())
