@@ -1,0 +1,87 @@
+"""The client end of the control socket. Standard library only: alma-ctl must start fast."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import socket
+from pathlib import Path
+
+from control import commands, protocol
+from policies.errors import TooLargeError, UnavailableError
+
+_CHUNK = 256 * 1024
+_CONNECT_TIMEOUT = 5.0
+_ids = itertools.count(1)
+
+
+class DaemonUnreachable(UnavailableError):
+    """Nobody answers on the socket: the daemon is not running for this root (exit code 3).
+
+    Client side only; it never travels on the wire.
+    """
+
+
+class Client:
+    """``Client(path, timeout).call("suggestions.show", id=3)`` returns the result or raises.
+
+    Errors the daemon reports raise the :mod:`policies.errors` class of their code; arguments
+    are checked against the command table before anything is sent.
+    """
+
+    def __init__(self, socket_path: Path, timeout: float = 30.0) -> None:
+        self.socket_path = Path(socket_path)
+        self.timeout = timeout
+
+    def call(self, cmd: str, **args: object) -> object:
+        commands.validate(cmd, args)  # the same table the server checks: fail fast, locally
+        request_id = next(_ids)
+        line = protocol.encode_request(request_id, cmd, args)
+        with self._connect() as conn:
+            try:
+                conn.sendall(line)
+                answer = self._read_line(conn)
+            except TimeoutError:
+                raise UnavailableError(
+                    f"The daemon did not answer {cmd} within {self.timeout:g} seconds; "
+                    "check its log, or try again."
+                ) from None
+            except OSError as exc:
+                raise DaemonUnreachable(
+                    f"The connection to alma-agentd broke ({exc.strerror or exc}); "
+                    "check that it is still running."
+                ) from None
+        return protocol.parse_response(answer, request_id)
+
+    def _connect(self) -> socket.socket:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.settimeout(_CONNECT_TIMEOUT)
+        try:
+            conn.connect(os.fspath(self.socket_path))
+        except OSError as exc:
+            conn.close()
+            raise DaemonUnreachable(
+                f"alma-agentd is not reachable on {self.socket_path} ({exc.strerror or exc}); "
+                "start it with `alma-agentd --root ROOT` (or `systemctl --user start alma`)."
+            ) from None
+        conn.settimeout(self.timeout)
+        return conn
+
+    def _read_line(self, conn: socket.socket) -> bytes:
+        buffer = bytearray()
+        scanned = 0
+        limit = protocol.MAX_RESPONSE_BYTES
+        while True:
+            newline = buffer.find(b"\n", scanned)
+            if newline >= 0:
+                return bytes(buffer[:newline])
+            if len(buffer) > limit:
+                raise TooLargeError(f"The daemon's answer is larger than {limit} bytes.")
+            scanned = len(buffer)
+            chunk = conn.recv(_CHUNK)
+            if not chunk:
+                raise DaemonUnreachable(
+                    "alma-agentd closed the connection without answering; "
+                    "check that it is still running, and its log."
+                )
+            buffer += chunk

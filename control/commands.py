@@ -1,0 +1,364 @@
+"""The explicit table of socket commands and their arguments. Standard library only.
+
+This table is the whole attack surface of the socket (Supervisor had a CVE for dispatching
+whatever name arrived): the server validates every request against it *before* dispatch, and
+alma-ctl builds its argument parser from it, so the two cannot drift apart. A name that is not
+here is never looked up anywhere else.
+"""
+
+from __future__ import annotations
+
+from policies.errors import BadArgumentError, UnknownCommandError
+
+# Neither dataclasses nor typing: importing them costs alma-ctl ~15 ms at every start.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Literal
+
+    ArgType = Literal["int", "str", "bool", "list[str]"]
+
+#: Ids are SQLite integers on the daemon side; anything bigger is not an id.
+MAX_ID = (1 << 63) - 1
+SUGGESTION_STATUSES = ("pending", "accepted", "rejected", "executed", "failed", "expired")
+AUTONOMY_LEVELS = ("off", "manual", "suggest", "auto")
+EXPORT_FORMATS = ("chatml", "alpaca")
+#: Longest text a short argument (an id, a kind, a tag) may carry; long text has its own limit.
+SHORT_TEXT = 200
+#: The request limit (1 MiB) already bounds long text; this only keeps one list from being silly.
+MAX_LIST_ITEMS = 100
+
+
+class Arg:
+    """One argument of a command: its wire name and type, and how alma-ctl spells it."""
+
+    __slots__ = (
+        "choices",
+        "default",
+        "flag",
+        "help",
+        "max",
+        "max_len",
+        "metavar",
+        "min",
+        "name",
+        "non_empty",
+        "nullable",
+        "positional",
+        "required",
+        "type",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        type: ArgType,
+        *,
+        required: bool = False,
+        default: object = None,
+        nullable: bool = False,
+        choices: tuple[str, ...] = (),
+        min: int | None = None,
+        max: int | None = None,
+        non_empty: bool = False,
+        max_len: int | None = None,
+        positional: bool = False,
+        flag: str | None = None,
+        metavar: str | None = None,
+        help: str = "",
+    ) -> None:
+        self.name = name
+        self.type: ArgType = type
+        self.required = required
+        self.default = default
+        self.nullable = nullable  # null is accepted and means "not given"
+        self.choices = choices
+        self.min = min
+        self.max = max
+        self.non_empty = non_empty
+        self.max_len = max_len
+        # Command-line spelling only: a positional, or an option flag other than --name.
+        self.positional = positional
+        self.flag = flag
+        self.metavar = metavar
+        self.help = help
+
+    def __repr__(self) -> str:
+        return f"Arg({self.name!r}, {self.type!r})"
+
+    def describe(self) -> str:
+        """What a valid value looks like, for the error sentence."""
+        if self.choices:
+            text = "one of " + ", ".join(self.choices)
+        elif self.type == "int":
+            if self.min is not None and self.max is not None and self.max < MAX_ID:
+                text = f"an integer from {self.min} to {self.max}"
+            elif self.min == 1:
+                text = "a positive integer"
+            elif self.min == 0:
+                text = "a non-negative integer"
+            else:
+                text = "an integer"
+        elif self.type == "bool":
+            text = "true or false"
+        elif self.type == "list[str]":
+            text = "a list of texts"
+        else:
+            text = "a non-empty text" if self.non_empty else "a text"
+        return text + (" or null" if self.nullable else "")
+
+
+class Command:
+    """A command name, its arguments, and how long alma-ctl waits for its answer (seconds)."""
+
+    __slots__ = ("args", "by_name", "help", "name", "timeout")
+
+    def __init__(
+        self, name: str, help: str, args: tuple[Arg, ...] = (), *, timeout: float = 30.0
+    ) -> None:
+        self.name = name
+        self.help = help
+        self.args = args
+        self.timeout = timeout
+        self.by_name = {arg.name: arg for arg in args}
+        if len(self.by_name) != len(args):
+            raise ValueError(f"duplicate argument in command {name}")
+
+    def __repr__(self) -> str:
+        return f"Command({self.name!r})"
+
+
+_ID = Arg("id", "int", required=True, min=1, max=MAX_ID, positional=True, metavar="ID")
+_MEMORY_ID = Arg(
+    "id", "str", required=True, non_empty=True, max_len=SHORT_TEXT, positional=True, metavar="ID"
+)
+_TYPE = Arg(
+    "memory_type",
+    "str",
+    nullable=True,
+    max_len=SHORT_TEXT,
+    flag="--type",
+    metavar="TYPE",
+    help="memory type (institutional, context, architecture, principle, fact, episode, ...)",
+)
+_PROJECT = Arg("project", "str", nullable=True, max_len=SHORT_TEXT, metavar="P")
+_TAGS = Arg(
+    "tags",
+    "list[str]",
+    default=(),
+    max_len=SHORT_TEXT,
+    flag="--tag",
+    metavar="T",
+    help="a tag (repeat for more)",
+)
+_SLOW = 3600.0  # accept/undo/analyze may move thousands of files; the daemon bounds them itself
+_MODEL = 300.0  # the first memory call may load the embedding model
+
+_TABLE: tuple[Command, ...] = (
+    Command("status", "daemon, root, socket, autonomy, sandbox and counts", timeout=10.0),
+    Command(
+        "analyze",
+        "run the monitor now",
+        (Arg("wait", "bool", default=False, help="return after its suggestions are stored"),),
+        timeout=_SLOW,
+    ),
+    Command(
+        "suggestions.list",
+        "list suggestions (pending ones by default)",
+        (
+            Arg("status", "str", nullable=True, choices=SUGGESTION_STATUSES, metavar="S"),
+            Arg("all", "bool", default=False, help="every status"),
+        ),
+    ),
+    Command("suggestions.show", "a suggestion, its evidence and its whole plan", (_ID,)),
+    Command("suggestions.accept", "execute a suggestion now", (_ID,), timeout=_SLOW),
+    Command(
+        "suggestions.reject",
+        "reject a suggestion",
+        (_ID, Arg("reason", "str", nullable=True, max_len=2000, metavar="TEXT")),
+    ),
+    Command("autonomy.off", "pause autonomy until `autonomy on`, across restarts"),
+    Command("autonomy.on", "resume autonomy"),
+    Command("autonomy.status", "configured and effective level, paused or not"),
+    Command(
+        "autonomy.level",
+        "lower the level at run time (raising it is done by editing autonomy.conf)",
+        (Arg("level", "str", required=True, choices=AUTONOMY_LEVELS, positional=True),),
+    ),
+    Command(
+        "autonomy.allow",
+        "let level auto run KIND on its own again after an undo stopped it",
+        (Arg("kind", "str", required=True, non_empty=True, max_len=SHORT_TEXT, positional=True),),
+    ),
+    Command(
+        "undo",
+        "revert the newest action not yet undone, or the one named",
+        (Arg("id", "int", nullable=True, min=1, max=MAX_ID, positional=True, metavar="ACTION_ID"),),
+        timeout=_SLOW,
+    ),
+    Command(
+        "history",
+        "executed actions, newest first",
+        (Arg("limit", "int", default=20, min=1, max=1000, metavar="N"),),
+    ),
+    Command(
+        "memory.add",
+        "store a memory",
+        (
+            Arg("content", "str", required=True, non_empty=True, positional=True, metavar="TEXT"),
+            _TAGS,
+            Arg("project", "str", default="", max_len=SHORT_TEXT, metavar="P"),
+            Arg("importance", "int", nullable=True, min=1, max=5, metavar="1-5"),
+            _TYPE,
+        ),
+        timeout=_MODEL,
+    ),
+    Command(
+        "memory.search",
+        "semantic search with filters",
+        (
+            Arg("query", "str", required=True, non_empty=True, positional=True, metavar="QUERY"),
+            Arg("limit", "int", default=5, min=1, max=100, metavar="N"),
+            _TAGS,
+            _PROJECT,
+            _TYPE,
+            Arg("min_importance", "int", nullable=True, min=1, max=5, metavar="1-5"),
+        ),
+        timeout=_MODEL,
+    ),
+    Command(
+        "memory.list",
+        "stored memories, newest first",
+        (
+            Arg("limit", "int", default=20, min=1, max=1000, metavar="N"),
+            Arg("tag", "str", nullable=True, max_len=SHORT_TEXT, metavar="T"),
+            _PROJECT,
+            _TYPE,
+            Arg("archived", "bool", default=False, help="the forgotten (archived) ones instead"),
+        ),
+        timeout=_MODEL,
+    ),
+    Command("memory.show", "one memory", (_MEMORY_ID,), timeout=_MODEL),
+    Command("memory.forget", "archive a memory (restorable)", (_MEMORY_ID,), timeout=_MODEL),
+    Command("memory.restore", "bring back a forgotten memory", (_MEMORY_ID,), timeout=_MODEL),
+    Command(
+        "memory.export",
+        "memories as training examples (JSONL)",
+        (Arg("format", "str", default="chatml", choices=EXPORT_FORMATS),),
+        timeout=_MODEL,
+    ),
+    Command("memory.examples", "store the example memories", timeout=_MODEL),
+    Command("memory.stats", "counts by layer, type and project", timeout=_MODEL),
+    Command(
+        "context",
+        "the context the chat would be given for PROMPT",
+        (
+            Arg("prompt", "str", required=True, positional=True, metavar="PROMPT"),
+            Arg("budget", "int", default=1500, min=100, max=32000, metavar="TOKENS"),
+        ),
+        timeout=_MODEL,
+    ),
+    Command("trash.list", "what is in ALMA's trash"),
+    Command(
+        "trash.empty",
+        "remove for good what has been in the trash at least DAYS days",
+        (
+            Arg(
+                "older_than_days",
+                "int",
+                required=True,
+                min=0,
+                max=100_000,
+                flag="--older-than",
+                metavar="DAYS",
+            ),
+        ),
+        timeout=_SLOW,
+    ),
+)
+
+
+def _build(table: tuple[Command, ...]) -> dict[str, Command]:
+    commands: dict[str, Command] = {}
+    for command in table:
+        if command.name in commands:  # a registry that silently shadows is a registry that lies
+            raise ValueError(f"duplicate command {command.name}")
+        commands[command.name] = command
+    return commands
+
+
+COMMANDS: dict[str, Command] = _build(_TABLE)
+
+
+def validate(cmd: str, args: dict[str, object]) -> dict[str, object]:
+    """Checked arguments of ``cmd`` with defaults filled in, or a one-sentence error.
+
+    Raises :class:`UnknownCommandError` or :class:`BadArgumentError`; never anything else,
+    whatever ``args`` holds (the server calls it on untrusted input).
+    """
+    command = COMMANDS.get(cmd)
+    if command is None:
+        raise UnknownCommandError(
+            f"Unknown command {_quote(cmd)}; run `alma-ctl --help` to see the commands."
+        )
+    for key in args:
+        if key not in command.by_name:
+            raise BadArgumentError(f"Command {cmd} has no argument {_quote(key)}.")
+    checked: dict[str, object] = {}
+    for spec in command.args:
+        if spec.name not in args:
+            if spec.required:
+                raise BadArgumentError(f"Command {cmd} needs the argument {spec.name}.")
+            default = spec.default
+            checked[spec.name] = list(default) if isinstance(default, tuple) else default
+            continue
+        checked[spec.name] = _check(cmd, spec, args[spec.name])
+    return checked
+
+
+def _wrong(cmd: str, spec: Arg, detail: str = "") -> BadArgumentError:
+    return BadArgumentError(f"Argument {spec.name} of {cmd} must be {spec.describe()}{detail}.")
+
+
+def _check(cmd: str, spec: Arg, value: object) -> object:
+    if value is None:
+        if spec.nullable:
+            return None
+        raise _wrong(cmd, spec)
+    if spec.type == "bool":
+        if not isinstance(value, bool):
+            raise _wrong(cmd, spec)
+        return value
+    if spec.type == "int":
+        # bool is an int in Python; true is never a number here.
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _wrong(cmd, spec)
+        too_small = spec.min is not None and value < spec.min
+        too_big = spec.max is not None and value > spec.max
+        if too_small or too_big:
+            raise _wrong(cmd, spec)
+        return value
+    if spec.type == "str":
+        return _check_text(cmd, spec, value)
+    if not isinstance(value, list) or len(value) > MAX_LIST_ITEMS:
+        raise _wrong(cmd, spec, f" (at most {MAX_LIST_ITEMS})")
+    return [_check_text(cmd, spec, item) for item in value]
+
+
+def _check_text(cmd: str, spec: Arg, value: object) -> str:
+    if not isinstance(value, str):
+        raise _wrong(cmd, spec)
+    if spec.choices and value not in spec.choices:
+        raise _wrong(cmd, spec)
+    if spec.non_empty and not value.strip():
+        raise _wrong(cmd, spec)
+    if spec.max_len is not None and len(value) > spec.max_len:
+        raise _wrong(cmd, spec, f" of at most {spec.max_len} characters")
+    if "\x00" in value:  # never a valid name, and a classic way to cut a path short
+        raise _wrong(cmd, spec, " without NUL characters")
+    return value
+
+
+def _quote(name: str) -> str:
+    # Echo untrusted names short and quoted, so an error never carries a megabyte or a newline.
+    clipped = name if len(name) <= 40 else name[:39] + "…"
+    return repr(clipped)

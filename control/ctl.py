@@ -1,0 +1,460 @@
+"""alma-ctl: the person's command line to alma-agentd (contract §2).
+
+Imports only the standard library and the leaf modules of ``policies``, and the socket client
+lazily, so ``alma-ctl --help`` and ``alma-ctl status`` start in tens of milliseconds. The
+subcommands are built from the same command table the server validates against. Exit codes:
+0 ok, 1 error, 2 usage, 3 daemon not reachable, 4 refused, 5 conflict, 6 no such id.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import sys
+from pathlib import Path
+
+from control.commands import COMMANDS, Arg, Command
+from policies.errors import EXIT_ERROR, EXIT_OK, EXIT_UNREACHABLE, AlmaError, exit_code_for
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+_PREFIX = "arg_"  # argparse dests of command arguments, apart from --root/--json/--output
+
+
+# --------------------------------------------------------------------------- the parser
+
+
+def _add_globals(parser: argparse.ArgumentParser, *, top: bool) -> None:
+    # After the command they default to SUPPRESS, so they never undo a value given before it.
+    default_root = None if top else argparse.SUPPRESS
+    default_json = False if top else argparse.SUPPRESS
+    parser.add_argument(
+        "--root",
+        metavar="DIR",
+        default=default_root,
+        help="the ALMA root (default: $ALMA_ROOT, else ~/ALMA)",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        default=default_json,
+        help="print one JSON document on stdout",
+    )
+
+
+def _add_arg(parser: argparse.ArgumentParser, spec: Arg) -> None:
+    kwargs: dict[str, object] = {"help": spec.help or None}
+    if spec.metavar:
+        kwargs["metavar"] = spec.metavar
+    if spec.choices:
+        kwargs["choices"] = spec.choices
+    if spec.type == "int":
+        kwargs["type"] = int
+    if spec.type == "bool":
+        kwargs.update(action="store_true", default=None)
+        kwargs.pop("metavar", None)
+    elif spec.type == "list[str]":
+        kwargs["action"] = "append"
+    if spec.positional:
+        if not spec.required:
+            kwargs.update(nargs="?", default=None)
+        parser.add_argument(_PREFIX + spec.name, **kwargs)  # type: ignore[arg-type]
+        return
+    flag = spec.flag or "--" + spec.name.replace("_", "-")
+    if spec.required:
+        kwargs["required"] = True
+    if spec.default not in (None, False, (), ""):
+        kwargs["help"] = f"{spec.help + '; ' if spec.help else ''}default {spec.default}"
+    parser.add_argument(flag, dest=_PREFIX + spec.name, **kwargs)  # type: ignore[arg-type]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="alma-ctl",
+        description="Control alma-agentd, ALMA's background service, for one ALMA root.",
+        epilog="Exit codes: 0 ok, 1 error, 2 usage, 3 daemon not reachable, 4 refused by "
+        "policy, 5 conflict, 6 no such id.",
+    )
+    _add_globals(parser, top=True)
+    top = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    init = top.add_parser("init", help="create the root's folders and default files (no daemon)")
+    init.add_argument("--with-examples", action="store_true", help="also store example memories")
+    _add_globals(init, top=False)
+    init.set_defaults(wire=None)
+    groups: dict[str, argparse._SubParsersAction[argparse.ArgumentParser]] = {}
+    for command in COMMANDS.values():
+        group, _, leaf = command.name.rpartition(".")
+        if group:
+            if group not in groups:
+                holder = top.add_parser(group, help=f"{group} commands")
+                _add_globals(holder, top=False)
+                groups[group] = holder.add_subparsers(
+                    dest=f"{group}_command", metavar="COMMAND", required=True
+                )
+            sub = groups[group].add_parser(leaf, help=command.help, description=command.help)
+        else:
+            sub = top.add_parser(leaf, help=command.help, description=command.help)
+        for spec in command.args:
+            _add_arg(sub, spec)
+        if command.name == "memory.export":
+            sub.add_argument(
+                "--output", metavar="FILE", help="write JSONL to FILE (never overwritten)"
+            )
+        _add_globals(sub, top=False)
+        sub.set_defaults(wire=command.name)
+    return parser
+
+
+def _wire_args(command: Command, ns: argparse.Namespace) -> dict[str, object]:
+    # Only what the person gave: the daemon fills in the defaults from the same table.
+    args: dict[str, object] = {}
+    for spec in command.args:
+        value = getattr(ns, _PREFIX + spec.name, None)
+        if value is not None:
+            args[spec.name] = value
+    return args
+
+
+# --------------------------------------------------------------------------- output
+
+
+def _utf8(stream: object) -> None:
+    # Spanish text must print on any locale; a stray surrogate must not crash the print.
+    if isinstance(stream, io.TextIOWrapper):
+        stream.reconfigure(encoding="utf-8", errors="backslashreplace")
+
+
+def _print_json(value: object) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2, default=str) + "\n")
+
+
+def _cell(value: object, width: int = 60) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        value = ", ".join(_cell(item, width) for item in value)
+    text = " ".join(str(value).split())  # one line per row, whatever the text holds
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _table(rows: list[object], columns: tuple[str, ...] = ()) -> str:
+    dicts = [row for row in rows if isinstance(row, dict)]
+    if len(dicts) != len(rows):
+        return "\n".join(_cell(row, 200) for row in rows)
+    if not columns:
+        seen: dict[str, None] = {}
+        for row in dicts:
+            seen.update(dict.fromkeys(key for key in row if not isinstance(row[key], dict | list)))
+        columns = tuple(seen)
+    cells = [[_cell(row.get(col)) for col in columns] for row in dicts]
+    widths = [max([len(col)] + [len(line[i]) for line in cells]) for i, col in enumerate(columns)]
+    out = ["  ".join(col.upper().ljust(w) for col, w in zip(columns, widths, strict=True))]
+    out += ["  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)) for line in cells]
+    return "\n".join(line.rstrip() for line in out)
+
+
+def _fields(value: object, indent: str = "") -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return _table(value) if value else "(none)"
+    if not isinstance(value, dict):
+        return "" if value is None else json.dumps(value, ensure_ascii=False)
+    lines = []
+    for key, item in value.items():
+        if isinstance(item, dict):
+            inner = ", ".join(f"{k} {_cell(v)}" for k, v in item.items())
+            lines.append(f"{indent}{key}: {inner}")
+        else:
+            lines.append(f"{indent}{key}: {_cell(item, 200)}")
+    return "\n".join(lines)
+
+
+def _op(op: object) -> str:
+    if not isinstance(op, dict):
+        return _cell(op, 200)
+    name = str(op.get("op", "?"))
+    if "src" in op and "dst" in op:
+        where = f"{op['src']} -> {op['dst']}"
+    else:
+        where = str(op.get("path", ""))
+    extra = [f"{k}={_cell(v)}" for k, v in op.items() if k not in ("op", "src", "dst", "path")]
+    return f"{name:<8} {where}" + (f"  ({', '.join(extra)})" if extra else "")
+
+
+def _suggestion(value: object) -> str:
+    if not isinstance(value, dict):
+        return _fields(value)
+    plan = value.get("plan") or []
+    evidence = value.get("evidence") or []
+    head = {k: v for k, v in value.items() if k not in ("plan", "evidence", "title")}
+    lines = [f"Suggestion {value.get('id')}: {value.get('title', '')}", _fields(head, "  ")]
+    if evidence:
+        lines.append("Evidence:")
+        lines += [f"  - {_cell(item, 200)}" for item in evidence]
+    lines.append(f"Plan ({len(plan)} ops):" if plan else "Plan: no file changes.")
+    lines += [f"  {i:>3}. {_op(op)}" for i, op in enumerate(plan, 1)]
+    return "\n".join(lines)
+
+
+def _action(value: object) -> str:
+    if not isinstance(value, dict):
+        return _fields(value)
+    text = (
+        f"Action {value.get('id')}: {value.get('kind', '?')} {value.get('status', '?')}, "
+        f"{value.get('ops', 0)} ops"
+    )
+    if value.get("suggestion_id") is not None:
+        text += f", from suggestion {value['suggestion_id']}"
+    return text + "."
+
+
+def _memories(value: object) -> str:
+    if not isinstance(value, list) or not value:
+        return "No memories found." if isinstance(value, list) else _fields(value)
+    lines = []
+    for item in value:
+        if not isinstance(item, dict):
+            lines.append(_cell(item, 200))
+            continue
+        score = item.get("score")
+        lead = f"[{score:.2f}] " if isinstance(score, int | float) else ""
+        tags = " ".join(f"#{t}" for t in item.get("tags") or [])
+        lines.append(f"{lead}{item.get('id')}  {_cell(item.get('content'), 100)}  {tags}".rstrip())
+    return "\n".join(lines)
+
+
+def _context(value: object) -> str:
+    if isinstance(value, dict):
+        for key in ("context", "text"):
+            if isinstance(value.get(key), str):
+                return str(value[key])
+    return _fields(value)
+
+
+def _list_or(empty: str, columns: tuple[str, ...] = ()) -> Callable[[object], str]:
+    def render(value: object) -> str:
+        if isinstance(value, list):
+            return _table(value, columns) if value else empty
+        return _fields(value)
+
+    return render
+
+
+_RENDER: dict[str, Callable[[object], str]] = {
+    "suggestions.list": _list_or(
+        "No suggestions.", ("id", "status", "kind", "files", "needs_approval", "title")
+    ),
+    "suggestions.show": _suggestion,
+    "suggestions.accept": _action,
+    "undo": _action,
+    "history": _list_or(
+        "No actions yet.",
+        ("id", "suggestion_id", "kind", "status", "ops", "auto", "finished_at", "undone_by"),
+    ),
+    "memory.search": _memories,
+    "memory.list": _memories,
+    "context": _context,
+    "trash.list": _list_or("The trash is empty."),
+}
+
+
+def _human(wire: str, args: dict[str, object], result: object) -> str:
+    render = _RENDER.get(wire)
+    if render is not None:
+        return render(result)
+    if wire == "memory.add" and isinstance(result, dict):
+        return f"Stored memory {result.get('id')}."
+    if wire == "memory.forget":
+        return f"Forgot memory {args['id']}; `alma-ctl memory restore {args['id']}` brings it back."
+    if wire == "memory.restore":
+        return f"Restored memory {args['id']}."
+    if wire == "suggestions.reject":
+        return f"Rejected suggestion {args['id']}."
+    return _fields(result) or "Done."
+
+
+# --------------------------------------------------------------------------- commands
+
+
+class _Outcome:
+    """What a command printed for --json and for people, and its exit code."""
+
+    __slots__ = ("code", "human", "json")
+
+    def __init__(self, json_value: object, human: str, code: int = EXIT_OK) -> None:
+        self.json = json_value
+        self.human = human
+        self.code = code
+
+
+def _write_new(path: Path, data: bytes, mode: int = 0o644) -> bool:
+    """Write a file that must not exist yet; False (and nothing written) if it does."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+    except FileExistsError:
+        return False
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+    return True
+
+
+def _init(root: Path, with_examples: bool) -> _Outcome:
+    from policies.defaults import DEFAULT_POLICY_TOML, DEFAULT_PRINCIPLES_MD
+    from policies.layout import ROOT_FOLDERS, RootLayout
+
+    if root.exists() and not root.is_dir():
+        raise AlmaError(f"{root} exists and is not a folder; choose another --root.")
+    layout = RootLayout(root)
+    created: list[str] = []
+    kept: list[str] = []
+    root.mkdir(parents=True, exist_ok=True)
+    for folder in ROOT_FOLDERS:
+        path = root / folder
+        try:
+            path.mkdir(mode=0o700 if folder == ".alma" else 0o755)  # .alma holds private data
+            created.append(folder + "/")
+        except FileExistsError:
+            if not path.is_dir():
+                raise AlmaError(f"{path} exists and is not a folder; move it away.") from None
+            kept.append(folder + "/")
+    for path, text in (
+        (layout.policy_file, DEFAULT_POLICY_TOML),
+        (layout.principles_file, DEFAULT_PRINCIPLES_MD),
+    ):
+        rel = path.relative_to(root).as_posix()
+        (created if _write_new(path, text.encode("utf-8")) else kept).append(rel)
+    result: dict[str, object] = {"root": str(root), "created": created, "kept": kept}
+    human = f"ALMA root {root}: created {', '.join(created) or 'nothing'}"
+    human += f"; kept existing {', '.join(kept)}." if kept else "."
+    if with_examples:
+        result["examples"], note = _examples(root)
+        human += "\n" + note
+    human += f"\nStart the daemon with `alma-agentd --root {root}`."
+    return _Outcome(result, human)
+
+
+def _examples(root: Path) -> tuple[object, str]:
+    from control.client import Client, DaemonUnreachable
+    from control.protocol import socket_path_for
+
+    try:
+        result = Client(socket_path_for(root), COMMANDS["memory.examples"].timeout).call(
+            "memory.examples"
+        )
+        return result, "Example memories stored by the daemon."
+    except DaemonUnreachable:
+        pass
+    import subprocess
+
+    cmd = [sys.executable, "-m", "agent.memory.examples", "--root", str(root)]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        last = [line for line in done.stderr.splitlines() if line.strip()][-1:] or ["no message"]
+        raise AlmaError(
+            f"Storing the example memories failed ({last[0].strip()}); "
+            f"run `{' '.join(cmd)}` to see why."
+        )
+    output = done.stdout.strip()
+    return {"via": "subprocess", "output": output}, output or "Example memories stored."
+
+
+def _status_unreachable(root: Path, socket: Path) -> _Outcome:
+    doc = {"running": False, "root": str(root), "socket": str(socket)}
+    human = (
+        f"alma-agentd is not running for {root} (no answer on {socket}); "
+        f"start it with `alma-agentd --root {root}`."
+    )
+    return _Outcome(doc, human, EXIT_UNREACHABLE)
+
+
+def _export(result: object, output: str | None) -> _Outcome:
+    records = result if isinstance(result, list) else None
+    if records is not None:
+        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    else:
+        text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+    if output is None:
+        return _Outcome(result, text.rstrip("\n"))
+    path = Path(output)
+    if not _write_new(path, text.encode("utf-8"), 0o600):  # memories are private
+        raise AlmaError(f"{path} already exists; alma-ctl never overwrites, choose another file.")
+    count = len(records) if records is not None else None
+    return _Outcome(
+        {"output": str(path), "records": count}, f"Wrote {count or 'the'} examples to {path}."
+    )
+
+
+def _run(ns: argparse.Namespace) -> _Outcome:
+    # Imported here: policies.layout pulls in dataclasses (~10 ms) that --help does not need.
+    from policies.layout import resolve_root
+
+    root = resolve_root(ns.root)
+    if ns.command == "init":
+        return _init(root, ns.with_examples)
+    from control.client import Client, DaemonUnreachable
+    from control.protocol import socket_path_for
+
+    command = COMMANDS[ns.wire]
+    args = _wire_args(command, ns)
+    socket = socket_path_for(root)
+    try:
+        result = Client(socket, command.timeout).call(command.name, **args)
+    except DaemonUnreachable:
+        if command.name == "status":
+            return _status_unreachable(root, socket)
+        raise
+    if command.name == "memory.export":
+        return _export(result, ns.output)
+    return _Outcome(result, _human(command.name, args, result))
+
+
+def main(argv: list[str] | None = None) -> int:
+    _utf8(sys.stdout)
+    _utf8(sys.stderr)
+    parser = build_parser()
+    try:
+        ns = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: usage errors exit 2, --help exits 0
+        return exc.code if isinstance(exc.code, int) else 2
+    as_json = bool(ns.json)
+    try:
+        outcome = _run(ns)
+    except AlmaError as exc:
+        from control.client import DaemonUnreachable
+
+        code = EXIT_UNREACHABLE if isinstance(exc, DaemonUnreachable) else exit_code_for(exc.code)
+        if as_json:
+            _print_json({"ok": False, "error": {"code": int(exc.code), "message": exc.message}})
+        sys.stderr.write(exc.message + "\n")
+        return code
+    except KeyboardInterrupt:
+        sys.stderr.write("Interrupted.\n")
+        return 130
+    except OSError as exc:  # local files (init, --output): say which and why, no traceback
+        sys.stderr.write(f"{exc.filename or 'alma-ctl'}: {exc.strerror or exc}.\n")
+        return EXIT_ERROR
+    except Exception as exc:  # a bug in alma-ctl: one sentence for people, the trace on request
+        if os.environ.get("ALMA_DEBUG"):
+            raise
+        sys.stderr.write(
+            f"alma-ctl failed unexpectedly ({type(exc).__name__}: {exc}); "
+            "run again with ALMA_DEBUG=1 for details and report it.\n"
+        )
+        return EXIT_ERROR
+    if as_json:
+        _print_json(outcome.json)
+    elif outcome.human:
+        sys.stdout.write(outcome.human + "\n")
+    sys.stdout.flush()
+    return outcome.code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,264 @@
+"""The control socket's wire format: one JSON object per line, both ways. Standard library only.
+
+Request:  ``{"v": 1, "id": 7, "cmd": "suggestions.show", "args": {"id": 3}}``
+Response: ``{"v": 1, "id": 7, "ok": true, "result": ...}`` or
+          ``{"v": 1, "id": 7, "ok": false, "error": {"code": 40, "message": "..."}}``
+
+Only numbered codes and one sentence travel on the wire; exit codes and wording for people live
+in the client. Nothing read here is ever executed: requests become plain data (a :class:`Request`)
+that the server checks against the explicit command table before dispatching it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from enum import Enum
+from pathlib import Path, PurePath
+
+from control.commands import MAX_ID
+from policies.errors import ERROR_CLASSES, AlmaError, BadRequestError, VersionMismatchError
+
+PROTOCOL_VERSION = 1
+#: A request line longer than this (newline excluded) is answered TOO_LARGE and the connection closed.
+MAX_REQUEST_BYTES = 1 << 20
+#: A response longer than this is replaced by a TOO_LARGE error (ask for fewer items).
+MAX_RESPONSE_BYTES = 64 << 20
+#: AF_UNIX paths longer than this fail to bind (108 bytes with the terminating NUL).
+MAX_SOCKET_PATH_BYTES = 107
+
+_ENVELOPE_KEYS = frozenset({"v", "id", "cmd", "args"})
+
+
+class Request:
+    """A request that passed the envelope checks; ``args`` are not validated yet."""
+
+    __slots__ = ("args", "cmd", "id")
+
+    def __init__(self, id: int, cmd: str, args: dict[str, object]) -> None:
+        self.id = id
+        self.cmd = cmd
+        self.args = args
+
+    def __repr__(self) -> str:
+        return f"Request(id={self.id!r}, cmd={self.cmd!r})"
+
+
+class WireError(Exception):
+    """A request that cannot be dispatched, with the id to answer to when it could be read."""
+
+    def __init__(self, error: AlmaError, request_id: int | None) -> None:
+        super().__init__(error.message)
+        self.error = error
+        self.request_id = request_id
+
+
+# --------------------------------------------------------------------------- socket location
+
+
+def socket_dir(uid: int | None = None) -> Path:
+    """``$XDG_RUNTIME_DIR/alma`` when that is a usable absolute directory, else ``/tmp/alma-<uid>``.
+
+    Both the daemon and alma-ctl call this, so they agree as long as they share the environment
+    (a systemd user unit and a login shell both get the same ``XDG_RUNTIME_DIR``).
+    """
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    if runtime and os.path.isabs(runtime) and os.path.isdir(runtime):
+        return Path(runtime) / "alma"
+    return Path("/tmp") / f"alma-{os.getuid() if uid is None else uid}"
+
+
+def socket_path_for(root: Path, uid: int | None = None) -> Path:
+    """One socket per root, named by a hash so the path stays under the AF_UNIX 108-byte limit."""
+    import hashlib  # here, not at the top: alma-ctl --help should not pay for OpenSSL
+
+    absolute = os.path.abspath(os.fspath(root))
+    digest = hashlib.sha256(absolute.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return socket_dir(uid) / f"{digest}.sock"
+
+
+# --------------------------------------------------------------------------- encoding
+
+
+def _reject_constant(name: str) -> object:
+    # NaN and Infinity are not JSON; Python accepts them by default.
+    raise ValueError(f"{name} is not allowed")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError("number out of range")
+    return value
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    # Duplicate keys would let two readers of one message disagree about what it says.
+    result: dict[str, object] = {}
+    for key, value in pairs:
+        if key in result:
+            raise ValueError(f"duplicate key {key!r}")
+        result[key] = value
+    return result
+
+
+def loads_strict(data: bytes) -> object:
+    """Parse one JSON document strictly; any defect raises :class:`ValueError`."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError("not valid UTF-8") from exc
+    try:
+        return json.loads(
+            text,
+            parse_constant=_reject_constant,
+            parse_float=_finite_float,
+            object_pairs_hook=_unique_keys,
+        )
+    except RecursionError as exc:  # deep nesting: refuse it rather than crash the thread
+        raise ValueError("nested too deeply") from exc
+
+
+def _jsonable(value: object) -> object:
+    # Handlers may return dates, paths and enums; everything else must already be JSON.
+    from datetime import date, datetime
+
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, PurePath):
+        return value.as_posix()
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, set | frozenset):
+        return sorted(value, key=str)
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+def dumps_line(message: dict[str, object]) -> bytes:
+    """One JSON line, UTF-8 (Spanish text travels as is), no NaN."""
+    text = json.dumps(
+        message, ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=_jsonable
+    )
+    return text.encode("utf-8") + b"\n"
+
+
+def encode_request(request_id: int, cmd: str, args: dict[str, object]) -> bytes:
+    return dumps_line({"v": PROTOCOL_VERSION, "id": request_id, "cmd": cmd, "args": args})
+
+
+def encode_result(request_id: int, result: object) -> bytes:
+    """Raises TypeError/ValueError when ``result`` is not JSON: the server turns that into INTERNAL."""
+    return dumps_line({"v": PROTOCOL_VERSION, "id": request_id, "ok": True, "result": result})
+
+
+def encode_error(request_id: int | None, code: int, message: str) -> bytes:
+    error = {"code": int(code), "message": message}
+    return dumps_line({"v": PROTOCOL_VERSION, "id": request_id, "ok": False, "error": error})
+
+
+# --------------------------------------------------------------------------- decoding
+
+
+def _valid_id(value: object) -> bool:
+    # bool is an int in Python but never an id.
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_ID
+
+
+def parse_request(line: bytes) -> Request:
+    """Turn one request line (newline stripped) into a :class:`Request`, or raise :class:`WireError`.
+
+    The version is checked before anything else about the command, as Supervisor does: a client
+    from another installation must be told so, not get a confusing argument error.
+    """
+    try:
+        message = loads_strict(line)
+    except ValueError as exc:
+        raise WireError(
+            BadRequestError(f"The request is not a valid JSON line ({exc}); send one JSON object."),
+            None,
+        ) from None
+    if not isinstance(message, dict):
+        raise WireError(BadRequestError("The request must be a JSON object."), None)
+    raw_id = message.get("id")
+    request_id = raw_id if _valid_id(raw_id) else None
+    version = message.get("v")
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise WireError(
+            BadRequestError('The request needs "v", the protocol version, as an integer.'),
+            request_id,
+        )
+    if version != PROTOCOL_VERSION:
+        raise WireError(VersionMismatchError(version_mismatch_sentence(version)), request_id)
+    if request_id is None:
+        raise WireError(
+            BadRequestError('The request needs "id", a non-negative integer.'), request_id
+        )
+    unknown = sorted(str(key) for key in message if key not in _ENVELOPE_KEYS)
+    if unknown:
+        names = ", ".join(repr(_clip(key)) for key in unknown[:5])
+        raise WireError(BadRequestError(f"Unknown request field(s): {names}."), request_id)
+    cmd = message.get("cmd")
+    if not isinstance(cmd, str) or not cmd:
+        raise WireError(BadRequestError('The request needs "cmd", a command name.'), request_id)
+    args = message.get("args", {})
+    if not isinstance(args, dict):
+        raise WireError(BadRequestError('"args" must be a JSON object.'), request_id)
+    return Request(id=request_id, cmd=cmd, args=args)
+
+
+def parse_response(line: bytes, expected_id: int) -> object:
+    """The result of a response line, or the :mod:`policies.errors` exception its code names."""
+    try:
+        message = loads_strict(line)
+    except ValueError as exc:
+        raise BadRequestError(f"The daemon sent an unreadable answer ({exc}).") from None
+    if not isinstance(message, dict):
+        raise BadRequestError("The daemon sent an answer that is not a JSON object.")
+    error = message.get("error")
+    version = message.get("v")
+    if version != PROTOCOL_VERSION:
+        # Prefer the daemon's own explanation when it gave one.
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            raise VersionMismatchError(error["message"])
+        raise VersionMismatchError(version_mismatch_sentence(version, ours_is_client=True))
+    if message.get("ok") is True:
+        if message.get("id") != expected_id:
+            raise BadRequestError("The daemon answered a different request; try again.")
+        return message.get("result")
+    if not isinstance(error, dict):
+        raise BadRequestError("The daemon sent an error without a code.")
+    code = error.get("code")
+    text = error.get("message")
+    if isinstance(code, bool) or not isinstance(code, int) or not isinstance(text, str):
+        raise BadRequestError("The daemon sent an error without a code or a message.")
+    raise ERROR_CLASSES.get(code, AlmaError)(text)
+
+
+def version_mismatch_sentence(other: object, *, ours_is_client: bool = False) -> str:
+    peer = "The daemon" if ours_is_client else "alma-ctl"
+    return (
+        f"{peer} speaks control protocol version {_clip(repr(other))} but this side speaks "
+        f"{PROTOCOL_VERSION}; restart alma-agentd and update alma-ctl so both come from the "
+        "same installation."
+    )
+
+
+def _clip(text: str, limit: int = 40) -> str:
+    # Names echoed back from a request are shortened so an error never carries a megabyte.
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+__all__ = [
+    "MAX_REQUEST_BYTES",
+    "MAX_RESPONSE_BYTES",
+    "PROTOCOL_VERSION",
+    "Request",
+    "WireError",
+    "encode_error",
+    "encode_request",
+    "encode_result",
+    "parse_request",
+    "parse_response",
+    "socket_path_for",
+]

@@ -1,0 +1,380 @@
+"""The daemon's end of the control socket: who may connect, how messages are framed and checked.
+
+Security model (docs/protocol.md): the socket lives in a directory of mode 0700 owned by the
+daemon's uid, the socket itself is 0600, and every connection's peer uid is read with
+SO_PEERCRED and refused unless it is that uid. A request is parsed into plain data and checked
+against the explicit command table before ``dispatch`` ever sees it; nothing in a message is
+executed, evaluated or unpickled. A connection thread never lets an exception escape: any input
+gets an answer or a closed connection, never a dead server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import selectors
+import socket
+import stat
+import struct
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from control import commands, protocol
+from policies.errors import AlmaError, ErrorCode, TooLargeError, UnavailableError
+
+Dispatch = Callable[[str, dict[str, object]], object]
+
+_PEERCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
+_CHUNK = 64 * 1024
+_INTERNAL_SENTENCE = "The daemon hit an internal error; its log has the details."
+_umask_lock = threading.Lock()
+
+
+def prepare_socket_dir(directory: Path, uid: int) -> None:
+    """Create ``directory`` 0700 if missing; refuse it if it is not exactly ours and private.
+
+    Someone else's directory, or one with a loose mode, is never chmod-ed silently: that would
+    hide whoever set it up that way. Only a directory we have just created is fixed up, because
+    the umask may have taken bits away from 0700.
+    """
+    created = False
+    try:
+        os.mkdir(directory, 0o700)
+        created = True
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise UnavailableError(
+            f"Cannot create the socket directory {directory} ({exc.strerror}); "
+            "set XDG_RUNTIME_DIR to a directory you own."
+        ) from None
+    try:
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        raise UnavailableError(
+            f"The socket directory {directory} is a symlink or not a directory; "
+            "remove it and start the daemon again."
+        ) from None
+    try:
+        info = os.fstat(fd)
+        if info.st_uid != uid:
+            raise UnavailableError(
+                f"The socket directory {directory} belongs to uid {info.st_uid}, not {uid}; "
+                "remove it (or set XDG_RUNTIME_DIR) and start the daemon again."
+            )
+        if created and stat.S_IMODE(info.st_mode) != 0o700:
+            os.fchmod(fd, 0o700)
+            info = os.fstat(fd)
+        mode = stat.S_IMODE(info.st_mode)
+        if mode != 0o700:
+            raise UnavailableError(
+                f"The socket directory {directory} has mode {mode:04o}, not 0700; "
+                f"run `chmod 700 {directory}` and start the daemon again."
+            )
+    finally:
+        os.close(fd)
+
+
+def _somebody_listens(path: Path) -> bool:
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(1.0)
+    try:
+        probe.connect(os.fspath(path))
+    except (ConnectionRefusedError, FileNotFoundError):
+        return False
+    except OSError:
+        return True  # cannot tell (e.g. a full backlog): assume alive, never steal it
+    finally:
+        probe.close()
+    return True
+
+
+def _clear_stale_socket(path: Path) -> None:
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISSOCK(info.st_mode):
+        raise UnavailableError(
+            f"{path} exists and is not a socket; remove it and start the daemon again."
+        )
+    if _somebody_listens(path):
+        raise UnavailableError(
+            f"Another alma-agentd already listens on {path}; stop it before starting a new one."
+        )
+    path.unlink()
+
+
+def _bind_private(path: Path, uid: int) -> socket.socket:
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        # The umask is per process, so hold a lock while it is narrowed; the directory is already
+        # 0700, so this only closes the instant between bind() and the chmod below.
+        with _umask_lock:
+            old = os.umask(0o177)
+            try:
+                listener.bind(os.fspath(path))
+            finally:
+                os.umask(old)
+        os.chmod(path, 0o600)
+        info = os.lstat(path)
+        if (
+            not stat.S_ISSOCK(info.st_mode)
+            or info.st_uid != uid
+            or stat.S_IMODE(info.st_mode) != 0o600
+        ):
+            raise UnavailableError(f"The socket {path} is not a private socket after creating it.")
+        listener.listen(64)
+    except BaseException:
+        listener.close()
+        raise
+    return listener
+
+
+class ControlServer:
+    """Serves the command table on a Unix socket, one thread per connection.
+
+    ``dispatch(cmd, args)`` is called only with a command name from :data:`commands.COMMANDS`
+    and arguments that passed :func:`commands.validate` (defaults filled in). It may be called
+    from several connection threads at once, so it must be thread-safe. It returns a JSON-able
+    result or raises :class:`AlmaError`; anything else it raises is answered INTERNAL and logged.
+    """
+
+    def __init__(
+        self,
+        socket_path: Path,
+        dispatch: Dispatch,
+        *,
+        expected_uid: int | None = None,
+        logger: logging.Logger | None = None,
+        max_connections: int = 16,
+        idle_timeout: float = 60.0,
+        max_request_bytes: int = protocol.MAX_REQUEST_BYTES,
+        max_response_bytes: int = protocol.MAX_RESPONSE_BYTES,
+    ) -> None:
+        self.socket_path = Path(socket_path)
+        self._dispatch = dispatch
+        self.expected_uid = os.getuid() if expected_uid is None else expected_uid
+        self._log = logger or logging.getLogger("alma.control")
+        self._slots = threading.BoundedSemaphore(max_connections)
+        self._idle_timeout = idle_timeout
+        self._max_request = max_request_bytes
+        self._max_response = max_response_bytes
+        self._listener: socket.socket | None = None
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._closing = threading.Event()
+        self._accept_thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._conns: dict[socket.socket, threading.Thread] = {}
+        self._bound_inode: tuple[int, int] | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        """Check the directory, bind the socket and start accepting in a background thread."""
+        if self._listener is not None:
+            raise RuntimeError("ControlServer.start() called twice")
+        encoded = os.fsencode(self.socket_path)
+        if len(encoded) > protocol.MAX_SOCKET_PATH_BYTES:
+            raise UnavailableError(
+                f"The socket path {self.socket_path} is longer than "
+                f"{protocol.MAX_SOCKET_PATH_BYTES} bytes; set XDG_RUNTIME_DIR to a shorter path."
+            )
+        prepare_socket_dir(self.socket_path.parent, self.expected_uid)
+        _clear_stale_socket(self.socket_path)
+        self._listener = _bind_private(self.socket_path, self.expected_uid)
+        info = os.lstat(self.socket_path)
+        self._bound_inode = (info.st_dev, info.st_ino)
+        self._accept_thread = threading.Thread(
+            target=self._accept_loop, name="alma-control-accept", daemon=True
+        )
+        self._accept_thread.start()
+        self._log.info("control socket listening on %s", self.socket_path)
+
+    def serve_forever(self) -> None:
+        """Block until :meth:`close` is called from another thread (or a signal handler)."""
+        self._closing.wait()
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop accepting, unlink our socket file, end the connections, join the threads."""
+        if self._closing.is_set():
+            return
+        self._closing.set()
+        with contextlib.suppress(OSError):
+            self._wake_w.send(b"x")
+        if self._accept_thread is not None:
+            self._accept_thread.join(timeout)
+        if self._listener is not None:
+            self._listener.close()
+        self._unlink_own_socket()
+        with self._lock:
+            conns = dict(self._conns)
+        for conn in conns:
+            # Wakes a thread blocked in recv(); a dispatch in flight finishes first.
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+        for thread in conns.values():
+            thread.join(timeout)
+        self._wake_r.close()
+        self._wake_w.close()
+
+    def __enter__(self) -> ControlServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _unlink_own_socket(self) -> None:
+        # Only the file we bound: a newer daemon may already have replaced it.
+        try:
+            info = os.lstat(self.socket_path)
+        except FileNotFoundError:
+            return
+        if (info.st_dev, info.st_ino) == self._bound_inode:
+            with contextlib.suppress(OSError):
+                self.socket_path.unlink()
+
+    # ------------------------------------------------------------------ accepting
+
+    def _accept_loop(self) -> None:
+        assert self._listener is not None
+        listener = self._listener
+        listener.setblocking(False)
+        with selectors.DefaultSelector() as selector:
+            selector.register(listener, selectors.EVENT_READ)
+            selector.register(self._wake_r, selectors.EVENT_READ)
+            while not self._closing.is_set():
+                for key, _ in selector.select():
+                    if key.fileobj is listener and not self._closing.is_set():
+                        self._accept_one(listener)
+
+    def _accept_one(self, listener: socket.socket) -> None:
+        try:
+            conn, _ = listener.accept()
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as exc:  # e.g. EMFILE: keep serving the connections we have
+            self._log.warning("control socket accept failed: %s", exc)
+            return
+        conn.setblocking(True)
+        conn.settimeout(self._idle_timeout)
+        if not self._slots.acquire(blocking=False):
+            self._log.warning("control socket: too many connections, refusing one")
+            self._send_quietly(
+                conn,
+                protocol.encode_error(
+                    None,
+                    ErrorCode.UNAVAILABLE,
+                    "The daemon is serving too many connections; try again in a moment.",
+                ),
+            )
+            conn.close()
+            return
+        thread = threading.Thread(
+            target=self._serve_connection, args=(conn,), name="alma-control-conn", daemon=True
+        )
+        with self._lock:
+            self._conns[conn] = thread
+        thread.start()
+
+    # ------------------------------------------------------------------ one connection
+
+    def _serve_connection(self, conn: socket.socket) -> None:
+        try:
+            if self._peer_allowed(conn):
+                self._read_requests(conn)
+        except Exception:  # last resort: a connection may die, the server may not
+            self._log.exception("control connection failed")
+        finally:
+            with self._lock:
+                self._conns.pop(conn, None)
+            conn.close()
+            self._slots.release()
+
+    def _peer_allowed(self, conn: socket.socket) -> bool:
+        try:
+            raw = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEERCRED.size)
+            pid, uid, _gid = _PEERCRED.unpack(raw)
+        except OSError as exc:
+            self._log.warning("control socket: cannot read the peer's credentials: %s", exc)
+            uid, pid = -1, -1
+        if uid == self.expected_uid:
+            return True
+        self._log.warning("control socket: refused a connection from uid %s (pid %s)", uid, pid)
+        self._send_quietly(
+            conn,
+            protocol.encode_error(
+                None,
+                ErrorCode.REFUSED,
+                "Only the user who runs alma-agentd may use its control socket.",
+            ),
+        )
+        return False
+
+    def _read_requests(self, conn: socket.socket) -> None:
+        buffer = bytearray()
+        scanned = 0  # bytes already searched for a newline, so a long line is scanned once
+        while not self._closing.is_set():
+            newline = buffer.find(b"\n", scanned)
+            if newline < 0:
+                if len(buffer) > self._max_request:
+                    self._answer_too_large(conn)
+                    return
+                scanned = len(buffer)
+                try:
+                    chunk = conn.recv(_CHUNK)
+                except (TimeoutError, OSError):
+                    return  # idle too long, or the peer went away
+                if not chunk:
+                    return  # EOF; a partial line without newline is dropped unanswered
+                buffer += chunk
+                continue
+            line = bytes(buffer[:newline])
+            del buffer[: newline + 1]
+            scanned = 0
+            if len(line) > self._max_request:
+                self._answer_too_large(conn)
+                return
+            if not self._send_quietly(conn, self._answer(line)):
+                return
+
+    def _answer_too_large(self, conn: socket.socket) -> None:
+        # Framing is lost once a line is cut, so the connection ends after this answer.
+        sentence = f"The request is larger than {self._max_request} bytes; send a smaller one."
+        self._send_quietly(conn, protocol.encode_error(None, TooLargeError.code, sentence))
+
+    def _answer(self, line: bytes) -> bytes:
+        try:
+            request = protocol.parse_request(line.rstrip(b"\r"))
+        except protocol.WireError as exc:
+            return protocol.encode_error(exc.request_id, exc.error.code, exc.error.message)
+        try:
+            args = commands.validate(request.cmd, request.args)
+            result = self._dispatch(request.cmd, args)
+        except AlmaError as exc:
+            return protocol.encode_error(request.id, exc.code, exc.message)
+        except Exception:
+            self._log.exception("command %s failed", request.cmd)
+            return protocol.encode_error(request.id, ErrorCode.INTERNAL, _INTERNAL_SENTENCE)
+        try:
+            encoded = protocol.encode_result(request.id, result)
+        except (TypeError, ValueError, RecursionError):
+            self._log.exception("command %s returned a result that is not JSON", request.cmd)
+            return protocol.encode_error(request.id, ErrorCode.INTERNAL, _INTERNAL_SENTENCE)
+        if len(encoded) > self._max_response:
+            return protocol.encode_error(
+                request.id,
+                ErrorCode.TOO_LARGE,
+                "The answer is too large to send; ask for fewer items (for example with --limit).",
+            )
+        return encoded
+
+    def _send_quietly(self, conn: socket.socket, data: bytes) -> bool:
+        try:
+            conn.sendall(data)
+        except OSError:  # includes timeouts: a peer that stops reading is dropped
+            return False
+        return True
