@@ -64,6 +64,15 @@ class RootLayout:
         return self.data / "checkpoints.db"
 
     @property
+    def journal_dir(self) -> Path:
+        """The action journal: the only part of ``.alma/`` the confined executor may write."""
+        return self.data / "journal"
+
+    @property
+    def journal_file(self) -> Path:
+        return self.journal_dir / "journal.db"
+
+    @property
     def trash(self) -> Path:
         return self.data / "trash"
 
@@ -79,4 +88,4 @@ class RootLayout:
     @property
     def executor_lock_file(self) -> Path:
         """Held by whoever applies a plan or recovers one: never two at once."""
-        return self.data / "executor.lock"
+        return self.journal_dir / "executor.lock"

@@ -1,0 +1,35 @@
+"""The inverse of a done op, from what the journal recorded it left behind."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from actions.ops import Mkdir, Move, Op, Restore, Rmdir, Trash, identity_from_dict, op_from_dict
+from policies.errors import InvalidStateError
+
+
+def inverse_op(op: Op, post: Mapping[str, Any] | None, aux: Mapping[str, Any]) -> Op:
+    """The op that takes ``op`` back. ``post`` is the identity of the file the op left (the undo
+    checks the file is still that one); ``aux`` holds where a trashed file went."""
+    if isinstance(op, Mkdir):
+        return Rmdir(op.path)
+    if isinstance(op, Rmdir):
+        return Mkdir(op.path)
+    if post is None:
+        raise InvalidStateError(f"the journal has no record of where {op.op} left its file.")
+    expect = identity_from_dict(post)
+    if isinstance(op, Move):
+        return Move(src=op.dst, dst=op.src, expect=expect)
+    if isinstance(op, Trash):
+        return Restore(trash=str(aux["dst"]), path=op.path, expect=expect)
+    if isinstance(op, Restore):
+        return Trash(path=op.path, expect=expect)
+    raise InvalidStateError(f"op {op.op} cannot be undone.")  # pragma: no cover
+
+
+def inverse_plan(
+    rows: Sequence[tuple[Mapping[str, Any], Mapping[str, Any] | None, Mapping[str, Any]]],
+) -> list[Op]:
+    """Inverse ops, newest first, of (op, post, aux) rows in the order they were applied."""
+    return [inverse_op(op_from_dict(op), post, aux) for op, post, aux in reversed(rows)]

@@ -1,0 +1,213 @@
+"""The op vocabulary. A plan is a list of ops: data, shown op by op before anything runs.
+
+Ops are frozen dataclasses with a strict parser (:func:`op_from_dict`): stored plans are read
+back at the edge of the executor and must be exactly what a planner wrote. Plain dataclasses
+rather than pydantic keep the confined executor's start-up short (it runs once per action).
+Paths are relative to the ALMA root and ``/``-separated (contract §3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from policies.errors import BadArgumentError
+
+OpName = Literal["mkdir", "move", "trash", "restore", "rmdir"]
+OP_NAMES: tuple[OpName, ...] = ("mkdir", "move", "trash", "restore", "rmdir")
+FileKind = Literal["file", "dir", "symlink", "other"]
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What a file was when the plan was made: a later change means the plan no longer applies.
+
+    ``dev`` is compared only within one boot (``boot``), because a portable disk can come back
+    with another device number; inode, size, mtime and type must always match.
+    """
+
+    dev: int
+    ino: int
+    kind: FileKind
+    size: int
+    mtime_ns: int
+    sha256: str | None = None
+    boot: str | None = None
+
+    def same_file(self, other: Identity) -> bool:
+        if (self.ino, self.kind, self.size, self.mtime_ns) != (
+            other.ino,
+            other.kind,
+            other.size,
+            other.mtime_ns,
+        ):
+            return False
+        if self.boot is not None and self.boot == other.boot:
+            return self.dev == other.dev
+        return True
+
+
+@dataclass(frozen=True)
+class Op:
+    op: OpName
+
+    def write_paths(self) -> tuple[str, ...]:
+        """Every root-relative path this op changes (checked against the zones)."""
+        raise NotImplementedError
+
+    def touches_file(self) -> bool:
+        return False
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        return {k: v for k, v in data.items() if v is not None}
+
+
+@dataclass(frozen=True)
+class Mkdir(Op):
+    path: str
+    op: OpName = field(default="mkdir", init=False)
+
+    def write_paths(self) -> tuple[str, ...]:
+        return (self.path,)
+
+
+@dataclass(frozen=True)
+class Rmdir(Op):
+    """Remove a directory this engine created, only while it is empty."""
+
+    path: str
+    op: OpName = field(default="rmdir", init=False)
+
+    def write_paths(self) -> tuple[str, ...]:
+        return (self.path,)
+
+
+@dataclass(frozen=True)
+class Move(Op):
+    src: str
+    dst: str
+    expect: Identity | None = None
+    op: OpName = field(default="move", init=False)
+
+    def write_paths(self) -> tuple[str, ...]:
+        return (self.src, self.dst)
+
+    def touches_file(self) -> bool:
+        return True
+
+
+@dataclass(frozen=True)
+class Trash(Op):
+    """Move to ALMA's trash (``.alma/trash``), keeping the original path: delete is never final."""
+
+    path: str
+    expect: Identity | None = None
+    op: OpName = field(default="trash", init=False)
+
+    def write_paths(self) -> tuple[str, ...]:
+        return (self.path,)
+
+    def touches_file(self) -> bool:
+        return True
+
+
+@dataclass(frozen=True)
+class Restore(Op):
+    """Move an entry of ALMA's trash (``trash``, root-relative) back to ``path``."""
+
+    trash: str
+    path: str
+    expect: Identity | None = None
+    op: OpName = field(default="restore", init=False)
+
+    def write_paths(self) -> tuple[str, ...]:
+        return (self.path,)
+
+    def touches_file(self) -> bool:
+        return True
+
+
+_FIELDS: dict[str, tuple[type[Op], frozenset[str], frozenset[str]]] = {
+    # op name -> (class, required keys, optional keys)
+    "mkdir": (Mkdir, frozenset({"path"}), frozenset()),
+    "rmdir": (Rmdir, frozenset({"path"}), frozenset()),
+    "move": (Move, frozenset({"src", "dst"}), frozenset({"expect"})),
+    "trash": (Trash, frozenset({"path"}), frozenset({"expect"})),
+    "restore": (Restore, frozenset({"trash", "path"}), frozenset({"expect"})),
+}
+_IDENTITY_INT = ("dev", "ino", "size", "mtime_ns")
+
+
+def identity_from_dict(data: Any) -> Identity:
+    if not isinstance(data, Mapping):
+        raise BadArgumentError("an op's 'expect' must be an object; the stored plan is damaged.")
+    allowed = {*_IDENTITY_INT, "kind", "sha256", "boot"}
+    extra = set(data) - allowed
+    if extra or any(k not in data for k in (*_IDENTITY_INT, "kind")):
+        raise BadArgumentError(
+            f"an op's 'expect' has wrong keys ({sorted(extra) or 'missing'}); the plan is damaged."
+        )
+    for key in _IDENTITY_INT:
+        value = data[key]
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise BadArgumentError(f"expect.{key} must be a non-negative integer.")
+    if data["kind"] not in ("file", "dir", "symlink", "other"):
+        raise BadArgumentError("expect.kind must be file, dir, symlink or other.")
+    for key in ("sha256", "boot"):
+        if data.get(key) is not None and not isinstance(data[key], str):
+            raise BadArgumentError(f"expect.{key} must be text.")
+    return Identity(
+        dev=data["dev"],
+        ino=data["ino"],
+        kind=data["kind"],
+        size=data["size"],
+        mtime_ns=data["mtime_ns"],
+        sha256=data.get("sha256"),
+        boot=data.get("boot"),
+    )
+
+
+def op_from_dict(data: Any) -> Op:
+    """Parse one op strictly: unknown ops, unknown keys and wrong types are refused."""
+    if not isinstance(data, Mapping):
+        raise BadArgumentError("each op of a plan must be an object.")
+    name = data.get("op")
+    if name not in _FIELDS:
+        raise BadArgumentError(f"unknown op {name!r}; known ops are {', '.join(OP_NAMES)}.")
+    cls, required, optional = _FIELDS[name]
+    keys = set(data) - {"op"}
+    if not required <= keys or keys - required - optional:
+        raise BadArgumentError(
+            f"op {name} takes {', '.join(sorted(required | optional))}; got {', '.join(sorted(keys))}."
+        )
+    kwargs: dict[str, Any] = {}
+    for key in required | (optional & keys):
+        value = data[key]
+        if key == "expect":
+            kwargs[key] = None if value is None else identity_from_dict(value)
+        elif not isinstance(value, str):
+            raise BadArgumentError(f"op {name}: {key} must be a path (text).")
+        else:
+            kwargs[key] = value
+    return cls(**kwargs)
+
+
+def plan_from_list(data: Any) -> list[Op]:
+    if not isinstance(data, list):
+        raise BadArgumentError("a plan must be a list of ops.")
+    return [op_from_dict(item) for item in data]
+
+
+def plan_to_list(plan: Iterable[Op]) -> list[dict[str, Any]]:
+    return [op.to_dict() for op in plan]
+
+
+def files_touched(plan: Iterable[Op]) -> int:
+    """Files a plan touches, for the thresholds. Ops act on single regular files only."""
+    return sum(1 for op in plan if op.touches_file())
+
+
+def write_paths(plan: Iterable[Op]) -> list[str]:
+    return [p for op in plan for p in op.write_paths()]

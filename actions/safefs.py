@@ -1,0 +1,234 @@
+"""Safe filesystem primitives: directory-fd walks, no-replace renames, file identity.
+
+Every path below the ALMA root is reached one component at a time with ``O_NOFOLLOW`` relative to
+its parent's fd, so a symlink anywhere in a path (planted or swapped in mid-action) makes the
+walk fail instead of leading outside. Renames never replace (``renameat2(RENAME_NOREPLACE)``, or
+``link`` + ``unlink`` where a filesystem lacks it). ``realpath`` + ``startswith`` is never used as
+a containment check.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import hashlib
+import os
+import stat
+from collections.abc import Iterator
+from functools import cache
+
+from actions.ops import FileKind, Identity
+from policies.errors import ConflictError, RefusedError
+
+NAME_MAX = 255
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_RENAME_NOREPLACE = 1
+_AT_FDCWD = -100
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_renameat2 = getattr(_libc, "renameat2", None)
+if _renameat2 is not None:
+    _renameat2.argtypes = [
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_uint,
+    ]
+    _renameat2.restype = ctypes.c_int
+
+
+class CrossDevice(Exception):
+    """Source and destination are on different filesystems: a rename cannot do it."""
+
+
+@cache
+def boot_id() -> str | None:
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def check_name(name: str, *, where: str = "") -> None:
+    """Refuse a path component ALMA will not handle: it could not be shown or typed safely."""
+    label = where or repr(name)
+    if name in ("", ".", ".."):
+        raise RefusedError(f"{label}: empty, '.' or '..' path components are refused.")
+    if "/" in name or "\x00" in name:
+        raise RefusedError(f"{label}: a name may not contain '/' or NUL.")
+    if any(ord(c) < 32 or ord(c) == 127 for c in name):
+        raise RefusedError(
+            f"{label}: the name contains a control character (such as a newline); rename it first."
+        )
+    try:
+        encoded = name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise RefusedError(
+            f"{label}: the name is not valid UTF-8; rename the file before ALMA touches it."
+        ) from None
+    if len(encoded) > NAME_MAX:
+        raise RefusedError(f"{label}: the name is longer than {NAME_MAX} bytes.")
+
+
+def split_relpath(relpath: str) -> list[str]:
+    """Components of a root-relative ``/`` path, each checked by :func:`check_name`."""
+    if not relpath or relpath.startswith("/"):
+        raise RefusedError(f"{relpath!r} is not a path relative to the ALMA root.")
+    parts = relpath.split("/")
+    for part in parts:
+        check_name(part, where=repr(relpath))
+    return parts
+
+
+def open_root(root: str | os.PathLike[str]) -> int:
+    """The root is trusted as given (it may itself be a symlink to a portable disk)."""
+    return os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+
+
+def open_dir(base_fd: int, parts: list[str], *, label: str = "") -> int:
+    """Open the directory ``parts`` below ``base_fd`` without following any symlink.
+
+    Raises FileNotFoundError when a component is missing, RefusedError when one is a symlink or
+    not a directory. The caller owns (and closes) the returned fd.
+    """
+    fd = os.dup(base_fd)
+    try:
+        for part in parts:
+            try:
+                nfd = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise RefusedError(
+                        f"{label or '/'.join(parts)!r}: {part!r} is a symlink or not a folder; "
+                        "ALMA never follows links."
+                    ) from None
+                raise
+            os.close(fd)
+            fd = nfd
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def lstat_at(dir_fd: int, name: str) -> os.stat_result | None:
+    try:
+        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+
+
+def kind_of(st: os.stat_result) -> FileKind:
+    if stat.S_ISREG(st.st_mode):
+        return "file"
+    if stat.S_ISDIR(st.st_mode):
+        return "dir"
+    if stat.S_ISLNK(st.st_mode):
+        return "symlink"
+    return "other"
+
+
+def identity_of(st: os.stat_result, sha256: str | None = None) -> Identity:
+    return Identity(
+        dev=st.st_dev,
+        ino=st.st_ino,
+        kind=kind_of(st),
+        size=st.st_size,
+        mtime_ns=st.st_mtime_ns,
+        sha256=sha256,
+        boot=boot_id(),
+    )
+
+
+def rename_noreplace(src_dir: int, src: str, dst_dir: int, dst: str) -> None:
+    """Rename without ever replacing: ConflictError when ``dst`` exists, CrossDevice on EXDEV."""
+    if _renameat2 is not None:
+        rc = _renameat2(src_dir, os.fsencode(src), dst_dir, os.fsencode(dst), _RENAME_NOREPLACE)
+        if rc == 0:
+            return
+        err = ctypes.get_errno()
+        if err == errno.EEXIST:
+            raise ConflictError(f"{dst!r} already exists; ALMA never overwrites a file.")
+        if err == errno.EXDEV:
+            raise CrossDevice(dst)
+        if err not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+            raise OSError(err, os.strerror(err), src)
+    # No RENAME_NOREPLACE on this filesystem: link never replaces either (regular files only).
+    st = os.stat(src, dir_fd=src_dir, follow_symlinks=False)
+    if not stat.S_ISREG(st.st_mode):
+        raise RefusedError(
+            f"{src!r}: this filesystem cannot rename folders without risk of replacing."
+        )
+    try:
+        os.link(src, dst, src_dir_fd=src_dir, dst_dir_fd=dst_dir, follow_symlinks=False)
+    except FileExistsError:
+        raise ConflictError(f"{dst!r} already exists; ALMA never overwrites a file.") from None
+    except OSError as exc:
+        if exc.errno == errno.EXDEV:
+            raise CrossDevice(dst) from None
+        raise
+    os.unlink(src, dir_fd=src_dir)
+
+
+def fsync_dir(fd: int) -> None:
+    """Make renames in a directory durable. An fsync error is final: never retried."""
+    os.fsync(fd)
+
+
+def _read_chunks(fd: int) -> Iterator[bytes]:
+    while chunk := os.read(fd, 1 << 20):
+        yield chunk
+
+
+def sha256_at(dir_fd: int, name: str) -> str:
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+    try:
+        digest = hashlib.sha256()
+        for chunk in _read_chunks(fd):
+            digest.update(chunk)
+        return digest.hexdigest()
+    finally:
+        os.close(fd)
+
+
+def copy_file_at(src_dir: int, src: str, dst_dir: int, tmp: str) -> tuple[str, os.stat_result]:
+    """Copy ``src`` to a new file ``tmp`` (never existing), fsync it; return (sha256, src stat).
+
+    The copy keeps the source's mode and times. The hash is of the bytes written, computed while
+    copying, so the caller can verify the published file against the source.
+    """
+    sfd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=src_dir)
+    try:
+        st = os.fstat(sfd)
+        if not stat.S_ISREG(st.st_mode):
+            raise RefusedError(f"{src!r} is not a regular file.")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        dfd = os.open(tmp, flags, 0o600, dir_fd=dst_dir)
+        try:
+            digest = hashlib.sha256()
+            for chunk in _read_chunks(sfd):
+                digest.update(chunk)
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(dfd, view) :]
+            os.fchmod(dfd, stat.S_IMODE(st.st_mode))
+            os.utime(dfd, ns=(st.st_atime_ns, st.st_mtime_ns))
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+        after = os.fstat(sfd)
+        if (after.st_size, after.st_mtime_ns) != (st.st_size, st.st_mtime_ns):
+            os.unlink(tmp, dir_fd=dst_dir)
+            raise ConflictError(f"{src!r} changed while it was being copied; nothing was moved.")
+        return digest.hexdigest(), st
+    finally:
+        os.close(sfd)
+
+
+def mkdir_at(dir_fd: int, name: str, mode: int = 0o755) -> None:
+    try:
+        os.mkdir(name, mode, dir_fd=dir_fd)
+    except FileExistsError:
+        raise ConflictError(f"{name!r} already exists.") from None

@@ -1,0 +1,226 @@
+"""The parent side of execution: the policy gate, the confined child, undo, recovery, trash.
+
+The daemon calls :class:`Engine`; it never touches a person's file itself. Every change happens
+in ``python -m sandbox.runner`` confined by the chosen backend (sandbox.confine).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from actions.inverse import inverse_plan
+from actions.ops import Op, files_touched, plan_to_list, write_paths
+from policies.config import Policy
+from policies.decide import Decision, PlanFacts, RunContext, Verdict, decide
+from policies.errors import (
+    ERROR_CLASSES,
+    AlmaError,
+    InvalidStateError,
+    RefusedError,
+    UnavailableError,
+)
+from policies.layout import RootLayout
+from sandbox.confine import Backend, Confinement
+from state.journal import Journal
+
+_REPO = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Outcome:
+    action: dict[str, Any]
+    decision: Decision
+
+
+class Engine:
+    def __init__(
+        self,
+        layout: RootLayout,
+        journal: Journal,
+        confinement: Confinement,
+        policy: Callable[[], Policy],
+        *,
+        python: str = sys.executable,
+    ) -> None:
+        self.layout = layout
+        self.journal = journal
+        self.confinement = confinement
+        self.policy = policy
+        self.python = python
+        self._lock = threading.Lock()  # one action at a time from this daemon
+        for d in (layout.journal_dir, layout.trash):
+            d.mkdir(mode=0o700, parents=True, exist_ok=True)
+
+    # -- the child ------------------------------------------------------------------------
+    def _writable_dirs(self, policy: Policy) -> list[str]:
+        dirs = [self.layout.journal_dir, self.layout.trash]
+        for zone in policy.zones.writable:
+            path = self.layout.root / zone
+            try:
+                st = path.lstat()
+            except FileNotFoundError:
+                continue
+            if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+                continue  # the executor's fd walk refuses it anyway; never grant through a link
+            dirs.append(path)
+        return [os.path.realpath(d) for d in dirs]
+
+    def _run_child(self, args: list[str], policy: Policy) -> dict[str, Any]:
+        argv = [self.python, "-m", "sandbox.runner", "--root", os.path.realpath(self.layout.root)]
+        argv += args
+        for zone in policy.zones.writable:
+            argv += ["--writable", zone]
+        for zone in policy.zones.read_only:
+            argv += ["--read-only", zone]
+        cmd = self.confinement.wrap(argv, self._writable_dirs(policy))
+        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_REPO), env.get("PYTHONPATH")]))
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+        lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+        if not lines:
+            return {
+                "ok": False,
+                "crashed": True,
+                "rc": proc.returncode,
+                "stderr": proc.stderr[-2000:],
+            }
+        result: dict[str, Any] = json.loads(lines[-1])
+        return result
+
+    # -- executing ------------------------------------------------------------------------
+    def check(self, plan: Sequence[Op], kind: str, ctx: RunContext) -> Decision:
+        facts = PlanFacts(kind=kind, paths=write_paths(plan), files=files_touched(plan))
+        return decide(self.policy(), facts, ctx)
+
+    def execute(
+        self,
+        plan: Sequence[Op],
+        *,
+        kind: str,
+        ctx: RunContext,
+        suggestion_id: int | None = None,
+        undoes: int | None = None,
+    ) -> dict[str, Any]:
+        """Run ``plan`` if the policy allows it now; return the Action. Raises RefusedError when
+        refused or when it needs a person's approval it does not have; ConflictError (nothing
+        changed) when the files are not as the plan expects."""
+        policy = self.policy()
+        decision = self.check(plan, kind, ctx)
+        if decision.verdict is Verdict.REFUSE:
+            raise RefusedError(f"Refused: {decision.reason}")
+        if decision.verdict is Verdict.ASK:
+            raise RefusedError(f"This needs a person's approval: {decision.reason}")
+        if self.confinement.backend is Backend.NONE and not policy.sandbox.allow_unconfined:
+            raise UnavailableError(
+                "No sandbox works on this machine, so nothing is executed; install bubblewrap or "
+                "firejail, or see docs/sandbox.md."
+            )
+        with self._lock:
+            action_id = self.journal.create_action(
+                kind=kind,
+                plan=plan_to_list(plan),
+                suggestion_id=suggestion_id,
+                auto=not ctx.approved_by_person,
+                undoes=undoes,
+                sandbox=str(self.confinement.backend),
+            )
+            result = self._run_child(["--action", str(action_id)], policy)
+            if result.get("crashed"):
+                self._recover_locked(policy)
+                raise AlmaError(
+                    f"The executor stopped unexpectedly (exit {result.get('rc')}); action "
+                    f"{action_id} was rolled back and nothing was changed. See the daemon log."
+                )
+            if not result.get("ok"):
+                cls = ERROR_CLASSES.get(int(result.get("code", 1)), AlmaError)
+                raise cls(str(result.get("message")))
+        return self.journal.action(action_id)
+
+    def undo(self, action_id: int | None = None) -> dict[str, Any]:
+        """Revert an action as a new journaled action (a bare undo never reverts an undo)."""
+        target = action_id if action_id is not None else self.journal.newest_undoable()
+        if target is None:
+            raise InvalidStateError("There is nothing to undo: no action is done and not undone.")
+        row = self.journal.action_row(target)
+        if row["status"] != "done":
+            detail = f" (undone by action {row['undone_by']})" if row["undone_by"] else ""
+            raise InvalidStateError(
+                f"Action {target} is {row['status']}{detail}; only a done action can be undone."
+            )
+        rows = [(r.op, r.post, r.aux) for r in self.journal.rows(target) if r.state == "done"]
+        plan = inverse_plan(rows)
+        return self.execute(
+            plan,
+            kind=str(row["kind"]),
+            ctx=RunContext(approved_by_person=True),
+            suggestion_id=row["suggestion_id"],
+            undoes=target,
+        )
+
+    def recover(self) -> list[dict[str, Any]]:
+        """At start, before anything else: roll back every interrupted action."""
+        with self._lock:
+            return self._recover_locked(self.policy())
+
+    def _recover_locked(self, policy: Policy) -> list[dict[str, Any]]:
+        if not self.journal.running():
+            return []
+        result = self._run_child(["--recover"], policy)
+        if not result.get("ok"):
+            raise AlmaError(
+                "Recovery of an interrupted action did not finish; ALMA changed nothing more. "
+                f"Details: {result.get('message') or result.get('stderr')}"
+            )
+        recovered: list[dict[str, Any]] = result.get("recovered", [])
+        return recovered
+
+    # -- trash ----------------------------------------------------------------------------
+    def trash_list(self) -> list[dict[str, Any]]:
+        entries: list[dict[str, Any]] = []
+        trash = self.layout.trash
+        for adir in sorted(trash.iterdir() if trash.is_dir() else [], key=lambda p: p.name):
+            manifest = adir / "manifest.json"
+            if not adir.name.isdigit() or not manifest.is_file():
+                continue
+            data = json.loads(manifest.read_text(encoding="utf-8"))
+            for idx, entry in data.get("entries", {}).items():
+                where = adir / idx
+                if where.is_dir() and any(where.iterdir()):
+                    entries.append(
+                        {
+                            "action": int(adir.name),
+                            "original": entry["from"],
+                            "trash": str(next(where.iterdir()).relative_to(self.layout.root)),
+                            "trashed_at": time.strftime(
+                                "%Y-%m-%dT%H:%M:%S", time.gmtime(where.stat().st_mtime)
+                            ),
+                        }
+                    )
+        return entries
+
+    def trash_empty(self, older_than_days: int) -> dict[str, Any]:
+        """Remove for good the trash of actions older than ``older_than_days`` (a person's
+        command only: the daemon never calls this on its own)."""
+        cutoff = time.time() - older_than_days * 86400
+        removed = 0
+        with self._lock:
+            trash = self.layout.trash
+            for adir in list(trash.iterdir()) if trash.is_dir() else []:
+                if not adir.name.isdigit() or adir.is_symlink() or adir.stat().st_mtime > cutoff:
+                    continue
+                removed += sum(
+                    1 for p in adir.rglob("*") if p.is_file() and p.name != "manifest.json"
+                )
+                shutil.rmtree(adir)
+        return {"removed": removed, "older_than_days": older_than_days}

@@ -1,0 +1,361 @@
+"""Execute one action's plan: validate everything, journal every intent, apply, record done.
+
+Runs inside the confined child (:mod:`sandbox.runner`). The protocol (../shared/reliability.md):
+
+1. validate the whole plan against the real tree through directory-fd walks, simulating the ops
+   in order (a later op may move into a folder an earlier one creates); record each file's
+   identity; anything wrong refuses the plan before anything changes;
+2. write every intent in one durable transaction (and a manifest beside the trash entries);
+3. apply op by op, each checking the file's identity again right before it acts;
+4. record ops done in batches (group commit): fsync the touched folders, then one commit.
+
+If an op fails, everything applied so far is rolled back and the error says nothing changed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from actions.ops import Identity, Mkdir, Move, Op, Restore, Rmdir, Trash, plan_from_list
+from actions.safefs import NAME_MAX, boot_id, identity_of, sha256_at, split_relpath
+from actions.tree import Tree
+from policies.errors import AlmaError, ConflictError, RefusedError
+from sandbox import transfer
+from sandbox.transfer import Intent
+from state.journal import Journal
+
+Checkpoint = Callable[[str], None]
+TRASH = ".alma/trash"
+BATCH_OPS = 512
+BATCH_SECONDS = 0.5
+
+
+def _no_checkpoint(label: str) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Zones:
+    """Writable and read-only zones as component tuples (read-only includes system, .alma)."""
+
+    writable: tuple[tuple[str, ...], ...]
+    read_only: tuple[tuple[str, ...], ...]
+
+    @classmethod
+    def from_lists(cls, writable: Sequence[str], read_only: Sequence[str]) -> Zones:
+        ro = {tuple(z.split("/")) for z in (*read_only, "system", ".alma")}
+        return cls(tuple(tuple(z.split("/")) for z in writable), tuple(sorted(ro)))
+
+    def check(self, relpath: str) -> None:
+        parts = tuple(split_relpath(relpath))
+        if any(parts[: len(z)] == z for z in self.read_only):
+            raise RefusedError(f"{relpath!r} is in a read-only zone; only writable zones change.")
+        if not any(len(parts) > len(z) and parts[: len(z)] == z for z in self.writable):
+            raise RefusedError(f"{relpath!r} is outside the writable zones; nothing was changed.")
+
+
+@dataclass
+class _Overlay:
+    """What the plan will have done by the op being validated."""
+
+    created: set[str] = field(default_factory=set)
+    removed_dirs: set[str] = field(default_factory=set)
+    vacated: set[str] = field(default_factory=set)
+    occupied: set[str] = field(default_factory=set)
+
+    def exists(self, tree: Tree, relpath: str) -> bool:
+        if relpath in self.occupied or relpath in self.created:
+            return True
+        if relpath in self.vacated or relpath in self.removed_dirs:
+            return False
+        return tree.lstat(relpath) is not None
+
+    def is_dir(self, tree: Tree, relpath: str) -> bool:
+        if relpath == "" or relpath in self.created:
+            return True
+        if relpath in self.removed_dirs or relpath in self.vacated:
+            return False
+        st = tree.lstat(relpath)
+        return st is not None and stat.S_ISDIR(st.st_mode)
+
+
+def _parent(relpath: str) -> str:
+    return relpath.rpartition("/")[0]
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A validated op with what the journal needs to apply it and to take it back."""
+
+    op: Op
+    intent: Intent | None  # for transfers (move, trash, restore)
+
+
+class Executor:
+    def __init__(
+        self,
+        tree: Tree,
+        journal: Journal,
+        action_id: int,
+        zones: Zones,
+        *,
+        checkpoint: Checkpoint = _no_checkpoint,
+    ) -> None:
+        self.tree = tree
+        self.journal = journal
+        self.action_id = action_id
+        self.zones = zones
+        self.checkpoint = checkpoint
+
+    # -- 1. validation ----------------------------------------------------------------------
+    def validate(self, plan: Sequence[Op]) -> list[Prepared]:
+        overlay = _Overlay()
+        prepared: list[Prepared] = []
+        for idx, op in enumerate(plan):
+            for path in op.write_paths():
+                self.zones.check(path)
+            if isinstance(op, Mkdir):
+                self._need_dir(overlay, _parent(op.path), op.path)
+                if overlay.exists(self.tree, op.path):
+                    raise ConflictError(f"{op.path!r} already exists; nothing was changed.")
+                overlay.created.add(op.path)
+                overlay.removed_dirs.discard(op.path)
+                prepared.append(Prepared(op, None))
+            elif isinstance(op, Rmdir):
+                self._check_rmdir(overlay, op.path)
+                overlay.created.discard(op.path)
+                overlay.removed_dirs.add(op.path)
+                prepared.append(Prepared(op, None))
+            else:
+                prepared.append(Prepared(op, self._prepare_transfer(overlay, idx, op)))
+        return prepared
+
+    def _need_dir(self, overlay: _Overlay, relpath: str, for_path: str) -> None:
+        if not overlay.is_dir(self.tree, relpath):
+            raise ConflictError(f"the folder of {for_path!r} does not exist; nothing was changed.")
+
+    def _check_rmdir(self, overlay: _Overlay, relpath: str) -> None:
+        if not overlay.is_dir(self.tree, relpath):
+            raise ConflictError(f"{relpath!r} is not a folder; nothing was changed.")
+        prefix = relpath + "/"
+        if relpath not in overlay.created:
+            try:
+                dfd = self.tree.dir(tuple(split_relpath(relpath)))
+            except FileNotFoundError:
+                raise ConflictError(f"{relpath!r} does not exist; nothing was changed.") from None
+            for entry in os.listdir(dfd):
+                if (
+                    prefix + entry not in overlay.vacated
+                    and prefix + entry not in overlay.removed_dirs
+                ):
+                    raise ConflictError(
+                        f"{relpath!r} is not empty; ALMA removes only empty folders it created."
+                    )
+        if any(p.startswith(prefix) for p in overlay.occupied | overlay.created):
+            raise ConflictError(f"{relpath!r} would not be empty; nothing was changed.")
+
+    def _prepare_transfer(self, overlay: _Overlay, idx: int, op: Op) -> Intent:
+        if isinstance(op, Move):
+            src, dst, expect = op.src, op.dst, op.expect
+        elif isinstance(op, Trash):
+            src, expect = op.path, op.expect
+            dst = f"{TRASH}/{self.action_id}/{idx}/{op.path.rpartition('/')[2]}"
+        elif isinstance(op, Restore):
+            src, dst, expect = op.trash, op.path, op.expect
+            parts = split_relpath(src)
+            if parts[:2] != [".alma", "trash"] or len(parts) < 3:
+                raise RefusedError(f"{src!r} is not an entry of ALMA's trash.")
+        else:  # pragma: no cover - the vocabulary is closed
+            raise RefusedError(f"unknown op {op.op!r}.")
+        if expect is None:
+            raise RefusedError(
+                f"the plan does not record what {src!r} was when it was made; make the plan again."
+            )
+        if src in overlay.vacated or src in overlay.occupied:
+            raise ConflictError(f"{src!r} is used twice in the plan; nothing was changed.")
+        st = self.tree.lstat(src)
+        if st is None:
+            raise ConflictError(f"{src!r} no longer exists; nothing was changed.")
+        if not stat.S_ISREG(st.st_mode):
+            raise RefusedError(
+                f"{src!r} is not a regular file (ALMA never follows or moves links)."
+            )
+        if st.st_nlink != 1:
+            raise RefusedError(
+                f"{src!r} has {st.st_nlink} hard links: other names share its bytes, so ALMA "
+                "leaves it alone."
+            )
+        now = identity_of(st)
+        if not expect.same_file(now):
+            raise ConflictError(f"{src!r} changed since the plan was made; it was left alone.")
+        if len(os.fsencode(dst.rpartition("/")[2])) > NAME_MAX:
+            raise RefusedError(f"{dst!r}: the new name is longer than {NAME_MAX} bytes.")
+        if not dst.startswith(TRASH + "/"):
+            self._need_dir(overlay, _parent(dst), dst)
+            if overlay.exists(self.tree, dst):
+                raise ConflictError(f"{dst!r} already exists; ALMA never overwrites a file.")
+        xdev = self._dev_of(overlay, _parent(src)) != self._dev_of(overlay, _parent(dst))
+        sha = expect.sha256
+        if xdev:
+            sdir, sname = self.tree.parent(src)
+            sha = sha256_at(sdir, sname)
+            if expect.sha256 and sha != expect.sha256:
+                raise ConflictError(f"{src!r} changed since the plan was made; it was left alone.")
+        pre = Identity(
+            dev=st.st_dev,
+            ino=st.st_ino,
+            kind="file",
+            size=st.st_size,
+            mtime_ns=st.st_mtime_ns,
+            sha256=sha,
+            boot=boot_id(),
+        )
+        overlay.vacated.add(src)
+        overlay.occupied.discard(src)
+        overlay.occupied.add(dst)
+        overlay.vacated.discard(dst)
+        src_trash = None
+        if xdev and not dst.startswith(TRASH + "/"):
+            src_trash = f"{TRASH}/{self.action_id}/{idx}/{src.rpartition('/')[2]}"
+        return Intent(
+            src=src,
+            dst=dst,
+            pre=pre,
+            xdev=xdev,
+            tmp=f".alma-tmp-{self.action_id}-{idx}" if xdev else None,
+            src_trash=src_trash,
+        )
+
+    def _dev_of(self, overlay: _Overlay, relpath: str) -> int:
+        """The device a folder is (or will be) on: a folder the plan creates is on its parent's."""
+        while relpath in overlay.created or relpath.startswith(TRASH + "/"):
+            relpath = _parent(relpath)
+        return self.tree.dev_of_dir(tuple(split_relpath(relpath)) if relpath else ())
+
+    # -- 2-4. journal and apply -----------------------------------------------------------------
+    def run(self, plan: Sequence[Op]) -> None:
+        prepared = self.validate(plan)
+        self.checkpoint("validated")
+        self.journal.write_intents(
+            self.action_id,
+            (
+                (
+                    idx,
+                    p.op.to_dict(),
+                    None if p.intent is None else _ident_dict(p.intent.pre),
+                    {} if p.intent is None else p.intent.aux(),
+                )
+                for idx, p in enumerate(prepared)
+            ),
+        )
+        self.checkpoint("intents")
+        self._write_manifest(prepared)
+        pending: list[tuple[int, dict[str, Any] | None]] = []
+        touched: set[str] = set()
+        last_flush = time.monotonic()
+        try:
+            for idx, p in enumerate(prepared):
+                self.checkpoint(f"op{idx}")
+                post = self._apply(p, touched, idx)
+                pending.append((idx, post))
+                if len(pending) >= BATCH_OPS or time.monotonic() - last_flush > BATCH_SECONDS:
+                    self._flush(pending, touched)
+                    last_flush = time.monotonic()
+            self._flush(pending, touched)
+        except AlmaError:
+            self._flush(pending, touched)
+            raise
+
+    def _apply(self, p: Prepared, touched: set[str], idx: int) -> dict[str, Any] | None:
+        op = p.op
+        if isinstance(op, Mkdir):
+            fd, name = self.tree.parent(op.path)
+            try:
+                os.mkdir(name, 0o755, dir_fd=fd)
+            except FileExistsError:
+                raise ConflictError(
+                    f"{op.path!r} appeared meanwhile; nothing was changed."
+                ) from None
+            touched.add(_parent(op.path))
+            return _ident_dict(identity_of(os.stat(name, dir_fd=fd, follow_symlinks=False)))
+        if isinstance(op, Rmdir):
+            fd, name = self.tree.parent(op.path)
+            self.tree.forget(op.path)
+            try:
+                os.rmdir(name, dir_fd=fd)
+            except OSError:
+                raise ConflictError(
+                    f"{op.path!r} is not empty any more; nothing was changed."
+                ) from None
+            touched.add(_parent(op.path))
+            return None
+        assert p.intent is not None
+        post = transfer.apply(
+            self.tree, p.intent, lambda label: self.checkpoint(f"op{idx}:{label}")
+        )
+        touched.update((_parent(p.intent.src), _parent(p.intent.dst)))
+        return _ident_dict(post)
+
+    def _flush(self, pending: list[tuple[int, dict[str, Any] | None]], touched: set[str]) -> None:
+        if not pending:
+            return
+        for relpath in sorted(touched, key=len, reverse=True):
+            try:
+                os.fsync(self.tree.dir(tuple(split_relpath(relpath)) if relpath else ()))
+            except FileNotFoundError:
+                pass  # removed by a later rmdir of this plan; its parent is fsynced instead
+        touched.clear()
+        self.journal.mark_done(self.action_id, pending)
+        pending.clear()
+        self.checkpoint("flushed")
+
+    def _write_manifest(self, prepared: Sequence[Prepared]) -> None:
+        """Original paths beside the trash entries, so the trash is readable without the DB."""
+        entries = {
+            str(idx): {"from": p.intent.src, "to": p.intent.dst}
+            for idx, p in enumerate(prepared)
+            if p.intent is not None
+            and (p.intent.dst.startswith(TRASH + "/") or p.intent.src_trash is not None)
+        }
+        if not entries:
+            return
+        trash_fd = self.tree.dir((".alma", "trash"))
+        try:
+            os.mkdir(str(self.action_id), 0o700, dir_fd=trash_fd)
+        except FileExistsError:
+            pass
+        afd = self.tree.dir((".alma", "trash", str(self.action_id)))
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        try:
+            fd = os.open("manifest.json", flags, 0o600, dir_fd=afd)
+        except FileExistsError:
+            return
+        try:
+            os.write(fd, json.dumps({"action": self.action_id, "entries": entries}).encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.fsync(afd)
+        os.fsync(trash_fd)
+
+
+def _ident_dict(ident: Identity) -> dict[str, Any]:
+    return {
+        "dev": ident.dev,
+        "ino": ident.ino,
+        "kind": ident.kind,
+        "size": ident.size,
+        "mtime_ns": ident.mtime_ns,
+        "sha256": ident.sha256,
+        "boot": ident.boot,
+    }
+
+
+def load_plan(journal: Journal, action_id: int) -> list[Op]:
+    return plan_from_list(journal.plan(action_id))

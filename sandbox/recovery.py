@@ -1,0 +1,118 @@
+"""Roll an interrupted (or failed) action back, from the files' identities.
+
+Every op of the action is examined newest first, whatever the journal says of it: a ``done`` mark
+is a hint, the files are the truth. So recovery can itself be killed at any point and run again.
+When the evidence disagrees (neither place holds the recorded file), it stops, changes nothing
+more, and says so: a person looks before anything else happens to those files.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable
+from typing import Any
+
+from actions.ops import Mkdir, Rmdir, op_from_dict
+from actions.safefs import split_relpath
+from actions.tree import Tree
+from policies.errors import ConflictError
+from sandbox import transfer
+from sandbox.transfer import Intent
+from state.journal import Journal
+
+Checkpoint = Callable[[str], None]
+MARK_BATCH = 256
+
+
+def _no_checkpoint(label: str) -> None:
+    return None
+
+
+def rollback(
+    tree: Tree, journal: Journal, action_id: int, checkpoint: Checkpoint = _no_checkpoint
+) -> None:
+    """Take back every op of ``action_id`` that happened. Raises ConflictError (and leaves the
+    rest as it is) when an op's files are not as the journal recorded."""
+    marks: list[int] = []
+    try:
+        for row in reversed(journal.rows(action_id)):
+            if row.state == "rolled_back":
+                continue
+            checkpoint(f"rollback{row.idx}")
+            _rollback_one(tree, row.op, row.pre, row.post, row.aux)
+            marks.append(row.idx)
+            if len(marks) >= MARK_BATCH:
+                _mark(journal, action_id, marks)
+    finally:
+        _mark(journal, action_id, marks)
+    _clean_trash_dirs(tree, action_id)
+
+
+def _mark(journal: Journal, action_id: int, marks: list[int]) -> None:
+    if not marks:
+        return
+    with journal.transaction():
+        for idx in marks:
+            journal.mark_rolled_back(action_id, idx)
+    marks.clear()
+
+
+def _rollback_one(
+    tree: Tree,
+    raw_op: dict[str, Any],
+    pre: dict[str, Any] | None,
+    post: dict[str, Any] | None,
+    aux: dict[str, Any],
+) -> None:
+    op = op_from_dict(raw_op)
+    if isinstance(op, Mkdir):
+        st = tree.lstat(op.path)
+        if st is None:
+            return
+        if not stat.S_ISDIR(st.st_mode):
+            raise ConflictError(f"{op.path!r} is not the folder ALMA created; check it by hand.")
+        fd, name = tree.parent(op.path)
+        tree.forget(op.path)
+        try:
+            os.rmdir(name, dir_fd=fd)
+        except OSError:
+            raise ConflictError(
+                f"{op.path!r}, a folder ALMA created, is not empty; move its contents and retry."
+            ) from None
+        os.fsync(fd)
+        return
+    if isinstance(op, Rmdir):
+        if tree.lstat(op.path) is None:
+            fd, name = tree.parent(op.path)
+            os.mkdir(name, 0o755, dir_fd=fd)
+            os.fsync(fd)
+        return
+    if pre is None:
+        return  # an intent without identity was never applied (validation records one always)
+    it = Intent.from_row(aux, pre)
+    transfer.revert(tree, it, transfer.probe(tree, it, None))
+
+
+def _clean_trash_dirs(tree: Tree, action_id: int) -> None:
+    """Remove the action's trash folders left empty (and its manifest once nothing is left)."""
+    try:
+        afd = tree.dir((".alma", "trash", str(action_id)))
+    except FileNotFoundError:
+        return
+    for entry in os.listdir(afd):
+        if entry.isdigit():
+            try:
+                tree.forget(f".alma/trash/{action_id}/{entry}")
+                os.rmdir(entry, dir_fd=afd)
+            except OSError:
+                pass  # holds a file: keep it
+    if set(os.listdir(afd)) <= {"manifest.json"}:
+        try:
+            os.unlink("manifest.json", dir_fd=afd)
+        except FileNotFoundError:
+            pass
+        tree.forget(f".alma/trash/{action_id}")
+        tfd = tree.dir(tuple(split_relpath(".alma/trash")))
+        os.rmdir(str(action_id), dir_fd=tfd)
+        os.fsync(tfd)

@@ -1,0 +1,245 @@
+"""Moving one file, the only way ALMA changes a file: forward, and back when rolling back.
+
+Every file-changing op (move, trash, restore) is a *transfer* ``src -> dst`` of one regular file,
+described by the intent written to the journal before it runs:
+
+- same filesystem: one no-replace rename between directory fds;
+- across filesystems: copy to ``tmp`` beside ``dst`` -> fsync -> verify the hash -> publish with a
+  no-replace rename -> fsync -> move the source to ALMA's trash (``src_trash``), or unlink it
+  when the verified copy *is* in the trash.
+
+:func:`probe` tells from the files' identities (never from names alone) how far a transfer got,
+so recovery can undo exactly what happened, and is safe to run again if it is itself killed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from actions.ops import Identity, identity_from_dict
+from actions.safefs import (
+    CrossDevice,
+    copy_file_at,
+    identity_of,
+    rename_noreplace,
+    sha256_at,
+)
+from actions.tree import Tree
+from policies.errors import ConflictError
+
+Checkpoint = Callable[[str], None]
+
+
+def _no_checkpoint(label: str) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Intent:
+    src: str
+    dst: str
+    pre: Identity
+    xdev: bool = False
+    tmp: str | None = None
+    src_trash: str | None = None
+
+    def aux(self) -> dict[str, Any]:
+        return {
+            "src": self.src,
+            "dst": self.dst,
+            "xdev": self.xdev,
+            "tmp": self.tmp,
+            "src_trash": self.src_trash,
+        }
+
+    @classmethod
+    def from_row(cls, aux: dict[str, Any], pre: dict[str, Any]) -> Intent:
+        return cls(
+            src=aux["src"],
+            dst=aux["dst"],
+            pre=identity_from_dict(pre),
+            xdev=bool(aux.get("xdev")),
+            tmp=aux.get("tmp"),
+            src_trash=aux.get("src_trash"),
+        )
+
+
+def _mkdirs(tree: Tree, relpath: str) -> None:
+    """Create the missing parents of a trash entry (only ever under ``.alma/trash``)."""
+    parts = relpath.split("/")[:-1]
+    for i in range(1, len(parts) + 1):
+        try:
+            tree.dir(tuple(parts[:i]))
+        except FileNotFoundError:
+            try:
+                os.mkdir(parts[i - 1], 0o700, dir_fd=tree.dir(tuple(parts[: i - 1])))
+            except FileExistsError:
+                pass
+            tree.dir(tuple(parts[:i]))
+
+
+def apply(tree: Tree, it: Intent, checkpoint: Checkpoint = _no_checkpoint) -> Identity:
+    """Carry out a transfer; return the identity of the file at ``dst``. Raises ConflictError
+    (nothing changed) when the source is not the file the plan saw or ``dst`` is occupied."""
+    sdir, sname = tree.parent(it.src)
+    st = os.stat(sname, dir_fd=sdir, follow_symlinks=False)
+    if not it.pre.same_file(identity_of(st)):
+        raise ConflictError(f"{it.src!r} changed since the plan was made; it was left alone.")
+    if it.dst.startswith(".alma/trash/"):
+        _mkdirs(tree, it.dst)
+    ddir, dname = tree.parent(it.dst)
+    if not it.xdev:
+        try:
+            rename_noreplace(sdir, sname, ddir, dname)
+        except CrossDevice:
+            raise ConflictError(
+                f"{it.src!r} and {it.dst!r} turned out to be on different disks; run it again."
+            ) from None
+        post = os.stat(dname, dir_fd=ddir, follow_symlinks=False)
+        if post.st_ino != st.st_ino:
+            # Something was swapped in between our check and the rename: put it back, refuse.
+            rename_noreplace(ddir, dname, sdir, sname)
+            raise ConflictError(f"{it.src!r} was replaced during the move; it was put back.")
+        return identity_of(post)
+    assert it.tmp is not None
+    checkpoint("copy")
+    digest, _ = copy_file_at(sdir, sname, ddir, it.tmp)
+    if (it.pre.sha256 and digest != it.pre.sha256) or sha256_at(ddir, it.tmp) != digest:
+        os.unlink(it.tmp, dir_fd=ddir)
+        raise ConflictError(f"{it.src!r} changed while it was copied; nothing was moved.")
+    checkpoint("copied")
+    rename_noreplace(ddir, it.tmp, ddir, dname)
+    os.fsync(ddir)
+    checkpoint("published")
+    _retire_source(tree, it, sdir, sname)
+    os.fsync(sdir)
+    post = os.stat(dname, dir_fd=ddir, follow_symlinks=False)
+    return identity_of(post, sha256=digest)
+
+
+def _retire_source(tree: Tree, it: Intent, sdir: int, sname: str) -> None:
+    """After a verified copy is published, the source goes to the trash (never deleted), unless
+    the copy itself is the trash entry."""
+    if it.src_trash is None:
+        os.unlink(sname, dir_fd=sdir)
+        return
+    _mkdirs(tree, it.src_trash)
+    tdir, tname = tree.parent(it.src_trash)
+    try:
+        rename_noreplace(sdir, sname, tdir, tname)
+    except CrossDevice:
+        os.unlink(sname, dir_fd=sdir)  # the verified copy at dst holds these bytes
+    os.fsync(tdir)
+
+
+class State(Enum):
+    NOT_DONE = "not_done"  # the source is in place, nothing of ours is left
+    DONE = "done"  # the file is at dst (and the source retired)
+    PARTIAL = "partial"  # across filesystems: a temp or a published copy while the source stays
+
+
+def _is(st: os.stat_result | None, ident: Identity) -> bool:
+    return st is not None and ident.same_file(identity_of(st))
+
+
+def _sibling(relpath: str, name: str) -> str:
+    head, _, _ = relpath.rpartition("/")
+    return f"{head}/{name}" if head else name
+
+
+def _back_tmp(it: Intent) -> str:
+    return f"{it.tmp}.back"
+
+
+def _holds(tree: Tree, relpath: str, sha256: str | None) -> bool:
+    """``relpath`` is a regular file with exactly these bytes."""
+    st = tree.lstat(relpath)
+    if st is None or sha256 is None or identity_of(st).kind != "file":
+        return False
+    fd, name = tree.parent(relpath)
+    return sha256_at(fd, name) == sha256
+
+
+def _src_in_place(tree: Tree, it: Intent) -> bool:
+    if _is(tree.lstat(it.src), it.pre):
+        return True
+    # Copied back across filesystems by an earlier, interrupted recovery: same bytes, new inode.
+    return it.xdev and _holds(tree, it.src, it.pre.sha256)
+
+
+def probe(tree: Tree, it: Intent, post: Identity | None) -> State:
+    """How far the transfer got, from identities. ConflictError when the evidence disagrees."""
+    if not it.xdev:
+        s, d = tree.lstat(it.src), tree.lstat(it.dst)
+        if _is(d, it.pre):
+            if _is(s, it.pre):
+                return State.PARTIAL  # link() done, unlink() not: two names of one file
+            return State.DONE  # (a new file at src makes the revert refuse, as it must)
+        if s is not None:
+            return State.NOT_DONE  # whatever is at src now is the person's; we never acted
+        raise ConflictError(
+            f"cannot tell whether moving {it.src!r} to {it.dst!r} happened: neither place holds "
+            "the file the journal recorded; nothing was changed, check both places by hand."
+        )
+    assert it.tmp is not None
+    leftovers = any(
+        tree.lstat(_sibling(p, n)) is not None
+        for p, n in ((it.dst, it.tmp), (it.src, _back_tmp(it)))
+    )
+    published = _holds(tree, it.dst, it.pre.sha256)
+    if _src_in_place(tree, it):
+        return State.PARTIAL if (leftovers or published) else State.NOT_DONE
+    if published:
+        return State.DONE
+    raise ConflictError(
+        f"cannot tell whether copying {it.src!r} to {it.dst!r} happened: the source is gone and "
+        "the destination does not hold its bytes; nothing was changed, check both by hand."
+    )
+
+
+def revert(tree: Tree, it: Intent, state: State) -> None:
+    """Undo what :func:`probe` found, leaving the source as it was and nothing of ours behind."""
+    sdir, sname = tree.parent(it.src)
+    ddir, dname = tree.parent(it.dst)
+    if not it.xdev:
+        if state is State.DONE:
+            rename_noreplace(ddir, dname, sdir, sname)
+        elif state is State.PARTIAL:
+            os.unlink(dname, dir_fd=ddir)  # the second name of the same inode
+        os.fsync(ddir)
+        os.fsync(sdir)
+        return
+    assert it.tmp is not None
+    for fd, name in ((ddir, it.tmp), (sdir, _back_tmp(it))):
+        try:
+            os.unlink(name, dir_fd=fd)
+        except FileNotFoundError:
+            pass
+    if state is State.DONE:
+        _bring_source_back(tree, it, sdir, sname, ddir, dname)
+    # The source is in place; a copy at dst with the same verified bytes is ours: drop it.
+    if state is not State.NOT_DONE and _holds(tree, it.dst, it.pre.sha256):
+        os.unlink(dname, dir_fd=ddir)
+    os.fsync(ddir)
+    os.fsync(sdir)
+
+
+def _bring_source_back(
+    tree: Tree, it: Intent, sdir: int, sname: str, ddir: int, dname: str
+) -> None:
+    if it.src_trash is not None and _is(tree.lstat(it.src_trash), it.pre):
+        tdir, tname = tree.parent(it.src_trash)
+        rename_noreplace(tdir, tname, sdir, sname)
+        return
+    # The source was unlinked after its copy was verified: copy the bytes back the safe way.
+    tmp = _back_tmp(it)
+    digest, _ = copy_file_at(ddir, dname, sdir, tmp)
+    if digest != it.pre.sha256 or sha256_at(sdir, tmp) != digest:
+        os.unlink(tmp, dir_fd=sdir)
+        raise ConflictError(f"copying {it.dst!r} back to {it.src!r} did not verify; try again.")
+    rename_noreplace(sdir, tmp, sdir, sname)
+    os.fsync(sdir)

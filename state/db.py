@@ -1,0 +1,61 @@
+"""SQLite plumbing shared by the stores: connections tuned for durability, and migrations."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+
+def utcnow() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def connect(path: Path, *, durable: bool = True) -> sqlite3.Connection:
+    """A connection in WAL mode. ``durable``: every commit reaches the disk before it returns."""
+    conn = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
+    conn.execute("PRAGMA foreign_keys=ON")
+    conn.execute("PRAGMA busy_timeout=30000")
+    return conn
+
+
+def migrate(conn: sqlite3.Connection, migrations: Sequence[str], *, name: str) -> int:
+    """Apply the migrations not yet applied, each in its own transaction; return the version.
+
+    ``migrations[i]`` takes the schema from version i to i+1. They are append-only: a released
+    migration is never edited, a change is a new one.
+    """
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_version (name TEXT PRIMARY KEY, version INTEGER)"
+    )
+    row = conn.execute("SELECT version FROM schema_version WHERE name = ?", (name,)).fetchone()
+    version = int(row[0]) if row else 0
+    if version > len(migrations):
+        raise RuntimeError(
+            f"the {name} database is version {version}, newer than this ALMA ({len(migrations)}); "
+            "update ALMA before using this root"
+        )
+    for target in range(version, len(migrations)):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _statements(migrations[target]):
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO schema_version(name, version) VALUES (?, ?) "
+                "ON CONFLICT(name) DO UPDATE SET version = excluded.version",
+                (name, target + 1),
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return len(migrations)
+
+
+def _statements(script: str) -> list[str]:
+    # executescript() would COMMIT first; splitting keeps each migration one transaction.
+    return [s.strip() for s in script.split(";") if s.strip()]
