@@ -94,14 +94,15 @@ def _tool(name: str) -> str:
     return found
 
 
-def _landlock_prefix(zones: list[str]) -> list[str]:
+def _landlock_prefix(zones: list[str], detail: str) -> list[str]:
+    # The launcher reports in ALMA_SANDBOX what really held, not what the probe saw.
     rw = [arg for zone in zones for arg in ("--rw", zone)]
     # -I: the launcher must not import anything from the working directory or PYTHONPATH.
     launcher = [sys.executable, "-I", "-m", "sandbox.landlock", "--parent", str(os.getpid())]
     return [*launcher, *rw, "--"]
 
 
-def _bwrap_prefix(zones: list[str]) -> list[str]:
+def _bwrap_prefix(zones: list[str], detail: str) -> list[str]:
     # --bind after --dev: a zone under /dev/shm must be bound over bwrap's fresh /dev.
     # --cap-drop ALL: otherwise root inside can remount / read-write.
     binds = [arg for zone in zones for arg in ("--bind", zone, zone)]
@@ -109,23 +110,31 @@ def _bwrap_prefix(zones: list[str]) -> list[str]:
         _tool("bwrap"),
         *("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"),
         *binds,
+        *("--setenv", landlock.ENV_REPORT, detail),
         *("--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--"),
     ]
 
 
-def _firejail_prefix(zones: list[str]) -> list[str]:
+def _firejail_prefix(zones: list[str], detail: str) -> list[str]:
     shim = [sys.executable, "-I", "-m", "sandbox.confine", "--parent", str(os.getpid()), "--"]
     firejail = [_tool("firejail"), "--quiet", "--noprofile", "--read-only=/"]
     rw = [f"--read-write={zone}" for zone in zones]
-    flags = ["--net=none", "--caps.drop=all", "--seccomp", "--nonewprivs", "--"]
+    flags = [
+        f"--env={landlock.ENV_REPORT}={detail}",
+        "--net=none",
+        "--caps.drop=all",
+        "--seccomp",
+        "--nonewprivs",
+        "--",
+    ]
     return [*shim, *firejail, *rw, *flags]
 
 
-_PREFIXES: dict[Backend, Callable[[list[str]], list[str]]] = {
+_PREFIXES: dict[Backend, Callable[[list[str], str], list[str]]] = {
     Backend.LANDLOCK: _landlock_prefix,
     Backend.BWRAP: _bwrap_prefix,
     Backend.FIREJAIL: _firejail_prefix,
-    Backend.NONE: lambda zones: [],
+    Backend.NONE: lambda zones, detail: [],
 }
 
 
@@ -143,7 +152,7 @@ class Confinement:
         if not argv:
             raise ValueError("nothing to run: the command is empty")
         zones = validate_writable(writable)
-        return [*_PREFIXES[self.backend](zones), *argv]
+        return [*_PREFIXES[self.backend](zones, self.detail), *argv]
 
 
 _PROBE_CHILD = """

@@ -70,6 +70,7 @@ with open("/proc/self/status") as f:
         if line.startswith(("CapEff:", "CapBnd:")):
             key, value = line.split(":")
             results[key] = value.strip()
+results["ALMA_SANDBOX"] = os.environ.get("ALMA_SANDBOX", "")
 print(json.dumps(results))
 """
 
@@ -236,6 +237,11 @@ def test_rename_between_two_zones(escape: Escape) -> None:
         assert stayed
     if escape.backend is Backend.LANDLOCK:
         assert outcome == "ok"
+
+
+def test_confined_child_is_told_how_it_is_confined(escape: Escape) -> None:
+    assert escape.results["ALMA_SANDBOX"].startswith(str(escape.backend))
+    assert "network denied" in escape.results["ALMA_SANDBOX"]
 
 
 def test_capabilities_are_dropped(escape: Escape) -> None:
