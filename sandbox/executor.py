@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import time
 from collections.abc import Callable, Sequence
@@ -112,6 +113,7 @@ class Executor:
         self.action_id = action_id
         self.zones = zones
         self.checkpoint = checkpoint
+        self._mounts = read_mount_points()
 
     # -- 1. validation ----------------------------------------------------------------------
     def validate(self, plan: Sequence[Op]) -> list[Prepared]:
@@ -232,11 +234,15 @@ class Executor:
             src_trash=src_trash,
         )
 
-    def _dev_of(self, overlay: _Overlay, relpath: str) -> int:
-        """The device a folder is (or will be) on: a folder the plan creates is on its parent's."""
+    def _dev_of(self, overlay: _Overlay, relpath: str) -> tuple[int, str]:
+        """The (device, mount point) a folder is or will be on: a folder the plan creates is on
+        its parent's. The mount matters as much as the device: a rename between two bind
+        mounts of one disk (how bwrap and firejail expose the zones) fails with EXDEV."""
         while relpath in overlay.created or relpath.startswith(TRASH + "/"):
             relpath = _parent(relpath)
-        return self.tree.dev_of_dir(tuple(split_relpath(relpath)) if relpath else ())
+        dev = self.tree.dev_of_dir(tuple(split_relpath(relpath)) if relpath else ())
+        real = os.path.join(os.path.realpath(self.tree.root), relpath)
+        return dev, mount_point_of(real, self._mounts)
 
     # -- 2-4. journal and apply -----------------------------------------------------------------
     def run(self, plan: Sequence[Op]) -> None:
@@ -343,6 +349,30 @@ class Executor:
             os.close(fd)
         os.fsync(afd)
         os.fsync(trash_fd)
+
+
+def read_mount_points() -> list[str]:
+    """Mount points of this process's namespace (the sandbox's, when confined)."""
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return ["/"]
+    points = []
+    for line in lines:
+        fields = line.split(" ")
+        if len(fields) > 4:
+            # mountinfo escapes space, tab, newline and backslash as octal (\040 ...)
+            points.append(re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4]))
+    return points or ["/"]
+
+
+def mount_point_of(path: str, points: Sequence[str]) -> str:
+    best = "/"
+    for point in points:
+        if (path == point or path.startswith(point.rstrip("/") + "/")) and len(point) > len(best):
+            best = point
+    return best
 
 
 def _ident_dict(ident: Identity) -> dict[str, Any]:
