@@ -5,9 +5,6 @@ Three backends, tried in this order by ``choose("auto")``: Landlock (our own lau
 trusted only after ``probe`` saw a real confined child fail to write outside a temporary zone,
 succeed inside it, and fail to open a TCP connection. Running unconfined is never silent: it
 needs ``allow_unconfined`` and says so loudly in ``detail`` and in the log.
-
-Also runnable as ``python -m sandbox.confine --parent PID -- CMD ...``: a shim that makes CMD die
-with its parent, for firejail, which has no option of its own for that.
 """
 
 from __future__ import annotations
@@ -87,6 +84,11 @@ def validate_writable(writable: Sequence[os.PathLike[str] | str]) -> list[str]:
     return zones
 
 
+# Run by path with -I: the launcher then imports nothing from the working directory,
+# PYTHONPATH or even this project, and works however the project is installed.
+_LAUNCHER = (sys.executable, "-I", str(Path(landlock.__file__).resolve()))
+
+
 def _tool(name: str) -> str:
     found = shutil.which(name)
     if found is None:
@@ -97,8 +99,7 @@ def _tool(name: str) -> str:
 def _landlock_prefix(zones: list[str], detail: str) -> list[str]:
     # The launcher reports in ALMA_SANDBOX what really held, not what the probe saw.
     rw = [arg for zone in zones for arg in ("--rw", zone)]
-    # -I: the launcher must not import anything from the working directory or PYTHONPATH.
-    launcher = [sys.executable, "-I", "-m", "sandbox.landlock", "--parent", str(os.getpid())]
+    launcher = [*_LAUNCHER, "--parent", str(os.getpid())]
     return [*launcher, *rw, "--"]
 
 
@@ -116,7 +117,7 @@ def _bwrap_prefix(zones: list[str], detail: str) -> list[str]:
 
 
 def _firejail_prefix(zones: list[str], detail: str) -> list[str]:
-    shim = [sys.executable, "-I", "-m", "sandbox.confine", "--parent", str(os.getpid()), "--"]
+    shim = [*_LAUNCHER, "--only-die-with-parent", "--parent", str(os.getpid()), "--"]
     firejail = [_tool("firejail"), "--quiet", "--noprofile", "--read-only=/"]
     rw = [f"--read-write={zone}" for zone in zones]
     flags = [
@@ -142,6 +143,16 @@ _PREFIXES: dict[Backend, Callable[[list[str], str], list[str]]] = {
 class Confinement:
     backend: Backend
     detail: str  # one line for `alma-ctl status`
+
+    @property
+    def renames_across_zones(self) -> bool:
+        """Whether a rename between two writable directories on one filesystem works inside.
+
+        bubblewrap and firejail bind each directory as its own mount, and the kernel refuses a
+        rename between mounts (EXDEV) even on the same filesystem: the caller must copy across,
+        as between filesystems. Landlock leaves the mounts alone.
+        """
+        return self.backend in (Backend.LANDLOCK, Backend.NONE)
 
     def wrap(self, argv: list[str], writable: Sequence[os.PathLike[str] | str]) -> list[str]:
         """The command to exec so that ``argv`` runs confined to ``writable``.
@@ -291,21 +302,3 @@ def choose(preference: str = "auto", *, allow_unconfined: bool = False) -> Confi
     raise UnavailableError(
         f"Refusing to run plans: {why}. Enable Landlock, or install bubblewrap or firejail."
     )
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """The die-with-parent shim: ``python -m sandbox.confine --parent PID -- CMD ARGS...``."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) < 4 or args[0] != "--parent" or args[2] != "--" or not args[1].isdigit():
-        print("usage: python -m sandbox.confine --parent PID -- CMD ARGS...", file=sys.stderr)
-        return landlock.LAUNCHER_FAILED
-    try:
-        landlock.die_with_parent(int(args[1]))
-        os.execvp(args[3], args[3:])
-    except (landlock.LandlockError, OSError) as exc:
-        print(f"alma sandbox: cannot start {args[3]!r}: {exc}", file=sys.stderr)
-    return landlock.LAUNCHER_FAILED
-
-
-if __name__ == "__main__":
-    sys.exit(main())

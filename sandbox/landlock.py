@@ -8,8 +8,9 @@ and connect (ABI >= 4), and a new network namespace with its loopback down cuts 
 everything else. Each step either holds or the launcher exits with ``LAUNCHER_FAILED`` and one
 sentence on stderr: it never runs the command half-confined.
 
-Uses only the standard library (ctypes), so it starts fast and works without the project's
-dependencies. Syscall numbers are those of x86_64.
+Imports only the standard library (ctypes), so it also runs as a plain script
+(``python -I /path/to/landlock.py``): it needs neither the project installed nor a trusted
+working directory. Syscall numbers are those of x86_64.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import signal
 import stat
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 SYS_LANDLOCK_CREATE_RULESET = 444
@@ -309,7 +311,15 @@ def die_with_parent(expected_parent: int | None) -> None:
         raise LandlockError("the parent process exited before the sandbox was set up")
 
 
-def _parse(argv: Sequence[str]) -> tuple[list[str], int | None, list[str]]:
+@dataclass(frozen=True)
+class _Options:
+    writable: list[str]
+    parent: int | None
+    only_die_with_parent: bool
+    command: list[str]
+
+
+def _parse(argv: Sequence[str]) -> _Options:
     args = list(argv)
     if "--" not in args:
         raise LandlockError("usage: python -m sandbox.landlock --rw DIR ... -- CMD ARGS...")
@@ -317,6 +327,7 @@ def _parse(argv: Sequence[str]) -> tuple[list[str], int | None, list[str]]:
     parser = argparse.ArgumentParser(prog="python -m sandbox.landlock", add_help=False)
     parser.add_argument("--rw", action="append", default=[])
     parser.add_argument("--parent", type=int)
+    parser.add_argument("--only-die-with-parent", action="store_true")
     try:
         opts = parser.parse_args(args[:cut])
     except SystemExit:
@@ -324,7 +335,9 @@ def _parse(argv: Sequence[str]) -> tuple[list[str], int | None, list[str]]:
     command = args[cut + 1 :]
     if not command:
         raise LandlockError("no command to run after '--'")
-    return list(opts.rw), opts.parent, command
+    if opts.only_die_with_parent and opts.rw:
+        raise LandlockError("--only-die-with-parent confines nothing: it takes no --rw")
+    return _Options(list(opts.rw), opts.parent, opts.only_die_with_parent, command)
 
 
 def confine(writable: Sequence[str], parent: int | None) -> str:
@@ -351,12 +364,18 @@ def confine(writable: Sequence[str], parent: int | None) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Confine, then exec the command. With ``--only-die-with-parent`` skip Landlock: that is
+    the shim that gives firejail (no such option of its own) the die-with-parent guarantee."""
     try:
-        writable, parent, command = _parse(sys.argv[1:] if argv is None else argv)
-        os.environ[ENV_REPORT] = confine(writable, parent)
+        opts = _parse(sys.argv[1:] if argv is None else argv)
+        if opts.only_die_with_parent:
+            die_with_parent(opts.parent)
+        else:
+            os.environ[ENV_REPORT] = confine(opts.writable, opts.parent)
     except (LandlockError, OSError) as exc:
         print(f"alma sandbox (landlock): {exc}", file=sys.stderr)
         return LAUNCHER_FAILED
+    command = opts.command
     try:
         os.execvp(command[0], command)
     except OSError as exc:

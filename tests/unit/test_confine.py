@@ -225,7 +225,8 @@ def test_rename_out_of_the_zone_fails(escape: Escape) -> None:
 
 def test_rename_between_two_zones(escape: Escape) -> None:
     """Landlock allows it; bubblewrap and firejail bind each zone as its own mount, so the
-    kernel answers EXDEV and the action engine must copy across, as between filesystems."""
+    kernel answers EXDEV and the action engine must copy across, as between filesystems.
+    ``Confinement.renames_across_zones`` must say which."""
     outcome = escape.results["rename_between_zones"]
     landed = (escape.zone2 / "between.txt").exists()
     stayed = (escape.zone / "between.txt").exists()
@@ -235,8 +236,7 @@ def test_rename_between_two_zones(escape: Escape) -> None:
     else:
         assert outcome.startswith(f"errno {errno.EXDEV}:"), outcome
         assert stayed
-    if escape.backend is Backend.LANDLOCK:
-        assert outcome == "ok"
+    assert (outcome == "ok") is Confinement(escape.backend, "").renames_across_zones
 
 
 def test_confined_child_is_told_how_it_is_confined(escape: Escape) -> None:
@@ -352,6 +352,8 @@ def _launch(*args: str) -> subprocess.CompletedProcess[str]:
         (("--rw", "/tmp"), "usage"),
         (("--rw", "/tmp", "--"), "no command"),
         (("--parent", "1", "--rw", "/tmp", "--", "true"), "parent process exited"),
+        (("--only-die-with-parent", "--rw", "/tmp", "--", "true"), "takes no --rw"),
+        (("--only-die-with-parent", "--parent", "1", "--", "true"), "parent process exited"),
     ],
 )
 def test_landlock_launcher_errors_are_one_sentence(args: tuple[str, ...], words: str) -> None:
