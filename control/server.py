@@ -133,6 +133,26 @@ def _bind_private(path: Path, uid: int) -> socket.socket:
     return listener
 
 
+def _finish(conn: socket.socket, answer: bytes, linger: float = 0.5) -> None:
+    """Send a last answer, then discard what the peer is still sending before closing.
+
+    Closing a Unix socket with unread input resets the connection, and the peer's recv() then
+    fails before it reads our answer; draining (bounded in time and bytes) lets it arrive.
+    """
+    try:
+        conn.sendall(answer)
+        conn.shutdown(socket.SHUT_WR)
+        conn.settimeout(linger)  # 0.0 means non-blocking: drain only what already arrived
+        budget = 4 * protocol.MAX_REQUEST_BYTES
+        while budget > 0:
+            chunk = conn.recv(_CHUNK)
+            if not chunk:
+                break
+            budget -= len(chunk)
+    except OSError:  # timeouts and would-block included: we tried, the peer is gone or slow
+        pass
+
+
 class ControlServer:
     """Serves the command table on a Unix socket, one thread per connection.
 
@@ -263,14 +283,13 @@ class ControlServer:
         conn.settimeout(self._idle_timeout)
         if not self._slots.acquire(blocking=False):
             self._log.warning("control socket: too many connections, refusing one")
-            self._send_quietly(
-                conn,
-                protocol.encode_error(
-                    None,
-                    ErrorCode.UNAVAILABLE,
-                    "The daemon is serving too many connections; try again in a moment.",
-                ),
+            answer = protocol.encode_error(
+                None,
+                ErrorCode.UNAVAILABLE,
+                "The daemon is serving too many connections; try again in a moment.",
             )
+            # No thread to spare for a patient goodbye: only what already arrived is drained.
+            _finish(conn, answer, linger=0.0)
             conn.close()
             return
         thread = threading.Thread(
@@ -304,14 +323,8 @@ class ControlServer:
         if uid == self.expected_uid:
             return True
         self._log.warning("control socket: refused a connection from uid %s (pid %s)", uid, pid)
-        self._send_quietly(
-            conn,
-            protocol.encode_error(
-                None,
-                ErrorCode.REFUSED,
-                "Only the user who runs alma-agentd may use its control socket.",
-            ),
-        )
+        sentence = "Only the user who runs alma-agentd may use its control socket."
+        _finish(conn, protocol.encode_error(None, ErrorCode.REFUSED, sentence))
         return False
 
     def _read_requests(self, conn: socket.socket) -> None:
@@ -344,7 +357,7 @@ class ControlServer:
     def _answer_too_large(self, conn: socket.socket) -> None:
         # Framing is lost once a line is cut, so the connection ends after this answer.
         sentence = f"The request is larger than {self._max_request} bytes; send a smaller one."
-        self._send_quietly(conn, protocol.encode_error(None, TooLargeError.code, sentence))
+        _finish(conn, protocol.encode_error(None, TooLargeError.code, sentence))
 
     def _answer(self, line: bytes) -> bytes:
         try:
