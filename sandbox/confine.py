@@ -116,7 +116,17 @@ def _bwrap_prefix(zones: list[str], detail: str) -> list[str]:
     ]
 
 
+#: Characters firejail 0.9.72 rejects in a path ("invalid filename"), checked here.
+FIREJAIL_REJECTS = frozenset(',&!"<>%^{};\\')
+
+
 def _firejail_prefix(zones: list[str], detail: str) -> list[str]:
+    for zone in zones:
+        if any(c in FIREJAIL_REJECTS or not c.isprintable() for c in zone):
+            raise ValueError(
+                f"firejail cannot confine to {zone!r}: it refuses control characters and any of "
+                f"{''.join(sorted(FIREJAIL_REJECTS))} in a path; use landlock or bwrap"
+            )
     shim = [*_LAUNCHER, "--only-die-with-parent", "--parent", str(os.getpid()), "--"]
     firejail = [_tool("firejail"), "--quiet", "--noprofile", "--read-only=/"]
     rw = [f"--read-write={zone}" for zone in zones]

@@ -327,6 +327,14 @@ def test_wrap_refuses_bad_writable_paths(backend: Backend, tmp_path: Path) -> No
             conf.wrap(["true"], [path])
 
 
+@pytest.mark.parametrize("name", ["a,b", "a;b", "a\\b", "a\nb"])
+def test_firejail_wrap_refuses_paths_firejail_would_reject(name: str, tmp_path: Path) -> None:
+    (tmp_path / name).mkdir()
+    with pytest.raises(ValueError, match="firejail cannot confine"):
+        Confinement(Backend.FIREJAIL, "test").wrap(["true"], [tmp_path / name])
+    assert Confinement(Backend.LANDLOCK, "test").wrap(["true"], [tmp_path / name])[-1] == "true"
+
+
 def test_wrap_refuses_an_empty_command(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="empty"):
         Confinement(Backend.LANDLOCK, "test").wrap([], [tmp_path])
