@@ -202,9 +202,15 @@ class ControlServer:
                 f"The socket path {self.socket_path} is longer than "
                 f"{protocol.MAX_SOCKET_PATH_BYTES} bytes; set XDG_RUNTIME_DIR to a shorter path."
             )
-        prepare_socket_dir(self.socket_path.parent, self.expected_uid)
-        _clear_stale_socket(self.socket_path)
-        self._listener = _bind_private(self.socket_path, self.expected_uid)
+        try:
+            prepare_socket_dir(self.socket_path.parent, self.expected_uid)
+            _clear_stale_socket(self.socket_path)
+            self._listener = _bind_private(self.socket_path, self.expected_uid)
+        except BaseException:
+            self._closing.set()  # nothing to close later but the wake-up pair
+            self._wake_r.close()
+            self._wake_w.close()
+            raise
         info = os.lstat(self.socket_path)
         self._bound_inode = (info.st_dev, info.st_ino)
         self._accept_thread = threading.Thread(

@@ -1,0 +1,443 @@
+"""alma-ctl's ``main([...])`` against the real server in a thread (honest fake dispatcher)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from control import ctl
+from control.protocol import socket_path_for
+from control.server import ControlServer
+from policies.defaults import DEFAULT_POLICY_TOML
+from policies.errors import ERROR_CLASSES, ErrorCode, NotFoundError, RefusedError
+from policies.layout import ROOT_FOLDERS
+from tests.unit.test_control_server import FakeDispatcher
+
+SUGGESTION = {
+    "id": 3, "kind": "organize", "status": "pending", "title": "Organizar user/proyectoY por tipo",
+    "reason": "31 ficheros sueltos de 6 tipos", "target": "user/proyectoY", "files": 31,
+    "needs_approval": True, "created_at": "2026-11-22T10:00:00+00:00", "evidence": ["31 ficheros"],
+}  # fmt: skip
+PLAN = [
+    {"op": "mkdir", "path": "user/proyectoY/images"},
+    {"op": "move", "src": "user/proyectoY/a.jpg", "dst": "user/proyectoY/images/a.jpg"},
+    {"op": "trash", "path": "user/proyectoY/a.tmp"},
+]
+ACTION = {
+    "id": 7, "suggestion_id": 3, "kind": "organize", "status": "done", "ops": 32, "auto": False,
+    "started_at": "2026-11-22T10:01:00+00:00", "finished_at": "2026-11-22T10:01:02+00:00",
+    "undone_by": None,
+}  # fmt: skip
+MEMORY = {
+    "id": "5f0c2a", "content": "Decidí usar SQLite para la base de memorias", "tags": ["db"],
+    "project": "alma", "importance": 4, "memory_type": "architecture", "score": 0.83,
+}  # fmt: skip
+
+# Contract §2: 2 usage (and bad arguments), 4 refused, 5 conflict, 6 no such id, else 1.
+EXPECTED_EXIT = {code: 1 for code in ErrorCode} | {
+    ErrorCode.BAD_ARGUMENT: 2,
+    ErrorCode.REFUSED: 4,
+    ErrorCode.CONFLICT: 5,
+    ErrorCode.NOT_FOUND: 6,
+}
+
+
+@pytest.fixture
+def root(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    # A short runtime dir of our own: the socket path must stay under 108 bytes.
+    base = Path(tempfile.mkdtemp(prefix="almac-", dir="/tmp"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(base))
+    monkeypatch.delenv("ALMA_ROOT", raising=False)
+    yield base / "ALMA"
+    shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def fake() -> FakeDispatcher:
+    fake = FakeDispatcher()
+    fake.results.update(
+        {
+            "suggestions.list": [SUGGESTION],
+            "suggestions.show": {**SUGGESTION, "plan": PLAN},
+            "suggestions.accept": ACTION,
+            "suggestions.reject": {**SUGGESTION, "status": "rejected"},
+            "undo": {**ACTION, "id": 8, "kind": "undo"},
+            "history": [ACTION],
+            "memory.add": MEMORY,
+            "memory.search": [MEMORY],
+            "memory.export": [{"messages": [{"role": "user", "content": "¿Qué base?"}]}],
+            "context": {"context": "Principios:\n- Propón, nunca impongas.", "tokens": 12},
+        }
+    )
+    return fake
+
+
+@pytest.fixture
+def daemon(root: Path, fake: FakeDispatcher) -> Iterator[ControlServer]:
+    with ControlServer(socket_path_for(root), fake) as server:
+        yield server
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = ctl.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# --------------------------------------------------------------------------- talking to the daemon
+
+
+@pytest.mark.usefixtures("daemon")
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["status"],
+        ["analyze", "--wait"],
+        ["suggestions", "list", "--all"],
+        ["suggestions", "show", "3"],
+        ["suggestions", "accept", "3"],
+        ["suggestions", "reject", "3", "--reason", "no ahora"],
+        ["autonomy", "off"],
+        ["autonomy", "level", "manual"],
+        ["autonomy", "allow", "temp_cleanup"],
+        ["undo"],
+        ["undo", "7"],
+        ["history", "--limit", "5"],
+        ["memory", "search", "sqlite", "--tag", "db"],
+        ["memory", "export"],
+        ["context", "¿qué decidí?"],
+        ["trash", "empty", "--older-than", "30"],
+    ],
+)
+def test_json_is_exactly_one_document(
+    capsys: pytest.CaptureFixture[str], root: Path, argv: list[str]
+) -> None:
+    code, out, err = run(capsys, "--root", str(root), "--json", *argv)
+    assert (code, err) == (0, "")
+    json.loads(out)  # raises if there is anything but one document
+
+
+def test_arguments_reach_the_daemon_as_the_table_says(
+    capsys: pytest.CaptureFixture[str], root: Path, fake: FakeDispatcher, daemon: ControlServer
+) -> None:
+    argv = ["memory", "add", "Decidí usar SQLite", "--tag", "db", "--tag", "arquitectura"]
+    argv += ["--importance", "4", "--type", "architecture", "--project", "alma"]
+    assert run(capsys, "--root", str(root), *argv)[0] == 0
+    run(capsys, "--root", str(root), "suggestions", "list", "--status", "failed")
+    run(capsys, "--root", str(root), "undo")
+    assert fake.calls == [
+        (
+            "memory.add",
+            {
+                "content": "Decidí usar SQLite",
+                "tags": ["db", "arquitectura"],
+                "project": "alma",
+                "importance": 4,
+                "memory_type": "architecture",
+            },
+        ),
+        ("suggestions.list", {"status": "failed", "all": False}),
+        ("undo", {"id": None}),
+    ]
+
+
+def test_global_options_after_the_command(
+    capsys: pytest.CaptureFixture[str], root: Path, daemon: ControlServer
+) -> None:
+    code, out, _ = run(capsys, "suggestions", "show", "3", "--json", "--root", str(root))
+    assert code == 0 and json.loads(out)["plan"] == PLAN
+
+
+def test_root_from_the_environment(
+    capsys: pytest.CaptureFixture[str],
+    root: Path,
+    daemon: ControlServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ALMA_ROOT", str(root))
+    assert run(capsys, "status")[0] == 0
+
+
+# --------------------------------------------------------------------------- human output
+
+
+@pytest.mark.usefixtures("daemon")
+def test_human_output(capsys: pytest.CaptureFixture[str], root: Path) -> None:
+    r = ["--root", str(root)]
+    _, out, _ = run(capsys, *r, "suggestions", "list")
+    assert out.splitlines()[0].split() == [
+        "ID",
+        "STATUS",
+        "KIND",
+        "FILES",
+        "NEEDS_APPROVAL",
+        "TITLE",
+    ]
+    assert "Organizar user/proyectoY por tipo" in out
+    _, out, _ = run(capsys, *r, "suggestions", "show", "3")
+    assert "Plan (3 ops):" in out
+    assert "2. move     user/proyectoY/a.jpg -> user/proyectoY/images/a.jpg" in out
+    assert "31 ficheros" in out
+    _, out, _ = run(capsys, *r, "suggestions", "accept", "3")
+    assert out.startswith("Action 7: organize done, 32 ops, from suggestion 3.")
+    _, out, _ = run(capsys, *r, "suggestions", "reject", "3")
+    assert out == "Rejected suggestion 3.\n"
+    _, out, _ = run(capsys, *r, "history")
+    assert out.splitlines()[1].split()[:4] == ["7", "3", "organize", "done"]
+    _, out, _ = run(capsys, *r, "memory", "search", "sqlite")
+    assert out.startswith("[0.83] 5f0c2a  Decidí usar SQLite") and "#db" in out
+    _, out, _ = run(capsys, *r, "context", "p")
+    assert out == "Principios:\n- Propón, nunca impongas.\n"
+    _, out, _ = run(capsys, *r, "memory", "forget", "5f0c2a")
+    assert "memory restore 5f0c2a" in out
+
+
+def test_empty_lists_say_so(
+    capsys: pytest.CaptureFixture[str], root: Path, fake: FakeDispatcher, daemon: ControlServer
+) -> None:
+    fake.results["suggestions.list"] = []
+    assert run(capsys, "--root", str(root), "suggestions", "list")[1] == "No suggestions.\n"
+
+
+def test_spanish_text_prints_as_utf8_whatever_the_locale(root: Path, daemon: ControlServer) -> None:
+    # A child with a Latin-1 stdout: the text must still come out as UTF-8, not crash.
+    code = (
+        "import sys; from control import ctl; "
+        f"sys.exit(ctl.main(['--root', {str(root)!r}, 'memory', 'search', 'x']))"
+    )
+    env = {**os.environ, "PYTHONIOENCODING": "latin-1", "LC_ALL": "C"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, env=env, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "Decidí".encode() in done.stdout
+
+
+# --------------------------------------------------------------------------- errors and exit codes
+
+
+@pytest.mark.parametrize("code", list(ErrorCode))
+def test_exit_code_for_each_error_code(
+    capsys: pytest.CaptureFixture[str],
+    root: Path,
+    fake: FakeDispatcher,
+    daemon: ControlServer,
+    code: ErrorCode,
+) -> None:
+    fake.raises["suggestions.accept"] = ERROR_CLASSES[code]("Do this precise thing to fix it.")
+    exit_code, out, err = run(capsys, "--root", str(root), "suggestions", "accept", "3")
+    assert exit_code == EXPECTED_EXIT[code]
+    assert (out, err) == ("", "Do this precise thing to fix it.\n")
+
+
+def test_errors_with_json_keep_stdout_one_document(
+    capsys: pytest.CaptureFixture[str], root: Path, fake: FakeDispatcher, daemon: ControlServer
+) -> None:
+    fake.raises["suggestions.show"] = NotFoundError("No suggestion 99.")
+    code, out, err = run(capsys, "--json", "--root", str(root), "suggestions", "show", "99")
+    assert code == 6 and err == "No suggestion 99.\n"
+    assert json.loads(out) == {"ok": False, "error": {"code": 40, "message": "No suggestion 99."}}
+    fake.raises["autonomy.level"] = RefusedError("Raising autonomy is done by editing the file.")
+    assert run(capsys, "--root", str(root), "autonomy", "level", "auto")[0] == 4
+
+
+def test_daemon_unreachable(capsys: pytest.CaptureFixture[str], root: Path) -> None:
+    code, out, err = run(capsys, "--root", str(root), "history")
+    assert code == 3 and out == ""
+    assert "not reachable" in err and "alma-agentd" in err and len(err.splitlines()) == 1
+    code, out, _ = run(capsys, "--root", str(root), "--json", "status")
+    assert code == 3
+    assert json.loads(out) == {
+        "running": False,
+        "root": str(root),
+        "socket": str(socket_path_for(root)),
+    }
+    code, out, _ = run(capsys, "--root", str(root), "status")
+    assert code == 3 and "not running" in out
+
+
+@pytest.mark.usefixtures("daemon")
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["frobnicate"],
+        ["suggestions"],
+        ["suggestions", "show"],
+        ["suggestions", "show", "tres"],
+        ["autonomy", "level", "max"],
+        ["memory", "add"],
+        ["trash", "empty"],
+        ["history", "--limit", "many"],
+        ["suggestions", "list", "--status", "done"],
+    ],
+)
+def test_usage_errors_exit_2_and_send_nothing(
+    capsys: pytest.CaptureFixture[str], root: Path, fake: FakeDispatcher, argv: list[str]
+) -> None:
+    code, out, err = run(capsys, "--root", str(root), *argv)
+    assert code == 2 and out == "" and "usage:" in err
+    assert fake.calls == []
+
+
+@pytest.mark.usefixtures("daemon")
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (["history", "--limit", "0"], "limit"),
+        (["suggestions", "show", "0"], "id"),
+        (["memory", "add", " "], "content"),
+        (["memory", "add", "x", "--importance", "9"], "importance"),
+        (["context", "p", "--budget", "5"], "budget"),
+    ],
+)
+def test_out_of_range_arguments_exit_2_with_a_sentence(
+    capsys: pytest.CaptureFixture[str],
+    root: Path,
+    fake: FakeDispatcher,
+    argv: list[str],
+    named: str,
+) -> None:
+    code, _, err = run(capsys, "--root", str(root), *argv)
+    assert code == 2 and named in err and len(err.splitlines()) == 1
+    assert fake.calls == []
+
+
+def test_help_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--help")
+    assert code == 0 and "suggestions" in out and "Exit codes" in out
+
+
+def test_a_bug_is_one_sentence_not_a_traceback(
+    capsys: pytest.CaptureFixture[str], root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(ns: object) -> object:
+        raise KeyError("oops")
+
+    monkeypatch.setattr(ctl, "_run", broken)
+    monkeypatch.delenv("ALMA_DEBUG", raising=False)
+    code, _, err = run(capsys, "--root", str(root), "history")
+    assert code == 1 and "Traceback" not in err and len(err.splitlines()) == 1
+
+
+# --------------------------------------------------------------------------- init
+
+
+def test_init_creates_the_layout_without_a_daemon(
+    capsys: pytest.CaptureFixture[str], root: Path
+) -> None:
+    code, out, err = run(capsys, "--root", str(root), "--json", "init")
+    assert (code, err) == (0, "")
+    report = json.loads(out)
+    assert report["root"] == str(root) and report["kept"] == []
+    for folder in ROOT_FOLDERS:
+        assert (root / folder).is_dir()
+    assert (root / ".alma").stat().st_mode & 0o777 == 0o700
+    assert (root / "system" / "autonomy.conf").read_text() == DEFAULT_POLICY_TOML
+    assert "system/autonomy.conf" in report["created"]
+
+
+def test_init_is_idempotent_and_never_overwrites(
+    capsys: pytest.CaptureFixture[str], root: Path
+) -> None:
+    assert run(capsys, "--root", str(root), "init")[0] == 0
+    policy = root / "system" / "autonomy.conf"
+    policy.write_text('level = "manual"\n')
+    (root / "docs").rmdir()
+    code, out, _ = run(capsys, "--root", str(root), "--json", "init")
+    report = json.loads(out)
+    assert code == 0 and report["created"] == ["docs/"]
+    assert "system/autonomy.conf" in report["kept"]
+    assert policy.read_text() == 'level = "manual"\n'
+
+
+def test_init_refuses_a_file_as_root(capsys: pytest.CaptureFixture[str], root: Path) -> None:
+    root.write_text("not a folder")
+    code, _, err = run(capsys, "--root", str(root), "init")
+    assert code == 1 and "not a folder" in err
+    assert root.read_text() == "not a folder"
+
+
+def test_init_with_examples_asks_a_running_daemon(
+    capsys: pytest.CaptureFixture[str], root: Path, fake: FakeDispatcher, daemon: ControlServer
+) -> None:
+    fake.results["memory.examples"] = {"added": 5}
+    code, out, _ = run(capsys, "--root", str(root), "--json", "init", "--with-examples")
+    assert code == 0 and json.loads(out)["examples"] == {"added": 5}
+    assert fake.calls == [("memory.examples", {})]
+
+
+def test_init_with_examples_runs_the_module_without_a_daemon(
+    capsys: pytest.CaptureFixture[str], root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[list[str]] = []
+
+    def fake_run(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        seen.append(cmd)
+        return subprocess.CompletedProcess(cmd, 0, stdout="5 example memories stored\n", stderr="")
+
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    code, out, _ = run(capsys, "--root", str(root), "init", "--with-examples")
+    assert code == 0 and "5 example memories stored" in out
+    assert seen == [[sys.executable, "-m", "agent.memory.examples", "--root", str(root)]]
+
+    def failing_run(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        return subprocess.CompletedProcess(
+            cmd, 1, stdout="", stderr="Traceback...\nValueError: bad\n"
+        )
+
+    monkeypatch.setattr(subprocess, "run", failing_run)
+    code, _, err = run(capsys, "--root", str(root), "init", "--with-examples")
+    assert code == 1 and "ValueError: bad" in err and len(err.splitlines()) == 1
+
+
+# --------------------------------------------------------------------------- memory export
+
+
+@pytest.mark.usefixtures("daemon")
+def test_memory_export(capsys: pytest.CaptureFixture[str], root: Path, tmp_path: Path) -> None:
+    code, out, _ = run(capsys, "--root", str(root), "memory", "export", "--format", "alpaca")
+    assert code == 0
+    assert [json.loads(line) for line in out.splitlines()] == [
+        {"messages": [{"role": "user", "content": "¿Qué base?"}]}
+    ]
+    target = tmp_path / "out.jsonl"
+    code, out, _ = run(
+        capsys, "--root", str(root), "--json", "memory", "export", "--output", str(target)
+    )
+    assert code == 0 and json.loads(out) == {"output": str(target), "records": 1}
+    assert json.loads(target.read_text(encoding="utf-8"))["messages"][0]["content"] == "¿Qué base?"
+    target.write_text("keep me")
+    code, _, err = run(capsys, "--root", str(root), "memory", "export", "--output", str(target))
+    assert code == 1 and "already exists" in err
+    assert target.read_text() == "keep me"
+
+
+# --------------------------------------------------------------------------- staying light
+
+
+def test_alma_ctl_imports_nothing_heavy() -> None:
+    heavy = [
+        "pydantic",
+        "numpy",
+        "chromadb",
+        "langgraph",
+        "watchdog",
+        "apscheduler",
+        "agent",
+        "state",
+    ]
+    code = (
+        "import sys, control.ctl, control.client, control.protocol\n"
+        "from control import ctl\n"
+        "ctl.build_parser()\n"
+        f"print([m for m in {heavy!r} if m in sys.modules])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
