@@ -1,0 +1,60 @@
+"""Training pairs from the chat logs, for fine-tuning a personal model (JSONL rows).
+
+A pair is what the person said (their consecutive turns, joined) and ``alma``'s next turn.
+Notes, model comments and turns without an answer are left out. ``chatml`` rows are
+``{"messages": [{"role": "user", ...}, {"role": "assistant", ...}]}``; ``alpaca`` rows are
+``{"instruction", "input", "output"}``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agent.memory.logparse import ASSISTANT, PERSON, parse_log
+from policies.errors import BadArgumentError
+
+FORMATS = ("chatml", "alpaca")
+
+
+def _turns(data: bytes) -> list[tuple[str, str]]:
+    """(speaker, text) of each turn, in order."""
+    turns: dict[int, tuple[str, list[str]]] = {}
+    for p in parse_log(data, final=True):
+        if p.kind == "turn":
+            turns.setdefault(p.turn, (p.speaker, []))[1].append(p.text)
+    return [(speaker, "\n\n".join(parts)) for _, (speaker, parts) in sorted(turns.items())]
+
+
+def pairs(logs_dir: Path) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for path in sorted(logs_dir.glob("*.md")) if logs_dir.is_dir() else []:
+        asked: list[str] = []
+        for speaker, text in _turns(path.read_bytes()):
+            if speaker == PERSON:
+                asked.append(text)
+            elif speaker == ASSISTANT and asked:
+                out.append(("\n\n".join(asked), text))
+                asked = []
+            else:
+                asked = []
+    return out
+
+
+def export(logs_dir: Path, fmt: str) -> list[dict[str, Any]]:
+    if fmt not in FORMATS:
+        raise BadArgumentError(f"Unknown export format {fmt!r}; use chatml or alpaca.")
+    rows: list[dict[str, Any]] = []
+    for prompt, answer in pairs(logs_dir):
+        if fmt == "chatml":
+            rows.append(
+                {
+                    "messages": [
+                        {"role": "user", "content": prompt},
+                        {"role": "assistant", "content": answer},
+                    ]
+                }
+            )
+        else:
+            rows.append({"instruction": prompt, "input": "", "output": answer})
+    return rows

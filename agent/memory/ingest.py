@@ -1,0 +1,169 @@
+"""Log ingestion: follow ``logs/*.md`` as they grow and turn the person's paragraphs into memories.
+
+What becomes a memory: every paragraph the person wrote (their turns and the notes outside
+turns). ``alma``'s turns are not memories of the person: they are kept as the ``reply_to``
+of the person's next paragraph (so "Sí, eso es" keeps its sense) and used by the training
+export. ``<!-- model: ... -->`` lines are metadata and never content.
+
+Exactly once: the offset (bytes of complete paragraphs done) is committed after each batch is
+in the store; a crash in between replays the batch, and the deterministic ids (hash of file,
+byte offset and text) make the replay a no-op. A file whose first bytes changed was rewritten:
+it is read again from the start, and unchanged paragraphs are again no-ops.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+from datetime import date, datetime
+from pathlib import Path
+
+from agent.memory.logparse import ASSISTANT, Paragraph, day_of, parse_log
+from agent.memory.memorize import Memorizer
+from agent.memory.rules import derive
+from agent.memory.summary import daily_summary
+from policies.layout import RootLayout
+from state.memory import MemoryRecord, MemoryStateDB, layer_for
+
+log = logging.getLogger(__name__)
+
+BATCH = 16  # paragraphs embedded together; bounds how long a search waits for the embedder
+_HEAD_BYTES = 4096
+REPLY_CHARS = 300
+
+
+def paragraph_id(rel: str, para: Paragraph) -> str:
+    raw = f"{rel}\0{para.start}\0{para.text}".encode()
+    return hashlib.sha256(raw).hexdigest()[:32]
+
+
+def _head(data: bytes, offset: int) -> str:
+    return hashlib.sha256(data[: min(offset, _HEAD_BYTES)]).hexdigest()
+
+
+class LogIngestor:
+    def __init__(
+        self,
+        layout: RootLayout,
+        memorizer: Memorizer,
+        state: MemoryStateDB,
+        *,
+        clock: Callable[[], datetime],
+        projects: Callable[[], Iterable[str]],
+        settle_seconds: float = 120.0,
+    ) -> None:
+        self.layout = layout
+        self._mem = memorizer
+        self._state = state
+        self._clock = clock
+        self._projects = projects
+        self.settle_seconds = settle_seconds
+        self._lock = threading.Lock()  # one pass at a time: the watcher's or a rescan's
+
+    def rescan(self) -> int:
+        """Ingest what is new in every chat log; returns the memories added or reinforced."""
+        if not self.layout.logs.is_dir():
+            return 0
+        return sum(self.ingest_file(p) for p in sorted(self.layout.logs.glob("*.md")))
+
+    def ingest_file(self, path: Path) -> int:
+        with self._lock:
+            try:
+                return self._ingest(path)
+            except FileNotFoundError:
+                return 0
+
+    def _is_final(self, path: Path, day: str) -> bool:
+        """The last paragraph may still be being written unless the day is over or the file
+        has been quiet for ``settle_seconds`` (file time, not the domain clock)."""
+        if day and date.fromisoformat(day) < self._clock().astimezone().date():
+            return True
+        return time.time() - path.stat().st_mtime >= self.settle_seconds
+
+    def _ingest(self, path: Path) -> int:
+        rel = path.relative_to(self.layout.root).as_posix()
+        data = path.read_bytes()
+        day = day_of(path.name)
+        final = self._is_final(path, day)
+        saved = self._state.get_offset(rel)
+        offset = saved.offset if saved else 0
+        if saved and (len(data) < offset or _head(data, offset) != saved.head):
+            log.info("%s was rewritten; reading it again from the start", rel)
+            offset = 0
+        paragraphs = parse_log(data, final=final)
+        records = self._records(rel, day, paragraphs)
+        todo = [p for p in paragraphs if p.start >= offset and p.complete]
+        done = 0
+        for i in range(0, len(todo), BATCH):
+            batch = todo[i : i + BATCH]
+            wanted = [records[p.start] for p in batch if p.start in records]
+            outcomes = self._mem.remember(wanted)
+            done += sum(o.status != "existing" for o in outcomes)
+            offset = batch[-1].end
+            self._state.set_offset(rel, offset, _head(data, offset))
+        if saved is None and not todo:
+            self._state.set_offset(rel, 0, _head(data, 0))
+        self._maybe_summarize(rel, day, final, offset, list(records.values()))
+        return done
+
+    def _records(self, rel: str, day: str, paragraphs: list[Paragraph]) -> dict[int, MemoryRecord]:
+        """The person's paragraphs as memories with rule metadata, keyed by byte offset."""
+        the_day = date.fromisoformat(day) if day else None
+        projects = list(self._projects())
+        out: dict[int, MemoryRecord] = {}
+        last_reply, last_time = "", ""
+        alma_turn: dict[int, list[str]] = {}
+        for p in paragraphs:
+            if p.speaker == ASSISTANT:
+                alma_turn.setdefault(p.turn, []).append(p.text)
+                last_reply = " ".join(alma_turn[p.turn])[:REPLY_CHARS]
+                continue
+            last_time = p.time or last_time
+            rules = derive(
+                p.text, projects=projects, day=the_day, base=2 if p.kind == "turn" else 3
+            )
+            kind = "turn" if p.kind == "turn" else "note"
+            out[p.start] = MemoryRecord(
+                id=paragraph_id(rel, p),
+                content=p.text,
+                tags=rules.tags,
+                project=rules.project,
+                importance=rules.importance,
+                memory_type=rules.memory_type,
+                created_at=self._when(the_day, last_time),
+                source=f"{rel}:{p.line}",
+                layer=layer_for(rules.memory_type, kind),
+                kind=kind,
+                day=day,
+                event_date=rules.event_date,
+                reply_to=last_reply,
+            )
+            last_reply = ""
+        return out
+
+    def _when(self, the_day: date | None, hhmmss: str) -> str:
+        if the_day is None:
+            return self._clock().isoformat(timespec="seconds")
+        parts = [int(x) for x in hhmmss.split(":")] if hhmmss else []
+        h, m, s = [*parts, 0, 0, 0][:3]
+        local = datetime(the_day.year, the_day.month, the_day.day, h, m, s)
+        return local.astimezone().isoformat(timespec="seconds")  # log times are local
+
+    def _maybe_summarize(
+        self, rel: str, day: str, final: bool, offset: int, records: list[MemoryRecord]
+    ) -> None:
+        if not day or not final or date.fromisoformat(day) >= self._clock().astimezone().date():
+            return
+        saved = self._state.get_offset(rel)
+        if saved is None or saved.summarized == offset:
+            return
+        memory_id = hashlib.sha256(f"summary\0{rel}".encode()).hexdigest()[:32]
+        summary = daily_summary(
+            memory_id, day, rel, self._when(date.fromisoformat(day), "23:59:59"), records
+        )
+        if summary is not None:
+            self._mem.put(summary)
+        self._state.set_summarized(rel, offset)

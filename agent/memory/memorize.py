@@ -1,0 +1,131 @@
+"""The one path by which anything becomes a memory: embed, reinforce or add, keep the cap.
+
+Ingested paragraphs carry deterministic ids, so a replay after a crash finds its row and
+stops; a replay of a paragraph that reinforced another memory finds its id among that
+memory's ``mention_ids`` and stops too. Either way nothing is counted twice.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from agent.memory.reinforce import near_identical, reinforce
+from state.memory import MemoryRecord, MemoryStore
+from state.memory.models import NEVER_EVICTED
+
+log = logging.getLogger(__name__)
+
+#: Neighbours looked at for a near-duplicate: the nearest is nearly always the one.
+_NEIGHBOURS = 3
+
+
+@dataclass
+class Outcome:
+    record: MemoryRecord
+    status: str  # "added" | "reinforced" | "existing"
+
+
+class Memorizer:
+    def __init__(
+        self,
+        store: MemoryStore,
+        *,
+        cap: int,
+        on_added: Callable[[MemoryRecord], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.cap = cap
+        self._on_added = on_added
+
+    def remember(self, records: Sequence[MemoryRecord]) -> list[Outcome]:
+        """Store each record, or reinforce its near-identical twin. In order, so a batch
+        that repeats itself reinforces its own earlier rows."""
+        if not records:
+            return []
+        emb = self.store.embedder
+        vectors = emb.passages([r.content for r in records])
+        outcomes: list[Outcome] = []
+        added: list[MemoryRecord] = []
+        with self.store.lock:
+            known = self.store.existing([r.id for r in records])
+            for rec, vec in zip(records, vectors, strict=True):
+                if rec.id in known:
+                    found = self.store.find(rec.id)
+                    outcomes.append(Outcome(found[0] if found else rec, "existing"))
+                    continue
+                twin = self._twin(rec, vec, emb.calibration.duplicate)
+                if twin is not None:
+                    if rec.id in twin.mention_ids:
+                        outcomes.append(Outcome(twin, "existing"))
+                        continue
+                    stronger = reinforce(twin, rec, rec.id)
+                    self.store.update([stronger])
+                    outcomes.append(Outcome(stronger, "reinforced"))
+                    continue
+                self.store.add([rec], vec.reshape(1, -1))
+                outcomes.append(Outcome(rec, "added"))
+                added.append(rec)
+            if added:
+                self.enforce_cap(protect={r.id for r in added})
+        if self._on_added is not None:
+            for rec in added:
+                self._on_added(rec)
+        return outcomes
+
+    def put(self, record: MemoryRecord) -> MemoryRecord:
+        """Write a derived memory (a daily summary) under its own id, replacing the previous
+        version but keeping how often it was used. Never reinforces anything."""
+        vec = self.store.embedder.passages([record.content])
+        with self.store.lock:
+            old = self.store.get([record.id])
+            if old:
+                record = record.model_copy(update={"use_count": old[0].use_count})
+            self.store.add([record], vec)
+        return record
+
+    def _twin(self, rec: MemoryRecord, vec: object, threshold: float) -> MemoryRecord | None:
+        import numpy as np
+
+        query = np.asarray(vec, dtype=np.float32).reshape(1, -1)
+        hits = self.store.query(query, _NEIGHBOURS, {"kind": {"$ne": "summary"}})[0]
+        for cand, score in hits:
+            if near_identical(rec.content, cand.content, score, threshold):
+                return cand
+        return None
+
+    def enforce_cap(self, protect: set[str] | None = None) -> list[str]:
+        """Over the cap, archive the least important, least used, oldest memories that are
+        neither principles nor facts, down to 1% under the cap so the scan is not repeated
+        at every single addition. Returns the archived ids."""
+        with self.store.lock:
+            count = self.store.count()
+            if count <= self.cap:
+                return []
+            excess = count - self.cap + self.cap // 100
+            keep = protect or set()
+            where = {"memory_type": {"$nin": sorted(NEVER_EVICTED)}}
+            pool = [r for r in self.store.scan(where, documents=False) if r.id not in keep]
+            pool.sort(key=lambda r: (r.importance, r.use_count, r.created_ts))
+            victims = self.store.get([r.id for r in pool[:excess]])
+            if len(victims) < excess:
+                log.warning(
+                    "memory cap %d exceeded, but only %d memories may be archived",
+                    self.cap,
+                    len(victims),
+                )
+            self.archive(victims, reason="cap")
+            return [r.id for r in victims]
+
+    def archive(self, records: Sequence[MemoryRecord], *, reason: str, into: str = "") -> None:
+        from datetime import UTC, datetime
+
+        stamp = datetime.now(UTC).isoformat(timespec="seconds")
+        moved = [
+            r.model_copy(
+                update={"archived_at": stamp, "archive_reason": reason, "merged_into": into}
+            )
+            for r in records
+        ]
+        self.store.move(moved, to_archive=True)

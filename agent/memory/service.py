@@ -1,0 +1,360 @@
+"""MemoryService: what the daemon and the socket handlers call. JSON-able results only.
+
+Errors are policies.errors classes with one sentence that says what to do. Heavy parts (the
+embedder, Chroma) are created here once; tests pass a fake clock and a fake model only.
+"""
+
+from __future__ import annotations
+
+import builtins
+import logging
+import uuid
+from collections import Counter
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from agent.memory import export as export_mod
+from agent.memory import merge as merge_mod
+from agent.memory.context import build_context
+from agent.memory.enrich import Enricher, EnrichWorker, ModelMeta
+from agent.memory.examples import example_id, load_examples_file
+from agent.memory.ingest import LogIngestor
+from agent.memory.memorize import Memorizer
+from agent.memory.requests import (
+    AddRequest,
+    ContextRequest,
+    ListRequest,
+    SearchRequest,
+    parse,
+)
+from agent.memory.rules import derive
+from agent.memory.search import search as semantic_search
+from agent.memory.watch import IngestWorker
+from policies.errors import NotFoundError
+from policies.layout import RootLayout
+from state.memory import MemoryRecord, MemoryStateDB, MemoryStore, get_embedder, layer_for
+from state.memory.normalize import project_key, tag_key
+from state.memory.store import where_all
+
+log = logging.getLogger(__name__)
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class MemoryService:
+    def __init__(
+        self,
+        layout: RootLayout,
+        *,
+        chroma_url: str | None = None,
+        embedder: str = "e5-small",
+        cap: int = 50_000,
+        model: Enricher | None = None,
+        clock: Callable[[], datetime] = _utc_now,
+        settle_seconds: float = 120.0,
+        rescan_seconds: float = 60.0,
+    ) -> None:
+        self.layout = layout
+        self._clock = clock
+        self._projects: set[str] = set()
+        layout.memory_dir.mkdir(parents=True, exist_ok=True)
+        self._state = MemoryStateDB(layout.memory_dir / "memory_state.db")
+        self.store = MemoryStore(
+            layout.memory_dir / "chroma", get_embedder(embedder), self._state, url=chroma_url
+        )
+        self._enrich = EnrichWorker(model, self._apply_model) if model is not None else None
+        self._mem = Memorizer(self.store, cap=cap, on_added=self._enqueue)
+        self._ingestor = LogIngestor(
+            layout,
+            self._mem,
+            self._state,
+            clock=clock,
+            projects=self._project_names,
+            settle_seconds=settle_seconds,
+        )
+        self._worker = IngestWorker(self._ingestor, rescan_seconds=rescan_seconds)
+
+    # -- memories ------------------------------------------------------------------------
+    def add(
+        self,
+        content: str,
+        *,
+        tags: Sequence[str] = (),
+        project: str = "",
+        importance: int | None = None,
+        memory_type: str | None = None,
+        source: str = "alma-ctl",
+    ) -> dict[str, Any]:
+        req = parse(
+            AddRequest,
+            content=content,
+            tags=list(tags),
+            project=project,
+            importance=importance,
+            memory_type=memory_type,
+            source=source,
+        )
+        now = self._clock()
+        rules = derive(req.content, projects=self._project_names(), day=now.date(), base=3)
+        keys = {tag_key(t) for t in req.tags}
+        kind_type = (req.memory_type or rules.memory_type).lower()
+        rec = MemoryRecord(
+            id=uuid.uuid4().hex,
+            content=req.content,
+            tags=req.tags + [t for t in rules.tags if tag_key(t) not in keys],
+            project=req.project or rules.project,
+            importance=req.importance or rules.importance,
+            memory_type=kind_type,
+            created_at=now.isoformat(timespec="seconds"),
+            source=req.source,
+            layer=layer_for(kind_type, "add"),
+            kind="add",
+            day=now.date().isoformat(),
+            event_date=rules.event_date,
+        )
+        if req.project:
+            self._projects.add(req.project)
+        fixed = frozenset(
+            name
+            for name, given in (
+                ("importance", req.importance),
+                ("memory_type", req.memory_type),
+                ("project", req.project),
+            )
+            if given
+        )
+        outcome = self._mem.remember([rec])[0]
+        if outcome.status == "added" and self._enrich is not None:
+            self._enrich.submit(rec.id, rec.content, fixed)
+        return outcome.record.public() | {"status": outcome.status}
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 5,
+        tags: Sequence[str] = (),
+        project: str | None = None,
+        memory_type: str | None = None,
+        min_importance: int | None = None,
+    ) -> list[dict[str, Any]]:
+        req = parse(
+            SearchRequest,
+            query=query,
+            limit=limit,
+            tags=list(tags),
+            project=project,
+            memory_type=memory_type,
+            min_importance=min_importance,
+        )
+        where = where_all(
+            *({"tag_keys": {"$contains": tag_key(t)}} for t in req.tags),
+            {"project_key": project_key(req.project)} if req.project else None,
+            {"memory_type": req.memory_type.lower()} if req.memory_type else None,
+            {"importance": {"$gte": req.min_importance}} if req.min_importance else None,
+        )
+        hits = semantic_search(self.store, req.query, req.limit, where)
+        used = self._hand_out([h.record.id for h in hits])
+        return [used.get(h.record.id, h.record).public(score=h.score) for h in hits]
+
+    def list(
+        self,
+        *,
+        limit: int = 20,
+        tag: str | None = None,
+        project: str | None = None,
+        memory_type: str | None = None,
+        archived: bool = False,
+    ) -> builtins.list[dict[str, Any]]:
+        req = parse(
+            ListRequest,
+            limit=limit,
+            tag=tag,
+            project=project,
+            memory_type=memory_type,
+            archived=archived,
+        )
+        where = where_all(
+            {"tag_keys": {"$contains": tag_key(req.tag)}} if req.tag else None,
+            {"project_key": project_key(req.project)} if req.project else None,
+            {"memory_type": req.memory_type.lower()} if req.memory_type else None,
+        )
+        heads = sorted(
+            self.store.scan(where, archived=req.archived, documents=False),
+            key=lambda r: r.created_ts,
+            reverse=True,
+        )[: req.limit]
+        full = self.store.get([r.id for r in heads], archived=req.archived)
+        return [r.public(archived=req.archived) for r in full]
+
+    def show(self, memory_id: str) -> dict[str, Any]:
+        rec, archived = self._find(memory_id)
+        return rec.public(archived=archived)
+
+    def forget(self, memory_id: str) -> dict[str, Any]:
+        """Archive (restorable with ``restore``); forgetting twice is not an error."""
+        with self.store.lock:
+            rec, archived = self._find(memory_id)
+            if not archived:
+                self._mem.archive([rec], reason="forgotten")
+                rec, archived = self._find(memory_id)
+        return rec.public(archived=archived)
+
+    def restore(self, memory_id: str) -> dict[str, Any]:
+        with self.store.lock:
+            rec, archived = self._find(memory_id)
+            if archived:
+                back = rec.model_copy(
+                    update={"archived_at": "", "archive_reason": "", "merged_into": ""}
+                )
+                self.store.move([back], to_archive=False)
+                self._mem.enforce_cap(protect={memory_id})
+                rec, archived = self._find(memory_id)
+        return rec.public(archived=archived)
+
+    # -- context, export, examples, stats ----------------------------------------------------
+    def context(self, prompt: str, *, budget_tokens: int = 1500) -> dict[str, Any]:
+        req = parse(ContextRequest, prompt=prompt, budget_tokens=budget_tokens)
+        ctx, over = build_context(
+            self.store, self.layout.principles_file, req.prompt, req.budget_tokens
+        )
+        self._hand_out([i.id for i in ctx.items if i.id])
+        text = ctx.text()
+        return {
+            "text": text,
+            "items": [i.public() for i in ctx.items],
+            "tokens": sum(i.tokens for i in ctx.items),
+            "budget_tokens": req.budget_tokens,
+            "over_budget": over,
+            "l0_searched": ctx.l0_searched,
+        }
+
+    def export(self, fmt: str) -> builtins.list[dict[str, Any]]:
+        return export_mod.export(self.layout.logs, fmt)
+
+    def load_examples(self) -> dict[str, int]:
+        now = self._clock().isoformat(timespec="seconds")
+        records = [
+            MemoryRecord(
+                id=example_id(ex.content),
+                content=ex.content,
+                tags=ex.tags,
+                project=ex.project,
+                importance=ex.importance,
+                memory_type=ex.memory_type,
+                created_at=now,
+                source="examples",
+                layer=layer_for(ex.memory_type, "example"),
+                kind="example",
+            )
+            for ex in load_examples_file()
+        ]
+        outcomes = self._mem.remember(records)
+        return {"added": sum(o.status == "added" for o in outcomes)}
+
+    def stats(self) -> dict[str, Any]:
+        tags: Counter[str] = Counter()
+        projects: Counter[str] = Counter()
+        types: Counter[str] = Counter()
+        layers: Counter[str] = Counter()
+        total = 0
+        for rec in self.store.scan(documents=False):
+            total += 1
+            tags.update(rec.tags)
+            projects[rec.project] += 1 if rec.project else 0
+            types[rec.memory_type] += 1
+            layers[rec.layer] += 1
+        return {
+            "total": total,
+            "archived": self.store.count(archived=True),
+            "by_tag": dict(tags.most_common()),
+            "by_project": {k: v for k, v in projects.most_common() if v},
+            "by_memory_type": dict(types.most_common()),
+            "by_layer": dict(layers.most_common()),
+            "embedder": self.store.embedder.name,
+        }
+
+    # -- merging -------------------------------------------------------------------------
+    def merge_candidates(self) -> builtins.list[builtins.list[str]]:
+        return merge_mod.candidates(self.store)
+
+    def merge(self, keep_id: str, other_ids: builtins.list[str]) -> dict[str, Any]:
+        return merge_mod.merge(self._mem, keep_id, list(other_ids))
+
+    def unmerge(self, record: dict[str, Any]) -> None:
+        merge_mod.unmerge(self.store, record)
+
+    # -- ingestion and lifetime --------------------------------------------------------------
+    def start_ingestion(self) -> None:
+        self._worker.start()
+
+    def rescan_logs(self) -> int:
+        return self._ingestor.rescan()
+
+    def wait_idle(self, timeout: float = 60.0) -> bool:
+        """Wait for queued ingestion and model work (tests, orderly shutdown)."""
+        ok = self._worker.wait_idle(timeout)
+        if self._enrich is not None:
+            self._enrich.wait_idle()
+        return ok
+
+    def close(self) -> None:
+        self._worker.stop()
+        if self._enrich is not None:
+            self._enrich.close()
+        self._state.close()
+
+    # -- internals -----------------------------------------------------------------------
+    def _find(self, memory_id: str) -> tuple[MemoryRecord, bool]:
+        found = self.store.find(memory_id) if memory_id else None
+        if found is None:
+            raise NotFoundError(
+                f"No memory has id {memory_id!r}; run `alma-ctl memory list` to see the ids."
+            )
+        return found
+
+    def _hand_out(self, ids: builtins.list[str]) -> dict[str, MemoryRecord]:
+        """use_count +1 for each memory handed to a caller."""
+        with self.store.lock:
+            recs = self.store.get(ids)
+            for rec in recs:
+                rec.use_count += 1
+            self.store.update(recs)
+        return {r.id: r for r in recs}
+
+    def _project_names(self) -> builtins.list[str]:
+        names = set(self._projects)
+        if self.layout.user.is_dir():
+            names |= {
+                p.name
+                for p in self.layout.user.iterdir()
+                if p.is_dir() and not p.name.startswith(".")
+            }
+        return sorted(names)
+
+    def _enqueue(self, rec: MemoryRecord) -> None:
+        if self._enrich is not None and rec.kind in {"turn", "note"}:
+            self._enrich.submit(rec.id, rec.content, frozenset())
+
+    def _apply_model(self, memory_id: str, meta: ModelMeta, fixed: frozenset[str]) -> None:
+        with self.store.lock:
+            found = self.store.get([memory_id])
+            if not found:
+                return  # archived or merged meanwhile: leave it as it is
+            rec = found[0].model_copy(deep=True)
+            keys = {tag_key(t) for t in rec.tags}
+            rec.tags = rec.tags + [t for t in meta.tags if tag_key(t) not in keys]
+            if meta.importance is not None and "importance" not in fixed:
+                rec.importance = meta.importance
+            if meta.memory_type and "memory_type" not in fixed:
+                rec.memory_type = meta.memory_type
+                rec.layer = layer_for(rec.memory_type, rec.kind)
+            if meta.project and "project" not in fixed and not rec.project:
+                rec.project = meta.project
+            rec.theme = rec.theme or meta.theme
+            rec.related_to = rec.related_to or meta.related_to
+            rec.enriched = True
+            self.store.update([rec])

@@ -1,0 +1,119 @@
+"""The memory schema (contract §3 "Memory") and its mapping to Chroma metadata.
+
+Chroma metadata holds scalars and non-empty lists only, so empty lists are left out and come
+back as ``[]``; the accent-free keys (``tag_keys``, ``project_key``) exist only for filtering.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from state.memory.normalize import clean_tag, project_key, tag_key
+
+Layer = Literal["L-inf", "L1", "L0"]
+LAYERS: tuple[Layer, ...] = ("L-inf", "L1", "L0")
+
+#: The known memory types (contract §3); memory_type is free text beyond these.
+KNOWN_TYPES = frozenset(
+    [
+        "institutional",
+        "context",
+        "alma",
+        "bird",
+        "architecture",
+        "structure",
+        "function",
+        "principle",
+        "fact",
+        "episode",
+        "summary",
+    ]
+)
+#: Types the cap never archives.
+NEVER_EVICTED = frozenset({"principle", "fact"})
+#: How many reinforcing paragraph ids a memory remembers, so a replay after a crash is not
+#: counted twice (a replay only ever concerns the last batch, far fewer than this).
+MENTION_IDS_KEPT = 32
+
+
+class MemoryRecord(BaseModel):
+    """One memory as stored. ``content`` is the Chroma document; the rest is metadata."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    id: str = Field(min_length=1, max_length=128)
+    content: str = Field(min_length=1)
+    tags: list[str] = Field(default_factory=list)
+    project: str = ""
+    theme: str = ""
+    importance: int = Field(default=3, ge=1, le=5)
+    related_to: str = ""
+    memory_type: str = "episode"
+    use_count: int = Field(default=0, ge=0)
+    mentions: int = Field(default=1, ge=1)
+    boosted: bool = False
+    created_at: str
+    source: str = ""
+    layer: Layer = "L1"
+    kind: str = "add"
+    day: str = ""
+    event_date: str = ""  # the day the text is about ("mañana" in a log of the 17th: the 18th)
+    enriched: bool = False
+    mention_ids: list[str] = Field(default_factory=list)
+    reply_to: str = ""
+    archived_at: str = ""
+    archive_reason: str = ""
+    merged_into: str = ""
+
+    @field_validator("tags")
+    @classmethod
+    def _clean_tags(cls, value: list[str]) -> list[str]:
+        seen: dict[str, str] = {}
+        for raw in value:
+            tag = clean_tag(raw)
+            if tag and tag_key(tag) not in seen:
+                seen[tag_key(tag)] = tag
+        return list(seen.values())
+
+    @field_validator("memory_type")
+    @classmethod
+    def _clean_type(cls, value: str) -> str:
+        return value.strip().lower() or "episode"
+
+    @property
+    def created_ts(self) -> float:
+        return datetime.fromisoformat(self.created_at).timestamp()
+
+    def to_metadata(self) -> dict[str, Any]:
+        meta: dict[str, Any] = self.model_dump(exclude={"id", "content"})
+        meta["tag_keys"] = [tag_key(t) for t in self.tags]
+        meta["project_key"] = project_key(self.project)
+        meta["created_ts"] = self.created_ts
+        # Chroma refuses empty lists; they come back as [] in from_chroma.
+        return {k: v for k, v in meta.items() if v != []}
+
+    @classmethod
+    def from_chroma(cls, memory_id: str, document: str, metadata: dict[str, Any]) -> MemoryRecord:
+        fields = {k: v for k, v in metadata.items() if k in cls.model_fields}
+        return cls(id=memory_id, content=document, **fields)
+
+    def public(self, *, score: float | None = None, archived: bool = False) -> dict[str, Any]:
+        """The contract's JSON shape, plus a few extra fields (allowed by contract §3)."""
+        out: dict[str, Any] = self.model_dump(exclude={"mention_ids", "enriched"})
+        out["archived"] = archived
+        if score is not None:
+            out["score"] = round(score, 4)
+        return out
+
+
+def layer_for(memory_type: str, kind: str) -> Layer:
+    """L-inf: principles. L1: distilled (what the person added, facts, daily summaries).
+    L0: raw log paragraphs."""
+    if memory_type == "principle":
+        return "L-inf"
+    if memory_type in {"fact", "summary"} or kind in {"add", "example", "summary"}:
+        return "L1"
+    return "L0"

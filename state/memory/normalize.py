@@ -1,0 +1,142 @@
+"""Text keys for Spanish: the one place that decides when two spellings are "the same".
+
+Tags are stored lowercase as the person wrote them ("energía"), and matched through a key
+that also ignores accents ("energia" finds it), because people type Spanish without accents
+half of the time. The tilde of ñ is kept: "año" and "ano" are different words.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_COMBINING_TILDE = "\u0303"
+_WORD = re.compile(r"[^\W_]+(?:[.,'][^\W_]+)*", re.UNICODE)
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+
+#: Words too common to tell two sentences apart (lexical overlap, near-duplicates).
+STOPWORDS = frozenset(
+    [
+        "a",
+        "al",
+        "algo",
+        "ante",
+        "con",
+        "contra",
+        "de",
+        "del",
+        "desde",
+        "e",
+        "el",
+        "ella",
+        "ello",
+        "en",
+        "entre",
+        "era",
+        "es",
+        "esa",
+        "ese",
+        "eso",
+        "esta",
+        "este",
+        "esto",
+        "estoy",
+        "estaba",
+        "fue",
+        "ha",
+        "han",
+        "hasta",
+        "hay",
+        "he",
+        "la",
+        "las",
+        "le",
+        "les",
+        "lo",
+        "los",
+        "me",
+        "mi",
+        "mis",
+        "muy",
+        "nos",
+        "o",
+        "os",
+        "para",
+        "pero",
+        "por",
+        "que",
+        "qué",
+        "se",
+        "si",
+        "sí",
+        "sin",
+        "sobre",
+        "su",
+        "sus",
+        "te",
+        "tu",
+        "tus",
+        "un",
+        "una",
+        "uno",
+        "unos",
+        "unas",
+        "y",
+        "ya",
+        "yo",
+        "the",
+        "of",
+        "to",
+        "and",
+        "is",
+        "in",
+        "it",
+    ]
+)
+#: Words that flip a sentence's meaning: two texts that differ in them are never duplicates.
+NEGATIONS = frozenset(
+    {"no", "nunca", "jamas", "ni", "tampoco", "nada", "nadie", "ningun", "ninguna"}
+)
+
+
+def fold(text: str) -> str:
+    """Casefold and drop accents except the tilde of ñ."""
+    out: list[str] = []
+    for ch in unicodedata.normalize("NFD", text.casefold()):
+        if unicodedata.combining(ch) and not (ch == _COMBINING_TILDE and out and out[-1] == "n"):
+            continue
+        out.append(ch)
+    return unicodedata.normalize("NFC", "".join(out))
+
+
+def clean_tag(raw: str) -> str:
+    """The stored form of a tag: trimmed, without '#', lowercase NFC, as written otherwise."""
+    tag = unicodedata.normalize("NFC", raw.strip().lstrip("#").strip()).lower()
+    return re.sub(r"\s+", "-", tag)[:60]
+
+
+def tag_key(raw: str) -> str:
+    """The key filters match on: "Fatiga", "#fatiga" and "fátiga" share it."""
+    return fold(clean_tag(raw))
+
+
+def project_key(raw: str) -> str:
+    return fold(raw.strip())
+
+
+def words(text: str) -> list[str]:
+    """Folded word tokens (numbers kept whole: "2%" -> "2", "4.5" -> "4.5")."""
+    return _WORD.findall(fold(text))
+
+
+def content_words(text: str) -> set[str]:
+    return {w for w in words(text) if w not in STOPWORDS}
+
+
+def numbers(text: str) -> set[str]:
+    return set(_NUMBER.findall(text))
+
+
+def approx_tokens(text: str) -> int:
+    """Token estimate for budgets: ~4 characters a token, the usual rule for Latin scripts."""
+    return (len(text) + 3) // 4

@@ -1,0 +1,227 @@
+"""The Chroma memory store: an active collection, searched, and an archive, never searched.
+
+Embedded (``PersistentClient`` under ``.alma/memory/chroma``) by default, or a Chroma server
+at a URL, through the same code. Archived memories live in their own collection rather than
+behind a flag: a ``where`` that matches nearly everything makes Chroma's filtered search
+several times slower (measured: 22 ms against 2 ms at 10,000 vectors), and the cap needs the
+active count, which a collection gives for free. Vectors are computed by ALMA (the duplicate
+check needs them before a row exists) and handed to Chroma; the registered embedding function
+is there so the collection reopens offline and any ``query_texts`` get the query prefix.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import numpy as np
+
+from policies.errors import ConfigError, UnavailableError
+from state.memory.embedder import AlmaEmbeddingFunction, Embedder, Vectors
+from state.memory.models import MemoryRecord
+from state.memory.statedb import MemoryStateDB
+
+ACTIVE = "alma_memories"
+ARCHIVE = "alma_memory_archive"
+_PAGE = 2000
+
+
+def where_all(*conditions: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Chroma wants ``$and`` with two or more clauses, and a bare clause otherwise."""
+    parts = [c for c in conditions if c]
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else {"$and": parts}
+
+
+def _client(path: Path, url: str | None) -> Any:
+    import chromadb
+    from chromadb.config import Settings
+
+    settings = Settings(anonymized_telemetry=False)
+    if url is None:
+        path.mkdir(parents=True, exist_ok=True)
+        return chromadb.PersistentClient(path=str(path), settings=settings)
+    parsed = urlparse(url if "://" in url else f"http://{url}")
+    if not parsed.hostname:
+        raise ConfigError(f"chroma_url {url!r} has no host; write it as http://HOST:PORT.")
+    ssl = parsed.scheme == "https"
+    port = parsed.port or (443 if ssl else 8000)
+    try:
+        return chromadb.HttpClient(host=parsed.hostname, port=port, ssl=ssl, settings=settings)
+    except Exception as exc:  # chromadb raises plain ValueError/ConnectError here
+        raise UnavailableError(
+            f"The Chroma server at {url} does not answer ({exc}); start it or fix chroma_url."
+        ) from exc
+
+
+class MemoryStore:
+    def __init__(
+        self, path: Path, embedder: Embedder, state: MemoryStateDB, *, url: str | None = None
+    ) -> None:
+        self.embedder = embedder
+        self._state = state
+        self.lock = threading.RLock()  # read-modify-write of counters must not interleave
+        self._client = _client(path, url)
+        self._active = self._open(ACTIVE)
+        self._archive = self._open(ARCHIVE)
+        self._finish_moves()
+
+    def _open(self, name: str) -> Any:
+        emb = self.embedder
+        col = self._client.get_or_create_collection(
+            name,
+            embedding_function=AlmaEmbeddingFunction(emb.name),
+            configuration={"hnsw": {"space": "cosine"}},
+            metadata={"embedder": emb.name, "dim": emb.dim},
+        )
+        built_with = (col.metadata or {}).get("embedder", emb.name)
+        if built_with != emb.name:
+            raise ConfigError(
+                f"The memory store was built with the embedder {built_with!r}, not {emb.name!r}; "
+                f"set embedder back to {built_with!r} or move {name} aside to rebuild it."
+            )
+        return col
+
+    # -- reading -----------------------------------------------------------------------
+    def _col(self, archived: bool) -> Any:
+        return self._archive if archived else self._active
+
+    def count(self, *, archived: bool = False) -> int:
+        return int(self._col(archived).count())
+
+    def get(self, ids: Sequence[str], *, archived: bool = False) -> list[MemoryRecord]:
+        if not ids:
+            return []
+        res = self._col(archived).get(ids=list(ids), include=["documents", "metadatas"])
+        by_id = {
+            i: MemoryRecord.from_chroma(i, d, m)
+            for i, d, m in zip(res["ids"], res["documents"], res["metadatas"], strict=True)
+        }
+        return [by_id[i] for i in ids if i in by_id]
+
+    def vectors(self, ids: Sequence[str], *, archived: bool = False) -> dict[str, Vectors]:
+        if not ids:
+            return {}
+        res = self._col(archived).get(ids=list(ids), include=["embeddings"])
+        return {
+            i: np.asarray(e, dtype=np.float32)
+            for i, e in zip(res["ids"], res["embeddings"], strict=True)
+        }
+
+    def find(self, memory_id: str) -> tuple[MemoryRecord, bool] | None:
+        """The memory and whether it is archived, wherever it is."""
+        for archived in (False, True):
+            found = self.get([memory_id], archived=archived)
+            if found:
+                return found[0], archived
+        return None
+
+    def existing(self, ids: Sequence[str]) -> set[str]:
+        out: set[str] = set()
+        for archived in (False, True):
+            if ids:
+                out |= set(self._col(archived).get(ids=list(ids), include=[])["ids"])
+        return out
+
+    def scan(
+        self, where: dict[str, Any] | None = None, *, archived: bool = False, documents: bool = True
+    ) -> Iterator[MemoryRecord]:
+        """Every matching memory, page by page (documents may be skipped to save time)."""
+        col = self._col(archived)
+        include = ["metadatas", "documents"] if documents else ["metadatas"]
+        offset = 0
+        while True:
+            res = col.get(where=where, limit=_PAGE, offset=offset, include=include)
+            docs = res["documents"] if documents else ["·"] * len(res["ids"])
+            for i, d, m in zip(res["ids"], docs, res["metadatas"], strict=True):
+                yield MemoryRecord.from_chroma(i, d or "·", m)
+            if len(res["ids"]) < _PAGE:
+                return
+            offset += _PAGE
+
+    def query(
+        self, vectors: Vectors, n: int, where: dict[str, Any] | None = None
+    ) -> list[list[tuple[MemoryRecord, float]]]:
+        """Nearest active memories for each query vector, with cosine similarity."""
+        if n <= 0 or len(vectors) == 0 or self._active.count() == 0:
+            return [[] for _ in range(len(vectors))]
+        res = self._active.query(
+            query_embeddings=np.atleast_2d(vectors),
+            n_results=n,
+            where=where,
+            include=["documents", "metadatas", "distances"],
+        )
+        out: list[list[tuple[MemoryRecord, float]]] = []
+        for ids, docs, metas, dists in zip(
+            res["ids"], res["documents"], res["metadatas"], res["distances"], strict=True
+        ):
+            out.append(
+                [
+                    (MemoryRecord.from_chroma(i, d, m), 1.0 - float(dist))
+                    for i, d, m, dist in zip(ids, docs, metas, dists, strict=True)
+                ]
+            )
+        return out
+
+    # -- writing -----------------------------------------------------------------------
+    def add(self, records: Sequence[MemoryRecord], vectors: Vectors) -> None:
+        if records:
+            self._active.upsert(
+                ids=[r.id for r in records],
+                embeddings=np.atleast_2d(vectors),
+                documents=[r.content for r in records],
+                metadatas=[r.to_metadata() for r in records],
+            )
+
+    def update(self, records: Sequence[MemoryRecord], *, archived: bool = False) -> None:
+        """Replace the metadata of existing memories exactly (Chroma merges on update, so
+        keys that disappeared, such as an emptied list, are removed explicitly)."""
+        if not records:
+            return
+        col = self._col(archived)
+        old = col.get(ids=[r.id for r in records], include=["metadatas"])
+        old_keys = {i: set(m or {}) for i, m in zip(old["ids"], old["metadatas"], strict=True)}
+        metas: list[dict[str, Any]] = []
+        for rec in records:
+            meta = rec.to_metadata()
+            for key in old_keys.get(rec.id, set()) - set(meta):
+                meta[key] = None
+            metas.append(meta)
+        col.update(ids=[r.id for r in records], metadatas=metas)
+
+    def move(self, records: Sequence[MemoryRecord], *, to_archive: bool) -> None:
+        """Move memories (with the metadata given) between active and archive. Journaled."""
+        direction = "archive" if to_archive else "restore"
+        for rec in records:
+            self._state.add_move(rec.id, direction, {"record": rec.model_dump()})
+        self._do_moves(records, to_archive)
+
+    def _do_moves(self, records: Sequence[MemoryRecord], to_archive: bool) -> None:
+        src, dst = (self._active, self._archive) if to_archive else (self._archive, self._active)
+        ids = [r.id for r in records]
+        have = src.get(ids=ids, include=["embeddings"])
+        vec = {i: e for i, e in zip(have["ids"], have["embeddings"], strict=True)}
+        moving = [r for r in records if r.id in vec]
+        if moving:
+            dst.upsert(
+                ids=[r.id for r in moving],
+                embeddings=np.asarray([vec[r.id] for r in moving], dtype=np.float32),
+                documents=[r.content for r in moving],
+                metadatas=[r.to_metadata() for r in moving],
+            )
+            src.delete(ids=[r.id for r in moving])
+        stayed = [r for r in records if r.id not in vec]
+        if stayed:  # an earlier, interrupted move got as far as the destination already
+            there = set(dst.get(ids=[r.id for r in stayed], include=[])["ids"])
+            self.update([r for r in stayed if r.id in there], archived=to_archive)
+        for rec in records:
+            self._state.clear_move(rec.id)
+
+    def _finish_moves(self) -> None:
+        for _memory_id, direction, payload in self._state.pending_moves():
+            rec = MemoryRecord.model_validate(payload["record"])
+            self._do_moves([rec], direction == "archive")
