@@ -314,3 +314,14 @@ def test_validate_only_ever_accepts_what_the_table_says(cmd: str, args: dict[str
         else:
             assert isinstance(value, list) and all(type(v) is str for v in value)
     assert validate(cmd, checked) == checked  # what the server dispatches re-validates
+
+
+def test_docs_list_every_command_and_argument() -> None:
+    doc = (Path(__file__).parents[2] / "docs" / "protocol.md").read_text(encoding="utf-8")
+    rows = {
+        line.split("|")[1].strip(" `"): line for line in doc.splitlines() if line.startswith("| `")
+    }
+    for command in COMMANDS.values():
+        assert command.name in rows, f"docs/protocol.md lacks {command.name}"
+        for arg in command.args:
+            assert f"`{arg.name}`" in rows[command.name], f"docs lack {command.name} {arg.name}"
