@@ -238,9 +238,10 @@ class ControlServer:
         with self._lock:
             conns = dict(self._conns)
         for conn in conns:
-            # Wakes a thread blocked in recv(); a dispatch in flight finishes first.
+            # SHUT_RD wakes a thread blocked in recv(); a dispatch in flight finishes and can
+            # still send its answer (an accepted action must not look lost to the person).
             with contextlib.suppress(OSError):
-                conn.shutdown(socket.SHUT_RDWR)
+                conn.shutdown(socket.SHUT_RD)
         for thread in conns.values():
             thread.join(timeout)
         self._wake_r.close()

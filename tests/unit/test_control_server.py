@@ -240,6 +240,39 @@ def test_idle_connection_is_closed(make_server: Callable[..., ControlServer]) ->
         assert time.monotonic() - started < 3
 
 
+def test_close_lets_a_dispatch_in_flight_answer(
+    make_server: Callable[..., ControlServer], fake: FakeDispatcher
+) -> None:
+    server = make_server()
+    entered, release = threading.Event(), threading.Event()
+
+    def slow(args: dict[str, object]) -> object:
+        entered.set()
+        release.wait(5)
+        return {"id": 7, "status": "done"}
+
+    fake.results["suggestions.accept"] = slow
+    answers: list[object] = []
+    caller = threading.Thread(
+        target=lambda: answers.append(
+            Client(server.socket_path, 10).call("suggestions.accept", id=3)
+        )
+    )
+    caller.start()
+    idle = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)  # an idle one must not hold close up
+    idle.connect(os.fspath(server.socket_path))
+    assert entered.wait(5)
+    closer = threading.Thread(target=server.close)
+    closer.start()
+    time.sleep(0.1)
+    release.set()
+    closer.join(10)
+    caller.join(10)
+    idle.close()
+    assert answers == [{"id": 7, "status": "done"}]
+    assert not closer.is_alive() and not server.socket_path.exists()
+
+
 # --------------------------------------------------------------------------- the socket's files
 
 
