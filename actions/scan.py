@@ -1,0 +1,349 @@
+"""Read-only listings of folders below the ALMA root, for the planners.
+
+Every folder is reached through directory fds with ``O_NOFOLLOW`` (:mod:`actions.safefs`), and
+every entry is ``lstat``-ed relative to its folder's fd, so a symlink is seen as a symlink and
+never followed. A scan keeps only what an action may safely touch later; everything else is
+reported in ``skipped`` with the reason, so a person can see why a file was left out:
+
+- names :func:`~actions.safefs.check_name` refuses (newline and other control characters,
+  invalid UTF-8, which ``os.listdir`` gives as surrogate escapes, more than 255 bytes);
+- symlinks, and anything that is not a regular file or a folder (fifos, sockets, devices);
+- hard-linked files (``st_nlink > 1``): other names share the bytes, moving one name is a
+  surprise and trashing one frees nothing;
+- the engine's own temp files (``.alma-tmp-*``), which belong to an action in flight;
+- files changed (``mtime``) less than ``settle_seconds`` before ``now``: something may still be
+  writing them. ``mtime`` and not ``ctime`` is the clock, because ``ctime`` moves on every
+  rename and chmod; a future ``mtime`` counts as "just changed" and is left alone too.
+
+The recursive :func:`scan_tree` walks breadth first with bounds on files, folders and depth, and
+never descends into symlinks, ``.alma/``, hidden folders, dependency and cache folders, or the
+folders it is told to exclude (read-only zones).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections import deque
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+
+from actions.ops import FileKind, Identity
+from actions.safefs import check_name, identity_of, kind_of, open_dir, split_relpath
+from actions.tree import Tree
+from policies.errors import RefusedError
+
+ENGINE_TMP_PREFIX = ".alma-tmp-"
+#: Folders a recursive scan never enters: ALMA's own data, and trees that tools own (moving or
+#: trashing a file in them breaks a program, and they hold many files no person placed).
+SKIP_DIR_NAMES = frozenset(
+    {
+        ".alma",
+        "node_modules",
+        "__pycache__",
+        "site-packages",
+        "venv",
+        ".venv",
+        ".git",
+        ".hg",
+        ".svn",
+        ".tox",
+        ".cache",
+    }
+)
+
+
+@dataclass(frozen=True)
+class ScannedFile:
+    """A regular file an action may touch, as it was when scanned."""
+
+    path: str  # root-relative, "/"-separated
+    name: str
+    identity: Identity
+
+    @property
+    def folder(self) -> str:
+        return self.path.rpartition("/")[0]
+
+
+@dataclass(frozen=True)
+class Skipped:
+    path: str  # root-relative and printable (hostile bytes shown escaped)
+    reason: str
+
+
+@dataclass(frozen=True)
+class FolderScan:
+    """One folder's direct entries.
+
+    ``entries`` names every entry present with its kind, skipped ones included, so a planner
+    never picks a destination that exists. ``peeked`` holds the entry names of the subfolders
+    the caller asked to look into (an organize planner's destinations).
+    """
+
+    folder: str
+    files: tuple[ScannedFile, ...]
+    entries: Mapping[str, FileKind]
+    skipped: tuple[Skipped, ...]
+    peeked: Mapping[str, frozenset[str]] = field(default_factory=dict)
+
+    @property
+    def subfolders(self) -> tuple[str, ...]:
+        return tuple(sorted(n for n, k in self.entries.items() if k == "dir"))
+
+
+@dataclass(frozen=True)
+class TreeScan:
+    """A bounded recursive scan: the folders in breadth-first order."""
+
+    top: str
+    folders: tuple[FolderScan, ...]
+    skipped: tuple[Skipped, ...]  # folders not entered, with the reason
+    truncated: bool  # a bound was reached: some folders or files were not listed
+
+    @property
+    def files(self) -> list[ScannedFile]:
+        return [f for folder in self.folders for f in folder.files]
+
+    def all_skipped(self) -> list[Skipped]:
+        return [*self.skipped, *(s for folder in self.folders for s in folder.skipped)]
+
+
+def printable(name: str) -> str:
+    """A name as a person can read it in one line: bad bytes and control chars escaped."""
+    raw = os.fsencode(name)
+    text = raw.decode("utf-8", errors="backslashreplace")
+    return "".join(c if 32 <= ord(c) != 127 else f"\\x{ord(c):02x}" for c in text)
+
+
+def _join(folder: str, name: str) -> str:
+    return f"{folder}/{name}" if folder else name
+
+
+def _refusal(name: str) -> str | None:
+    try:
+        check_name(name, where="name")
+    except RefusedError as exc:
+        return str(exc).removeprefix("name: ")
+    return None
+
+
+def _list_fd(fd: int) -> list[str]:
+    # listdir on an fd gives str names; undecodable bytes come back as surrogate escapes, which
+    # check_name refuses and os functions encode back to the original bytes.
+    return sorted(os.listdir(fd))
+
+
+def _classify(
+    folder: str,
+    fd: int,
+    name: str,
+    *,
+    cutoff_ns: int,
+    entries: dict[str, FileKind],
+    files: list[ScannedFile],
+    skipped: list[Skipped],
+) -> os.stat_result | None:
+    """Record one entry; return its stat when it is a folder worth entering."""
+    shown = _join(folder, printable(name))
+    try:
+        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except FileNotFoundError:  # gone since the listing
+        return None
+    kind = kind_of(st)
+    entries[name] = kind
+    refusal = _refusal(name)
+    if refusal is not None:
+        skipped.append(Skipped(shown, refusal))
+        return None
+    if kind == "symlink":
+        skipped.append(Skipped(shown, "a symlink: ALMA never follows or moves links"))
+        return None
+    if kind == "dir":
+        return st
+    if kind != "file":
+        skipped.append(Skipped(shown, "not a regular file (a device, fifo or socket)"))
+        return None
+    if name.startswith(ENGINE_TMP_PREFIX):
+        skipped.append(Skipped(shown, "a temp file of an ALMA action in flight"))
+        return None
+    if st.st_nlink > 1:
+        skipped.append(Skipped(shown, f"has {st.st_nlink} hard links: other names share its bytes"))
+        return None
+    if st.st_mtime_ns > cutoff_ns:
+        skipped.append(Skipped(shown, "changed too recently (it may still be being written)"))
+        return None
+    files.append(ScannedFile(path=_join(folder, name), name=name, identity=identity_of(st)))
+    return None
+
+
+def _cutoff_ns(now: float, settle_seconds: float) -> int:
+    return int((now - settle_seconds) * 1_000_000_000)
+
+
+def _scan_fd(
+    fd: int, folder: str, *, cutoff_ns: int
+) -> tuple[FolderScan, list[tuple[str, os.stat_result]]]:
+    entries: dict[str, FileKind] = {}
+    files: list[ScannedFile] = []
+    skipped: list[Skipped] = []
+    dirs: list[tuple[str, os.stat_result]] = []
+    for name in _list_fd(fd):
+        st = _classify(
+            folder, fd, name, cutoff_ns=cutoff_ns, entries=entries, files=files, skipped=skipped
+        )
+        if st is not None:
+            dirs.append((name, st))
+    scan = FolderScan(folder=folder, files=tuple(files), entries=entries, skipped=tuple(skipped))
+    return scan, dirs
+
+
+def scan_folder(
+    tree: Tree,
+    folder: str,
+    *,
+    now: float,
+    settle_seconds: float,
+    peek: Callable[[str], bool] | None = None,
+) -> FolderScan:
+    """The direct entries of ``folder`` (root-relative).
+
+    ``peek`` selects subfolders whose entry names are listed too (in ``peeked``), so a planner
+    can check that a destination inside them is free. Raises FileNotFoundError when the folder
+    is missing and RefusedError when a component of it is a symlink.
+    """
+    fd = tree.dir(tuple(split_relpath(folder)))
+    scan, dirs = _scan_fd(fd, folder, cutoff_ns=_cutoff_ns(now, settle_seconds))
+    if peek is None:
+        return scan
+    peeked: dict[str, frozenset[str]] = {}
+    for name, _st in dirs:
+        if _refusal(name) is not None or not peek(name):
+            continue
+        try:
+            sub = open_dir(fd, [name])
+        except (FileNotFoundError, RefusedError):  # replaced since the listing
+            continue
+        try:
+            peeked[name] = frozenset(os.listdir(sub))
+        finally:
+            os.close(sub)
+    return replace(scan, peeked=peeked)
+
+
+def _inside(parts: tuple[str, ...], others: Iterable[tuple[str, ...]]) -> bool:
+    return any(parts[: len(o)] == o for o in others)
+
+
+def scan_tree(
+    tree: Tree,
+    top: str,
+    *,
+    now: float,
+    settle_seconds: float,
+    exclude: Collection[str] = (),
+    max_files: int = 20_000,
+    max_folders: int = 2_000,
+    max_depth: int = 8,
+) -> TreeScan:
+    """Every folder below ``top`` (itself included), breadth first, within the bounds.
+
+    ``exclude`` names root-relative folders never entered (read-only zones inside ``top``).
+    Folders are reopened from the root fd one component at a time rather than kept open, so a
+    wide tree never exhausts file descriptors and every step is an ``O_NOFOLLOW`` open. Raises
+    FileNotFoundError when ``top`` is missing and RefusedError when it is (behind) a symlink.
+    """
+    top_parts = tuple(split_relpath(top))
+    excluded = [tuple(split_relpath(e)) for e in exclude]
+    if _inside(top_parts, [(".alma",), *excluded]):
+        return TreeScan(top, (), (Skipped(top, "a read-only or ALMA-internal folder"),), False)
+    cutoff = _cutoff_ns(now, settle_seconds)
+    queue: deque[tuple[str, ...]] = deque([top_parts])
+    folders: list[FolderScan] = []
+    skipped: list[Skipped] = []
+    nfiles = 0
+    truncated = False
+    while queue:
+        parts = queue.popleft()
+        if len(folders) >= max_folders or nfiles >= max_files:
+            truncated = True
+            break
+        try:
+            fd = open_dir(tree.root_fd, list(parts))
+        except (FileNotFoundError, RefusedError):
+            if parts == top_parts:
+                raise
+            continue  # replaced by a link or removed since its parent was listed
+        try:
+            folder = "/".join(parts)
+            scan, dirs = _scan_fd(fd, folder, cutoff_ns=cutoff)
+        finally:
+            os.close(fd)
+        if nfiles + len(scan.files) > max_files:
+            scan = replace(scan, files=scan.files[: max_files - nfiles])
+            truncated = True
+        nfiles += len(scan.files)
+        folders.append(scan)
+        for name, _st in dirs:
+            child = (*parts, name)
+            shown = _join(folder, name)
+            if name in SKIP_DIR_NAMES or name.startswith("."):
+                skipped.append(Skipped(shown, "a hidden, tool-owned or ALMA-internal folder"))
+            elif _inside(child, excluded):
+                skipped.append(Skipped(shown, "a read-only zone"))
+            elif len(child) - len(top_parts) > max_depth:
+                skipped.append(Skipped(shown, f"deeper than {max_depth} levels"))
+                truncated = True
+            else:
+                queue.append(child)
+    return TreeScan(top, tuple(folders), tuple(skipped), truncated)
+
+
+def with_sha256(
+    tree: Tree, files: Iterable[ScannedFile], *, max_bytes: int | None = None
+) -> tuple[list[ScannedFile], list[Skipped]]:
+    """The files with ``identity.sha256`` filled in, read through fds without following links.
+
+    The hash is taken between two ``fstat`` of the same fd that must both match the scanned
+    identity, so a file changed while (or since) it was scanned is dropped, never hashed as
+    something it no longer is. Hashing stops (the rest reported as skipped) after ``max_bytes``.
+    """
+    out: list[ScannedFile] = []
+    skipped: list[Skipped] = []
+    budget = max_bytes
+    for f in files:
+        if budget is not None and f.identity.size > budget:
+            skipped.append(Skipped(f.path, "not hashed: the hashing budget of this scan is spent"))
+            continue
+        digest = _hash_if_same(tree, f)
+        if digest is None:
+            skipped.append(Skipped(f.path, "changed or vanished since it was scanned"))
+            continue
+        if budget is not None:
+            budget -= f.identity.size
+        out.append(replace(f, identity=replace(f.identity, sha256=digest)))
+    return out, skipped
+
+
+def _hash_if_same(tree: Tree, f: ScannedFile) -> str | None:
+    try:
+        dir_fd, name = tree.parent(f.path)
+        fd = os.open(
+            name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=dir_fd
+        )
+    except (OSError, RefusedError):
+        return None
+    try:
+        before = os.fstat(fd)
+        if not stat.S_ISREG(before.st_mode) or not f.identity.same_file(identity_of(before)):
+            return None
+        digest = hashlib.sha256()
+        while chunk := os.read(fd, 1 << 20):
+            digest.update(chunk)
+        after = os.fstat(fd)
+        if (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
+            return None
+        return digest.hexdigest()
+    finally:
+        os.close(fd)
