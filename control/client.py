@@ -29,9 +29,16 @@ class Client:
     are checked against the command table before anything is sent.
     """
 
-    def __init__(self, socket_path: Path, timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        socket_path: Path,
+        timeout: float = 30.0,
+        *,
+        start_hint: str = "alma-agentd --root ROOT",
+    ) -> None:
         self.socket_path = Path(socket_path)
         self.timeout = timeout
+        self.start_hint = start_hint  # the command that starts the daemon, for error sentences
 
     def call(self, cmd: str, **args: object) -> object:
         commands.validate(cmd, args)  # the same table the server checks: fail fast, locally
@@ -62,7 +69,7 @@ class Client:
             conn.close()
             raise DaemonUnreachable(
                 f"alma-agentd is not reachable on {self.socket_path} ({exc.strerror or exc}); "
-                "start it with `alma-agentd --root ROOT` (or `systemctl --user start alma`)."
+                f"start it with `{self.start_hint}` (or `systemctl --user start alma`)."
             ) from None
         conn.settimeout(self.timeout)
         return conn

@@ -336,7 +336,7 @@ def _init(root: Path, with_examples: bool) -> _Outcome:
     if with_examples:
         result["examples"], note = _examples(root)
         human += "\n" + note
-    human += f"\nStart the daemon with `alma-agentd --root {root}`."
+    human += f"\nStart the daemon with `{_start_hint(root)}`."
     return _Outcome(result, human)
 
 
@@ -344,10 +344,11 @@ def _examples(root: Path) -> tuple[object, str]:
     from control.client import Client, DaemonUnreachable
     from control.protocol import socket_path_for
 
+    client = Client(
+        socket_path_for(root), COMMANDS["memory.examples"].timeout, start_hint=_start_hint(root)
+    )
     try:
-        result = Client(socket_path_for(root), COMMANDS["memory.examples"].timeout).call(
-            "memory.examples"
-        )
+        result = client.call("memory.examples")
         return result, "Example memories stored by the daemon."
     except DaemonUnreachable:
         pass
@@ -365,11 +366,17 @@ def _examples(root: Path) -> tuple[object, str]:
     return {"via": "subprocess", "output": output}, output or "Example memories stored."
 
 
+def _start_hint(root: Path) -> str:
+    from shlex import quote
+
+    return f"alma-agentd --root {quote(str(root))}"
+
+
 def _status_unreachable(root: Path, socket: Path) -> _Outcome:
     doc = {"running": False, "root": str(root), "socket": str(socket)}
     human = (
         f"alma-agentd is not running for {root} (no answer on {socket}); "
-        f"start it with `alma-agentd --root {root}`."
+        f"start it with `{_start_hint(root)}`."
     )
     return _Outcome(doc, human, EXIT_UNREACHABLE)
 
@@ -404,8 +411,9 @@ def _run(ns: argparse.Namespace) -> _Outcome:
     command = COMMANDS[ns.wire]
     args = _wire_args(command, ns)
     socket = socket_path_for(root)
+    client = Client(socket, command.timeout, start_hint=_start_hint(root))
     try:
-        result = Client(socket, command.timeout).call(command.name, **args)
+        result = client.call(command.name, **args)
     except DaemonUnreachable:
         if command.name == "status":
             return _status_unreachable(root, socket)

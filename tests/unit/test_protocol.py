@@ -289,7 +289,7 @@ _json = st.recursive(
 _arg_names = sorted({arg.name for c in COMMANDS.values() for arg in c.args})
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(
     cmd=st.sampled_from(sorted(COMMANDS)) | st.text(max_size=12),
     args=st.dictionaries(st.sampled_from(_arg_names) | st.text(max_size=6), _json, max_size=5),
