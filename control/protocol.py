@@ -71,11 +71,17 @@ def socket_dir(uid: int | None = None) -> Path:
 
 def socket_path_for(root: Path, uid: int | None = None) -> Path:
     """One socket per root, named by a hash so the path stays under the AF_UNIX 108-byte limit."""
-    import hashlib  # here, not at the top: alma-ctl --help should not pay for OpenSSL
-
     absolute = os.path.abspath(os.fspath(root))
-    digest = hashlib.sha256(absolute.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    digest = _sha256_hex(absolute.encode("utf-8", "surrogateescape"))[:16]
     return socket_dir(uid) / f"{digest}.sock"
+
+
+def _sha256_hex(data: bytes) -> str:
+    try:  # CPython's builtin SHA-256: hashlib would load OpenSSL, ~10 ms of every alma-ctl run
+        from _sha256 import sha256  # type: ignore[import-not-found]
+    except ImportError:  # renamed in Python 3.12; hashlib always works
+        from hashlib import sha256
+    return str(sha256(data).hexdigest())
 
 
 # --------------------------------------------------------------------------- encoding

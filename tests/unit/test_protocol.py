@@ -33,6 +33,13 @@ def test_socket_path_under_xdg_runtime_dir(monkeypatch: pytest.MonkeyPatch, tmp_
     assert re.fullmatch(r"[0-9a-f]{16}\.sock", path.name)
 
 
+def test_socket_name_is_the_sha256_of_the_absolute_root() -> None:
+    import hashlib
+
+    expected = hashlib.sha256("/home/ana/ALMA ñ".encode()).hexdigest()[:16] + ".sock"
+    assert protocol.socket_path_for(Path("/home/ana/ALMA ñ")).name == expected
+
+
 @pytest.mark.parametrize("value", [None, "", "relative/dir", "/does/not/exist"])
 def test_socket_path_falls_back_to_tmp_by_uid(
     monkeypatch: pytest.MonkeyPatch, value: str | None
