@@ -1,0 +1,123 @@
+"""``duplicates``: identical files; keep one of each group, trash the others (restorable).
+
+Rules:
+
+- Candidates are people's content files only: images, documents, spreadsheets, presentations,
+  audio, video, archives (:data:`DEDUPE_CATEGORIES`), not empty, not hidden, not temp. Code,
+  data and unknown types are left out on purpose: two identical ``__init__.py`` or
+  ``config.json`` in two projects are both needed.
+- Files are grouped by size first (:func:`size_candidates`), and only those are hashed (full
+  sha256 through fds, :func:`actions.scan.with_sha256`); a group is files of equal size and
+  hash. Two names of one inode are one file, never duplicates of each other.
+- The one kept (:func:`keep_order`): the oldest ``mtime`` (most likely the original), then the
+  shortest path (the least nested copy), then the first path in code-point order.
+- The others get ``Trash`` ops whose ``expect`` includes the sha256 the decision rests on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from actions.ops import Op, Trash
+from actions.planners.base import PlanResult, cap_evidence, fingerprint, identity_key, plural
+from actions.planners.categories import category_of
+from actions.planners.temp_cleanup import is_temp_name
+from actions.scan import ScannedFile
+
+KIND = "duplicates"
+DEDUPE_CATEGORIES = frozenset(
+    {"images", "documents", "spreadsheets", "presentations", "audio", "video", "archives"}
+)
+
+
+def _eligible(f: ScannedFile) -> bool:
+    return (
+        f.identity.size > 0
+        and not f.name.startswith(".")
+        and not is_temp_name(f.name)
+        and category_of(f.name) in DEDUPE_CATEGORIES
+    )
+
+
+def _one_name_per_inode(files: Iterable[ScannedFile]) -> list[ScannedFile]:
+    seen: set[tuple[int, int]] = set()
+    out: list[ScannedFile] = []
+    for f in sorted(files, key=keep_order):
+        key = (f.identity.dev, f.identity.ino)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
+def keep_order(f: ScannedFile) -> tuple[int, int, str]:
+    """Sort key whose first element is the file to keep."""
+    return (f.identity.mtime_ns, len(f.path), f.path)
+
+
+def size_candidates(files: Iterable[ScannedFile]) -> list[ScannedFile]:
+    """The eligible files that share their size with another file: the only ones worth hashing."""
+    by_size: dict[int, list[ScannedFile]] = {}
+    for f in _one_name_per_inode(f for f in files if _eligible(f)):
+        by_size.setdefault(f.identity.size, []).append(f)
+    return sorted((f for g in by_size.values() if len(g) > 1 for f in g), key=lambda f: f.path)
+
+
+def duplicate_groups(files: Iterable[ScannedFile]) -> list[list[ScannedFile]]:
+    """Groups of identical files (hashed ones only), each sorted with the one to keep first."""
+    groups: dict[tuple[int, str], list[ScannedFile]] = {}
+    for f in _one_name_per_inode(f for f in files if _eligible(f)):
+        if f.identity.sha256 is not None:
+            groups.setdefault((f.identity.size, f.identity.sha256), []).append(f)
+    found = [sorted(g, key=keep_order) for g in groups.values() if len(g) > 1]
+    return sorted(found, key=lambda g: g[0].path)
+
+
+def plan_dedupe(
+    target: str, files: Iterable[ScannedFile], *, max_ops: int | None = None
+) -> PlanResult | None:
+    """Trash all but one of each group of identical ``files`` (with sha256); None if no group.
+
+    With ``max_ops``, whole groups are taken in order until the next would pass the limit.
+    """
+    groups = duplicate_groups(files)
+    notes: list[str] = []
+    if max_ops is not None:
+        taken: list[list[ScannedFile]] = []
+        ops = 0
+        for g in groups:
+            if ops + len(g) - 1 > max_ops:
+                break
+            taken.append(g)
+            ops += len(g) - 1
+        if len(taken) < len(groups):
+            notes.append(
+                f"Solo {len(taken)} de {len(groups)} grupos (el límite de un plan); el resto, después."
+            )
+        groups = taken
+    if not groups:
+        return None
+    plan: list[Op] = []
+    depends: list[str] = []
+    evidence: list[str] = []
+    for keep, *copies in groups:
+        depends += [identity_key(f.path, f.identity) for f in (keep, *copies)]
+        plan += [Trash(path=f.path, expect=f.identity) for f in copies]
+        sha = keep.identity.sha256 or ""
+        evidence.append(
+            f"Se conserva {keep.path}; a la papelera: {', '.join(f.path for f in copies)} "
+            f"({keep.identity.size} bytes, sha256 {sha[:12]}…)"
+        )
+    return PlanResult(
+        kind=KIND,
+        target=target,
+        title=f"Quitar archivos duplicados en {target}",
+        reason=(
+            f"{plural(len(plan), 'copia idéntica', 'copias idénticas')} "
+            f"de {plural(len(groups), 'archivo', 'archivos')}"
+        ),
+        evidence=cap_evidence(notes + evidence),
+        plan=plan,
+        files=len(plan),
+        fingerprint=fingerprint(KIND, target, depends),
+    )

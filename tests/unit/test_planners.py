@@ -1,0 +1,305 @@
+"""The plan builders on real temp trees: ops, evidence, the rules that leave files alone."""
+
+from __future__ import annotations
+
+import os
+import time
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from actions.ops import Mkdir, Move, Trash, files_touched, plan_from_list, plan_to_list
+from actions.planners import (
+    PlanResult,
+    destination_filter,
+    is_temp_name,
+    plan_dedupe,
+    plan_organize,
+    plan_temp_cleanup,
+    size_candidates,
+)
+from actions.planners.categories import category_of
+from actions.planners.organize import OrganizeBy
+from actions.scan import FolderScan, ScannedFile, scan_folder, scan_tree, with_sha256
+from actions.tree import Tree
+
+NOW = time.time()
+OLD = NOW - 3600
+DAY = 86_400.0
+
+
+def touch(path: Path, data: bytes = b"x", mtime: float = OLD) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    os.utime(path, (mtime, mtime))
+    return path
+
+
+def folder_scan(root: Path, folder: str, by: OrganizeBy = "type") -> FolderScan:
+    with Tree(root) as tree:
+        return scan_folder(tree, folder, now=NOW, settle_seconds=120, peek=destination_filter(by))
+
+
+def organize(root: Path, folder: str = "user/projectY", by: OrganizeBy = "type") -> PlanResult:
+    result = plan_organize(folder_scan(root, folder, by), by=by)
+    assert result is not None
+    return result
+
+
+def hashed_files(root: Path, top: str = "user") -> list[ScannedFile]:
+    with Tree(root) as tree:
+        files = scan_tree(tree, top, now=NOW, settle_seconds=120).files
+        hashed, _ = with_sha256(tree, size_candidates(files))
+    return hashed
+
+
+def moves(result: PlanResult) -> dict[str, str]:
+    return {op.src: op.dst for op in result.plan if isinstance(op, Move)}
+
+
+# -- organize ------------------------------------------------------------------------------------
+
+
+def test_category_map_is_case_insensitive() -> None:
+    assert category_of("FOTO.JPG") == "images"
+    assert category_of("x.tar.gz") == "archives"
+    assert category_of("informe.PDF") == "documents"
+    assert category_of("README") == "other"
+    assert category_of(".bashrc") == "other"
+
+
+def test_organize_by_type_like_the_contract(tmp_path: Path) -> None:
+    p = tmp_path / "user/projectY"
+    for name in ("a.jpg", "b.PNG", "c.pdf", "d.xlsx", "e.mp3", "f.zip", "g.weird"):
+        touch(p / name)
+    result = organize(tmp_path)
+    assert result.kind == "organize" and result.target == "user/projectY"
+    assert result.title == "Ordenar user/projectY por tipo de archivo"
+    assert result.reason == "7 archivos sueltos de 6 tipos"
+    assert result.files == 7 == files_touched(result.plan)
+    mkdirs = [op.path for op in result.plan if isinstance(op, Mkdir)]
+    assert mkdirs == [
+        f"user/projectY/{c}"
+        for c in ("archives", "audio", "documents", "images", "other", "spreadsheets")
+    ]
+    # every Mkdir comes before the moves, and every move names what it expects
+    kinds = [op.op for op in result.plan]
+    assert kinds == sorted(kinds, key=lambda k: k != "mkdir")
+    assert moves(result)["user/projectY/b.PNG"] == "user/projectY/images/b.PNG"
+    for op in result.plan:
+        if isinstance(op, Move):
+            assert op.expect is not None and op.expect.ino == os.lstat(tmp_path / op.src).st_ino
+    # the plan survives the strict parser the executor uses
+    assert plan_from_list(plan_to_list(result.plan)) == result.plan
+
+
+def test_organize_reuses_existing_folders_and_never_picks_an_existing_destination(
+    tmp_path: Path,
+) -> None:
+    p = tmp_path / "user/projectY"
+    touch(p / "Images/a.jpg", b"already here")  # an existing folder, other case
+    touch(p / "a.JPG")  # same name up to case: would collide on a case-insensitive disk
+    touch(p / "b.jpg")
+    touch(p / "c.pdf")
+    touch(p / "d.pdf")
+    (p / "documents").symlink_to("/etc")  # a name taken by something that is not a folder
+    touch(p / "e.txt")
+    touch(p / "f.mp3")
+    result = organize(tmp_path)
+    assert [op.path for op in result.plan if isinstance(op, Mkdir)] == ["user/projectY/audio"]
+    assert moves(result) == {
+        "user/projectY/b.jpg": "user/projectY/Images/b.jpg",
+        "user/projectY/f.mp3": "user/projectY/audio/f.mp3",
+    }
+    joined = "\n".join(result.evidence)
+    assert "«documents» ya existe y no es una carpeta" in joined
+    assert "user/projectY/a.JPG: ya existe" in joined
+    for dst in moves(result).values():
+        assert not os.path.lexists(tmp_path / dst)
+
+
+def test_organize_leaves_hidden_temp_and_unsettled_files_and_subfolders(tmp_path: Path) -> None:
+    p = tmp_path / "user/projectY"
+    touch(p / ".hidden.jpg")
+    touch(p / "x.tmp")
+    touch(p / "~$informe.docx")
+    touch(p / "new.jpg", mtime=NOW)
+    touch(p / "sub/inner.jpg")
+    touch(p / "a.jpg")
+    touch(p / "b.pdf")
+    result = organize(tmp_path)
+    assert set(moves(result)) == {"user/projectY/a.jpg", "user/projectY/b.pdf"}
+
+
+def test_organize_gives_no_plan_for_one_new_group_or_a_project(tmp_path: Path) -> None:
+    p = tmp_path / "user/fotos"
+    for i in range(20):
+        touch(p / f"{i}.jpg")
+    assert plan_organize(folder_scan(tmp_path, "user/fotos")) is None
+    q = tmp_path / "user/code"
+    for name in ("a.py", "b.md", "c.json", "pyproject.toml"):
+        touch(q / name)
+    assert plan_organize(folder_scan(tmp_path, "user/code")) is None
+
+
+def test_organize_into_an_unpeeked_folder_leaves_the_group(tmp_path: Path) -> None:
+    p = tmp_path / "user/projectY"
+    touch(p / "images/x.jpg")
+    touch(p / "a.jpg")
+    touch(p / "b.pdf")
+    touch(p / "c.mp3")
+    with Tree(tmp_path) as tree:
+        scan = scan_folder(tree, "user/projectY", now=NOW, settle_seconds=120)  # no peek
+    result = plan_organize(scan)
+    assert result is not None
+    assert "user/projectY/a.jpg" not in moves(result)
+    assert any("no se pudo revisar" in e for e in result.evidence)
+
+
+def test_organize_by_month(tmp_path: Path) -> None:
+    p = tmp_path / "user/descargas"
+    stamps = {
+        "a.jpg": datetime(2026, 10, 15, 12).timestamp(),
+        "b.pdf": datetime(2026, 11, 15, 12).timestamp(),
+        "c.pdf": datetime(2026, 11, 16, 12).timestamp(),
+    }
+    for name, ts in stamps.items():
+        touch(p / name, mtime=ts)
+    touch(p / "2026-10/a.jpg")  # occupied destination in an existing month folder
+    result = organize(tmp_path, "user/descargas", by="month")
+    assert result.title == "Ordenar user/descargas por mes"
+    assert moves(result) == {
+        "user/descargas/b.pdf": "user/descargas/2026-11/b.pdf",
+        "user/descargas/c.pdf": "user/descargas/2026-11/c.pdf",
+    }
+
+
+def test_organize_handles_long_names(tmp_path: Path) -> None:
+    p = tmp_path / "user/projectY"
+    long_name = "n" * 251 + ".jpg"  # 255 bytes
+    touch(p / long_name)
+    touch(p / "b.pdf")
+    result = organize(tmp_path)
+    assert moves(result)[f"user/projectY/{long_name}"] == f"user/projectY/images/{long_name}"
+
+
+def test_organize_fingerprint_is_stable_and_follows_the_files(tmp_path: Path) -> None:
+    p = tmp_path / "user/projectY"
+    touch(p / "a.jpg", mtime=datetime(2026, 10, 15, 12).timestamp())
+    touch(p / "b.pdf", mtime=datetime(2026, 11, 15, 12).timestamp())
+    first = organize(tmp_path).fingerprint
+    assert organize(tmp_path).fingerprint == first
+    touch(p / "b.pdf", b"other content")
+    assert organize(tmp_path).fingerprint != first
+    assert organize(tmp_path, by="month").fingerprint != organize(tmp_path).fingerprint
+
+
+# -- duplicates ----------------------------------------------------------------------------------
+
+
+def test_dedupe_keeps_the_oldest_and_trashes_the_others(tmp_path: Path) -> None:
+    u = tmp_path / "user"
+    touch(u / "fotos/playa.jpg", b"P" * 100, mtime=OLD - 100)
+    touch(u / "descargas/playa (1).jpg", b"P" * 100)
+    touch(u / "descargas/playa (2).jpg", b"P" * 100)
+    touch(u / "descargas/otra.jpg", b"Q" * 100)  # same size, other bytes
+    touch(u / "a/informe.pdf", b"R" * 10)
+    touch(u / "b/informe.pdf", b"R" * 10)  # same mtime: the shorter, then first path wins
+    result = plan_dedupe("user", hashed_files(tmp_path))
+    assert result is not None
+    assert result.kind == "duplicates" and result.target == "user"
+    trashed = [op.path for op in result.plan if isinstance(op, Trash)]
+    assert trashed == [
+        "user/b/informe.pdf",
+        "user/descargas/playa (1).jpg",
+        "user/descargas/playa (2).jpg",
+    ]
+    assert result.files == 3
+    assert result.reason == "3 copias idénticas de 2 archivos"
+    for op in result.plan:
+        assert isinstance(op, Trash) and op.expect is not None and op.expect.sha256
+    assert any(e.startswith("Se conserva user/fotos/playa.jpg") for e in result.evidence)
+
+
+def test_dedupe_ignores_hard_links_empty_code_and_data_files(tmp_path: Path) -> None:
+    u = tmp_path / "user"
+    touch(u / "a.jpg", b"same")
+    os.link(u / "a.jpg", u / "b.jpg")  # one inode, two names: not duplicates
+    touch(u / "p1/__init__.py", b"print(1)")
+    touch(u / "p2/__init__.py", b"print(1)")
+    touch(u / "p1/config.json", b"{}")
+    touch(u / "p2/config.json", b"{}")
+    touch(u / "e1.pdf", b"")
+    touch(u / "e2.pdf", b"")
+    assert plan_dedupe("user", hashed_files(tmp_path)) is None
+
+
+def test_dedupe_treats_two_names_of_one_inode_as_one_file() -> None:
+    from actions.ops import Identity
+
+    ident = Identity(dev=1, ino=7, kind="file", size=3, mtime_ns=1, sha256="ab")
+    files = [
+        ScannedFile(path="user/a.jpg", name="a.jpg", identity=ident),
+        ScannedFile(path="user/b.jpg", name="b.jpg", identity=ident),
+    ]
+    assert plan_dedupe("user", files) is None
+
+
+def test_dedupe_respects_max_ops_by_whole_groups(tmp_path: Path) -> None:
+    u = tmp_path / "user"
+    for i in range(3):
+        for j in range(3):
+            touch(u / f"g{i}/c{j}.jpg", bytes([65 + i]) * 10)
+    result = plan_dedupe("user", hashed_files(tmp_path), max_ops=5)
+    assert result is not None and result.files == 4
+    assert "2 de 3 grupos" in result.evidence[0]
+
+
+# -- temp cleanup --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "temp"),
+    [
+        ("x.tmp", True),
+        ("X.TMP", True),
+        ("notas.txt~", True),
+        (".~lock.informe.odt#", True),
+        ("~$informe.docx", True),
+        (".DS_Store", True),
+        ("Thumbs.db", True),
+        (".notas.txt.swp", True),
+        ("copia.bak", False),
+        ("._foto.jpg", False),
+        ("desktop.ini", False),
+        ("~", False),
+        (".tmp", False),
+        ("tmp", False),
+        ("informe.docx", False),
+    ],
+)
+def test_temp_names(name: str, temp: bool) -> None:
+    assert is_temp_name(name) is temp
+
+
+def test_temp_cleanup_trashes_only_old_temp_files(tmp_path: Path) -> None:
+    u = tmp_path / "user"
+    touch(u / "old.tmp", mtime=NOW - 10 * DAY)
+    touch(u / "sub/.DS_Store", mtime=NOW - 30 * DAY)
+    touch(u / "recent.tmp", mtime=NOW - 2 * DAY)
+    touch(u / "copia.bak", mtime=NOW - 30 * DAY)
+    touch(u / "keep.pdf", mtime=NOW - 30 * DAY)
+    with Tree(tmp_path) as tree:
+        files = scan_tree(tree, "user", now=NOW, settle_seconds=120).files
+    result = plan_temp_cleanup("user", files, now=NOW, age_days=7)
+    assert result is not None
+    assert [op.path for op in result.plan if isinstance(op, Trash)] == [
+        "user/old.tmp",
+        "user/sub/.DS_Store",
+    ]
+    assert result.title == "Limpiar archivos temporales en user"
+    assert result.reason == "2 archivos temporales con más de 7 días"
+    assert plan_temp_cleanup("user", files, now=NOW, age_days=60) is None
+    capped = plan_temp_cleanup("user", files, now=NOW, age_days=0, max_ops=1)
+    assert capped is not None and capped.files == 1
