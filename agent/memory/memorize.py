@@ -8,6 +8,7 @@ memory's ``mention_ids`` and stops too. Either way nothing is counted twice.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -19,6 +20,13 @@ log = logging.getLogger(__name__)
 
 #: Neighbours looked at for a near-duplicate: the nearest is nearly always the one.
 _NEIGHBOURS = 3
+_HASHTAG = re.compile(r"(?<![\w&/])#[^\W\d_][\w-]*")
+
+
+def embedding_text(content: str) -> str:
+    """What is embedded: the text without its #hashtags. They are tags (metadata, filtered
+    exactly); left in, one extra "#fatiga" moves a repeat below the duplicate mark."""
+    return " ".join(_HASHTAG.sub(" ", content).split()) or content
 
 
 @dataclass
@@ -45,7 +53,7 @@ class Memorizer:
         if not records:
             return []
         emb = self.store.embedder
-        vectors = emb.passages([r.content for r in records])
+        vectors = emb.passages([embedding_text(r.content) for r in records])
         outcomes: list[Outcome] = []
         added: list[MemoryRecord] = []
         with self.store.lock:
@@ -77,7 +85,7 @@ class Memorizer:
     def put(self, record: MemoryRecord) -> MemoryRecord:
         """Write a derived memory (a daily summary) under its own id, replacing the previous
         version but keeping how often it was used. Never reinforces anything."""
-        vec = self.store.embedder.passages([record.content])
+        vec = self.store.embedder.passages([embedding_text(record.content)])
         with self.store.lock:
             old = self.store.get([record.id])
             if old:

@@ -4,7 +4,7 @@ A small embedder scores negations and swapped names as near-identical ("El disco
 montado" / "no estaba montado": 0.95; "Mi perro/gato se llama Max": 0.975), so cosine alone
 would merge different facts. Two texts are near-identical when the cosine clears the
 embedder's ``duplicate`` mark AND they carry the same numbers, the same negations, and at
-least 75% of their words (hashtags aside) in common.
+least 75% of their content words (hashtags and stopwords aside) in common.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from state.memory.models import MENTION_IDS_KEPT, MemoryRecord
-from state.memory.normalize import NEGATIONS, numbers, tag_key, words
+from state.memory.normalize import NEGATIONS, content_words, numbers, tag_key, words
 
 #: Mentions (the first one included) at which a memory's importance rises by one.
 BOOST_AT = 5
@@ -32,7 +32,12 @@ def same_claim(a: str, b: str) -> bool:
     wa, wb = set(words(a)), set(words(b))
     if not wa or not wb or (wa & NEGATIONS) != (wb & NEGATIONS):
         return False
-    return len(wa & wb) / len(wa | wb) >= MIN_WORD_OVERLAP
+    # Overlap of content words: articles and prepositions would make any two sentences
+    # of the same shape look alike ("Bueno/Roto texto de prueba sobre el día de hoy").
+    ca, cb = content_words(a), content_words(b)
+    if not ca or not cb:
+        return wa == wb
+    return len(ca & cb) / len(ca | cb) >= MIN_WORD_OVERLAP
 
 
 def near_identical(a: str, b: str, cosine: float, threshold: float) -> bool:

@@ -1,0 +1,124 @@
+"""A chat log that grows while ingestion runs, and across a restart: every paragraph of the
+person is ingested exactly once; alma's turns and model comments never become memories."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from agent.memory.service import MemoryService
+from policies.layout import RootLayout
+
+TODAY = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+
+
+def _wait_for(cond: Callable[[], bool], timeout: float = 120.0) -> None:
+    """Poll; the assertion is on the condition, never on how long it took."""
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, "ingestion did not catch up"
+        time.sleep(0.1)
+
+
+def _turn(n: int) -> str:
+    topics = [
+        "el huerto",
+        "la bicicleta",
+        "el examen de alemán",
+        "la mudanza",
+        "el presupuesto",
+        "la guitarra",
+        "el viaje a Lisboa",
+        "la tesis",
+        "el coche",
+        "la cocina nueva",
+    ]
+    return (
+        f"## 10:{n:02d}:00 · usuario\nPárrafo número {n}: hoy avancé con "
+        f"{topics[n % len(topics)]}, paso {n}.\n\n"
+        f"## 10:{n:02d}:05 · alma\nRespuesta de alma al párrafo {n}.\n"
+        f"<!-- model: test · tokens: 9 · ms: 1 -->\n\n"
+    )
+
+
+def _contents(svc: MemoryService) -> list[str]:
+    return [m["content"] for m in svc.list(limit=10_000) if m["kind"] in ("turn", "note")]
+
+
+def _open(layout: RootLayout) -> MemoryService:
+    # settle_seconds high: the last paragraph must wait for a blank line, as in a live chat
+    return MemoryService(layout, clock=lambda: TODAY, settle_seconds=3600, rescan_seconds=0.5)
+
+
+def test_growing_log_across_restart(tmp_path: Path) -> None:
+    layout = RootLayout(tmp_path)
+    layout.logs.mkdir(parents=True)
+    log = layout.logs / "2026-11-22.md"
+    log.write_text("# 2026-11-22\n\n")
+
+    svc = _open(layout)
+    svc.start_ingestion()
+    with log.open("a") as f:
+        for n in range(0, 6):
+            f.write(_turn(n))
+            f.flush()
+    _wait_for(lambda: len(_contents(svc)) == 6)
+    # A paragraph still being written (no blank line after it yet) waits.
+    with log.open("a") as f:
+        f.write("## 11:00:00 · usuario\nNota a medio escribir sobre el jardín")
+    svc.wait_idle()
+    assert svc.rescan_logs() == 0
+    assert not any("jardín" in c for c in _contents(svc))
+    svc.close()
+
+    # While stopped, the paragraph is finished and more is written.
+    with log.open("a") as f:
+        f.write(" y las tomateras.\n\n")
+        for n in range(6, 10):
+            f.write(_turn(n))
+        f.write("Nota a mano: llamar al fontanero el lunes.\n\n")
+    svc = _open(layout)
+    svc.start_ingestion()
+    _wait_for(lambda: len(_contents(svc)) == 12)
+    with log.open("a") as f:
+        for n in range(10, 13):
+            f.write(_turn(n))
+    _wait_for(lambda: len(_contents(svc)) == 15)
+    svc.wait_idle()
+    assert svc.rescan_logs() == 0
+    contents = _contents(svc)
+    svc.close()
+
+    assert len(contents) == len(set(contents)) == 15
+    for n in range(13):
+        assert sum(c.startswith(f"Párrafo número {n}:") for c in contents) == 1
+    assert any(c.endswith("y las tomateras.") for c in contents)
+    assert any(c.startswith("Nota a mano") for c in contents)
+    assert not any("alma" in c.lower() or "<!--" in c for c in contents)
+
+
+def test_replay_after_crash_adds_nothing(tmp_path: Path) -> None:
+    """A crash between the store write and the offset commit replays the batch: no-op."""
+    layout = RootLayout(tmp_path)
+    layout.logs.mkdir(parents=True)
+    log = layout.logs / "2026-11-21.md"  # yesterday: complete, summarized
+    log.write_text(
+        "# 2026-11-21\n\n"
+        + "".join(_turn(n) for n in range(4))
+        + "## 23:00:00 · usuario\nOtra vez trabajando hasta medianoche.\n\n"
+        + "## 23:10:00 · usuario\nOtra vez trabajando hasta medianoche\n"
+    )
+    svc = _open(layout)
+    assert svc.rescan_logs() == 6
+    before = {m["id"]: m for m in svc.list(limit=100)}
+    twice = [m for m in before.values() if m["content"].startswith("Otra vez")]
+    assert len(twice) == 1 and twice[0]["mentions"] == 2
+    assert any(m["kind"] == "summary" and m["layer"] == "L1" for m in before.values())
+    svc._state.reset_offset("logs/2026-11-21.md")  # as if the offset commit was lost
+    assert svc.rescan_logs() == 0
+    after = {m["id"]: m for m in svc.list(limit=100)}
+    assert after.keys() == before.keys()
+    assert [m["mentions"] for m in after.values()] == [m["mentions"] for m in before.values()]
+    svc.close()

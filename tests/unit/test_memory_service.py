@@ -1,0 +1,259 @@
+"""MemoryService on real embedded Chroma with the real offline embedder (loaded once per
+process by state.memory.get_embedder; each test gets its own root)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent.memory.service import MemoryService
+from policies.errors import BadArgumentError, NotFoundError
+from policies.layout import RootLayout
+from state.memory import get_embedder
+
+NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture(scope="session")
+def embedder_loaded() -> None:
+    get_embedder("e5-small")
+
+
+@pytest.fixture
+def layout(tmp_path: Path) -> RootLayout:
+    for sub in ("system", "logs", "user/proyectoY", ".alma"):
+        (tmp_path / sub).mkdir(parents=True)
+    return RootLayout(tmp_path)
+
+
+@pytest.fixture
+def svc(layout: RootLayout, embedder_loaded: None) -> Iterator[MemoryService]:
+    service = MemoryService(layout, clock=lambda: NOW)
+    yield service
+    service.close()
+
+
+def _seed(svc: MemoryService) -> dict[str, str]:
+    items = [
+        (
+            "Operé con demasiado riesgo tras dormir poco.",
+            ["trading", "Fatiga"],
+            "trading",
+            5,
+            "episode",
+        ),
+        (
+            "El backup nocturno falla si el disco no está montado.",
+            ["backup"],
+            "alma",
+            4,
+            "function",
+        ),
+        ("Mi perro Max murió hace dos semanas.", ["personal"], "vida", 5, "episode"),
+        ("Me gusta correr por la mañana junto al río.", ["salud"], "vida", 2, "fact"),
+    ]
+    return {
+        content[:10]: svc.add(content, tags=tags, project=p, importance=i, memory_type=t)["id"]
+        for content, tags, p, i, t in items
+    }
+
+
+def test_add_returns_contract_shape(svc: MemoryService) -> None:
+    mem = svc.add("Decidí usar Chroma para la memoria. #Arquitectura", tags=["DB"], project="alma")
+    for key in (
+        "id",
+        "content",
+        "tags",
+        "project",
+        "theme",
+        "importance",
+        "related_to",
+        "memory_type",
+        "use_count",
+        "created_at",
+        "source",
+        "layer",
+    ):
+        assert key in mem
+    assert len(mem["id"]) == 32 and mem["layer"] == "L1" and mem["source"] == "alma-ctl"
+    assert mem["tags"][:2] == ["db", "arquitectura"]
+    assert svc.show(mem["id"])["content"] == mem["content"]
+
+
+def test_filters_by_tag_project_type_and_importance(svc: MemoryService) -> None:
+    ids = _seed(svc)
+    by_tag = svc.search("cansancio", tags=["FATIGA"])
+    assert [m["id"] for m in by_tag] == [ids["Operé con "]]
+    assert {m["project"] for m in svc.search("algo", limit=10, project="Vida")} == {"vida"}
+    assert [m["memory_type"] for m in svc.search("deporte", memory_type="fact")] == ["fact"]
+    strong = svc.search("recuerdos", limit=10, min_importance=5)
+    assert {m["importance"] for m in strong} == {5} and len(strong) == 2
+    both = svc.search("x", limit=10, tags=["trading", "fatiga"], min_importance=4)
+    assert [m["id"] for m in both] == [ids["Operé con "]]
+    assert svc.list(tag="backup")[0]["id"] == ids["El backup "]
+
+
+def test_search_is_semantic_and_counts_use(svc: MemoryService) -> None:
+    ids = _seed(svc)
+    first = svc.search("¿Qué le pasó a mi mascota?", limit=3)
+    assert first[0]["id"] == ids["Mi perro M"] and first[0]["score"] > first[1]["score"]
+    before = svc.show(ids["Mi perro M"])["use_count"]
+    svc.search("¿Qué le pasó a mi mascota?", limit=1)
+    assert svc.show(ids["Mi perro M"])["use_count"] == before + 1
+
+
+def test_reinforcement_at_five_mentions(svc: MemoryService) -> None:
+    first = svc.add("Otra vez trabajando hasta medianoche.", importance=3)
+    variants = [
+        "otra vez trabajando hasta medianoche",
+        "Otra vez trabajando hasta la medianoche.",
+        "¡Otra vez trabajando hasta medianoche! #fatiga",
+        "Otra vez, trabajando hasta medianoche.",
+    ]
+    for n, text in enumerate(variants, start=2):
+        out = svc.add(text)
+        assert out["status"] == "reinforced" and out["id"] == first["id"]
+        assert out["mentions"] == n
+        assert out["importance"] == (4 if n >= 5 else 3)
+    assert svc.stats()["total"] == 1
+    assert svc.show(first["id"])["use_count"] == 4
+    assert "fatiga" in svc.show(first["id"])["tags"]
+    sixth = svc.add("Otra vez trabajando hasta medianoche")
+    assert sixth["importance"] == 4  # rises once, at five
+    # Different facts stay apart, however close the vectors.
+    assert svc.add("Otra vez NO trabajando hasta medianoche.")["status"] == "added"
+
+
+def test_cap_archives_least_important_episodes_never_facts(
+    layout: RootLayout, embedder_loaded: None
+) -> None:
+    svc = MemoryService(layout, cap=5, clock=lambda: NOW)
+    try:
+        keep = [
+            svc.add("Nunca operar sin stop loss.", memory_type="principle")["id"],
+            svc.add("Vivo en Zaragoza desde 2019.", memory_type="fact", importance=1)["id"],
+        ]
+        low = svc.add("Hoy comí lentejas en casa.", importance=1)["id"]
+        svc.add("Ayer fui al cine con Marta a ver una película francesa.", importance=3)
+        svc.add("El martes arreglé la bicicleta vieja del garaje.", importance=4)
+        svc.add("La reunión del proyecto se movió al jueves por la tarde.", importance=5)
+        assert svc.stats()["total"] == 5 and svc.stats()["archived"] == 1
+        gone = svc.show(low)
+        assert gone["archived"] and gone["archive_reason"] == "cap"
+        assert all(not svc.show(i)["archived"] for i in keep)
+        assert low not in [m["id"] for m in svc.search("lentejas", limit=10)]
+        assert svc.list(archived=True)[0]["id"] == low
+        restored = svc.restore(low)  # over the cap again: someone else goes, not it
+        assert not restored["archived"] and svc.stats()["archived"] == 1
+    finally:
+        svc.close()
+
+
+def test_forget_archives_and_restore_brings_back(svc: MemoryService) -> None:
+    mid = svc.add("Guardo las facturas en user/papeles/2026.")["id"]
+    assert svc.forget(mid)["archived"] is True
+    assert svc.forget(mid)["archived"] is True  # twice is fine
+    assert svc.search("facturas", limit=5) == [] or mid not in {
+        m["id"] for m in svc.search("facturas", limit=5)
+    }
+    assert svc.restore(mid)["archived"] is False
+    assert svc.search("¿dónde están las facturas?", limit=1)[0]["id"] == mid
+    with pytest.raises(NotFoundError, match="memory list"):
+        svc.show("nope")
+
+
+def test_principles_always_in_context(svc: MemoryService, layout: RootLayout) -> None:
+    layout.principles_file.write_text("# Principios\n\n- Responde siempre en español.\n")
+    svc.add("Nunca arriesgar más del 2% por operación.", memory_type="principle")
+    _seed(svc)
+    for prompt in ("¿Qué le pasó a Max?", "receta de lentejas", "backup"):
+        ctx = svc.context(prompt, budget_tokens=60)
+        layers = [i["layer"] for i in ctx["items"]]
+        assert layers[:2] == ["L-inf", "L-inf"]
+        assert "Responde siempre en español." in ctx["text"]
+        assert "2% por operación" in ctx["text"]
+        assert all(i["source"] for i in ctx["items"])
+    big = svc.context("¿Qué le pasó a mi perro?", budget_tokens=1500)
+    assert any("Max" in i["content"] for i in big["items"] if i["layer"] == "L1")
+    assert big["tokens"] <= 1500 and big["items"][0]["source"] == "system/principles.md:3"
+
+
+def test_examples_load_once(svc: MemoryService) -> None:
+    assert svc.load_examples()["added"] >= 18
+    assert svc.load_examples() == {"added": 0}
+    stats = svc.stats()
+    assert stats["by_layer"]["L-inf"] >= 1 and stats["by_project"]["alma"] >= 1
+
+
+def test_merge_and_unmerge_restore_exactly(svc: MemoryService) -> None:
+    a = svc.add("Prefiero respuestas cortas y en español.", tags=["estilo"])["id"]
+    b = svc.add("Prefiero respuestas breves y en español, sin rodeos.", tags=["tono"])["id"]
+    svc.add("El backup nocturno falla si el disco no está montado.")
+    assert any({a, b} <= set(c) for c in svc.merge_candidates())
+    before = (svc.show(a), svc.show(b))
+    record = svc.merge(a, [b])
+    assert svc.show(b)["archived"] and svc.show(b)["merged_into"] == a
+    assert set(svc.show(a)["tags"]) >= {"estilo", "tono"}
+    svc.unmerge(record)
+    assert (svc.show(a), svc.show(b)) == before
+    with pytest.raises(BadArgumentError):
+        svc.unmerge({"keep": {}, "others": [], "surprise": 1})
+
+
+def test_bad_arguments_say_what_to_fix(svc: MemoryService) -> None:
+    with pytest.raises(BadArgumentError, match="importance"):
+        svc.add("algo", importance=9)
+    with pytest.raises(BadArgumentError, match="content"):
+        svc.add("   ")
+    with pytest.raises(BadArgumentError, match="limit"):
+        svc.search("algo", limit=0)
+
+
+class FakeModel:
+    """Answers per text; raises or returns junk when asked to."""
+
+    def __init__(self, answers: dict[str, Any]) -> None:
+        self.answers = answers
+
+    def __call__(self, text: str) -> Mapping[str, Any]:
+        answer = self.answers[text.split()[0]]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer  # type: ignore[no-any-return]
+
+
+def test_model_enriches_in_background_and_bad_output_keeps_rules(
+    layout: RootLayout, embedder_loaded: None
+) -> None:
+    model = FakeModel(
+        {
+            "Bueno": {"importance": 42, "tags": ["Salud"], "memory_type": "fact", "theme": "t"},
+            "Malo": {"importance": "mucho"},
+            "Raro": {"tags": ["x"], "sql": "DROP"},
+            "Mudo": RuntimeError("model crashed"),
+            "Fijo": {"importance": 1, "memory_type": "episode", "project": "otro"},
+        }
+    )
+    svc = MemoryService(layout, model=model, clock=lambda: NOW)  # type: ignore[arg-type]
+    try:
+        ids = {
+            w: svc.add(f"{w} texto de prueba sobre el día de hoy")["id"]
+            for w in ("Bueno", "Malo", "Raro", "Mudo")
+        }
+        fixed = svc.add(
+            "Fijo texto con valores puestos", importance=4, memory_type="context", project="alma"
+        )["id"]
+        svc.wait_idle()
+        good = svc.show(ids["Bueno"])
+        assert good["importance"] == 5 and "salud" in good["tags"] and good["memory_type"] == "fact"
+        assert good["theme"] == "t"
+        for w in ("Malo", "Raro", "Mudo"):
+            assert svc.show(ids[w])["importance"] == 3 and svc.show(ids[w])["theme"] == ""
+        kept = svc.show(fixed)
+        assert (kept["importance"], kept["memory_type"], kept["project"]) == (4, "context", "alma")
+    finally:
+        svc.close()
