@@ -8,9 +8,11 @@ op acts on the directory that was walked. Walking again after a change goes thro
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from actions.safefs import lstat_at, open_dir, open_root, split_relpath
+from policies.errors import ConflictError, RefusedError
 
 
 class Tree:
@@ -18,11 +20,14 @@ class Tree:
         self.root = Path(root)
         self.root_fd = open_root(root)
         self._dirs: dict[tuple[str, ...], int] = {(): self.root_fd}
+        #: (device, inode) of each cached directory when it was walked, to see it replaced.
+        self._ids: dict[tuple[str, ...], tuple[int, int]] = {}
 
     def close(self) -> None:
         for fd in self._dirs.values():
             os.close(fd)
         self._dirs = {}
+        self._ids = {}
 
     def __enter__(self) -> Tree:
         return self
@@ -38,7 +43,49 @@ class Tree:
         parent = self.dir(parts[:-1])
         fd = open_dir(parent, [parts[-1]], label="/".join(parts))
         self._dirs[parts] = fd
+        st = os.fstat(fd)
+        self._ids[parts] = (st.st_dev, st.st_ino)
         return fd
+
+    def verify(self, parts: tuple[str, ...]) -> None:
+        """Check that the path ``parts`` still leads to the folder walked earlier.
+
+        A cached fd keeps pointing at the folder it opened even after that folder is renamed
+        away (into system/, say) and a symlink or another folder takes its name. Before an op
+        acts through cached fds, every component is looked up again, without following links,
+        in its parent: RefusedError when one became a symlink, ConflictError when one was moved
+        or replaced. Components not walked yet are walked now, with the same checks.
+        """
+        for i in range(1, len(parts) + 1):
+            key = parts[:i]
+            if key not in self._dirs:
+                try:
+                    self.dir(key)
+                except FileNotFoundError:
+                    raise ConflictError(
+                        f"{'/'.join(key)!r} disappeared while the plan ran; ALMA stopped and took "
+                        "back what it had done."
+                    ) from None
+                continue
+            st = lstat_at(self._dirs[parts[: i - 1]], parts[i - 1])
+            if st is not None and (st.st_dev, st.st_ino) == self._ids[key]:
+                continue
+            label = "/".join(key)
+            if st is not None and stat.S_ISLNK(st.st_mode):
+                raise RefusedError(
+                    f"{label!r} was replaced by a symlink while the plan ran; ALMA never follows "
+                    "links, so it stopped and took back what it had done."
+                )
+            raise ConflictError(
+                f"{label!r} was moved or replaced while the plan ran; ALMA stopped and took back "
+                "what it had done, so look at that folder and make the plan again."
+            )
+
+    def parent_verified(self, relpath: str) -> tuple[int, str]:
+        """:meth:`parent`, after :meth:`verify` of the parent's path (for forward ops)."""
+        parts = tuple(split_relpath(relpath))
+        self.verify(parts[:-1])
+        return self.dir(parts[:-1]), parts[-1]
 
     def parent(self, relpath: str) -> tuple[int, str]:
         """(fd of the parent directory, last component) of a root-relative path."""
@@ -57,6 +104,7 @@ class Tree:
         parts = tuple(split_relpath(relpath))
         for key in [k for k in self._dirs if k[: len(parts)] == parts and k]:
             os.close(self._dirs.pop(key))
+            self._ids.pop(key, None)
 
     def dev_of_dir(self, parts: tuple[str, ...]) -> int:
         return os.fstat(self.dir(parts)).st_dev

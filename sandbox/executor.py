@@ -14,6 +14,7 @@ If an op fails, everything applied so far is rolled back and the error says noth
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -140,6 +141,11 @@ class Executor:
 
     def _need_dir(self, overlay: _Overlay, relpath: str, for_path: str) -> None:
         if not overlay.is_dir(self.tree, relpath):
+            st = None if relpath in overlay.vacated else self.tree.lstat(relpath)
+            if st is not None and stat.S_ISLNK(st.st_mode):
+                raise RefusedError(
+                    f"the folder of {for_path!r} is a symlink; ALMA never writes through links."
+                )
             raise ConflictError(f"the folder of {for_path!r} does not exist; nothing was changed.")
 
     def _check_rmdir(self, overlay: _Overlay, relpath: str) -> None:
@@ -204,7 +210,9 @@ class Executor:
                 raise ConflictError(f"{dst!r} already exists; ALMA never overwrites a file.")
         xdev = self._dev_of(overlay, _parent(src)) != self._dev_of(overlay, _parent(dst))
         sha = expect.sha256
-        if xdev:
+        if xdev or expect.sha256:
+            # A plan that recorded the content (duplicates) is held to it: the same size and
+            # mtime are not the same bytes (an in-place rewrite can keep both).
             sdir, sname = self.tree.parent(src)
             sha = sha256_at(sdir, sname)
             if expect.sha256 and sha != expect.sha256:
@@ -281,7 +289,7 @@ class Executor:
     def _apply(self, p: Prepared, touched: set[str], idx: int) -> dict[str, Any] | None:
         op = p.op
         if isinstance(op, Mkdir):
-            fd, name = self.tree.parent(op.path)
+            fd, name = self.tree.parent_verified(op.path)
             try:
                 os.mkdir(name, 0o755, dir_fd=fd)
             except FileExistsError:
@@ -291,7 +299,7 @@ class Executor:
             touched.add(_parent(op.path))
             return _ident_dict(identity_of(os.stat(name, dir_fd=fd, follow_symlinks=False)))
         if isinstance(op, Rmdir):
-            fd, name = self.tree.parent(op.path)
+            fd, name = self.tree.parent_verified(op.path)
             self.tree.forget(op.path)
             try:
                 os.rmdir(name, dir_fd=fd)
@@ -302,20 +310,29 @@ class Executor:
             touched.add(_parent(op.path))
             return None
         assert p.intent is not None
+        self._verify_folders(p.intent)
         post = transfer.apply(
             self.tree, p.intent, lambda label: self.checkpoint(f"op{idx}:{label}")
         )
         touched.update((_parent(p.intent.src), _parent(p.intent.dst)))
         return _ident_dict(post)
 
+    def _verify_folders(self, it: Intent) -> None:
+        """The folders a transfer acts in are still the ones validated (a folder swapped for a
+        symlink, or moved into system/, after validation must not receive the file)."""
+        for relpath in (it.src, it.dst, *([it.src_trash] if it.src_trash else [])):
+            parts = tuple(split_relpath(relpath))[:-1]
+            if parts[:2] == (".alma", "trash"):
+                parts = parts[:2]  # the action's own trash folders are created as it goes
+            self.tree.verify(parts)
+
     def _flush(self, pending: list[tuple[int, dict[str, Any] | None]], touched: set[str]) -> None:
         if not pending:
             return
         for relpath in sorted(touched, key=len, reverse=True):
-            try:
+            # A folder removed by a later rmdir of this plan: its parent is fsynced instead.
+            with contextlib.suppress(FileNotFoundError):
                 os.fsync(self.tree.dir(tuple(split_relpath(relpath)) if relpath else ()))
-            except FileNotFoundError:
-                pass  # removed by a later rmdir of this plan; its parent is fsynced instead
         touched.clear()
         self.journal.mark_done(self.action_id, pending)
         pending.clear()
@@ -332,10 +349,8 @@ class Executor:
         if not entries:
             return
         trash_fd = self.tree.dir((".alma", "trash"))
-        try:
+        with contextlib.suppress(FileExistsError):
             os.mkdir(str(self.action_id), 0o700, dir_fd=trash_fd)
-        except FileExistsError:
-            pass
         afd = self.tree.dir((".alma", "trash", str(self.action_id)))
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         try:
