@@ -82,6 +82,15 @@ def split_relpath(relpath: str) -> list[str]:
     return parts
 
 
+def path_problem(relpath: str) -> str | None:
+    """Why ``relpath`` cannot be handled (see :func:`split_relpath`), or None when it can."""
+    try:
+        split_relpath(relpath)
+    except RefusedError as exc:
+        return str(exc)
+    return None
+
+
 def open_root(root: str | os.PathLike[str]) -> int:
     """The root is trusted as given (it may itself be a symlink to a portable disk)."""
     return os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)

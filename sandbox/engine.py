@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from actions.inverse import inverse_plan
-from actions.ops import Op, files_touched, plan_to_list, write_paths
+from actions.ops import Op, Restore, files_touched, plan_to_list, write_paths
+from actions.safefs import path_problem
 from policies.config import Policy
 from policies.decide import Decision, PlanFacts, RunContext, Verdict, decide
 from policies.errors import (
@@ -100,6 +101,10 @@ class Engine:
 
     # -- executing ------------------------------------------------------------------------
     def check(self, plan: Sequence[Op], kind: str, ctx: RunContext) -> Decision:
+        # Names first: one that is not UTF-8 could not even be journaled, let alone shown.
+        named = [*write_paths(plan), *(op.trash for op in plan if isinstance(op, Restore))]
+        for problem in filter(None, map(path_problem, named)):
+            return Decision(Verdict.REFUSE, problem)
         facts = PlanFacts(kind=kind, paths=write_paths(plan), files=files_touched(plan))
         return decide(self.policy(), facts, ctx)
 
