@@ -203,8 +203,13 @@ def probe(tree: Tree, it: Intent, post: Identity | None) -> State:
 
 def revert(tree: Tree, it: Intent, state: State) -> None:
     """Undo what :func:`probe` found, leaving the source as it was and nothing of ours behind."""
+    if state is State.NOT_DONE and not it.xdev:
+        return  # nothing of ours exists (dst's folder may not even exist yet)
     sdir, sname = tree.parent(it.src)
-    ddir, dname = tree.parent(it.dst)
+    try:
+        ddir, dname = tree.parent(it.dst)
+    except FileNotFoundError:
+        return  # dst's folder was never created, so nothing was copied or published there
     if not it.xdev:
         if state is State.DONE:
             rename_noreplace(ddir, dname, sdir, sname)
