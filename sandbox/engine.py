@@ -7,6 +7,7 @@ in ``python -m sandbox.runner`` confined by the chosen backend (sandbox.confine)
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import stat
@@ -35,6 +36,7 @@ from policies.layout import RootLayout
 from sandbox.confine import Backend, Confinement
 from state.journal import Journal
 
+log = logging.getLogger("alma.engine")
 _REPO = Path(__file__).resolve().parent.parent
 
 
@@ -85,11 +87,12 @@ class Engine:
         for zone in policy.zones.read_only:
             argv += ["--read-only", zone]
         cmd = self.confinement.wrap(argv, self._writable_dirs(policy))
-        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", TMPDIR=str(self.layout.journal_dir))
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_REPO), env.get("PYTHONPATH")]))
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
         lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
         if not lines:
+            log.error("executor child failed (exit %s): %s", proc.returncode, proc.stderr[-4000:])
             return {
                 "ok": False,
                 "crashed": True,

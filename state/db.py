@@ -20,6 +20,8 @@ def connect(path: Path, *, durable: bool = True) -> sqlite3.Connection:
     conn.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA busy_timeout=30000")
+    # Temp files would go to /tmp, which the confined executor may not write.
+    conn.execute("PRAGMA temp_store=MEMORY")
     return conn
 
 
