@@ -8,6 +8,7 @@ more, and says so: a person looks before anything else happens to those files.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from collections.abc import Callable
@@ -108,10 +109,8 @@ def _clean_trash_dirs(tree: Tree, action_id: int) -> None:
             except OSError:
                 pass  # holds a file: keep it
     if set(os.listdir(afd)) <= {"manifest.json"}:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink("manifest.json", dir_fd=afd)
-        except FileNotFoundError:
-            pass
         tree.forget(f".alma/trash/{action_id}")
         tfd = tree.dir(tuple(split_relpath(".alma/trash")))
         os.rmdir(str(action_id), dir_fd=tfd)

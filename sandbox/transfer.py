@@ -14,6 +14,7 @@ so recovery can undo exactly what happened, and is safe to run again if it is it
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -75,10 +76,8 @@ def _mkdirs(tree: Tree, relpath: str) -> None:
         try:
             tree.dir(tuple(parts[:i]))
         except FileNotFoundError:
-            try:
+            with contextlib.suppress(FileExistsError):
                 os.mkdir(parts[i - 1], 0o700, dir_fd=tree.dir(tuple(parts[: i - 1])))
-            except FileExistsError:
-                pass
             tree.dir(tuple(parts[:i]))
 
 
@@ -220,10 +219,8 @@ def revert(tree: Tree, it: Intent, state: State) -> None:
         return
     assert it.tmp is not None
     for fd, name in ((ddir, it.tmp), (sdir, _back_tmp(it))):
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(name, dir_fd=fd)
-        except FileNotFoundError:
-            pass
     if state is State.DONE:
         _bring_source_back(tree, it, sdir, sname, ddir, dname)
     # The source is in place; a copy at dst with the same verified bytes is ours: drop it.
