@@ -231,7 +231,10 @@ class Executor:
         overlay.occupied.add(dst)
         overlay.vacated.discard(dst)
         src_trash = None
-        if xdev and not dst.startswith(TRASH + "/"):
+        # Across disks the source is kept in the trash once the verified copy is published,
+        # unless either end already is the trash: a restore's source *is* a trash entry, and
+        # keeping it again would leave a second copy listed in the trash after every undo.
+        if xdev and not dst.startswith(TRASH + "/") and not src.startswith(TRASH + "/"):
             src_trash = f"{TRASH}/{self.action_id}/{idx}/{src.rpartition('/')[2]}"
         return Intent(
             src=src,
