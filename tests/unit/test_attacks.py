@@ -405,12 +405,13 @@ def test_invalid_utf8_name_is_refused(alma: AlmaRoot, engine: Engine) -> None:
     foto = "user/proyecto/foto.jpg"
     bad_dst = os.fsdecode(b"user/destino/caf\xe9.jpg")
     bad_dir = os.fsdecode(b"user/destino/\xff")
-    for plan in (
+    plans: list[list[Op]] = [
         [Trash(src, expect)],
         [Move(src, "user/destino/cafe.txt", expect)],
         [alma.move(foto, bad_dst)],
         [Mkdir(bad_dir)],
-    ):
+    ]
+    for plan in plans:
         refused_by_engine(alma, engine, plan)
     for path in (src, bad_dst, bad_dir):
         with pytest.raises(RefusedError, match="UTF-8"):

@@ -1,0 +1,276 @@
+"""The action engine as a person uses it: do, undo, undo of an undo, conflicts, history, trash.
+
+Runs on the real confinement (Landlock); the round trip also runs under bubblewrap and firejail,
+where the zones are separate mounts and every move into the trash is a copy, verify, publish.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from actions.ops import Mkdir, Op
+from policies.decide import RunContext
+from policies.errors import ConflictError, InvalidStateError, NotFoundError
+from sandbox.engine import Engine
+from state.journal import Journal
+from tests.support.engine import REAL_BACKENDS, AlmaRoot, make_engine
+
+APPROVED = RunContext(approved_by_person=True)
+FILES = {
+    "user/proyecto/foto1.jpg": b"\xff\xd8 foto uno",
+    "user/proyecto/foto2.jpg": b"\xff\xd8 foto dos",
+    "user/proyecto/canción.mp3": b"ID3 una canci\xc3\xb3n",
+    "user/proyecto/año/informe.pdf": b"%PDF informe",
+    "user/proyecto/copia.tmp": b"temporal",
+    "user/proyecto/vacío.txt": b"",
+}
+CONTRACT_ACTION_KEYS = {
+    "id",
+    "suggestion_id",
+    "kind",
+    "status",
+    "ops",
+    "auto",
+    "started_at",
+    "finished_at",
+    "undone_by",
+}
+
+
+@pytest.fixture
+def alma(tmp_path: Path) -> AlmaRoot:
+    return AlmaRoot(tmp_path).build(FILES)
+
+
+@pytest.fixture
+def engine(alma: AlmaRoot) -> Iterator[Engine]:
+    eng = make_engine(alma, "landlock")
+    yield eng
+    eng.journal.close()
+
+
+def organize(alma: AlmaRoot) -> list[Op]:
+    return [
+        Mkdir("user/proyecto/imágenes"),
+        alma.move("user/proyecto/foto1.jpg", "user/proyecto/imágenes/foto1.jpg"),
+        alma.move("user/proyecto/foto2.jpg", "user/proyecto/imágenes/foto2.jpg"),
+        Mkdir("user/proyecto/música"),
+        alma.move("user/proyecto/canción.mp3", "user/proyecto/música/canción.mp3"),
+        alma.move("user/proyecto/vacío.txt", "user/proyecto/año/vacío.txt"),
+        alma.trash("user/proyecto/copia.tmp"),
+    ]
+
+
+def without_trash(world: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in world.items() if not k.startswith(".alma/trash")}
+
+
+@pytest.mark.parametrize("backend", REAL_BACKENDS)
+def test_do_then_undo_gives_back_the_tree_byte_for_byte(alma: AlmaRoot, backend: str) -> None:
+    engine = make_engine(alma, backend)
+    before = alma.world()
+    done = engine.execute(organize(alma), kind="organize", ctx=APPROVED, suggestion_id=3)
+    assert done["status"] == "done" and done["ops"] == 7 and done["sandbox"] == backend
+    assert alma.path("user/proyecto/imágenes/foto1.jpg").read_bytes() == b"\xff\xd8 foto uno"
+    assert alma.path("user/proyecto/música/canción.mp3").is_file()
+    assert not alma.path("user/proyecto/copia.tmp").exists()
+    [entry] = engine.trash_list()
+    assert entry["original"] == "user/proyecto/copia.tmp" and entry["action"] == done["id"]
+    assert alma.path(entry["trash"]).read_bytes() == b"temporal"
+    assert alma.outside_user() == {
+        k: v
+        for k, v in before.items()
+        if not k.startswith(("user/", ".alma/trash")) and k != "user"
+    }
+
+    undo = engine.undo()
+    assert undo["status"] == "done" and undo["undoes"] == done["id"]
+    assert without_trash(alma.world()) == without_trash(before)
+    assert engine.trash_list() == []
+    assert engine.journal.action(done["id"])["status"] == "undone"
+    assert engine.journal.action(done["id"])["undone_by"] == undo["id"]
+
+
+def test_undo_of_an_undo_redoes_the_action(alma: AlmaRoot, engine: Engine) -> None:
+    before = alma.world()
+    done = engine.execute(organize(alma), kind="organize", ctx=APPROVED)
+    after_do = alma.world()
+    undo = engine.undo()
+    redo = engine.undo(undo["id"])
+    assert redo["undoes"] == undo["id"]
+    assert without_trash(alma.world()) == without_trash(after_do)
+    assert engine.journal.action(undo["id"])["status"] == "undone"
+    assert engine.journal.action(done["id"])["status"] == "undone"
+    # and the redo itself can be taken back by its id: the tree is the starting one again
+    engine.undo(redo["id"])
+    assert without_trash(alma.world()) == without_trash(before)
+
+
+def test_bare_undo_never_reverts_an_undo(alma: AlmaRoot, engine: Engine) -> None:
+    first = engine.execute(
+        [alma.move("user/proyecto/foto1.jpg", "user/foto1.jpg")], kind="organize", ctx=APPROVED
+    )
+    second = engine.execute(
+        [alma.move("user/proyecto/foto2.jpg", "user/foto2.jpg")], kind="organize", ctx=APPROVED
+    )
+    undo_second = engine.undo()
+    assert undo_second["undoes"] == second["id"]
+    undo_first = engine.undo()  # not the undo just made: the newest action that is not an undo
+    assert undo_first["undoes"] == first["id"]
+    assert alma.path("user/proyecto/foto1.jpg").is_file()
+    assert alma.path("user/proyecto/foto2.jpg").is_file()
+    with pytest.raises(InvalidStateError):
+        engine.undo()
+
+
+def test_undo_refuses_what_cannot_be_undone(alma: AlmaRoot, engine: Engine) -> None:
+    with pytest.raises(InvalidStateError):
+        engine.undo()  # nothing done yet
+    with pytest.raises(NotFoundError):
+        engine.undo(99)
+    done = engine.execute(organize(alma), kind="organize", ctx=APPROVED)
+    engine.undo()
+    before = alma.world()
+    with pytest.raises(InvalidStateError):
+        engine.undo(done["id"])  # already undone
+    assert alma.world() == before
+
+
+def _undo_conflict(alma: AlmaRoot, engine: Engine, action_id: int) -> None:
+    before = alma.world()
+    with pytest.raises(ConflictError):
+        engine.undo(action_id)
+    assert alma.world() == before
+    assert engine.journal.action(action_id)["status"] == "done"
+
+
+@pytest.mark.parametrize("change", ["content", "mtime", "replaced"])
+def test_undo_of_a_file_changed_after_the_action_is_a_conflict(
+    alma: AlmaRoot, engine: Engine, change: str
+) -> None:
+    done = engine.execute(organize(alma), kind="organize", ctx=APPROVED)
+    moved = alma.path("user/proyecto/imágenes/foto2.jpg")
+    st = os.stat(moved)
+    if change == "content":
+        moved.write_bytes(b"edited by the person after the action")
+    elif change == "mtime":
+        os.utime(moved, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    else:
+        moved.unlink()
+        moved.write_bytes(b"\xff\xd8 foto dos")
+        os.utime(moved, ns=(st.st_atime_ns, st.st_mtime_ns))
+    _undo_conflict(alma, engine, done["id"])
+
+
+def test_undo_when_the_original_place_is_occupied_is_a_conflict(
+    alma: AlmaRoot, engine: Engine
+) -> None:
+    done = engine.execute(organize(alma), kind="organize", ctx=APPROVED)
+    alma.write("user/proyecto/foto1.jpg", b"a new photo with the old name")
+    _undo_conflict(alma, engine, done["id"])
+    alma.path("user/proyecto/foto1.jpg").unlink()
+    alma.write("user/proyecto/copia.tmp", b"a new temp where the trashed one was")
+    _undo_conflict(alma, engine, done["id"])
+
+
+def test_undo_when_a_created_folder_got_a_new_file_is_a_conflict(
+    alma: AlmaRoot, engine: Engine
+) -> None:
+    done = engine.execute(organize(alma), kind="organize", ctx=APPROVED)
+    alma.write("user/proyecto/música/nueva.mp3", b"added by the person")
+    _undo_conflict(alma, engine, done["id"])
+
+
+def test_undo_when_the_trashed_file_is_gone_is_a_conflict(alma: AlmaRoot, engine: Engine) -> None:
+    done = engine.execute(organize(alma), kind="organize", ctx=APPROVED)
+    [entry] = engine.trash_list()
+    alma.path(entry["trash"]).unlink()
+    _undo_conflict(alma, engine, done["id"])
+
+
+def test_undo_works_after_a_restart(alma: AlmaRoot, engine: Engine) -> None:
+    before = alma.world()
+    engine.execute(organize(alma), kind="organize", ctx=APPROVED)
+    engine.journal.close()
+    again = make_engine(alma, "landlock")
+    again.undo()
+    assert without_trash(alma.world()) == without_trash(before)
+    again.journal.close()
+
+
+def test_a_failed_action_is_rolled_back_and_recorded(alma: AlmaRoot, engine: Engine) -> None:
+    before = alma.world()
+    plan = organize(alma)
+    alma.path("user/proyecto/música").mkdir()  # the plan's mkdir now meets an existing folder
+    with pytest.raises(ConflictError):
+        engine.execute(plan, kind="organize", ctx=APPROVED)
+    alma.path("user/proyecto/música").rmdir()
+    assert alma.world() == before
+    [action] = engine.journal.history()
+    assert action["status"] == "rolled_back" and action["error"]
+    with pytest.raises(InvalidStateError):
+        engine.undo(action["id"])
+
+
+def test_history_has_the_contract_shape(alma: AlmaRoot, engine: Engine) -> None:
+    done = engine.execute(organize(alma), kind="organize", ctx=APPROVED, suggestion_id=3)
+    undo = engine.undo()
+    auto = RunContext(approved_by_person=False, effective_level="auto")
+    alma.write("user/a.tmp", b"old temp")
+    engine.execute([alma.trash("user/a.tmp")], kind="temp_cleanup", ctx=auto)
+    history = engine.journal.history()
+    assert [a["id"] for a in history] == [undo["id"] + 1, undo["id"], done["id"]]  # newest first
+    assert engine.journal.history(limit=1) == history[:1]
+    for action in history:
+        assert set(action) >= CONTRACT_ACTION_KEYS
+        assert isinstance(action["id"], int) and action["id"] > 0
+        assert action["status"] in ("running", "done", "failed", "rolled_back", "undone")
+        assert isinstance(action["ops"], int) and isinstance(action["auto"], bool)
+        datetime.fromisoformat(action["started_at"])
+        datetime.fromisoformat(action["finished_at"])
+    cleanup, undo_row, done_row = history
+    assert (cleanup["kind"], cleanup["auto"], cleanup["status"]) == ("temp_cleanup", True, "done")
+    assert (undo_row["status"], undo_row["undone_by"], undo_row["undoes"]) == ("done", None, 1)
+    assert (done_row["status"], done_row["undone_by"]) == ("undone", undo["id"])
+    assert (done_row["suggestion_id"], done_row["kind"], done_row["ops"]) == (3, "organize", 7)
+
+
+def test_trash_empty_removes_only_what_is_older_than_asked(alma: AlmaRoot, engine: Engine) -> None:
+    alma.write("user/viejo.tmp", b"trashed long ago")
+    alma.write("user/nuevo.tmp", b"trashed today")
+    old = engine.execute([alma.trash("user/viejo.tmp")], kind="temp_cleanup", ctx=APPROVED)
+    new = engine.execute([alma.trash("user/nuevo.tmp")], kind="temp_cleanup", ctx=APPROVED)
+    assert {e["original"] for e in engine.trash_list()} == {"user/viejo.tmp", "user/nuevo.tmp"}
+    ten_days_ago = time.time() - 10 * 86400
+    os.utime(alma.root / ".alma/trash" / str(old["id"]), (ten_days_ago, ten_days_ago))
+
+    assert engine.trash_empty(30)["removed"] == 0
+    assert len(engine.trash_list()) == 2
+    before = alma.world()
+    result = engine.trash_empty(7)
+    assert result == {"removed": 1, "older_than_days": 7}
+    assert [e["original"] for e in engine.trash_list()] == ["user/nuevo.tmp"]
+    gone = {k for k in before if k.startswith(f".alma/trash/{old['id']}")}
+    assert gone and set(before) - set(alma.world()) == gone
+    # the emptied action can no longer be undone, and saying so changes nothing
+    _undo_conflict(alma, engine, old["id"])
+    engine.undo(new["id"])
+    assert alma.path("user/nuevo.tmp").read_bytes() == b"trashed today"
+
+
+def test_the_journal_records_intents_before_and_posts_after(alma: AlmaRoot, engine: Engine) -> None:
+    done = engine.execute(organize(alma), kind="organize", ctx=APPROVED)
+    journal = Journal(alma.layout.journal_file)
+    rows = journal.rows(done["id"])
+    journal.close()
+    assert [r.state for r in rows] == ["done"] * 7
+    for row in rows:
+        if row.op["op"] in ("move", "trash"):
+            assert row.pre is not None and row.post is not None
+            assert row.pre["ino"] == row.post["ino"]  # a rename, on one disk under Landlock
