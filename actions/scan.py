@@ -140,7 +140,7 @@ def _classify(
     fd: int,
     name: str,
     *,
-    cutoff_ns: int,
+    cutoff_ns: int | None,
     entries: dict[str, FileKind],
     files: list[ScannedFile],
     skipped: list[Skipped],
@@ -171,19 +171,21 @@ def _classify(
     if st.st_nlink > 1:
         skipped.append(Skipped(shown, f"has {st.st_nlink} hard links: other names share its bytes"))
         return None
-    if st.st_mtime_ns > cutoff_ns:
+    if cutoff_ns is not None and st.st_mtime_ns > cutoff_ns:
         skipped.append(Skipped(shown, "changed too recently (it may still be being written)"))
         return None
     files.append(ScannedFile(path=_join(folder, name), name=name, identity=identity_of(st)))
     return None
 
 
-def _cutoff_ns(now: float, settle_seconds: float) -> int:
+def _cutoff_ns(now: float, settle_seconds: float | None) -> int | None:
+    if settle_seconds is None:
+        return None
     return int((now - settle_seconds) * 1_000_000_000)
 
 
 def _scan_fd(
-    fd: int, folder: str, *, cutoff_ns: int
+    fd: int, folder: str, *, cutoff_ns: int | None
 ) -> tuple[FolderScan, list[tuple[str, os.stat_result]]]:
     entries: dict[str, FileKind] = {}
     files: list[ScannedFile] = []
@@ -241,7 +243,7 @@ def scan_tree(
     top: str,
     *,
     now: float,
-    settle_seconds: float,
+    settle_seconds: float | None,
     exclude: Collection[str] = (),
     max_files: int = 20_000,
     max_folders: int = 2_000,
@@ -250,6 +252,7 @@ def scan_tree(
     """Every folder below ``top`` (itself included), breadth first, within the bounds.
 
     ``exclude`` names root-relative folders never entered (read-only zones inside ``top``).
+    ``settle_seconds=None`` keeps files however recent (for reading, as the log detectors do).
     Folders are reopened from the root fd one component at a time rather than kept open, so a
     wide tree never exhausts file descriptors and every step is an ``O_NOFOLLOW`` open. Raises
     FileNotFoundError when ``top`` is missing and RefusedError when it is (behind) a symlink.

@@ -101,67 +101,85 @@ def _existing_folder(scan: FolderScan, group: str) -> tuple[str | None, str | No
     return None, None
 
 
-def plan_organize(scan: FolderScan, *, by: OrganizeBy = "type") -> PlanResult | None:
-    """The organize plan for one folder's scan, or None when there is nothing sound to do."""
-    if is_project(scan):
-        return None
-    groups: dict[str, list[ScannedFile]] = {}
-    for f in loose_files(scan):
-        groups.setdefault(group_of(f, by), []).append(f)
-    mkdirs: list[Op] = []
-    moves: list[Op] = []
-    depends: list[str] = []
-    moved_groups: list[str] = []
-    evidence: list[str] = []
-    notes: list[str] = []
+def _placements(
+    scan: FolderScan, groups: dict[str, list[ScannedFile]], notes: list[str]
+) -> list[tuple[str, bool, list[ScannedFile]]]:
+    """(destination subfolder, whether it must be created, files that can go there) per group;
+    why a group or a file stays goes to ``notes``."""
+    out: list[tuple[str, bool, list[ScannedFile]]] = []
     for group in sorted(groups):
         members = sorted(groups[group], key=lambda f: f.name)
         dest, blocked = _existing_folder(scan, group)
         if blocked:
             notes.append(f"{plural(len(members), 'archivo', 'archivos')} de {group}: {blocked}")
             continue
-        taken: frozenset[str] = frozenset()
-        if dest is None:
-            dest = group
-            mkdirs.append(Mkdir(path=f"{scan.folder}/{dest}"))
-        elif dest not in scan.peeked:
+        if dest is not None and dest not in scan.peeked:
             notes.append(f"{group}: no se pudo revisar «{dest}», así que sus archivos se quedan")
             continue
-        else:
-            taken = frozenset(n.casefold() for n in scan.peeked[dest])
-        placed: list[str] = []
+        taken = frozenset(n.casefold() for n in scan.peeked.get(dest or "", ()))
+        placed: list[ScannedFile] = []
         for f in members:
-            if f.name.casefold() in taken:
+            if dest is not None and f.name.casefold() in taken:
                 notes.append(f"{f.path}: ya existe uno con ese nombre en {dest}/; se queda")
-                continue
-            dst = f"{scan.folder}/{dest}/{f.name}"
-            moves.append(Move(src=f.path, dst=dst, expect=f.identity))
-            depends.append(identity_key(f.path, f.identity))
-            placed.append(f.name)
-        if not placed:
-            if mkdirs and mkdirs[-1] == Mkdir(path=f"{scan.folder}/{dest}"):
-                mkdirs.pop()
-            continue
-        moved_groups.append(group)
-        shown = ", ".join(placed[:5]) + (", …" if len(placed) > 5 else "")
-        evidence.append(f"{dest}/: {plural(len(placed), 'archivo', 'archivos')} ({shown})")
-    if not moves or (len(groups) == 1 and mkdirs):
-        # nothing to move, or all the loose files would land in one new subfolder: that only
+            else:
+                placed.append(f)
+        if placed:
+            out.append((dest or group, dest is None, placed))
+    return out
+
+
+def plan_organize(
+    scan: FolderScan, *, by: OrganizeBy = "type", max_ops: int | None = None
+) -> PlanResult | None:
+    """The organize plan for one folder's scan, or None when there is nothing sound to do.
+
+    With ``max_ops``, only that many files move (the first groups in name order); the rest wait
+    for the next scan.
+    """
+    if is_project(scan):
+        return None
+    groups: dict[str, list[ScannedFile]] = {}
+    for f in loose_files(scan):
+        groups.setdefault(group_of(f, by), []).append(f)
+    notes: list[str] = []
+    placements = _placements(scan, groups, notes)
+    if not placements or (len(groups) == 1 and placements[0][1]):
+        # nothing can move, or all the loose files would land in one new subfolder: that only
         # adds a level
         return None
-    plan = mkdirs + moves
-    files = len(moves)
+    total = sum(len(placed) for _, _, placed in placements)
+    if max_ops is not None and total > max_ops:
+        notes.insert(
+            0, f"Solo {max_ops} de {total} archivos (el límite de un plan); el resto, después."
+        )
+        budget, capped = max_ops, []
+        for dest, new, placed in placements:
+            if budget > 0:
+                capped.append((dest, new, placed[:budget]))
+                budget -= len(capped[-1][2])
+        placements = capped
+    mkdirs: list[Op] = [Mkdir(path=f"{scan.folder}/{dest}") for dest, new, _ in placements if new]
+    moves: list[Op] = []
+    depends: list[str] = [f"by={by}"]
+    evidence: list[str] = []
+    for dest, _new, placed in placements:
+        for f in placed:
+            moves.append(Move(src=f.path, dst=f"{scan.folder}/{dest}/{f.name}", expect=f.identity))
+            depends.append(identity_key(f.path, f.identity))
+        names = [f.name for f in placed]
+        shown = ", ".join(names[:5]) + (", …" if len(names) > 5 else "")
+        evidence.append(f"{dest}/: {plural(len(names), 'archivo', 'archivos')} ({shown})")
     unit = ("tipo", "tipos") if by == "type" else ("mes", "meses")
     return PlanResult(
         kind=KIND,
         target=scan.folder,
         title=f"Ordenar {scan.folder} {_TITLE_BY[by]}",
         reason=(
-            f"{plural(files, 'archivo suelto', 'archivos sueltos')} "
-            f"de {plural(len(moved_groups), *unit)}"
+            f"{plural(len(moves), 'archivo suelto', 'archivos sueltos')} "
+            f"de {plural(len(placements), *unit)}"
         ),
         evidence=cap_evidence(evidence + notes),
-        plan=plan,
-        files=files,
-        fingerprint=fingerprint(KIND, scan.folder, [f"by={by}", *depends]),
+        plan=mkdirs + moves,
+        files=len(moves),
+        fingerprint=fingerprint(KIND, scan.folder, depends),
     )

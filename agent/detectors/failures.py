@@ -1,0 +1,160 @@
+"""``repeated_failure``: a script or tool failing again and again in ``logs/**/*.log``.
+
+A failure line is one of (checked in this order):
+
+- a Python traceback (``Traceback (most recent call last):``), whose signature is the exception
+  line that ends it (``ValueError: ...``);
+- a line with the word ``ERROR``, ``CRITICAL`` or ``FATAL`` (upper case, as log levels are);
+- a line with the word ``FAILED`` (upper case, as pytest, systemd and make write it);
+- a non-zero exit: ``exit status 23``, ``exited with code 1``, ``returned non-zero exit
+  status 2``, ``exit code: 127`` (any case).
+
+Its signature ignores timestamps and numbers: a leading date/time is cut, every other digit
+run and long hex id becomes ``#``, and spaces are collapsed. The day of a line is its leading
+``YYYY-MM-DD`` when it has one, else the last date seen above it in the file, else the day the
+file was last written.
+
+A log is reported when one signature occurs at least :data:`MIN_OCCURRENCES` times on at least
+:data:`MIN_DAYS` distinct days within the last :data:`WINDOW_DAYS` days (one failing run a
+day for a few days is the pattern; a burst on one day is one bad day). One finding per log,
+listing every signature that qualifies; its fingerprint is (log, signatures), so the same
+recurring problem is not proposed again as it keeps failing, and a new kind of failure is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+
+from actions.planners.base import PlanResult, cap_evidence, fingerprint, plural
+
+KIND = "repeated_failure"
+MIN_OCCURRENCES = 3
+MIN_DAYS = 2
+WINDOW_DAYS = 14
+
+_LEAD_TS = re.compile(
+    r"^\s*\[?(?P<date>\d{4}-\d{2}-\d{2})(?:[T ]\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?)?"
+    r"(?:Z|[+-]\d{2}:?\d{2})?\]?[\s:|-]*"
+)
+_TIME = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?\b")
+_HEX = re.compile(r"\b(?:0x[0-9a-fA-F]+|[0-9a-fA-F]{8,})\b")
+_DIGITS = re.compile(r"\d+")
+_SPACES = re.compile(r"\s+")
+_LEVEL = re.compile(r"\b(?:ERROR|CRITICAL|FATAL|FAILED)\b")
+_EXIT = re.compile(
+    r"\b(?:exit(?:ed)?|returned|terminated)\b(?:[^\n]{0,40}?)\b(?:status|code)\b\s*[:=]?\s*(-?\d+)",
+    re.IGNORECASE,
+)
+_TRACEBACK = "Traceback (most recent call last):"
+_SCRIPT = re.compile(r"(?<![\w/.-])([\w.-]+\.(?:sh|py|pl|rb|js|ts|php|bash|ps1))\b")
+
+
+@dataclass
+class _Signature:
+    count: int = 0
+    days: set[date] = field(default_factory=set)
+    last_line: int = 0
+    example: str = ""
+
+
+def signature(line: str) -> str:
+    text = _LEAD_TS.sub("", line, count=1)
+    text = _TIME.sub("#", text)
+    text = _HEX.sub("#", text)
+    text = _DIGITS.sub("#", text)
+    return _SPACES.sub(" ", text).strip()[:200]
+
+
+def is_failure(line: str) -> bool:
+    if _LEVEL.search(line):
+        return True
+    m = _EXIT.search(line)
+    return bool(m and int(m.group(1)) != 0)
+
+
+def _day_of(line: str) -> date | None:
+    m = _LEAD_TS.match(line)
+    if not m:
+        return None
+    try:
+        return date.fromisoformat(m.group("date"))
+    except ValueError:
+        return None
+
+
+def failures(text: str, first_line: int, fallback: date) -> Iterable[tuple[str, date, int, str]]:
+    """(signature, day, line number or 0, raw line) for each failure in a log's text."""
+    day = fallback
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        number = first_line + i if first_line else 0
+        day = _day_of(line) or day
+        if line.strip().startswith(_TRACEBACK) or line.strip().endswith(_TRACEBACK):
+            # the exception line is the first one after the indented frames
+            j = i + 1
+            while j < len(lines) and (not lines[j].strip() or lines[j][:1].isspace()):
+                j += 1
+            last = lines[j].strip() if j < len(lines) else ""
+            yield "Traceback: " + signature(last), day, number, last or line.strip()
+            i = j + 1
+            continue
+        if is_failure(line):
+            yield signature(line), day, number, line.strip()
+        i += 1
+
+
+def detect_failures(
+    path: str, text: str, first_line: int, written: float, now: float
+) -> PlanResult | None:
+    """The finding for one log (``path`` root-relative), or None when nothing repeats enough."""
+    today = datetime.fromtimestamp(now).date()
+    since = today - timedelta(days=WINDOW_DAYS - 1)
+    seen: dict[str, _Signature] = {}
+    for sig, day, number, raw in failures(text, first_line, datetime.fromtimestamp(written).date()):
+        if day < since:
+            continue
+        s = seen.setdefault(sig, _Signature())
+        s.count += 1
+        s.days.add(day)
+        s.last_line, s.example = number, raw
+    hits = sorted(
+        (
+            (sig, s)
+            for sig, s in seen.items()
+            if s.count >= MIN_OCCURRENCES and len(s.days) >= MIN_DAYS
+        ),
+        key=lambda item: (-item[1].count, item[0]),
+    )
+    if not hits:
+        return None
+    scripts = Counter(m for _, s in hits for m in _SCRIPT.findall(s.example))
+    name = scripts.most_common(1)[0][0] if scripts else path.rpartition("/")[2].removesuffix(".log")
+    # a failing run often writes several failure lines: the most repeated one counts the runs
+    runs = max(s.count for _, s in hits)
+    days = set().union(*(s.days for _, s in hits))
+    last = max(days)
+    evidence = []
+    for _sig, s in hits:
+        where = f"{path}:{s.last_line}" if s.last_line else path
+        evidence.append(
+            f"{s.count} veces en {plural(len(s.days), 'día', 'días')}, la última en {where}: {s.example[:200]}"
+        )
+    return PlanResult(
+        kind=KIND,
+        target=path,
+        title=f"«{name}» falla una y otra vez",
+        reason=(
+            f"{plural(runs, 'fallo', 'fallos')} en {plural(len(days), 'día distinto', 'días distintos')} "
+            f"en {path} (el último, el {last.isoformat()})"
+        ),
+        evidence=cap_evidence(evidence),
+        plan=[],
+        files=0,
+        fingerprint=fingerprint(KIND, path, (sig for sig, _ in hits)),
+    )

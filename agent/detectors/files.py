@@ -1,0 +1,138 @@
+"""File findings in the writable zones: messy folders, duplicates, old temp files.
+
+One bounded breadth-first scan per writable zone (:func:`actions.scan.scan_tree`) feeds all
+three planners, so a zone is listed once per run:
+
+- ``organize``: the zone and its subfolders down to ``organize_depth`` levels, each with at
+  least ``monitor.messy_folder_files`` loose files (:func:`actions.planners.loose_files`), one
+  suggestion per folder, at most ``max_organize`` per zone (the most crowded first).
+- ``duplicates``: one suggestion per zone (a group of copies often spans folders, and the file
+  kept must be chosen once for the whole zone); only size-equal candidates are hashed, within
+  ``hash_bytes`` per zone.
+- ``temp_cleanup``: one suggestion per zone.
+
+Plans are capped at ``thresholds.max_files`` ops, since a larger one would be refused outright.
+Read-only zones, ``system/`` and ``.alma/`` are never scanned: a writable zone inside one is
+skipped, and one inside a writable zone is not entered.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+
+from actions.planners import (
+    PlanResult,
+    destination_filter,
+    loose_files,
+    plan_dedupe,
+    plan_organize,
+    plan_temp_cleanup,
+    size_candidates,
+)
+from actions.scan import TreeScan, scan_folder, scan_tree, with_sha256
+from actions.tree import Tree
+from policies.config import Policy
+from policies.errors import RefusedError
+
+
+@dataclass(frozen=True)
+class FileLimits:
+    max_files: int = 20_000  # files listed per zone
+    max_folders: int = 2_000  # folders listed per zone
+    max_depth: int = 8  # levels below the zone
+    organize_depth: int = 3  # a messy folder deeper than this is not proposed
+    max_organize: int = 20  # organize suggestions per zone and run
+    hash_bytes: int = 1 << 30  # bytes hashed per zone and run when looking for duplicates
+
+
+def _inside(parts: tuple[str, ...], other: tuple[str, ...]) -> bool:
+    return parts[: len(other)] == other
+
+
+def _zones(policy: Policy) -> list[tuple[str, list[str]]]:
+    """(zone, folders inside it not to enter) for each writable zone worth scanning."""
+    read_only = policy.zones.read_only_parts()
+    writable = policy.zones.writable_parts()
+    out: list[tuple[str, list[str]]] = []
+    for parts in dict.fromkeys(writable):
+        if any(_inside(parts, ro) for ro in read_only):
+            continue  # a writable zone inside a read-only one stays read-only
+        if any(w != parts and _inside(parts, w) for w in writable):
+            continue  # scanned as part of the zone that holds it
+        excluded = ["/".join(ro) for ro in read_only if ro != parts and _inside(ro, parts)]
+        out.append(("/".join(parts), excluded))
+    return out
+
+
+def _partial(result: PlanResult | None, scan: TreeScan) -> list[PlanResult]:
+    if result is None:
+        return []
+    if not scan.truncated:
+        return [result]
+    note = "Exploración parcial: la zona tiene más archivos o carpetas de los que se revisan de una vez."
+    return [dataclasses.replace(result, evidence=[*result.evidence, note])]
+
+
+def detect_files(
+    root: Path, policy: Policy, now: float, *, limits: FileLimits | None = None
+) -> list[PlanResult]:
+    """Every file finding in the writable zones, as plans built from what is on disk now."""
+    lim = limits or FileLimits()
+    monitor = policy.monitor
+    max_ops = policy.thresholds.max_files
+    results: list[PlanResult] = []
+    with Tree(root) as tree:
+        for zone, excluded in _zones(policy):
+            try:
+                scan = scan_tree(
+                    tree,
+                    zone,
+                    now=now,
+                    settle_seconds=monitor.settle_seconds,
+                    exclude=excluded,
+                    max_files=lim.max_files,
+                    max_folders=lim.max_folders,
+                    max_depth=lim.max_depth,
+                )
+            except (FileNotFoundError, NotADirectoryError, RefusedError):
+                continue  # a missing zone, or one that is a link: nothing ALMA may touch
+            results += _organize(tree, zone, scan, policy, now, lim)
+            hashed, _ = with_sha256(tree, size_candidates(scan.files), max_bytes=lim.hash_bytes)
+            results += _partial(plan_dedupe(zone, hashed, max_ops=max_ops), scan)
+            temp = plan_temp_cleanup(
+                zone, scan.files, now=now, age_days=monitor.temp_age_days, max_ops=max_ops
+            )
+            results += _partial(temp, scan)
+    return results
+
+
+def _organize(
+    tree: Tree, zone: str, scan: TreeScan, policy: Policy, now: float, lim: FileLimits
+) -> list[PlanResult]:
+    by = policy.monitor.organize_by
+    depth0 = zone.count("/")
+    messy = [
+        (len(loose_files(f)), f.folder)
+        for f in scan.folders
+        if f.folder.count("/") - depth0 <= lim.organize_depth
+        and len(loose_files(f)) >= policy.monitor.messy_folder_files
+    ]
+    messy.sort(key=lambda m: (-m[0], m[1]))
+    out: list[PlanResult] = []
+    for _count, folder in messy[: lim.max_organize]:
+        try:  # listed again, with the destinations looked into, just before planning
+            full = scan_folder(
+                tree,
+                folder,
+                now=now,
+                settle_seconds=policy.monitor.settle_seconds,
+                peek=destination_filter(by),
+            )
+        except (FileNotFoundError, NotADirectoryError, RefusedError):
+            continue
+        result = plan_organize(full, by=by, max_ops=policy.thresholds.max_files)
+        if result is not None:
+            out.append(result)
+    return out

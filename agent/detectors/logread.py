@@ -1,0 +1,68 @@
+"""Reading ``logs/`` for the detectors: listed and opened through fds, never through a link.
+
+``logs/alma/`` (the daemon's own reports) is left out, so ALMA never reacts to what it wrote.
+Files are read up to a bound: the tail of a script log (the recent failures are at its end),
+the head of a chat log (a day's chat is small; a huge one is not a chat log).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from datetime import date
+
+from actions.scan import ScannedFile, scan_tree
+from actions.tree import Tree
+from policies.errors import RefusedError
+
+LOGS = "logs"
+OWN_REPORTS = "logs/alma"
+TAIL_BYTES = 4 << 20  # per script log
+CHAT_BYTES = 2 << 20  # per chat log
+_CHAT_NAME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})\.md$")
+
+
+@dataclass(frozen=True)
+class LogFiles:
+    scripts: list[ScannedFile]  # logs/**/*.log
+    chats: list[tuple[date, ScannedFile]]  # logs/**/YYYY-MM-DD.md, oldest first
+
+
+def list_logs(tree: Tree, now: float) -> LogFiles:
+    try:
+        # reading needs no settling: a log being written is read as it is now
+        scan = scan_tree(tree, LOGS, now=now, settle_seconds=None, exclude=[OWN_REPORTS])
+    except (FileNotFoundError, NotADirectoryError, RefusedError):
+        return LogFiles([], [])
+    scripts = [f for f in scan.files if f.name.endswith(".log")]
+    chats: list[tuple[date, ScannedFile]] = []
+    for f in scan.files:
+        m = _CHAT_NAME.match(f.name)
+        if m:
+            try:
+                chats.append((date(int(m[1]), int(m[2]), int(m[3])), f))
+            except ValueError:
+                continue  # 2026-13-45.md: not a day
+    chats.sort(key=lambda c: (c[0], c[1].path))
+    return LogFiles(sorted(scripts, key=lambda f: f.path), chats)
+
+
+def read_text(tree: Tree, f: ScannedFile, *, limit: int, tail: bool) -> tuple[str, int] | None:
+    """(text, number of the first line it holds, 1-based; 0 when unknown because cut)."""
+    try:
+        dir_fd, name = tree.parent(f.path)
+        fd = os.open(
+            name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=dir_fd
+        )
+    except (OSError, RefusedError):
+        return None
+    try:
+        size = os.fstat(fd).st_size
+        offset = max(0, size - limit) if tail else 0
+        data = os.pread(fd, limit, offset)
+    finally:
+        os.close(fd)
+    if offset:
+        data = data.split(b"\n", 1)[1] if b"\n" in data else b""  # drop the cut first line
+    return data.decode("utf-8", errors="replace"), 0 if offset else 1

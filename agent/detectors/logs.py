@@ -1,0 +1,54 @@
+"""Findings from the logs, without file changes (their plan is empty; accepting acknowledges).
+
+- ``repeated_failure`` (:mod:`agent.detectors.failures`): from ``logs/**/*.log``;
+- ``long_hours`` (:mod:`agent.detectors.long_hours`) and ``pending_task``
+  (:mod:`agent.detectors.pending`): from the chat logs ``logs/YYYY-MM-DD.md``.
+
+Only chat days that can matter are read: the last ``pending.MAX_AGE_DAYS`` days (long hours
+look at fewer). Titles and reasons are in Spanish, the person's language.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta
+from pathlib import Path
+
+from actions.planners.base import PlanResult
+from actions.tree import Tree
+from agent.detectors.chatlog import Entry, parse_chat
+from agent.detectors.failures import detect_failures
+from agent.detectors.logread import CHAT_BYTES, TAIL_BYTES, list_logs, read_text
+from agent.detectors.long_hours import detect_long_hours
+from agent.detectors.pending import MAX_AGE_DAYS, detect_pending
+from policies.config import Policy
+
+
+def detect_logs(root: Path, policy: Policy, now: float) -> list[PlanResult]:
+    """Every log finding as of ``now``. ``policy`` is taken for symmetry with detect_files:
+    logs are only read, so no zone or threshold applies."""
+    del policy
+    results: list[PlanResult] = []
+    today = datetime.fromtimestamp(now).date()
+    with Tree(root) as tree:
+        logs = list_logs(tree, now)
+        for f in logs.scripts:
+            read = read_text(tree, f, limit=TAIL_BYTES, tail=True)
+            if read is None:
+                continue
+            text, first = read
+            written = f.identity.mtime_ns / 1e9
+            found = detect_failures(f.path, text, first, written, now)
+            if found is not None:
+                results.append(found)
+        days: list[tuple[date, str, list[Entry]]] = []
+        for day, f in logs.chats:
+            if not today - timedelta(days=MAX_AGE_DAYS) <= day <= today:
+                continue
+            read = read_text(tree, f, limit=CHAT_BYTES, tail=False)
+            if read is not None:
+                days.append((day, f.path, parse_chat(read[0])))
+    long_hours = detect_long_hours(days, now)
+    if long_hours is not None:
+        results.append(long_hours)
+    results += detect_pending(days, now)
+    return results

@@ -1,0 +1,84 @@
+"""``long_hours``: long working days, read from the chat logs' turn times.
+
+A day (``logs/YYYY-MM-DD.md``) is long when its first and last turns are more than
+:data:`LONG_DAY_HOURS` hours apart, or when the person wrote between midnight and
+:data:`NIGHT_ENDS_HOUR` (a turn "after midnight" in that day's file). Chat times are only a
+proxy for working hours, so one long day says nothing: the finding needs
+:data:`MIN_LONG_DAYS` long days within the last :data:`WINDOW_DAYS` days (today included).
+
+One finding at most, for ``logs``; its fingerprint is the ISO week of the newest long day, so
+it is proposed at most once a week, and again in a later week if the pattern goes on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date, datetime, timedelta
+
+from actions.planners.base import PlanResult, fingerprint, plural
+from agent.detectors.chatlog import Entry
+
+KIND = "long_hours"
+LONG_DAY_HOURS = 10
+NIGHT_ENDS_HOUR = 5
+MIN_LONG_DAYS = 2
+WINDOW_DAYS = 7
+
+
+def _hm(seconds: int) -> str:
+    h, rest = divmod(seconds, 3600)
+    return f"{h:02d}:{rest // 60:02d}"
+
+
+def day_summary(entries: Sequence[Entry]) -> str | None:
+    """Why a day was long, in Spanish; None when it was not."""
+    times = [e.seconds for e in entries if e.seconds is not None]
+    if not times:
+        return None
+    first, last = min(times), max(times)
+    span = last - first
+    night = [
+        e.seconds
+        for e in entries
+        if e.by_person and e.seconds is not None and e.seconds < NIGHT_ENDS_HOUR * 3600
+    ]
+    reasons = []
+    if span > LONG_DAY_HOURS * 3600:
+        h, m = divmod(span // 60, 60)
+        reasons.append(f"de {_hm(first)} a {_hm(last)} ({h} h {m:02d} min)")
+    if night:
+        reasons.append(f"escribiste pasada la medianoche ({_hm(max(night))})")
+    return "; ".join(reasons) or None
+
+
+def detect_long_hours(
+    days: Sequence[tuple[date, str, list[Entry]]], now: float
+) -> PlanResult | None:
+    """``days``: (day, log path, parsed entries) for each chat log."""
+    today = datetime.fromtimestamp(now).date()
+    since = today - timedelta(days=WINDOW_DAYS - 1)
+    long_days: list[tuple[date, str, str]] = []
+    for day, path, entries in days:
+        if since <= day <= today:
+            why = day_summary(entries)
+            if why:
+                long_days.append((day, path, why))
+    if len(long_days) < MIN_LONG_DAYS:
+        return None
+    long_days.sort()
+    newest = long_days[-1][0]
+    year, week, _ = newest.isocalendar()
+    n = len(long_days)
+    return PlanResult(
+        kind=KIND,
+        target="logs",
+        title=f"Jornadas largas: {plural(n, 'día', 'días')} en la última semana",
+        reason=(
+            f"{n} de los últimos {WINDOW_DAYS} días con conversaciones de más de "
+            f"{LONG_DAY_HOURS} horas o pasada la medianoche"
+        ),
+        evidence=[f"{day.isoformat()} ({path}): {why}" for day, path, why in long_days],
+        plan=[],
+        files=0,
+        fingerprint=fingerprint(KIND, "logs", [f"{year}-W{week:02d}"]),
+    )

@@ -1,0 +1,357 @@
+"""The detectors on real temp roots: which findings come out, and which places are never read."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from actions.ops import Move, Trash
+from actions.planners import PlanResult
+from agent.detectors import detect_files, detect_logs
+from agent.detectors.failures import is_failure, signature
+from agent.detectors.pending import fold, is_promise
+from policies.config import Policy, policy_from_dict
+
+NOW = time.time()
+OLD = NOW - 30 * 86_400
+EXAMPLES = Path(__file__).resolve().parents[3] / "shared" / "examples" / "logs"
+
+
+def touch(path: Path, data: bytes = b"x", mtime: float = OLD) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    os.utime(path, (mtime, mtime))
+    return path
+
+
+def policy(**monitor: Any) -> Policy:
+    return policy_from_dict({"monitor": {"messy_folder_files": 5, **monitor}})
+
+
+def by_kind(results: list[PlanResult]) -> dict[str, list[PlanResult]]:
+    out: dict[str, list[PlanResult]] = {}
+    for r in results:
+        out.setdefault(r.kind, []).append(r)
+    return out
+
+
+def messy(folder: Path, n: int = 6, mtime: float = OLD) -> None:
+    exts = ["jpg", "pdf", "mp3", "zip", "xlsx", "txt"]
+    for i in range(n):
+        touch(folder / f"f{i}.{exts[i % len(exts)]}", f"content {folder} {i}".encode(), mtime)
+
+
+# -- files ---------------------------------------------------------------------------------------
+
+
+def test_file_findings_of_each_kind(tmp_path: Path) -> None:
+    messy(tmp_path / "user/projectY")
+    touch(tmp_path / "user/ok/a.jpg")
+    touch(tmp_path / "user/fotos/playa.jpg", b"P" * 64, OLD - 10)
+    touch(tmp_path / "user/descargas/playa.jpg", b"P" * 64)
+    touch(tmp_path / "user/old.tmp")
+    found = by_kind(detect_files(tmp_path, policy(), NOW))
+    assert sorted(found) == ["duplicates", "organize", "temp_cleanup"]
+    (org,) = found["organize"]
+    assert org.target == "user/projectY" and org.files == 6
+    (dup,) = found["duplicates"]
+    assert dup.target == "user"
+    assert [op.path for op in dup.plan if isinstance(op, Trash)] == ["user/descargas/playa.jpg"]
+    (tmp,) = found["temp_cleanup"]
+    assert [op.path for op in tmp.plan if isinstance(op, Trash)] == ["user/old.tmp"]
+
+
+def test_file_findings_are_recognized_again_and_change_with_their_files(tmp_path: Path) -> None:
+    messy(tmp_path / "user/projectY")
+    first = {r.kind: r.fingerprint for r in detect_files(tmp_path, policy(), NOW)}
+    again = {r.kind: r.fingerprint for r in detect_files(tmp_path, policy(), NOW)}
+    assert first == again
+    touch(tmp_path / "user/projectY/f0.jpg", b"edited")
+    changed = {r.kind: r.fingerprint for r in detect_files(tmp_path, policy(), NOW)}
+    assert changed["organize"] != first["organize"]
+
+
+def test_read_only_zones_system_alma_and_links_are_never_planned(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    outside = tmp_path_factory.mktemp("outside")
+    messy(outside)
+    for folder in ("system/x", "docs/x", ".alma/x", "logs/x", "user/archivo"):
+        messy(tmp_path / folder)
+        touch(tmp_path / folder / "viejo.tmp")
+    (tmp_path / "user/fuera").symlink_to(outside)
+    pol = policy_from_dict(
+        {
+            "zones": {
+                "writable": ["user"],
+                "read_only": ["system", "logs", "docs", "user/archivo"],
+            },
+            "monitor": {"messy_folder_files": 5},
+        }
+    )
+    assert detect_files(tmp_path, pol, NOW) == []
+
+
+def test_a_writable_zone_that_is_a_link_is_skipped(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    outside = tmp_path_factory.mktemp("outside")
+    messy(outside)
+    (tmp_path / "user").symlink_to(outside)
+    assert detect_files(tmp_path, policy(), NOW) == []
+    (tmp_path / "user").unlink()
+    assert detect_files(tmp_path, policy(), NOW) == []  # a missing zone: nothing to do
+
+
+def test_unsettled_files_do_not_make_a_folder_messy(tmp_path: Path) -> None:
+    messy(tmp_path / "user/projectY", mtime=NOW - 5)
+    assert detect_files(tmp_path, policy(), NOW) == []
+    found = detect_files(tmp_path, policy(settle_seconds=0), NOW + 1)
+    assert [r.kind for r in found] == ["organize"]
+
+
+def test_every_planned_path_is_inside_the_writable_zone(tmp_path: Path) -> None:
+    messy(tmp_path / "user/a")
+    messy(tmp_path / "user/a/b", 10)
+    touch(tmp_path / "user/a/viejo.tmp")
+    touch(tmp_path / "user/a/c.pdf", b"same")
+    touch(tmp_path / "user/a/b/c.pdf", b"same")
+    results = detect_files(tmp_path, policy(), NOW)
+    assert {r.kind for r in results} == {"organize", "duplicates", "temp_cleanup"}
+    for r in results:
+        for op in r.plan:
+            for path in op.write_paths():
+                assert path.startswith("user/")
+            if isinstance(op, Move | Trash):
+                assert op.expect is not None
+
+
+def test_organize_is_capped_at_max_files(tmp_path: Path) -> None:
+    messy(tmp_path / "user/big", 30)
+    pol = policy_from_dict(
+        {
+            "thresholds": {"approval_files": 5, "max_files": 10},
+            "monitor": {"messy_folder_files": 5},
+        }
+    )
+    (org,) = detect_files(tmp_path, pol, NOW)
+    assert org.files == 10
+    assert any(e.startswith("Solo 10 de 30 archivos") for e in org.evidence)
+
+
+# -- logs: helpers -------------------------------------------------------------------------------
+
+
+def chat(root: Path, day: datetime, turns: list[tuple[str, str, str]], extra: str = "") -> None:
+    lines = [f"# {day:%Y-%m-%d}", ""]
+    for clock, speaker, text in turns:
+        lines += [f"## {clock} · {speaker}", text]
+        if speaker == "alma":
+            lines.append("<!-- model: test · tokens: 3 · ms: 1 -->")
+        lines.append("")
+    path = root / "logs" / f"{day:%Y-%m-%d}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + extra, encoding="utf-8")
+
+
+TODAY = datetime(2026, 11, 22, 10, 0)
+T = TODAY.timestamp()
+
+
+def days_ago(n: int) -> datetime:
+    return TODAY - timedelta(days=n)
+
+
+# -- repeated_failure ----------------------------------------------------------------------------
+
+
+def test_signature_ignores_timestamps_and_numbers() -> None:
+    a = signature("2026-11-15 02:00:01 ERROR job 4411 failed after 3.2s (pid 99, id deadbeef01)")
+    b = signature(
+        "2026-11-16T03:10:09+01:00 ERROR job 17 failed after 12.9s (pid 7, id 00aa11bb22)"
+    )
+    assert a == b == "ERROR job # failed after #.#s (pid #, id #)"
+
+
+@pytest.mark.parametrize(
+    ("line", "failure"),
+    [
+        ("ERROR something broke", True),
+        ("tests FAILED", True),
+        ("sync.sh exited with status 23", True),
+        ("Command returned non-zero exit status 2.", True),
+        ("exit code: 127", True),
+        ("job exited with status 0", False),
+        ("an error in lower case is prose", False),
+        ("ERROR_COUNT=0", False),
+        ("INFO done", False),
+    ],
+)
+def test_failure_lines(line: str, failure: bool) -> None:
+    assert is_failure(line) is failure
+
+
+def write_log(root: Path, name: str, lines: list[str]) -> None:
+    path = root / "logs" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_repeated_failure_needs_several_days(tmp_path: Path) -> None:
+    runs = []
+    for n in (3, 2, 1):
+        d = days_ago(n)
+        runs += [f"{d:%Y-%m-%d} 02:00:0{n} INFO sync.sh start"]
+        runs += [f"{d:%Y-%m-%d} 02:00:0{n} ERROR sync.sh exited with status {20 + n}"]
+    write_log(tmp_path, "tools/sync.log", runs)
+    burst = [f"{days_ago(1):%Y-%m-%d} 0{i}:00:00 ERROR flaky {i}" for i in range(6)]
+    write_log(tmp_path, "flaky.log", burst)
+    found = by_kind(detect_logs(tmp_path, Policy(), T))
+    (r,) = found["repeated_failure"]
+    assert r.target == "logs/tools/sync.log"
+    assert r.title == "«sync.sh» falla una y otra vez"
+    assert r.plan == [] and r.files == 0
+    assert "3 fallos en 3 días distintos" in r.reason
+
+
+def test_repeated_failure_reads_tracebacks_and_ignores_old_ones(tmp_path: Path) -> None:
+    lines: list[str] = []
+    for n in (40, 30, 4, 2, 1):  # two are outside the window
+        lines += [
+            f"{days_ago(n):%Y-%m-%d} 09:00:00 INFO importer run",
+            "Traceback (most recent call last):",
+            '  File "/home/p/importer.py", line 12, in <module>',
+            "    main()",
+            f"KeyError: 'row {n}'",
+        ]
+    write_log(tmp_path, "importer.log", lines)
+    (r,) = detect_logs(tmp_path, Policy(), T)
+    assert r.kind == "repeated_failure"
+    assert "3 fallos en 3 días" in r.reason
+    assert "KeyError" in r.evidence[0]
+    again = detect_logs(tmp_path, Policy(), T + 86_400)
+    assert again[0].fingerprint == r.fingerprint  # the same problem, recognized again
+
+
+def test_the_daemons_own_reports_are_not_read(tmp_path: Path) -> None:
+    lines = [f"{days_ago(n):%Y-%m-%d} 01:00:00 ERROR boom" for n in (1, 2, 3, 4)]
+    write_log(tmp_path, "alma/daemon.log", lines)
+    assert detect_logs(tmp_path, Policy(), T) == []
+
+
+# -- long_hours ----------------------------------------------------------------------------------
+
+
+def test_long_hours_on_several_days(tmp_path: Path) -> None:
+    chat(tmp_path, days_ago(1), [("08:00:00", "usuario", "hola"), ("21:30:00", "usuario", "sigo")])
+    chat(
+        tmp_path,
+        days_ago(2),
+        [("00:40:00", "usuario", "no puedo dormir"), ("09:00:00", "alma", "ok")],
+    )
+    chat(tmp_path, days_ago(3), [("09:00:00", "usuario", "hola"), ("12:00:00", "usuario", "adiós")])
+    found = by_kind(detect_logs(tmp_path, Policy(), T))
+    (r,) = found["long_hours"]
+    assert r.target == "logs" and r.plan == []
+    assert len(r.evidence) == 2
+    assert "13 h 30 min" in r.evidence[1]
+    assert "medianoche" in r.evidence[0]
+
+
+def test_one_long_day_is_not_a_pattern(tmp_path: Path) -> None:
+    chat(tmp_path, days_ago(1), [("07:00:00", "usuario", "hola"), ("23:00:00", "usuario", "fin")])
+    chat(tmp_path, days_ago(20), [("07:00:00", "usuario", "hola"), ("23:00:00", "usuario", "fin")])
+    assert "long_hours" not in by_kind(detect_logs(tmp_path, Policy(), T))
+
+
+# -- pending_task --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("sentence", "promise"),
+    [
+        ("Mañana llamo al banco por la hipoteca.", True),
+        ("MANANA llamo al banco.", True),
+        ("Tengo que renovar el pasaporte", True),
+        ("Tendré que revisar el presupuesto.", True),
+        ("Recuérdame enviar la factura a Marta.", True),
+        ("recuerdame enviar la factura", True),
+        ("Revisar el contrato #pendiente", True),
+        ("Esta mañana fui al gimnasio.", False),
+        ("¿Tengo que hacer algo más?", False),
+        ("Recuérdame que nunca opere con más del 2% de riesgo.", False),
+        ("Siempre reviso el riesgo antes. #principio", False),
+        ("Hoy estuve programando.", False),
+    ],
+)
+def test_promises(sentence: str, promise: bool) -> None:
+    assert is_promise(sentence) is promise
+
+
+def test_fold_removes_accents() -> None:
+    assert fold("Mañana RECUÉRDAME") == "manana recuerdame"
+
+
+def test_pending_task_until_said_done(tmp_path: Path) -> None:
+    chat(
+        tmp_path,
+        days_ago(3),
+        [
+            ("10:00:00", "usuario", "Mañana llamo al banco por la hipoteca. #pendiente"),
+            ("10:00:05", "alma", "Mañana te lo recuerdo. Tengo que decir algo."),
+            ("11:00:00", "usuario", "Tengo que renovar el pasaporte antes de diciembre."),
+        ],
+    )
+    chat(
+        tmp_path,
+        days_ago(2),
+        [("09:00:00", "usuario", "El banco no contesta, la hipoteca sigue igual.")],
+    )
+    chat(tmp_path, days_ago(1), [("09:00:00", "usuario", "Ya renové el pasaporte, hecho.")])
+    chat(tmp_path, TODAY, [("09:00:00", "usuario", "Tengo que comprar pan.")])  # not due yet
+    found = by_kind(detect_logs(tmp_path, Policy(), T))
+    (r,) = found["pending_task"]
+    assert r.target == f"logs/{days_ago(3):%Y-%m-%d}.md"
+    assert r.title == "Pendiente: Mañana llamo al banco por la hipoteca"
+    assert r.plan == []
+    assert r.evidence[0].startswith(f"logs/{days_ago(3):%Y-%m-%d}.md:4 (10:00): Mañana llamo")
+    assert "sigue igual" in r.evidence[1]
+
+
+def test_pending_task_in_a_hand_written_note(tmp_path: Path) -> None:
+    chat(
+        tmp_path,
+        days_ago(2),
+        [("10:00:00", "alma", "Buenos días.")],
+        extra="\nTengo que llamar a Lucía por su cumpleaños.\n",
+    )
+    (r,) = detect_logs(tmp_path, Policy(), T)
+    assert r.kind == "pending_task"
+    assert "Lucía" in r.title
+
+
+# -- the shared examples -------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not EXAMPLES.is_dir(), reason="the shared example logs are not present")
+def test_the_example_logs_give_sensible_findings(tmp_path: Path) -> None:
+    shutil.copytree(EXAMPLES, tmp_path / "logs")
+    os.chmod(tmp_path / "logs", 0o755)
+    days = sorted(p.stem for p in EXAMPLES.glob("*.md"))
+    now = (datetime.fromisoformat(days[-1]) + timedelta(days=2, hours=12)).timestamp()
+    results = detect_logs(tmp_path, Policy(), now)
+    assert results, "the examples show at least one finding"
+    for r in results:
+        assert r.kind in {"repeated_failure", "long_hours", "pending_task"}
+        assert r.plan == [] and r.files == 0
+        assert r.title and r.reason and r.evidence
+        assert len(r.fingerprint) == 64
+    assert detect_logs(tmp_path, Policy(), now) == results
+    # logs are only read
+    assert detect_files(tmp_path, Policy(), now) == []
