@@ -355,3 +355,44 @@ def test_the_example_logs_give_sensible_findings(tmp_path: Path) -> None:
     assert detect_logs(tmp_path, Policy(), now) == results
     # logs are only read
     assert detect_files(tmp_path, Policy(), now) == []
+
+
+# -- the plans run through the real engine -------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", ["inprocess", "landlock"])
+def test_detected_plans_execute_and_undo_byte_for_byte(tmp_path: Path, backend: str) -> None:
+    from policies.decide import RunContext
+    from tests.support.engine import AlmaRoot, make_engine
+    from tests.support.trees import snapshot
+
+    alma = AlmaRoot(tmp_path).build()
+    root = alma.root
+    messy(root / "user/projectY", 12)
+    touch(root / "user/projectY/images/f0.jpg", b"an older f0 already filed")
+    touch(root / "user/fotos/playa.jpg", b"P" * 64, OLD - 10)
+    touch(root / "user/descargas/playa (1).jpg", b"P" * 64)
+    touch(root / "user/descargas/.~lock.informe.odt#")
+    before = snapshot(root)
+    pol = policy_from_dict(
+        {"monitor": {"messy_folder_files": 5}, "sandbox": {"allow_unconfined": True}}
+    )
+    results = detect_files(root, pol, NOW)
+    assert sorted(r.kind for r in results) == ["duplicates", "organize", "temp_cleanup"]
+    engine = make_engine(alma, backend, pol)
+    try:
+        done = [
+            engine.execute(r.plan, kind=r.kind, ctx=RunContext(approved_by_person=True))
+            for r in results
+        ]
+        after = snapshot(root)
+        assert "user/projectY/images/f6.jpg" in after and "user/projectY/f6.jpg" not in after
+        assert "user/projectY/f0.jpg" in after  # its destination was taken: it stayed
+        assert "user/descargas/playa (1).jpg" not in after
+        assert "user/fotos/playa.jpg" in after
+        assert detect_files(root, pol, NOW) == []  # nothing left to propose
+        for action in reversed(done):
+            engine.undo(action["id"])
+        assert snapshot(root) == before
+    finally:
+        engine.journal.close()
