@@ -3,7 +3,8 @@
 Every folder is reached through directory fds with ``O_NOFOLLOW`` (:mod:`actions.safefs`), and
 every entry is ``lstat``-ed relative to its folder's fd, so a symlink is seen as a symlink and
 never followed. A scan keeps only what an action may safely touch later; everything else is
-reported in ``skipped`` with the reason, so a person can see why a file was left out:
+reported in ``skipped`` with the reason (in Spanish, the person's language, since it ends up in
+a suggestion's evidence), so a person can see why a file was left out:
 
 - names :func:`~actions.safefs.check_name` refuses (newline and other control characters,
   invalid UTF-8, which ``os.listdir`` gives as surrogate escapes, more than 255 bytes);
@@ -30,7 +31,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from actions.ops import FileKind, Identity
-from actions.safefs import check_name, identity_of, kind_of, open_dir, split_relpath
+from actions.safefs import NAME_MAX, check_name, identity_of, kind_of, open_dir, split_relpath
 from actions.tree import Tree
 from policies.errors import RefusedError
 
@@ -122,10 +123,19 @@ def _join(folder: str, name: str) -> str:
 
 
 def _refusal(name: str) -> str | None:
+    """Why check_name refuses ``name``, in the person's language (None when it is fine)."""
     try:
         check_name(name, where="name")
-    except RefusedError as exc:
-        return str(exc).removeprefix("name: ")
+    except RefusedError:
+        if any(ord(c) < 32 or ord(c) == 127 for c in name):
+            return "el nombre tiene un carácter de control (como un salto de línea); renómbralo"
+        try:
+            encoded = name.encode("utf-8")
+        except UnicodeEncodeError:
+            return "el nombre no es UTF-8 válido; renómbralo"
+        if len(encoded) > NAME_MAX:
+            return f"el nombre pasa de {NAME_MAX} bytes"
+        return "ALMA no acepta ese nombre"
     return None
 
 
@@ -158,21 +168,23 @@ def _classify(
         skipped.append(Skipped(shown, refusal))
         return None
     if kind == "symlink":
-        skipped.append(Skipped(shown, "a symlink: ALMA never follows or moves links"))
+        skipped.append(Skipped(shown, "es un enlace simbólico: ALMA nunca sigue ni mueve enlaces"))
         return None
     if kind == "dir":
         return st
     if kind != "file":
-        skipped.append(Skipped(shown, "not a regular file (a device, fifo or socket)"))
+        skipped.append(Skipped(shown, "no es un archivo normal (dispositivo, fifo o socket)"))
         return None
     if name.startswith(ENGINE_TMP_PREFIX):
-        skipped.append(Skipped(shown, "a temp file of an ALMA action in flight"))
+        skipped.append(Skipped(shown, "es un temporal de una acción de ALMA en curso"))
         return None
     if st.st_nlink > 1:
-        skipped.append(Skipped(shown, f"has {st.st_nlink} hard links: other names share its bytes"))
+        skipped.append(
+            Skipped(shown, f"tiene {st.st_nlink} enlaces duros: otros nombres comparten sus bytes")
+        )
         return None
     if cutoff_ns is not None and st.st_mtime_ns > cutoff_ns:
-        skipped.append(Skipped(shown, "changed too recently (it may still be being written)"))
+        skipped.append(Skipped(shown, "cambió hace muy poco (quizá aún se está escribiendo)"))
         return None
     files.append(ScannedFile(path=_join(folder, name), name=name, identity=identity_of(st)))
     return None
@@ -260,7 +272,7 @@ def scan_tree(
     top_parts = tuple(split_relpath(top))
     excluded = [tuple(split_relpath(e)) for e in exclude]
     if _inside(top_parts, [(".alma",), *excluded]):
-        return TreeScan(top, (), (Skipped(top, "a read-only or ALMA-internal folder"),), False)
+        return TreeScan(top, (), (Skipped(top, "es de solo lectura o interna de ALMA"),), False)
     cutoff = _cutoff_ns(now, settle_seconds)
     queue: deque[tuple[str, ...]] = deque([top_parts])
     folders: list[FolderScan] = []
@@ -292,11 +304,13 @@ def scan_tree(
             child = (*parts, name)
             shown = _join(folder, name)
             if name in SKIP_DIR_NAMES or name.startswith("."):
-                skipped.append(Skipped(shown, "a hidden, tool-owned or ALMA-internal folder"))
+                skipped.append(
+                    Skipped(shown, "carpeta oculta, de una herramienta o interna de ALMA")
+                )
             elif _inside(child, excluded):
-                skipped.append(Skipped(shown, "a read-only zone"))
+                skipped.append(Skipped(shown, "zona de solo lectura"))
             elif len(child) - len(top_parts) > max_depth:
-                skipped.append(Skipped(shown, f"deeper than {max_depth} levels"))
+                skipped.append(Skipped(shown, f"a más de {max_depth} niveles de profundidad"))
                 truncated = True
             else:
                 queue.append(child)
@@ -317,11 +331,13 @@ def with_sha256(
     budget = max_bytes
     for f in files:
         if budget is not None and f.identity.size > budget:
-            skipped.append(Skipped(f.path, "not hashed: the hashing budget of this scan is spent"))
+            skipped.append(
+                Skipped(f.path, "sin revisar: se agotó lo que esta exploración puede leer")
+            )
             continue
         digest = _hash_if_same(tree, f)
         if digest is None:
-            skipped.append(Skipped(f.path, "changed or vanished since it was scanned"))
+            skipped.append(Skipped(f.path, "cambió o desapareció durante la exploración"))
             continue
         if budget is not None:
             budget -= f.identity.size

@@ -141,7 +141,7 @@ def plan_organize(
     groups: dict[str, list[ScannedFile]] = {}
     for f in loose_files(scan):
         groups.setdefault(group_of(f, by), []).append(f)
-    notes: list[str] = []
+    notes: list[str] = [f"{s.path}: se queda ({s.reason})" for s in scan.skipped]
     placements = _placements(scan, groups, notes)
     if not placements or (len(groups) == 1 and placements[0][1]):
         # nothing can move, or all the loose files would land in one new subfolder: that only

@@ -109,6 +109,27 @@ def test_a_writable_zone_that_is_a_link_is_skipped(
     assert detect_files(tmp_path, policy(), NOW) == []  # a missing zone: nothing to do
 
 
+def test_hostile_names_and_hard_links_stay_where_they_are(tmp_path: Path) -> None:
+    folder = tmp_path / "user/projectY"
+    messy(folder)
+    touch(folder / "dos\nlíneas.jpg")
+    raw = os.path.join(os.fsencode(folder), b"mal-\xff.pdf")
+    with open(raw, "wb") as f:
+        f.write(b"x")
+    os.utime(raw, (OLD, OLD))
+    touch(folder / "orig.pdf")
+    os.link(folder / "orig.pdf", folder / "enlace.pdf")
+    (org,) = detect_files(tmp_path, policy(), NOW)
+    moved = {op.src for op in org.plan if isinstance(op, Move)}
+    assert moved == {
+        f"user/projectY/f{i}.{e}" for i, e in enumerate(["jpg", "pdf", "mp3", "zip", "xlsx", "txt"])
+    }
+    shown = "\n".join(org.evidence)
+    assert "dos\\x0alíneas.jpg: se queda" in shown
+    assert "mal-\\xff.pdf: se queda" in shown
+    assert "enlace.pdf: se queda" in shown
+
+
 def test_unsettled_files_do_not_make_a_folder_messy(tmp_path: Path) -> None:
     messy(tmp_path / "user/projectY", mtime=NOW - 5)
     assert detect_files(tmp_path, policy(), NOW) == []

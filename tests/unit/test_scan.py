@@ -88,7 +88,7 @@ def test_hostile_names_are_skipped_with_a_reason(root: Path) -> None:
         "user/bell\\x07.txt",
         "user/bad-\\xff\\xfe.txt",
     }
-    assert "control character" in skipped["user/line\\x0abreak.txt"]
+    assert "carácter de control" in skipped["user/line\\x0abreak.txt"]
     assert "UTF-8" in skipped["user/bad-\\xff\\xfe.txt"]
     # skipped names still count as present, so no planner picks them as a destination
     assert len(result.entries) == 4
@@ -112,11 +112,11 @@ def test_symlinks_hard_links_engine_temps_and_specials_are_skipped(
     assert [f.name for f in result.files] == ["plain.txt"]
     skipped = reasons(result)
     for name in ("link.txt", "linkdir", "dangling"):
-        assert "symlink" in skipped[f"user/{name}"]
-    assert "hard links" in skipped["user/one.txt"]
-    assert "hard links" in skipped["user/two.txt"]
-    assert "in flight" in skipped["user/.alma-tmp-3-1"]
-    assert "regular" in skipped["user/fifo"]
+        assert "enlace simbólico" in skipped[f"user/{name}"]
+    assert "enlaces duros" in skipped["user/one.txt"]
+    assert "enlaces duros" in skipped["user/two.txt"]
+    assert "en curso" in skipped["user/.alma-tmp-3-1"]
+    assert "archivo normal" in skipped["user/fifo"]
     assert result.entries["linkdir"] == "symlink"
 
 
@@ -185,9 +185,9 @@ def test_recursive_scan_skips_links_hidden_tool_and_excluded_folders(
     assert sorted(f.path for f in result.files) == ["user/a.txt", "user/p/b.txt", "user/p/q/c.txt"]
     assert [f.folder for f in result.folders] == ["user", "user/p", "user/p/q"]
     skipped = {s.path: s.reason for s in result.all_skipped()}
-    assert "read-only" in skipped["user/ro"]
+    assert "solo lectura" in skipped["user/ro"]
     assert "user/.git" in skipped and "user/node_modules" in skipped
-    assert "symlink" in skipped["user/p/out"]
+    assert "enlace simbólico" in skipped["user/p/out"]
     assert not result.truncated
 
 
