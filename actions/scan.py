@@ -27,7 +27,7 @@ import hashlib
 import os
 import stat
 from collections import deque
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, MutableMapping
 from dataclasses import dataclass, field, replace
 
 from actions.ops import FileKind, Identity
@@ -317,19 +317,34 @@ def scan_tree(
     return TreeScan(top, tuple(folders), tuple(skipped), truncated)
 
 
+#: (dev, inode, size, mtime_ns) -> sha256: what a caller may keep between scans.
+HashCache = MutableMapping[tuple[int, int, int, int], str]
+
+
 def with_sha256(
-    tree: Tree, files: Iterable[ScannedFile], *, max_bytes: int | None = None
+    tree: Tree,
+    files: Iterable[ScannedFile],
+    *,
+    max_bytes: int | None = None,
+    cache: HashCache | None = None,
 ) -> tuple[list[ScannedFile], list[Skipped]]:
     """The files with ``identity.sha256`` filled in, read through fds without following links.
 
     The hash is taken between two ``fstat`` of the same fd that must both match the scanned
     identity, so a file changed while (or since) it was scanned is dropped, never hashed as
     something it no longer is. Hashing stops (the rest reported as skipped) after ``max_bytes``.
+    ``cache`` (kept by the caller between scans) spares re-reading a file whose identity did
+    not change; a periodic rescan then costs a listing, not a read of every candidate.
     """
     out: list[ScannedFile] = []
     skipped: list[Skipped] = []
     budget = max_bytes
     for f in files:
+        ident = f.identity
+        key = (ident.dev, ident.ino, ident.size, ident.mtime_ns)
+        if cache is not None and key in cache:
+            out.append(replace(f, identity=replace(ident, sha256=cache[key])))
+            continue
         if budget is not None and f.identity.size > budget:
             skipped.append(
                 Skipped(f.path, "sin revisar: se agotó lo que esta exploración puede leer")
@@ -341,6 +356,8 @@ def with_sha256(
             continue
         if budget is not None:
             budget -= f.identity.size
+        if cache is not None:
+            cache[key] = digest
         out.append(replace(f, identity=replace(f.identity, sha256=digest)))
     return out, skipped
 

@@ -31,7 +31,7 @@ from actions.planners import (
     plan_temp_cleanup,
     size_candidates,
 )
-from actions.scan import TreeScan, scan_folder, scan_tree, with_sha256
+from actions.scan import HashCache, TreeScan, scan_folder, scan_tree, with_sha256
 from actions.tree import Tree
 from policies.config import Policy
 from policies.errors import RefusedError
@@ -76,9 +76,17 @@ def _partial(result: PlanResult | None, scan: TreeScan) -> list[PlanResult]:
 
 
 def detect_files(
-    root: Path, policy: Policy, now: float, *, limits: FileLimits | None = None
+    root: Path,
+    policy: Policy,
+    now: float,
+    *,
+    limits: FileLimits | None = None,
+    hash_cache: HashCache | None = None,
 ) -> list[PlanResult]:
-    """Every file finding in the writable zones, as plans built from what is on disk now."""
+    """Every file finding in the writable zones, as plans built from what is on disk now.
+
+    ``hash_cache``, a dict the caller keeps between runs, spares re-hashing unchanged files.
+    """
     lim = limits or FileLimits()
     monitor = policy.monitor
     max_ops = policy.thresholds.max_files
@@ -99,7 +107,9 @@ def detect_files(
             except (FileNotFoundError, NotADirectoryError, RefusedError):
                 continue  # a missing zone, or one that is a link: nothing ALMA may touch
             results += _organize(tree, zone, scan, policy, now, lim)
-            hashed, _ = with_sha256(tree, size_candidates(scan.files), max_bytes=lim.hash_bytes)
+            hashed, _ = with_sha256(
+                tree, size_candidates(scan.files), max_bytes=lim.hash_bytes, cache=hash_cache
+            )
             results += _partial(plan_dedupe(zone, hashed, max_ops=max_ops), scan)
             temp = plan_temp_cleanup(
                 zone, scan.files, now=now, age_days=monitor.temp_age_days, max_ops=max_ops

@@ -226,3 +226,16 @@ def test_printable_escapes_what_cannot_be_shown() -> None:
     assert printable("a\nb") == "a\\x0ab"
     assert printable(os.fsdecode(b"\xff")) == "\\xff"
     assert printable("año") == "año"
+
+
+def test_with_sha256_uses_the_callers_cache(root: Path) -> None:
+    touch(root / "user/a.txt", b"same")
+    files = list(scan(root).files)
+    ident = files[0].identity
+    cache = {(ident.dev, ident.ino, ident.size, ident.mtime_ns): "cached"}
+    with Tree(root) as tree:
+        hashed, _ = with_sha256(tree, files, cache=cache)
+        assert hashed[0].identity.sha256 == "cached"  # not read again
+        fresh: dict[tuple[int, int, int, int], str] = {}
+        with_sha256(tree, files, cache=fresh)
+    assert list(fresh.values()) == [hashlib.sha256(b"same").hexdigest()]
