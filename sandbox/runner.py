@@ -12,6 +12,7 @@ import argparse
 import fcntl
 import json
 import os
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -96,6 +97,10 @@ def main(argv: list[str] | None = None, *, checkpoint: Checkpoint = _no_checkpoi
     parser.add_argument("--writable", action="append", default=[])
     parser.add_argument("--read-only", action="append", default=[])
     args = parser.parse_args(argv)
+    # The daemon decides when to stop: an op in flight finishes (SIGKILL from the kernel when the
+    # daemon dies is still honoured through PDEATHSIG, and recovery handles it).
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     root: Path = args.root
     journal_dir = root / ".alma" / "journal"
     lock = lock_executor(journal_dir)

@@ -125,6 +125,12 @@ class Journal:
         rows = self.conn.execute("SELECT * FROM actions ORDER BY id DESC LIMIT ?", (limit,))
         return [action_json(r) for r in rows]
 
+    def for_suggestion(self, suggestion_id: int) -> list[dict[str, Any]]:
+        rows = self.conn.execute(
+            "SELECT * FROM actions WHERE suggestion_id = ? ORDER BY id", (suggestion_id,)
+        )
+        return [action_json(r) for r in rows]
+
     def running(self) -> list[int]:
         rows = self.conn.execute("SELECT id FROM actions WHERE status = 'running' ORDER BY id DESC")
         return [int(r[0]) for r in rows]

@@ -1,0 +1,166 @@
+"""The socket's commands, one handler each. The server has already validated every argument
+against control.commands; a name that is not in HANDLERS is never looked up anywhere else.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from agent.core import Agent
+from policies.errors import UnavailableError
+from policies.layout import RootLayout
+
+VERSION = "0.1.0"
+Handler = Callable[[dict[str, Any]], Any]
+
+
+class MemoryGate:
+    """The memory service loads in the background (the embedding model takes a few seconds);
+    memory commands wait for it a little, then say to try again."""
+
+    def __init__(self) -> None:
+        self._ready = threading.Event()
+        self.service: Any = None
+        self.error: str | None = None
+
+    def set(self, service: Any) -> None:
+        self.service = service
+        self._ready.set()
+
+    def fail(self, error: str) -> None:
+        self.error = error
+        self._ready.set()
+
+    def get(self, wait: float = 120.0) -> Any:
+        if not self._ready.wait(wait):
+            raise UnavailableError("The memory store is still loading; try again in a few seconds.")
+        if self.service is None:
+            raise UnavailableError(f"The memory store is not available: {self.error}")
+        return self.service
+
+    @property
+    def loaded(self) -> bool:
+        return self.service is not None
+
+
+class Api:
+    def __init__(
+        self,
+        layout: RootLayout,
+        agent: Agent,
+        memory: MemoryGate,
+        *,
+        socket_path: str,
+        sandbox_detail: str,
+        recovered: list[dict[str, Any]],
+    ) -> None:
+        self.layout = layout
+        self.agent = agent
+        self.memory = memory
+        self.socket_path = socket_path
+        self.sandbox_detail = sandbox_detail
+        self.recovered = recovered
+        self.started = time.time()
+        self._analysis = threading.Lock()
+        self.handlers: dict[str, Handler] = {
+            "status": lambda a: self.status(),
+            "analyze": self.analyze,
+            "suggestions.list": lambda a: agent.store.list(status=a.get("status"), all_=a["all"]),
+            "suggestions.show": lambda a: agent.store.get(a["id"]),
+            "suggestions.accept": lambda a: agent.accept(a["id"]),
+            "suggestions.reject": lambda a: agent.reject(a["id"], a.get("reason")),
+            "autonomy.off": lambda a: agent.autonomy.off(),
+            "autonomy.on": lambda a: agent.autonomy.on(),
+            "autonomy.status": lambda a: agent.autonomy.status(),
+            "autonomy.level": lambda a: agent.autonomy.set_level(a["level"]),
+            "autonomy.allow": lambda a: agent.autonomy.allow_kind(a["kind"]),
+            "undo": lambda a: agent.undo(a.get("id")),
+            "history": lambda a: agent.engine.journal.history(a["limit"]),
+            "trash.list": lambda a: agent.engine.trash_list(),
+            "trash.empty": lambda a: agent.engine.trash_empty(a["older_than_days"]),
+            "memory.add": lambda a: self._mem().add(
+                a["content"],
+                tags=a["tags"],
+                project=a["project"],
+                importance=a.get("importance"),
+                memory_type=a.get("memory_type"),
+            ),
+            "memory.search": lambda a: self._mem().search(
+                a["query"],
+                limit=a["limit"],
+                tags=a["tags"],
+                project=a.get("project"),
+                memory_type=a.get("memory_type"),
+                min_importance=a.get("min_importance"),
+            ),
+            "memory.list": lambda a: self._mem().list(
+                limit=a["limit"],
+                tag=a.get("tag"),
+                project=a.get("project"),
+                memory_type=a.get("memory_type"),
+                archived=a["archived"],
+            ),
+            "memory.show": lambda a: self._mem().show(a["id"]),
+            "memory.forget": lambda a: self._mem().forget(a["id"]),
+            "memory.restore": lambda a: self._mem().restore(a["id"]),
+            "memory.export": lambda a: self._mem().export(a["format"]),
+            "memory.examples": lambda a: self._mem().load_examples(),
+            "memory.stats": lambda a: self._mem().stats(),
+            "context": lambda a: self._mem().context(a["prompt"], budget_tokens=a["budget"]),
+        }
+
+    def dispatch(self, cmd: str, args: dict[str, Any]) -> Any:
+        return self.handlers[cmd](args)
+
+    def _mem(self) -> Any:
+        return self.memory.get()
+
+    def analyze(self, args: dict[str, Any]) -> dict[str, Any]:
+        if args["wait"]:
+            with self._analysis:
+                proposed = self.agent.analyze(trigger="person")
+            return {"proposed": proposed, "pending": self.agent.store.count("pending")}
+        # Checked now so a person at level off hears why at once, not never.
+        if self.agent.autonomy.effective() == "off":
+            self.agent.analyze(trigger="person")  # raises the refusal
+        threading.Thread(target=self._analyze_quietly, daemon=True, name="analyze").start()
+        return {"started": True}
+
+    def _analyze_quietly(self) -> None:
+        with self._analysis:
+            try:
+                self.agent.analyze(trigger="person")
+            except Exception:  # a background run has nobody to answer; the log has it
+                import logging
+
+                logging.getLogger("alma.agent").exception("analysis failed")
+
+    def status(self) -> dict[str, Any]:
+        policy = self.agent.policy
+        memories: int | None = None
+        if self.memory.loaded:
+            try:
+                memories = int(self.memory.service.stats().get("total", 0))
+            except Exception:  # status must answer even when the store is unwell
+                memories = None
+        return {
+            "running": True,
+            "pid": os.getpid(),
+            "version": VERSION,
+            "root": str(self.layout.root),
+            "socket": self.socket_path,
+            "autonomy": self.agent.autonomy.status(),
+            "sandbox": str(self.agent.engine.confinement.backend),
+            "sandbox_detail": self.sandbox_detail,
+            "pending_suggestions": self.agent.store.count("pending"),
+            "last_analysis": self.agent.store.setting("last_analysis"),
+            "memories": memories,
+            "memory": "ready" if self.memory.loaded else (self.memory.error or "loading"),
+            "policy": {"file": str(policy.path), "ok": policy.error is None, "error": policy.error},
+            "recovered_at_start": self.recovered,
+            "uptime_seconds": round(time.time() - self.started, 1),
+        }

