@@ -5,7 +5,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from actions.ops import Mkdir, Move, Op, Restore, Rmdir, Trash, identity_from_dict, op_from_dict
+from actions.ops import (
+    Keep,
+    Mkdir,
+    Move,
+    Op,
+    Restore,
+    Rmdir,
+    Trash,
+    identity_from_dict,
+    op_from_dict,
+)
 from policies.errors import InvalidStateError
 
 
@@ -16,6 +26,8 @@ def inverse_op(op: Op, post: Mapping[str, Any] | None, aux: Mapping[str, Any]) -
         return Rmdir(op.path)
     if isinstance(op, Rmdir):
         return Mkdir(op.path)
+    if isinstance(op, Keep):
+        return op  # a precondition holds both ways
     if post is None:
         raise InvalidStateError(f"the journal has no record of where {op.op} left its file.")
     expect = identity_from_dict(post)

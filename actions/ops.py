@@ -14,8 +14,8 @@ from typing import Any, Literal
 
 from policies.errors import BadArgumentError
 
-OpName = Literal["mkdir", "move", "trash", "restore", "rmdir"]
-OP_NAMES: tuple[OpName, ...] = ("mkdir", "move", "trash", "restore", "rmdir")
+OpName = Literal["mkdir", "move", "trash", "restore", "rmdir", "keep"]
+OP_NAMES: tuple[OpName, ...] = ("mkdir", "move", "trash", "restore", "rmdir", "keep")
 FileKind = Literal["file", "dir", "symlink", "other"]
 
 
@@ -129,6 +129,19 @@ class Restore(Op):
         return True
 
 
+@dataclass(frozen=True)
+class Keep(Op):
+    """Change nothing: the plan holds only while this file is as it was when planned (the copy a
+    dedupe keeps: its duplicates are trashed only if it is still there, with the same bytes)."""
+
+    path: str
+    expect: Identity | None = None
+    op: OpName = field(default="keep", init=False)
+
+    def write_paths(self) -> tuple[str, ...]:
+        return ()
+
+
 _FIELDS: dict[str, tuple[type[Op], frozenset[str], frozenset[str]]] = {
     # op name -> (class, required keys, optional keys)
     "mkdir": (Mkdir, frozenset({"path"}), frozenset()),
@@ -136,6 +149,7 @@ _FIELDS: dict[str, tuple[type[Op], frozenset[str], frozenset[str]]] = {
     "move": (Move, frozenset({"src", "dst"}), frozenset({"expect"})),
     "trash": (Trash, frozenset({"path"}), frozenset({"expect"})),
     "restore": (Restore, frozenset({"trash", "path"}), frozenset({"expect"})),
+    "keep": (Keep, frozenset({"path", "expect"}), frozenset()),
 }
 _IDENTITY_INT = ("dev", "ino", "size", "mtime_ns")
 

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from actions.ops import Identity, Mkdir, Move, Op, Restore, Rmdir, Trash, plan_from_list
+from actions.ops import Identity, Keep, Mkdir, Move, Op, Restore, Rmdir, Trash, plan_from_list
 from actions.safefs import NAME_MAX, boot_id, identity_of, sha256_at, split_relpath
 from actions.tree import Tree
 from policies.errors import AlmaError, ConflictError, RefusedError
@@ -135,9 +135,28 @@ class Executor:
                 overlay.created.discard(op.path)
                 overlay.removed_dirs.add(op.path)
                 prepared.append(Prepared(op, None))
+            elif isinstance(op, Keep):
+                if op.path in overlay.vacated or op.path in overlay.occupied:
+                    raise ConflictError(
+                        f"{op.path!r} is used twice in the plan; nothing was changed."
+                    )
+                self._check_kept(op)
+                prepared.append(Prepared(op, None))
             else:
                 prepared.append(Prepared(op, self._prepare_transfer(overlay, idx, op)))
         return prepared
+
+    def _check_kept(self, op: Keep) -> None:
+        """The file the plan keeps is still there, the same file with the same bytes."""
+        st = self.tree.lstat(op.path)
+        if st is None or op.expect is None or not op.expect.same_file(identity_of(st)):
+            raise ConflictError(
+                f"{op.path!r}, the file this plan keeps, changed or is gone; nothing was changed."
+            )
+        if op.expect.sha256 is not None:
+            fd, name = self.tree.parent(op.path)
+            if sha256_at(fd, name) != op.expect.sha256:
+                raise ConflictError(f"{op.path!r}, the file this plan keeps, has other bytes now.")
 
     def _need_dir(self, overlay: _Overlay, relpath: str, for_path: str) -> None:
         if not overlay.is_dir(self.tree, relpath):
@@ -202,6 +221,13 @@ class Executor:
         now = identity_of(st)
         if not expect.same_file(now):
             raise ConflictError(f"{src!r} changed since the plan was made; it was left alone.")
+        if expect.sha256 is not None:
+            # The plan rests on content (a duplicate): same inode, size and mtime are not enough.
+            sdir, sname = self.tree.parent(src)
+            if sha256_at(sdir, sname) != expect.sha256:
+                raise ConflictError(
+                    f"{src!r} has other bytes than when planned; it was left alone."
+                )
         if len(os.fsencode(dst.rpartition("/")[2])) > NAME_MAX:
             raise RefusedError(f"{dst!r}: the new name is longer than {NAME_MAX} bytes.")
         if not dst.startswith(TRASH + "/"):
@@ -301,6 +327,9 @@ class Executor:
                 ) from None
             touched.add(_parent(op.path))
             return _ident_dict(identity_of(os.stat(name, dir_fd=fd, follow_symlinks=False)))
+        if isinstance(op, Keep):
+            self._check_kept(op)  # again, right before the ops that rely on it
+            return None
         if isinstance(op, Rmdir):
             fd, name = self.tree.parent_verified(op.path)
             self.tree.forget(op.path)

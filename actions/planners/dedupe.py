@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from actions.ops import Op, Trash
+from actions.ops import Keep, Op, Trash
 from actions.planners.base import PlanResult, cap_evidence, fingerprint, identity_key, plural
 from actions.planners.categories import category_of
 from actions.planners.temp_cleanup import is_temp_name
@@ -102,6 +102,7 @@ def plan_dedupe(
     evidence: list[str] = []
     for keep, *copies in groups:
         depends += [identity_key(f.path, f.identity) for f in (keep, *copies)]
+        plan.append(Keep(path=keep.path, expect=keep.identity))
         plan += [Trash(path=f.path, expect=f.identity) for f in copies]
         sha = keep.identity.sha256 or ""
         evidence.append(
