@@ -74,9 +74,11 @@ class Api:
             "suggestions.accept": lambda a: agent.accept(a["id"]),
             "suggestions.reject": lambda a: agent.reject(a["id"], a.get("reason")),
             "autonomy.off": lambda a: agent.autonomy.off(),
-            "autonomy.on": lambda a: agent.autonomy.on(),
+            "autonomy.on": lambda a: self._catch_up(agent.autonomy.on),
             "autonomy.status": lambda a: agent.autonomy.status(),
-            "autonomy.level": lambda a: agent.autonomy.set_level(a["level"]),
+            "autonomy.level": lambda a: self._catch_up(
+                lambda: agent.autonomy.set_level(a["level"])
+            ),
             "autonomy.allow": lambda a: agent.autonomy.allow_kind(a["kind"]),
             "undo": lambda a: agent.undo(a.get("id")),
             "history": lambda a: agent.engine.journal.history(a["limit"]),
@@ -129,6 +131,17 @@ class Api:
             self.agent.analyze(trigger="person")  # raises the refusal
         threading.Thread(target=self._analyze_quietly, daemon=True, name="analyze").start()
         return {"started": True}
+
+    def _catch_up(self, change: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        """Change autonomy; if proposals on events resume (off or manual -> suggest or auto),
+        analyse now, as at start: the events seen while paused proposed nothing, and the next
+        rescan may be many minutes away."""
+        quiet = ("off", "manual")
+        before = self.agent.autonomy.effective()
+        status = change()
+        if before in quiet and self.agent.autonomy.effective() not in quiet:
+            threading.Thread(target=self._analyze_quietly, daemon=True, name="analyze").start()
+        return status
 
     def _analyze_quietly(self) -> None:
         with self._analysis:
