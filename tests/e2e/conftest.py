@@ -1,0 +1,20 @@
+"""Fixtures for the end-to-end tier: a fresh root per test, the real daemon, the real alma-ctl."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.support.daemon import DaemonRoot
+
+
+@pytest.fixture
+def alma() -> Iterator[DaemonRoot]:
+    """An initialized root with ``settle_seconds = 0`` (files count at once); not started."""
+    d = DaemonRoot().init()
+    d.policy(monitor__settle_seconds=0)
+    try:
+        yield d
+    finally:
+        d.close()
