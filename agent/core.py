@@ -178,6 +178,8 @@ class Agent:
             ):
                 result = loop.resume(self.graph, thread, loop.Decision(verdict="accept"))
             else:  # accepting again after a failure, or a suggestion whose run has ended
+                if row["status"] == "failed":
+                    row = self._refresh_plan(row)
                 thread = f"s{sid}.{time.time_ns()}"
                 self.store.update(sid, thread_id=thread)
                 result = self.graph.invoke(
@@ -190,6 +192,23 @@ class Agent:
                     loop.config(thread),
                 )
         return _action_or_raise(result)
+
+    def _refresh_plan(self, row: Any) -> Any:
+        """A failed action was rolled back: its files are back, but each rename moved their
+        ctime, which the plan's identities record, so the stored plan would now conflict. A fresh
+        detection of the same finding (same fingerprint: same paths, inodes, sizes, mtimes) gives
+        the same plan with today's identities; if the finding is gone, the suggestion expired."""
+        for finding in self.detect(self.clock()):
+            if finding.fingerprint == row["fingerprint"]:
+                plan = json.dumps(finding.to_dict()["plan"], ensure_ascii=False)
+                self.store.update(row["id"], plan=plan)
+                return self.store.row(row["id"])
+        message = (
+            f"The files of suggestion {row['id']} changed since it failed, so its plan no longer "
+            "applies; `alma-ctl analyze` proposes a fresh one."
+        )
+        self.store.update(row["id"], status="expired", error=message)
+        raise ConflictError(message)
 
     def reject(self, sid: int, reason: str | None) -> dict[str, Any]:
         with self._lock:

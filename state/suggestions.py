@@ -134,7 +134,7 @@ class SuggestionStore:
     def update(self, suggestion_id: int, **fields: Any) -> None:
         if not fields:
             return
-        assert set(fields) <= {"status", "action_id", "reject_reason", "error", "thread_id"}
+        assert set(fields) <= {"status", "action_id", "reject_reason", "error", "thread_id", "plan"}
         if "status" in fields:
             assert fields["status"] in STATUSES
         cols = ", ".join(f"{k} = ?" for k in fields)
