@@ -15,6 +15,7 @@ No pytest import here: ``bench/bench_daemon.py`` uses the same class.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -155,6 +156,12 @@ class DaemonRoot:
         return env
 
     @property
+    def socket(self) -> Path:
+        """The daemon's socket, as alma-ctl finds it under this root's XDG_RUNTIME_DIR."""
+        digest = hashlib.sha256(os.path.abspath(self.root).encode()).hexdigest()[:16]
+        return self.runtime / "alma" / f"{digest}.sock"
+
+    @property
     def policy_file(self) -> Path:
         return self.root / "system" / "autonomy.conf"
 
@@ -225,6 +232,7 @@ class DaemonRoot:
                 )
             res = self.ctl("status", timeout=30)
             if res.rc == 0 and isinstance(res.data, dict) and res.data.get("pid") == proc.pid:
+                assert res.data["socket"] == str(self.socket), res.data
                 return res.data
             return None
 
