@@ -115,6 +115,9 @@ class Executor:
         self.zones = zones
         self.checkpoint = checkpoint
         self._mounts = read_mount_points()
+        #: The op being applied when run() stopped (-1: none). The ones after it never started,
+        #: and an op that raises leaves nothing of itself behind except a transfer's temp.
+        self.attempted = -1
 
     # -- 1. validation ----------------------------------------------------------------------
     def validate(self, plan: Sequence[Op]) -> list[Prepared]:
@@ -304,6 +307,7 @@ class Executor:
         last_flush = time.monotonic()
         try:
             for idx, p in enumerate(prepared):
+                self.attempted = idx
                 self.checkpoint(f"op{idx}")
                 post = self._apply(p, touched, idx)
                 pending.append((idx, post))
@@ -343,9 +347,17 @@ class Executor:
             return None
         assert p.intent is not None
         self._verify_folders(p.intent)
-        post = transfer.apply(
-            self.tree, p.intent, lambda label: self.checkpoint(f"op{idx}:{label}")
-        )
+        try:
+            post = transfer.apply(
+                self.tree, p.intent, lambda label: self.checkpoint(f"op{idx}:{label}")
+            )
+        except FileNotFoundError:
+            # Removed by someone while the plan ran: a conflict to roll back here and now, not
+            # a crash of the child left to the next start's recovery.
+            raise ConflictError(
+                f"{p.intent.src!r} disappeared while the plan ran; ALMA took back what it had "
+                "done, so look for the file and make the plan again."
+            ) from None
         touched.update((_parent(p.intent.src), _parent(p.intent.dst)))
         return _ident_dict(post)
 

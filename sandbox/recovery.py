@@ -14,7 +14,7 @@ import stat
 from collections.abc import Callable
 from typing import Any
 
-from actions.ops import Mkdir, Rmdir, op_from_dict
+from actions.ops import Mkdir, Move, Restore, Rmdir, Trash, op_from_dict
 from actions.safefs import split_relpath
 from actions.tree import Tree
 from policies.errors import ConflictError
@@ -31,17 +31,31 @@ def _no_checkpoint(label: str) -> None:
 
 
 def rollback(
-    tree: Tree, journal: Journal, action_id: int, checkpoint: Checkpoint = _no_checkpoint
+    tree: Tree,
+    journal: Journal,
+    action_id: int,
+    checkpoint: Checkpoint = _no_checkpoint,
+    *,
+    stopped_at: int | None = None,
 ) -> None:
     """Take back every op of ``action_id`` that happened. Raises ConflictError (and leaves the
-    rest as it is) when an op's files are not as the journal recorded."""
+    rest as it is) when an op's files are not as the journal recorded.
+
+    ``stopped_at``: the executor, in this process, saw op ``stopped_at`` fail and never started
+    the ones after it. Those are not examined (a person's change to their files, often the very
+    reason the action stopped, must not stop the rollback of the ops that did happen), and the
+    failed op is only cleaned up: it raised before it could leave its file anywhere but in place.
+    """
     marks: list[int] = []
     try:
         for row in reversed(journal.rows(action_id)):
             if row.state == "rolled_back":
                 continue
             checkpoint(f"rollback{row.idx}")
-            _rollback_one(tree, row.op, row.pre, row.post, row.aux)
+            if stopped_at is None or row.idx < stopped_at:
+                _rollback_one(tree, row.op, row.pre, row.post, row.aux)
+            elif row.idx == stopped_at:
+                _clean_failed(tree, row.op, row.pre, row.aux)
             marks.append(row.idx)
             if len(marks) >= MARK_BATCH:
                 _mark(journal, action_id, marks)
@@ -93,6 +107,21 @@ def _rollback_one(
         return  # an intent without identity was never applied (validation records one always)
     it = Intent.from_row(aux, pre)
     transfer.revert(tree, it, transfer.probe(tree, it, None))
+
+
+def _clean_failed(
+    tree: Tree, raw_op: dict[str, Any], pre: dict[str, Any] | None, aux: dict[str, Any]
+) -> None:
+    """Take back what is left of the op that raised: a transfer's temp or copy. A mkdir or rmdir
+    that raised did nothing; a source missing from both places was removed by someone else."""
+    if pre is None or not isinstance(op_from_dict(raw_op), Move | Trash | Restore):
+        return
+    it = Intent.from_row(aux, pre)
+    try:
+        state = transfer.probe(tree, it, None)
+    except ConflictError:
+        return
+    transfer.revert(tree, it, state)
 
 
 def _clean_trash_dirs(tree: Tree, action_id: int) -> None:

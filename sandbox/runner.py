@@ -46,11 +46,14 @@ def execute(
         raise ConflictError(f"action {action_id} was already started; it is not run twice.")
     plan = load_plan(journal, action_id)
     with Tree(root) as tree:
+        executor = Executor(tree, journal, action_id, zones, checkpoint=checkpoint)
         try:
-            Executor(tree, journal, action_id, zones, checkpoint=checkpoint).run(plan)
+            executor.run(plan)
         except AlmaError as exc:
             try:
-                recovery.rollback(tree, journal, action_id, checkpoint)
+                recovery.rollback(
+                    tree, journal, action_id, checkpoint, stopped_at=executor.attempted
+                )
             except ConflictError as conflict:
                 journal.finish(action_id, "failed", error=str(conflict), code=conflict.code)
                 raise

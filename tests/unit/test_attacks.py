@@ -10,6 +10,7 @@ that happen *between* validation and execution use the executor's checkpoint hoo
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -22,6 +23,7 @@ from actions.safefs import identity_of, split_relpath
 from policies.decide import RunContext
 from policies.errors import AlmaError, BadArgumentError, ConflictError, RefusedError
 from sandbox.engine import Engine
+from state.journal import Journal
 from tests.support.engine import AlmaRoot, default_policy, execute_in_process, make_engine
 
 APPROVED = RunContext(approved_by_person=True)
@@ -378,6 +380,58 @@ def test_destination_occupied_after_validation_is_rolled_back(alma: AlmaRoot) ->
     expected = dict(before)
     expected["user/destino/notas.txt"] = occupied["world"]["user/destino/notas.txt"]
     assert alma.world() == expected
+
+
+def test_source_removed_mid_plan_rolls_back_what_was_done(alma: AlmaRoot) -> None:
+    """A person removes a file the running plan is about to move: the ops already applied are
+    taken back (the removed file must not stop the rollback), and the action says so."""
+    aside = alma.base / "aside.txt"
+    before = alma.world()
+
+    def checkpoint(label: str) -> None:
+        if label == "op2":
+            alma.path("user/proyecto/notas.txt").rename(aside)
+
+    plan: list[Op] = [
+        Mkdir("user/destino/fotos"),
+        alma.move("user/proyecto/foto.jpg", "user/destino/fotos/foto.jpg"),
+        alma.trash("user/proyecto/notas.txt"),
+        alma.move("user/proyecto/año/informe.pdf", "user/destino/informe.pdf"),
+    ]
+    with pytest.raises(ConflictError, match="disappeared"):
+        execute_in_process(alma, plan, checkpoint=checkpoint)
+    expected = {k: v for k, v in before.items() if k != "user/proyecto/notas.txt"}
+    assert alma.world() == expected
+    journal = Journal(alma.layout.journal_file)
+    assert journal.history()[0]["status"] == "rolled_back"
+    journal.close()
+
+
+def test_folder_of_a_later_mkdir_appearing_mid_plan_rolls_back(alma: AlmaRoot) -> None:
+    """The folder a later mkdir creates appears meanwhile, with a person's file in it: the mkdir
+    that never ran must not be "rolled back" (its folder is the person's), and the ops that did
+    run are taken back."""
+    before = alma.world()
+
+    def checkpoint(label: str) -> None:
+        if label == "op1":
+            alma.write("user/destino/nueva/mío.txt", b"the person's own")
+
+    plan: list[Op] = [
+        alma.move("user/proyecto/foto.jpg", "user/destino/foto.jpg"),
+        Mkdir("user/destino/nueva"),
+        alma.move("user/proyecto/notas.txt", "user/destino/nueva/notas.txt"),
+    ]
+    with pytest.raises(ConflictError):
+        execute_in_process(alma, plan, checkpoint=checkpoint)
+    expected = dict(before)
+    expected["user/destino/nueva"] = "dir"
+    expected["user/destino/nueva/mío.txt"] = _sha_entry(b"the person's own")
+    assert alma.world() == expected
+
+
+def _sha_entry(data: bytes) -> str:
+    return "file:" + hashlib.sha256(data).hexdigest()
 
 
 # -- names -------------------------------------------------------------------------------------
