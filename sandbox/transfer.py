@@ -28,9 +28,10 @@ from actions.safefs import (
     identity_of,
     rename_noreplace,
     sha256_at,
+    split_relpath,
 )
 from actions.tree import Tree
-from policies.errors import ConflictError
+from policies.errors import AlmaError, ConflictError
 
 Checkpoint = Callable[[str], None]
 
@@ -111,6 +112,14 @@ def apply(tree: Tree, it: Intent, checkpoint: Checkpoint = _no_checkpoint) -> Id
         os.unlink(it.tmp, dir_fd=ddir)
         raise ConflictError(f"{it.src!r} changed while it was copied; nothing was moved.")
     checkpoint("copied")
+    try:
+        # A copy can take long: before it is published, both folders must still be the ones
+        # validated (not swapped for a symlink or moved away while the bytes were copied).
+        for relpath in (it.src, it.dst):
+            tree.verify(tuple(split_relpath(relpath))[:-1])
+    except AlmaError:
+        os.unlink(it.tmp, dir_fd=ddir)
+        raise
     rename_noreplace(ddir, it.tmp, ddir, dname)
     os.fsync(ddir)
     checkpoint("published")

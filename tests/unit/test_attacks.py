@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,13 @@ from policies.decide import RunContext
 from policies.errors import AlmaError, BadArgumentError, ConflictError, RefusedError
 from sandbox.engine import Engine
 from state.journal import Journal
-from tests.support.engine import AlmaRoot, default_policy, execute_in_process, make_engine
+from tests.support.engine import (
+    REAL_BACKENDS,
+    AlmaRoot,
+    default_policy,
+    execute_in_process,
+    make_engine,
+)
 
 APPROVED = RunContext(approved_by_person=True)
 FILES = {
@@ -124,6 +131,27 @@ def test_symlink_as_intermediate_folder_is_refused(
         engine,
         [Mkdir("user/atajo/sub"), alma.move("user/proyecto/foto.jpg", "user/atajo/sub/f")],
     )
+
+
+@pytest.mark.parametrize("backend", REAL_BACKENDS)
+def test_planted_symlinks_are_refused_on_every_sandbox(alma: AlmaRoot, backend: str) -> None:
+    """The same refusals through bubblewrap and firejail, where the zones are bind mounts and a
+    move into the trash is a copy: the checks are the executor's, not the sandbox's."""
+    engine = make_engine(alma, backend)
+    alma.path("user/enlace.md").symlink_to("../system/principles.md")
+    alma.path("user/fuera").symlink_to(alma.outside)
+    alma.path("user/atajo").symlink_to("../system")
+    link = _ident_at(alma.path("user/enlace.md"))
+    principles = _ident_at(alma.root / "system/principles.md")
+    plans: list[list[Op]] = [
+        [Trash("user/enlace.md", link)],
+        [alma.move("user/proyecto/foto.jpg", "user/fuera/foto.jpg")],
+        [Trash("user/atajo/principles.md", principles)],
+        [alma.move("user/proyecto/notas.txt", "user/destino/notas.txt"), Mkdir("user/fuera/x")],
+    ]
+    for plan in plans:
+        refused_by_engine(alma, engine, plan)
+    engine.journal.close()
 
 
 # -- symlinks swapped in between validation and execution --------------------------------------
@@ -697,3 +725,59 @@ def test_well_formed_ops_round_trip() -> None:
         Restore(".alma/trash/1/0/c", "user/c", Identity(1, 2, "file", 3, 4)),
     ]
     assert [op_from_dict(op.to_dict()) for op in ops] == ops
+
+
+# -- across filesystems: the widest window is the copy ---------------------------------------
+
+
+@pytest.fixture
+def usb(alma: AlmaRoot) -> Iterator[Path]:
+    """``user/usb``, a tmpfs of its own: moves from it to user/ copy, verify, then publish."""
+    mount_point = alma.path("user/usb")
+    mount_point.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs inside the root needs root")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount_point)])
+    if done.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        (mount_point / "vídeo.mp4").write_bytes(b"\x00\x00\x00\x18ftypmp42" * 1000)
+        yield mount_point
+    finally:
+        subprocess.run(["umount", "-l", str(mount_point)], check=True)
+
+
+@pytest.mark.root
+def test_source_growing_while_copied_across_disks_is_left_alone(alma: AlmaRoot, usb: Path) -> None:
+    before = alma.world()
+
+    def checkpoint(label: str) -> None:
+        if label == "op0:copy":
+            with (usb / "vídeo.mp4").open("ab") as f:
+                f.write(b"still being written")
+
+    plan: list[Op] = [alma.move("user/usb/vídeo.mp4", "user/destino/vídeo.mp4")]
+    with pytest.raises(ConflictError):
+        execute_in_process(alma, plan, checkpoint=checkpoint)
+    expected = dict(before)
+    expected["user/usb/vídeo.mp4"] = _sha_entry((usb / "vídeo.mp4").read_bytes())
+    assert alma.world() == expected  # no temp, no copy, nothing in the trash
+
+
+@pytest.mark.root
+@pytest.mark.parametrize("moment", ["op0:copy", "op0:copied"])
+def test_destination_swapped_for_symlink_during_a_copy_is_refused(
+    alma: AlmaRoot, usb: Path, moment: str
+) -> None:
+    before = alma.world()
+
+    def checkpoint(label: str) -> None:
+        if label == moment:
+            _swap_for_link(alma.path("user/destino"), alma.root / "system")
+
+    plan: list[Op] = [alma.move("user/usb/vídeo.mp4", "user/destino/vídeo.mp4")]
+    with pytest.raises((RefusedError, ConflictError)):
+        execute_in_process(alma, plan, checkpoint=checkpoint)
+    expected = {k.replace("user/destino", "user/destino.orig", 1): v for k, v in before.items()}
+    expected["user/destino"] = f"link:{alma.root}/system"
+    assert alma.world() == expected
