@@ -34,13 +34,25 @@ class Identity:
     mtime_ns: int
     sha256: str | None = None
     boot: str | None = None
+    #: Set by the kernel on every change (content, metadata, rename) and never settable by a
+    #: program: it tells a file from one deleted and recreated with the same bytes and mtime,
+    #: which may even reuse the inode number.
+    ctime_ns: int | None = None
 
-    def same_file(self, other: Identity) -> bool:
+    def same_file(self, other: Identity, *, check_ctime: bool = True) -> bool:
+        """``check_ctime=False`` when a rename of ours may lie in between (it moves ctime)."""
         if (self.ino, self.kind, self.size, self.mtime_ns) != (
             other.ino,
             other.kind,
             other.size,
             other.mtime_ns,
+        ):
+            return False
+        if (
+            check_ctime
+            and self.ctime_ns is not None
+            and other.ctime_ns is not None
+            and self.ctime_ns != other.ctime_ns
         ):
             return False
         if self.boot is not None and self.boot == other.boot:
@@ -157,7 +169,7 @@ _IDENTITY_INT = ("dev", "ino", "size", "mtime_ns")
 def identity_from_dict(data: Any) -> Identity:
     if not isinstance(data, Mapping):
         raise BadArgumentError("an op's 'expect' must be an object; the stored plan is damaged.")
-    allowed = {*_IDENTITY_INT, "kind", "sha256", "boot"}
+    allowed = {*_IDENTITY_INT, "kind", "sha256", "boot", "ctime_ns"}
     extra = set(data) - allowed
     if extra or any(k not in data for k in (*_IDENTITY_INT, "kind")):
         raise BadArgumentError(
@@ -172,6 +184,9 @@ def identity_from_dict(data: Any) -> Identity:
     for key in ("sha256", "boot"):
         if data.get(key) is not None and not isinstance(data[key], str):
             raise BadArgumentError(f"expect.{key} must be text.")
+    ctime = data.get("ctime_ns")
+    if ctime is not None and (not isinstance(ctime, int) or isinstance(ctime, bool) or ctime < 0):
+        raise BadArgumentError("expect.ctime_ns must be a non-negative integer.")
     return Identity(
         dev=data["dev"],
         ino=data["ino"],
@@ -180,6 +195,7 @@ def identity_from_dict(data: Any) -> Identity:
         mtime_ns=data["mtime_ns"],
         sha256=data.get("sha256"),
         boot=data.get("boot"),
+        ctime_ns=ctime,
     )
 
 

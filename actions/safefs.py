@@ -148,6 +148,7 @@ def identity_of(st: os.stat_result, sha256: str | None = None) -> Identity:
         mtime_ns=st.st_mtime_ns,
         sha256=sha256,
         boot=boot_id(),
+        ctime_ns=st.st_ctime_ns,
     )
 
 

@@ -6,6 +6,7 @@ in ``python -m sandbox.runner`` confined by the chosen backend (sandbox.confine)
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from actions.inverse import inverse_plan
-from actions.ops import Op, Restore, files_touched, plan_to_list, write_paths
+from actions.ops import Keep, Move, Op, Restore, Trash, files_touched, plan_to_list, write_paths
 from actions.safefs import path_problem
 from policies.config import Policy
 from policies.decide import Decision, PlanFacts, RunContext, Verdict, decide
@@ -38,6 +39,26 @@ from state.journal import Journal
 
 log = logging.getLogger("alma.engine")
 _REPO = Path(__file__).resolve().parent.parent
+
+
+def _relax_ctime(plan: list[Op], touched_later: set[str]) -> list[Op]:
+    """A file a later ALMA action renamed has a new ctime from our own rename: for those, the
+    undo checks inode, size and mtime only. Every other file must be exactly the one the
+    action left (ctime included: a deleted and recreated file is not it, even on the same
+    inode number)."""
+    relaxed: list[Op] = []
+    for op in plan:
+        if isinstance(op, Move | Trash | Keep) and op.expect is not None:
+            source = op.src if isinstance(op, Move) else op.path
+        elif isinstance(op, Restore) and op.expect is not None:
+            source = op.trash
+        else:
+            relaxed.append(op)
+            continue
+        if source in touched_later:
+            op = dataclasses.replace(op, expect=dataclasses.replace(op.expect, ctime_ns=None))
+        relaxed.append(op)
+    return relaxed
 
 
 @dataclass(frozen=True)
@@ -167,7 +188,7 @@ class Engine:
                 f"Action {target} is {row['status']}{detail}; only a done action can be undone."
             )
         rows = [(r.op, r.post, r.aux) for r in self.journal.rows(target) if r.state == "done"]
-        plan = inverse_plan(rows)
+        plan = _relax_ctime(inverse_plan(rows), self.journal.paths_touched_after(target))
         return self.execute(
             plan,
             kind=str(row["kind"]),

@@ -15,6 +15,7 @@ If an op fails, everything applied so far is rolled back and the error says noth
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import re
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from actions.ops import Identity, Keep, Mkdir, Move, Op, Restore, Rmdir, Trash, plan_from_list
-from actions.safefs import NAME_MAX, boot_id, identity_of, sha256_at, split_relpath
+from actions.safefs import NAME_MAX, identity_of, sha256_at, split_relpath
 from actions.tree import Tree
 from policies.errors import AlmaError, ConflictError, RefusedError
 from sandbox import transfer
@@ -246,15 +247,7 @@ class Executor:
             sha = sha256_at(sdir, sname)
             if expect.sha256 and sha != expect.sha256:
                 raise ConflictError(f"{src!r} changed since the plan was made; it was left alone.")
-        pre = Identity(
-            dev=st.st_dev,
-            ino=st.st_ino,
-            kind="file",
-            size=st.st_size,
-            mtime_ns=st.st_mtime_ns,
-            sha256=sha,
-            boot=boot_id(),
-        )
+        pre = dataclasses.replace(now, sha256=sha)
         overlay.vacated.add(src)
         overlay.occupied.discard(src)
         overlay.occupied.add(dst)
@@ -435,15 +428,7 @@ def mount_point_of(path: str, points: Sequence[str]) -> str:
 
 
 def _ident_dict(ident: Identity) -> dict[str, Any]:
-    return {
-        "dev": ident.dev,
-        "ino": ident.ino,
-        "kind": ident.kind,
-        "size": ident.size,
-        "mtime_ns": ident.mtime_ns,
-        "sha256": ident.sha256,
-        "boot": ident.boot,
-    }
+    return dataclasses.asdict(ident)
 
 
 def load_plan(journal: Journal, action_id: int) -> list[Op]:

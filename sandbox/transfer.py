@@ -151,7 +151,8 @@ class State(Enum):
 
 
 def _is(st: os.stat_result | None, ident: Identity) -> bool:
-    return st is not None and ident.same_file(identity_of(st))
+    # Recovery's question is "where is this inode now", and our own rename moved its ctime.
+    return st is not None and ident.same_file(identity_of(st), check_ctime=False)
 
 
 def _sibling(relpath: str, name: str) -> str:

@@ -131,6 +131,18 @@ class Journal:
         )
         return [action_json(r) for r in rows]
 
+    def paths_touched_after(self, action_id: int) -> set[str]:
+        """Every path an op of a later action moved a file from or to."""
+        paths: set[str] = set()
+        rows = self.conn.execute("SELECT op, aux FROM journal WHERE action_id > ?", (action_id,))
+        for op_text, aux_text in rows:
+            op, aux = json.loads(op_text), json.loads(aux_text or "{}")
+            for key in ("path", "src", "dst", "trash"):
+                for source in (op, aux):
+                    if isinstance(source.get(key), str):
+                        paths.add(source[key])
+        return paths
+
     def running(self) -> list[int]:
         rows = self.conn.execute("SELECT id FROM actions WHERE status = 'running' ORDER BY id DESC")
         return [int(r[0]) for r in rows]

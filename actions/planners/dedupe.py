@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from actions.ops import Keep, Op, Trash
+from actions.ops import Keep, Op, Trash, files_touched
 from actions.planners.base import PlanResult, cap_evidence, fingerprint, identity_key, plural
 from actions.planners.categories import category_of
 from actions.planners.temp_cleanup import is_temp_name
@@ -109,16 +109,17 @@ def plan_dedupe(
             f"Se conserva {keep.path}; a la papelera: {', '.join(f.path for f in copies)} "
             f"({keep.identity.size} bytes, sha256 {sha[:12]}…)"
         )
+    trashed = files_touched(plan)  # the kept files are preconditions, not changes
     return PlanResult(
         kind=KIND,
         target=target,
         title=f"Quitar archivos duplicados en {target}",
         reason=(
-            f"{plural(len(plan), 'copia idéntica', 'copias idénticas')} "
+            f"{plural(trashed, 'copia idéntica', 'copias idénticas')} "
             f"de {plural(len(groups), 'archivo', 'archivos')}"
         ),
         evidence=cap_evidence(notes + evidence),
         plan=plan,
-        files=len(plan),
+        files=trashed,
         fingerprint=fingerprint(KIND, target, depends),
     )

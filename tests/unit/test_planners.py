@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from actions.ops import Mkdir, Move, Trash, files_touched, plan_from_list, plan_to_list
+from actions.ops import Keep, Mkdir, Move, Trash, files_touched, plan_from_list, plan_to_list
 from actions.planners import (
     PlanResult,
     destination_filter,
@@ -218,7 +218,18 @@ def test_dedupe_keeps_the_oldest_and_trashes_the_others(tmp_path: Path) -> None:
     assert result.files == 3
     assert result.reason == "3 copias idénticas de 2 archivos"
     for op in result.plan:
-        assert isinstance(op, Trash) and op.expect is not None and op.expect.sha256
+        assert isinstance(op, Trash | Keep) and op.expect is not None and op.expect.sha256
+    # Each group's kept copy is a precondition checked before its copies go to the trash.
+    kept = [op.path for op in result.plan if isinstance(op, Keep)]
+    assert kept == ["user/a/informe.pdf", "user/fotos/playa.jpg"]
+    kept_sha = {
+        op.expect.sha256: i
+        for i, op in enumerate(result.plan)
+        if isinstance(op, Keep) and op.expect is not None
+    }
+    for i, op in enumerate(result.plan):
+        if isinstance(op, Trash) and op.expect is not None:
+            assert kept_sha[op.expect.sha256] < i
     assert any(e.startswith("Se conserva user/fotos/playa.jpg") for e in result.evidence)
 
 
