@@ -14,8 +14,16 @@ from typing import Any, Literal
 
 from policies.errors import BadArgumentError
 
-OpName = Literal["mkdir", "move", "trash", "restore", "rmdir", "keep"]
-OP_NAMES: tuple[OpName, ...] = ("mkdir", "move", "trash", "restore", "rmdir", "keep")
+OpName = Literal["mkdir", "move", "trash", "restore", "rmdir", "keep", "memory_merge"]
+OP_NAMES: tuple[OpName, ...] = (
+    "mkdir",
+    "move",
+    "trash",
+    "restore",
+    "rmdir",
+    "keep",
+    "memory_merge",
+)
 FileKind = Literal["file", "dir", "symlink", "other"]
 
 
@@ -154,6 +162,23 @@ class Keep(Op):
         return ()
 
 
+@dataclass(frozen=True)
+class MemoryMerge(Op):
+    """Merge near-identical memories into ``keep`` (the others are archived, never deleted).
+    Not a file op: the daemon runs it on its own memory store, journaled and undoable; the
+    sandboxed file executor refuses it."""
+
+    keep: str
+    merge: tuple[str, ...]
+    op: OpName = field(default="memory_merge", init=False)
+
+    def write_paths(self) -> tuple[str, ...]:
+        return ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"op": self.op, "keep": self.keep, "merge": list(self.merge)}
+
+
 _FIELDS: dict[str, tuple[type[Op], frozenset[str], frozenset[str]]] = {
     # op name -> (class, required keys, optional keys)
     "mkdir": (Mkdir, frozenset({"path"}), frozenset()),
@@ -162,6 +187,7 @@ _FIELDS: dict[str, tuple[type[Op], frozenset[str], frozenset[str]]] = {
     "trash": (Trash, frozenset({"path"}), frozenset({"expect"})),
     "restore": (Restore, frozenset({"trash", "path"}), frozenset({"expect"})),
     "keep": (Keep, frozenset({"path", "expect"}), frozenset()),
+    "memory_merge": (MemoryMerge, frozenset({"keep", "merge"}), frozenset()),
 }
 _IDENTITY_INT = ("dev", "ino", "size", "mtime_ns")
 
@@ -217,6 +243,14 @@ def op_from_dict(data: Any) -> Op:
         value = data[key]
         if key == "expect":
             kwargs[key] = None if value is None else identity_from_dict(value)
+        elif key == "merge":
+            if (
+                not isinstance(value, list)
+                or not value
+                or not all(isinstance(v, str) for v in value)
+            ):
+                raise BadArgumentError(f"op {name}: merge must be a non-empty list of memory ids.")
+            kwargs[key] = tuple(value)
         elif not isinstance(value, str):
             raise BadArgumentError(f"op {name}: {key} must be a path (text).")
         else:

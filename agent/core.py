@@ -13,17 +13,19 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from actions.ops import files_touched, plan_from_list, write_paths
+from actions.ops import Op, files_touched, plan_from_list, write_paths
 from actions.planners import PlanResult
-from agent import loop
+from agent import loop, memory_actions
 from agent.autonomy import Autonomy, PolicyHolder
-from policies.decide import PlanFacts, Verdict, decide
+from agent.memory_gate import MemoryGate
+from policies.decide import PlanFacts, RunContext, Verdict, decide
 from policies.errors import (
     ERROR_CLASSES,
     AlmaError,
     ConflictError,
     InvalidStateError,
     RefusedError,
+    UnavailableError,
 )
 from policies.layout import RootLayout
 from sandbox.engine import Engine
@@ -52,6 +54,7 @@ class Agent:
         *,
         notify: Notify = _no_notify,
         clock: Callable[[], float] = time.time,
+        memory: MemoryGate | None = None,
     ) -> None:
         self.layout = layout
         self.policy = policy
@@ -61,6 +64,7 @@ class Agent:
         self.detect = detect
         self.notify = notify
         self.clock = clock
+        self.memory = memory
         self._lock = threading.RLock()
         self.graph = loop.build_loop(
             loop.LoopDeps(
@@ -99,7 +103,10 @@ class Agent:
         plan = plan_from_list(json.loads(row["plan"]))
         ctx = self.autonomy.run_context(approved_by_person=not auto)
         try:
-            action = self.engine.execute(plan, kind=row["kind"], ctx=ctx, suggestion_id=sid)
+            if memory_actions.is_memory_plan(plan):
+                action = self._execute_memory(plan, row["kind"], ctx, sid)
+            else:
+                action = self.engine.execute(plan, kind=row["kind"], ctx=ctx, suggestion_id=sid)
         except ConflictError as exc:
             self.store.update(sid, status="expired", error=str(exc))
             raise
@@ -118,6 +125,28 @@ class Agent:
                 f"Acción {action['id']} (alma-ctl undo {action['id']} la deshace).",
             )
         return action
+
+    def _execute_memory(
+        self, plan: list[Op], kind: str, ctx: RunContext, sid: int
+    ) -> dict[str, Any]:
+        """The same policy gate as files; then the merge, journaled, in the daemon's own store."""
+        decision = self.engine.check(plan, kind, ctx)
+        if decision.verdict is Verdict.REFUSE:
+            raise RefusedError(f"Refused: {decision.reason}")
+        if decision.verdict is Verdict.ASK:
+            raise RefusedError(f"This needs a person's approval: {decision.reason}")
+        if self.memory is None:
+            raise UnavailableError("The memory store is not part of this daemon.")
+        service = self.memory.get()
+        with self.engine._lock:
+            return memory_actions.execute(
+                self.engine.journal,
+                service,
+                plan,
+                kind=kind,
+                suggestion_id=sid,
+                auto=not ctx.approved_by_person,
+            )
 
     def _reject(self, sid: int, reason: str | None) -> None:
         row = self.store.row(sid)
@@ -155,7 +184,10 @@ class Agent:
 
     def _expire_stale(self, current: set[str]) -> None:
         """A pending plan whose files changed under it no longer describes them: expire it."""
+        memory_seen = self.memory is not None and self.memory.loaded
         for row in self.store.with_status("pending"):
+            if row["kind"] == memory_actions.KIND and not memory_seen:
+                continue  # the store was not looked at this time
             if json.loads(row["plan"]) and row["fingerprint"] not in current:
                 self.store.update(
                     row["id"],
@@ -229,7 +261,18 @@ class Agent:
 
     def undo(self, action_id: int | None) -> dict[str, Any]:
         with self._lock:
-            action = self.engine.undo(action_id)
+            journal = self.engine.journal
+            target = action_id if action_id is not None else journal.newest_undoable()
+            if target is not None and journal.action(target)["sandbox"] == memory_actions.SANDBOX:
+                if journal.action(target)["status"] != "done":
+                    action = self.engine.undo(target)  # the engine says why it cannot
+                if self.memory is None:
+                    raise UnavailableError("The memory store is not part of this daemon.")
+                service = self.memory.get()
+                with self.engine._lock:
+                    action = memory_actions.undo(journal, service, target)
+            else:
+                action = self.engine.undo(action_id)
             original = self.engine.journal.action(int(action["undoes"]))
             if original["auto"]:
                 # The person undid something ALMA did on its own: that kind stops running alone.

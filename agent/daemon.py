@@ -18,12 +18,15 @@ import threading
 from datetime import datetime
 
 from actions.planners import PlanResult
-from agent.api import VERSION, Api, MemoryGate
+from actions.scan import HashCache
+from agent import memory_actions
+from agent.api import VERSION, Api
 from agent.autonomy import Autonomy, PolicyHolder
 from agent.core import Agent
 from agent.detectors.files import detect_files
 from agent.detectors.logs import detect_logs
 from agent.logconf import setup_logging
+from agent.memory_gate import MemoryGate
 from agent.notify import make_notifier
 from agent.report import write_daily_report
 from agent.schedule import start_schedule
@@ -73,7 +76,11 @@ def _confinement(holder: PolicyHolder) -> Confinement:
 
 
 def _load_memory(
-    layout: RootLayout, settings: Settings, gate: MemoryGate, policy: PolicyHolder
+    layout: RootLayout,
+    settings: Settings,
+    gate: MemoryGate,
+    policy: PolicyHolder,
+    journal: Journal,
 ) -> None:
     if not settings.memory.enabled:
         gate.fail("memory is disabled in system/alma.toml ([memory] enabled = false)")
@@ -89,6 +96,9 @@ def _load_memory(
             settle_seconds=float(policy().monitor.settle_seconds),
         )
         service.start_ingestion()
+        recovered = memory_actions.recover(journal, service)
+        if recovered:
+            log.warning("memory merges interrupted by a stop were taken back: %s", recovered)
         gate.set(service)
         log.info("memory store ready")
     except Exception as exc:  # the daemon keeps serving files and suggestions without memory
@@ -134,15 +144,24 @@ class Daemon:
         autonomy = Autonomy(store, holder)
         notify = make_notifier(settings.notify)
 
+        memory = MemoryGate()
+        hashes: HashCache = {}  # kept across rescans: duplicates are not re-read every time
+
         def detect(now: float) -> list[PlanResult]:
             policy = holder()
-            return detect_files(layout.root, policy, now) + detect_logs(layout.root, policy, now)
+            found = detect_files(layout.root, policy, now, hash_cache=hashes)
+            found += detect_logs(layout.root, policy, now)
+            if memory.loaded:
+                found += memory_actions.merge_findings(memory.service)
+            return found
 
-        agent = Agent(layout, holder, store, engine, autonomy, detect, notify=notify)
+        agent = Agent(layout, holder, store, engine, autonomy, detect, notify=notify, memory=memory)
         agent.reconcile()
-        memory = MemoryGate()
         threading.Thread(
-            target=_load_memory, args=(layout, settings, memory, holder), daemon=True, name="memory"
+            target=_load_memory,
+            args=(layout, settings, memory, holder, journal),
+            daemon=True,
+            name="memory",
         ).start()
         socket_path = socket_path_for(layout.root)
         api = Api(

@@ -143,8 +143,19 @@ class Journal:
                         paths.add(source[key])
         return paths
 
-    def running(self) -> list[int]:
-        rows = self.conn.execute("SELECT id FROM actions WHERE status = 'running' ORDER BY id DESC")
+    def running(self, *, sandbox: str | None = None) -> list[int]:
+        """Actions left running, newest first. By default the file actions (the executor's to
+        recover); ``sandbox="memory"``: the memory merges, recovered when the store loads."""
+        if sandbox is None:
+            rows = self.conn.execute(
+                "SELECT id FROM actions WHERE status = 'running' AND sandbox != 'memory' "
+                "ORDER BY id DESC"
+            )
+        else:
+            rows = self.conn.execute(
+                "SELECT id FROM actions WHERE status = 'running' AND sandbox = ? ORDER BY id DESC",
+                (sandbox,),
+            )
         return [int(r[0]) for r in rows]
 
     def newest_undoable(self) -> int | None:

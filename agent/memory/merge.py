@@ -71,19 +71,33 @@ def candidates(store: MemoryStore, window: int = WINDOW) -> list[list[str]]:
     return sorted((sorted(c) for c in clusters.values() if len(c) > 1), key=lambda c: c[0])
 
 
-def merge(mem: Memorizer, keep_id: str, other_ids: list[str]) -> dict[str, Any]:
+def _load(
+    store: MemoryStore, keep_id: str, other_ids: list[str]
+) -> tuple[MemoryRecord, list[MemoryRecord]]:
     others = [i for i in dict.fromkeys(other_ids) if i != keep_id]
     if not others:
         raise BadArgumentError("Name at least one other memory to merge into the kept one.")
+    found = {r.id: r for r in store.get([keep_id, *others])}
+    missing = [i for i in [keep_id, *others] if i not in found]
+    if missing:
+        raise NotFoundError(
+            f"No active memory has id {missing[0]}; run `alma-ctl memory list` to see them."
+        )
+    return found[keep_id], [found[i] for i in others]
+
+
+def record_for(store: MemoryStore, keep_id: str, other_ids: list[str]) -> dict[str, Any]:
+    """The record a merge would return, without merging: journaled before the merge runs, so an
+    interrupted merge can be taken back exactly."""
+    with store.lock:
+        keep, rest = _load(store, keep_id, other_ids)
+    return MergeRecord(keep=keep.model_dump(), others=[r.model_dump() for r in rest]).model_dump()
+
+
+def merge(mem: Memorizer, keep_id: str, other_ids: list[str]) -> dict[str, Any]:
     store = mem.store
     with store.lock:
-        found = {r.id: r for r in store.get([keep_id, *others])}
-        missing = [i for i in [keep_id, *others] if i not in found]
-        if missing:
-            raise NotFoundError(
-                f"No active memory has id {missing[0]}; run `alma-ctl memory list` to see them."
-            )
-        keep, rest = found[keep_id], [found[i] for i in others]
+        keep, rest = _load(store, keep_id, other_ids)
         record = MergeRecord(keep=keep.model_dump(), others=[r.model_dump() for r in rest])
         merged = keep.model_copy(deep=True)
         keys = {tag_key(t) for t in merged.tags}

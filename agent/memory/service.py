@@ -284,6 +284,9 @@ class MemoryService:
     def merge(self, keep_id: str, other_ids: builtins.list[str]) -> dict[str, Any]:
         return merge_mod.merge(self._mem, keep_id, list(other_ids))
 
+    def merge_record(self, keep_id: str, other_ids: builtins.list[str]) -> dict[str, Any]:
+        return merge_mod.record_for(self.store, keep_id, list(other_ids))
+
     def unmerge(self, record: dict[str, Any]) -> None:
         merge_mod.unmerge(self.store, record)
 

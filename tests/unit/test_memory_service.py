@@ -13,14 +13,8 @@ import pytest
 from agent.memory.service import MemoryService
 from policies.errors import BadArgumentError, NotFoundError
 from policies.layout import RootLayout
-from state.memory import get_embedder
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
-
-
-@pytest.fixture(scope="session")
-def embedder_loaded() -> None:
-    get_embedder("e5-small")
 
 
 @pytest.fixture

@@ -1,0 +1,155 @@
+"""Memory merges as actions: proposed like any suggestion, journaled, undoable.
+
+They change only ALMA's own memory store, so they run in the daemon (not in the file sandbox),
+with the same protocol: the before-state of every memory involved is written to the journal
+before the merge; an interrupted merge is taken back when the store loads; undo writes the
+before-state back exactly.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from actions.ops import MemoryMerge, Op, plan_to_list
+from actions.planners import PlanResult, fingerprint
+from policies.errors import AlmaError, ConflictError
+from state.journal import Journal
+
+log = logging.getLogger("alma.memory")
+SANDBOX = "memory"
+KIND = "memory_merge"
+
+
+def is_memory_plan(plan: Sequence[Op]) -> bool:
+    return bool(plan) and all(isinstance(op, MemoryMerge) for op in plan)
+
+
+def _short(text: str, n: int = 90) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def merge_findings(memory: Any) -> list[PlanResult]:
+    """One ``memory_merge`` finding per cluster of near-identical memories."""
+    results: list[PlanResult] = []
+    for cluster in memory.merge_candidates():
+        mems = [memory.show(i) for i in cluster]
+        # Keep the most important, then most used, then the oldest: the others fold into it.
+        mems.sort(key=lambda m: (-int(m["importance"]), -int(m["use_count"]), str(m["created_at"])))
+        keep, rest = mems[0], mems[1:]
+        if not rest:
+            continue
+        keys = [f"{m['id']}\x00{m['content']}" for m in mems]
+        results.append(
+            PlanResult(
+                kind=KIND,
+                target="memory",
+                title=f"Unir {len(mems)} recuerdos casi idénticos",
+                reason=f"«{_short(keep['content'], 60)}» está guardado {len(mems)} veces",
+                evidence=[f"{m['id'][:12]}: {_short(m['content'])}" for m in mems],
+                plan=[MemoryMerge(keep=keep["id"], merge=tuple(m["id"] for m in rest))],
+                files=0,
+                fingerprint=fingerprint(KIND, "memory", keys),
+            )
+        )
+    return results
+
+
+def execute(
+    journal: Journal,
+    memory: Any,
+    plan: Sequence[Op],
+    *,
+    kind: str,
+    suggestion_id: int | None,
+    auto: bool,
+) -> dict[str, Any]:
+    merges = [op for op in plan if isinstance(op, MemoryMerge)]
+    try:
+        records = [memory.merge_record(op.keep, list(op.merge)) for op in merges]
+    except AlmaError as exc:
+        raise ConflictError(f"The memories changed since this was proposed: {exc}") from None
+    action_id = journal.create_action(
+        kind=kind,
+        plan=plan_to_list(merges),
+        suggestion_id=suggestion_id,
+        auto=auto,
+        sandbox=SANDBOX,
+    )
+    journal.write_intents(
+        action_id,
+        [
+            (i, op.to_dict(), None, {"record": rec})
+            for i, (op, rec) in enumerate(zip(merges, records, strict=True))
+        ],
+    )
+    done: list[int] = []
+    try:
+        for i, op in enumerate(merges):
+            memory.merge(op.keep, list(op.merge))
+            done.append(i)
+    except AlmaError as exc:
+        for i in reversed(done):
+            memory.unmerge(records[i])
+        journal.finish(action_id, "rolled_back", error=str(exc), code=int(exc.code))
+        raise
+    journal.mark_done(action_id, [(i, None) for i in done])
+    journal.finish(action_id, "done")
+    return journal.action(action_id)
+
+
+def undo(journal: Journal, memory: Any, target: int) -> dict[str, Any]:
+    row = journal.action_row(target)
+    rows = list(reversed(journal.rows(target)))
+    plan = [{"op": "memory_unmerge", "keep": r.op["keep"], "merge": r.op["merge"]} for r in rows]
+    action_id = journal.create_action(
+        kind=str(row["kind"]),
+        plan=plan,
+        suggestion_id=row["suggestion_id"],
+        undoes=target,
+        sandbox=SANDBOX,
+    )
+    journal.write_intents(
+        action_id,
+        [
+            (i, p, None, {"record": r.aux["record"]})
+            for i, (p, r) in enumerate(zip(plan, rows, strict=True))
+        ],
+    )
+    _unmerge_all(journal, memory, action_id)
+    return journal.action(action_id)
+
+
+def _unmerge_all(journal: Journal, memory: Any, action_id: int) -> None:
+    """Write back every before-state of the action's records (idempotent), and finish it."""
+    rows = journal.rows(action_id)
+    undoes = journal.action_row(action_id)["undoes"]
+    try:
+        for r in reversed(rows) if undoes is None else rows:
+            memory.unmerge(r.aux["record"])
+    except AlmaError as exc:
+        journal.finish(action_id, "failed", error=str(exc), code=int(exc.code))
+        raise
+    journal.mark_done(action_id, [(r.idx, None) for r in rows])
+    with journal.transaction():
+        if undoes is None:
+            journal.finish(action_id, "rolled_back", error="interrupted; rolled back at start")
+        else:
+            journal.finish(action_id, "done")
+            journal.mark_undone(int(undoes), action_id)
+
+
+def recover(journal: Journal, memory: Any) -> list[int]:
+    """When the store loads: a merge interrupted by a crash is taken back; an interrupted undo
+    of one is completed (unmerging is writing the before-state again, safe to repeat)."""
+    recovered: list[int] = []
+    for action_id in journal.running(sandbox=SANDBOX):
+        try:
+            _unmerge_all(journal, memory, action_id)
+        except AlmaError:
+            log.exception("could not recover memory action %s", action_id)
+            continue
+        recovered.append(action_id)
+    return recovered
