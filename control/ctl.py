@@ -362,8 +362,14 @@ def _examples(root: Path) -> tuple[object, str]:
             f"Storing the example memories failed ({last[0].strip()}); "
             f"run `{' '.join(cmd)}` to see why."
         )
-    output = done.stdout.strip()
-    return {"via": "subprocess", "output": output}, output or "Example memories stored."
+    # It must say what it stored: a silent exit 0 is not a success.
+    try:
+        added = json.loads(done.stdout.strip().splitlines()[-1])["added"]
+    except (IndexError, ValueError, KeyError, TypeError):
+        raise AlmaError(
+            f"Storing the example memories did not report a result; run `{' '.join(cmd)}` to see why."
+        ) from None
+    return {"via": "subprocess", "added": added}, f"{added} example memories stored."
 
 
 def _start_hint(root: Path) -> str:

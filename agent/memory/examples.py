@@ -33,3 +33,34 @@ def example_id(content: str) -> str:
 def load_examples_file() -> list[ExampleMemory]:
     raw = EXAMPLES_FILE.read_text(encoding="utf-8")
     return [ExampleMemory.model_validate(item) for item in json.loads(raw)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m agent.memory.examples --root DIR``: what ``alma-ctl init --with-examples`` runs
+    when no daemon is up. Prints one JSON line ``{"added": N}``."""
+    import argparse
+    import sys
+
+    from agent.memory.service import MemoryService
+    from policies.errors import AlmaError
+    from policies.layout import RootLayout, resolve_root
+
+    parser = argparse.ArgumentParser(prog="python -m agent.memory.examples")
+    parser.add_argument("--root", required=True)
+    args = parser.parse_args(argv)
+    layout = RootLayout(resolve_root(args.root))
+    try:
+        service = MemoryService(layout)
+        try:
+            result = service.load_examples()
+        finally:
+            service.close()
+    except AlmaError as exc:
+        print(str(exc), file=sys.stderr)
+        return 1
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

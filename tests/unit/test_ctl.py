@@ -381,7 +381,7 @@ def test_init_with_examples_runs_the_module_without_a_daemon(
 
     def fake_run(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
         seen.append(cmd)
-        return subprocess.CompletedProcess(cmd, 0, stdout="5 example memories stored\n", stderr="")
+        return subprocess.CompletedProcess(cmd, 0, stdout='{"added": 5}\n', stderr="")
 
     monkeypatch.setattr(subprocess, "run", fake_run)
     code, out, _ = run(capsys, "--root", str(root), "init", "--with-examples")
@@ -442,3 +442,16 @@ def test_alma_ctl_imports_nothing_heavy() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_init_with_examples_fails_when_the_module_reports_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A module that exits 0 without saying what it stored did nothing that can be trusted.
+    def silent_run(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        return subprocess.CompletedProcess(cmd, 0, stdout="", stderr="")
+
+    monkeypatch.setattr(subprocess, "run", silent_run)
+    code, _, err = run(capsys, "--root", str(tmp_path / "ALMA"), "init", "--with-examples")
+    assert code == 1
+    assert "did not report a result" in err
