@@ -25,6 +25,7 @@ from agent.autonomy import Autonomy, PolicyHolder
 from agent.core import Agent
 from agent.detectors.files import detect_files
 from agent.detectors.logs import detect_logs
+from agent.llm import LlamaEnricher
 from agent.logconf import setup_logging
 from agent.memory_gate import MemoryGate
 from agent.notify import make_notifier
@@ -88,8 +89,19 @@ def _load_memory(
     try:
         from agent.memory.service import MemoryService  # heavy: Chroma and the model
 
+        model = None
+        if settings.model.path:
+            try:
+                model = LlamaEnricher.from_settings(
+                    settings.model.path,
+                    context_tokens=settings.model.context_tokens,
+                    threads=settings.model.threads,
+                )
+            except ConfigError as exc:  # memories keep their rule-based metadata
+                log.error("no model: %s", exc)
         service = MemoryService(
             layout,
+            model=model,
             chroma_url=settings.memory.chroma_url,
             embedder=settings.memory.embedder,
             cap=settings.memory.cap,
