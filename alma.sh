@@ -60,6 +60,10 @@ case "$cmd" in
     test)
         setup
         source "$venv/bin/activate"
+        # Installed sandbox tools must be tested, never skipped (tests/unit/test_confine.py).
+        if command -v bwrap >/dev/null && command -v firejail >/dev/null; then
+            export ALMA_REQUIRE_BACKENDS=1
+        fi
         say "ruff";          ruff check . && ruff format --check .
         say "mypy";          mypy
         say "import layers"; lint-imports
