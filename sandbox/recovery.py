@@ -9,6 +9,7 @@ more, and says so: a person looks before anything else happens to those files.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 from collections.abc import Callable
@@ -91,10 +92,12 @@ def _rollback_one(
         tree.forget(op.path)
         try:
             os.rmdir(name, dir_fd=fd)
-        except OSError:
-            raise ConflictError(
-                f"{op.path!r}, a folder ALMA created, is not empty; move its contents and retry."
-            ) from None
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                raise
+            # Every later op was taken back first, so what is inside is not ALMA's: a person
+            # saved something there meanwhile. The folder is theirs now; keep it.
+            return
         os.fsync(fd)
         return
     if isinstance(op, Rmdir):

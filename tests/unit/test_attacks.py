@@ -458,6 +458,31 @@ def test_folder_of_a_later_mkdir_appearing_mid_plan_rolls_back(alma: AlmaRoot) -
     assert alma.world() == expected
 
 
+def test_person_saving_into_a_folder_the_plan_created_keeps_it(alma: AlmaRoot) -> None:
+    """Mid-plan, a person saves a file into a folder the plan just created: the rollback takes
+    back ALMA's ops and leaves that folder, now the person's, with their file in it."""
+    before = alma.world()
+
+    def checkpoint(label: str) -> None:
+        if label == "op2":
+            alma.write("user/destino/fotos/foto.jpg", b"the person's photo")
+
+    plan: list[Op] = [
+        Mkdir("user/destino/fotos"),
+        alma.move("user/proyecto/notas.txt", "user/destino/notas.txt"),
+        alma.move("user/proyecto/foto.jpg", "user/destino/fotos/foto.jpg"),
+    ]
+    with pytest.raises(ConflictError):
+        execute_in_process(alma, plan, checkpoint=checkpoint)
+    expected = dict(before)
+    expected["user/destino/fotos"] = "dir"
+    expected["user/destino/fotos/foto.jpg"] = _sha_entry(b"the person's photo")
+    assert alma.world() == expected
+    journal = Journal(alma.layout.journal_file)
+    assert journal.history()[0]["status"] == "rolled_back"
+    journal.close()
+
+
 def _sha_entry(data: bytes) -> str:
     return "file:" + hashlib.sha256(data).hexdigest()
 

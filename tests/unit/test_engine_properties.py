@@ -178,16 +178,25 @@ class Change:
         out = dict(before)
         if self.kind == "occupy":
             out[self.path] = _sha(b"the person saved a file here meanwhile")
+            # a folder the plan created stays when the person saved into it: it is theirs now
+            folder = self.path.rpartition("/")[0]
+            while folder not in out:
+                out[folder] = "dir"
+                folder = folder.rpartition("/")[0]
         elif self.kind == "append":
             out[self.path] = _sha(content + b" + an edit")
         elif self.kind == "remove":
             del out[self.path]
         return out
 
-    def revert(self) -> None:
+    def revert(self, before: dict[str, str]) -> None:
         path = self.alma.path(self.path)
         if self.kind == "occupy":
             path.unlink()
+            folder = self.path.rpartition("/")[0]
+            while folder not in before:
+                self.alma.path(folder).rmdir()
+                folder = folder.rpartition("/")[0]
             return
         assert self.saved is not None
         if self.kind == "remove":
@@ -310,7 +319,7 @@ class EngineMachine(RuleBasedStateMachine):
             if isinstance(self.engine, InProcessEngine):
                 self.engine.checkpoint = _no_checkpoint
         assert self.alma.world() == change.expected(before, content)
-        change.revert()
+        change.revert(before)
         assert self.alma.world() == before
 
     @invariant()
