@@ -9,7 +9,6 @@ from __future__ import annotations
 import builtins
 import logging
 import uuid
-from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -158,7 +157,11 @@ class MemoryService:
         )
         hits = semantic_search(self.store, req.query, req.limit, where)
         used = self._hand_out([h.record.id for h in hits])
-        return [used.get(h.record.id, h.record).public(score=h.score) for h in hits]
+        return [
+            h.record.public(score=h.score)
+            | {"use_count": used.get(h.record.id, h.record.use_count)}
+            for h in hits
+        ]
 
     def list(
         self,
@@ -177,17 +180,15 @@ class MemoryService:
             memory_type=memory_type,
             archived=archived,
         )
-        where = where_all(
-            {"tag_keys": {"$contains": tag_key(req.tag)}} if req.tag else None,
-            {"project_key": project_key(req.project)} if req.project else None,
-            {"memory_type": req.memory_type.lower()} if req.memory_type else None,
+        # From the catalog: sorting Chroma's metadata would read all of it (30 s at 100,000).
+        ids = self.store.recent_ids(
+            req.limit,
+            archived=req.archived,
+            tag=req.tag,
+            project=req.project,
+            memory_type=req.memory_type,
         )
-        heads = sorted(
-            self.store.scan(where, archived=req.archived, documents=False),
-            key=lambda r: r.created_ts,
-            reverse=True,
-        )[: req.limit]
-        full = self.store.get([r.id for r in heads], archived=req.archived)
+        full = self.store.get(ids, archived=req.archived)
         return [r.public(archived=req.archived) for r in full]
 
     def show(self, memory_id: str) -> dict[str, Any]:
@@ -256,26 +257,17 @@ class MemoryService:
         return {"added": sum(o.status == "added" for o in outcomes)}
 
     def stats(self) -> dict[str, Any]:
-        tags: Counter[str] = Counter()
-        projects: Counter[str] = Counter()
-        types: Counter[str] = Counter()
-        layers: Counter[str] = Counter()
-        total = 0
-        for rec in self.store.scan(documents=False):
-            total += 1
-            tags.update(rec.tags)
-            projects[rec.project] += 1 if rec.project else 0
-            types[rec.memory_type] += 1
-            layers[rec.layer] += 1
+        counts = self.store.counts()  # the catalog: no pass over every memory's metadata
         return {
-            "total": total,
+            "total": self.store.count(),
             "archived": self.store.count(archived=True),
-            "by_tag": dict(tags.most_common()),
-            "by_project": {k: v for k, v in projects.most_common() if v},
-            "by_memory_type": dict(types.most_common()),
-            "by_layer": dict(layers.most_common()),
+            **counts,
             "embedder": self.store.embedder.name,
         }
+
+    def count(self) -> int:
+        """Active memories (one cheap call: what `status` needs)."""
+        return self.store.count()
 
     # -- merging -------------------------------------------------------------------------
     def merge_candidates(self) -> builtins.list[builtins.list[str]]:
@@ -319,14 +311,9 @@ class MemoryService:
             )
         return found
 
-    def _hand_out(self, ids: builtins.list[str]) -> dict[str, MemoryRecord]:
-        """use_count +1 for each memory handed to a caller."""
-        with self.store.lock:
-            recs = self.store.get(ids)
-            for rec in recs:
-                rec.use_count += 1
-            self.store.update(recs)
-        return {r.id: r for r in recs}
+    def _hand_out(self, ids: builtins.list[str]) -> dict[str, int]:
+        """use_count +1 for each memory handed to a caller; the new counts by id."""
+        return self.store.bump_use(ids)
 
     def _project_names(self) -> builtins.list[str]:
         names = set(self._projects)

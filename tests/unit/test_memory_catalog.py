@@ -1,0 +1,144 @@
+"""The memory catalog (what `memory list` and `memory stats` read) mirrors Chroma exactly:
+after adds, metadata changes, archive and restore, after a write interrupted between Chroma and
+the catalog, after a failed Chroma write, and when the catalog was lost. The reference is a
+full pass over Chroma's metadata, which is what list and stats did before the catalog."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from state.memory import MemoryRecord, MemoryStateDB, MemoryStore, get_embedder
+
+TAGS = ["huerto", "Energía", "trading", "año", "salud"]
+PROJECTS = ["", "alma", "Tienda", ""]
+
+
+def open_store(tmp_path: Path) -> tuple[MemoryStore, MemoryStateDB]:
+    state = MemoryStateDB(tmp_path / "memory_state.db")
+    return MemoryStore(tmp_path / "chroma", get_embedder("e5-small"), state), state
+
+
+def records(n: int, start: int = 0) -> list[MemoryRecord]:
+    return [
+        MemoryRecord(
+            id=f"m{i:04d}",
+            content=f"Recuerdo número {i} sobre el año.",
+            tags=[TAGS[i % 5], TAGS[(i * 3 + 1) % 5]],
+            project=PROJECTS[i % 4],
+            memory_type=["episode", "fact", "principle"][i % 3],
+            created_at=f"2026-11-{1 + i % 28:02d}T{i % 24:02d}:00:00+00:00",
+            layer=["L0", "L1", "L-inf"][i % 3],
+            kind="turn",
+        )
+        for i in range(start, start + n)
+    ]
+
+
+def vectors(n: int, seed: int = 0) -> Any:
+    v = np.random.default_rng(seed).standard_normal((n, 384)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def reference(store: MemoryStore, archived: bool = False) -> dict[str, Any]:
+    """Counts and the newest-first order from a full pass over Chroma's metadata."""
+    recs = list(store.scan(archived=archived, documents=False))
+    return {
+        "by_tag": Counter(t for r in recs for t in r.tags),
+        "by_project": Counter(r.project for r in recs if r.project),
+        "by_memory_type": Counter(r.memory_type for r in recs),
+        "by_layer": Counter(r.layer for r in recs),
+        "recent": [r.id for r in sorted(recs, key=lambda r: (-r.created_ts, r.id))],
+        "huerto": [
+            r.id for r in sorted(recs, key=lambda r: (-r.created_ts, r.id)) if "huerto" in r.tags
+        ],
+    }
+
+
+def assert_mirrors(store: MemoryStore) -> None:
+    for archived in (False, True):
+        ref = reference(store, archived)
+        if not archived:
+            counts = store.counts()
+            for key in ("by_tag", "by_project", "by_memory_type", "by_layer"):
+                assert Counter(counts[key]) == ref[key], key
+        assert store.recent_ids(1000, archived=archived) == ref["recent"]
+        assert store.recent_ids(1000, archived=archived, tag="HUERTO") == ref["huerto"]
+
+
+def test_catalog_follows_adds_changes_archive_and_restore(tmp_path: Path) -> None:
+    store, state = open_store(tmp_path)
+    recs = records(60)
+    store.add(recs, vectors(60))
+    assert_mirrors(store)
+    # A metadata change list/stats read (tags, project, type), and one they do not (use_count).
+    changed = [r.model_copy(update={"tags": ["nuevo"], "project": "alma"}) for r in recs[:5]]
+    store.update(changed)
+    used = [r.model_copy(update={"use_count": 7}) for r in recs[5:10]]
+    store.update(used)
+    assert_mirrors(store)
+    assert store.counts()["by_tag"]["nuevo"] == 5
+    store.move(recs[10:20], to_archive=True)
+    assert_mirrors(store)
+    assert state.catalog_count(archived=True) == 10
+    store.move(recs[10:15], to_archive=False)
+    assert_mirrors(store)
+    newest = [store.get([i])[0] for i in reference(store)["recent"]]
+    assert store.recent_ids(3, project="ALMA") == [r.id for r in newest if r.project == "alma"][:3]
+    facts = [r.id for r in newest if r.memory_type == "fact"]
+    assert facts and store.recent_ids(50, memory_type="FACT") == facts
+    state.close()
+
+
+def test_interrupted_write_or_lost_catalog_is_rebuilt_at_open(tmp_path: Path) -> None:
+    store, state = open_store(tmp_path)
+    store.add(records(30), vectors(30))
+    # A crash after Chroma's write and before the catalog's: Chroma has rows the catalog lacks.
+    state.catalog_begin()
+    store._active.upsert(  # what the interrupted write got as far as
+        ids=[r.id for r in records(4, start=100)],
+        embeddings=vectors(4, seed=1),
+        documents=[r.content for r in records(4, start=100)],
+        metadatas=[r.to_metadata() for r in records(4, start=100)],
+    )
+    # ... and a metadata change no count shows.
+    store._active.update(
+        ids=["m0003"], metadatas=[{"tags": ["cambiado"], "tag_keys": ["cambiado"]}]
+    )
+    state.close()
+    store, state = open_store(tmp_path)
+    assert state.catalog_clean()
+    assert state.catalog_count() == 34
+    assert store.counts()["by_tag"]["cambiado"] == 1
+    assert_mirrors(store)
+    # A catalog that lost rows (no mark) is noticed by its count.
+    state.catalog_put([], remove=[("m0001", False), ("m0002", False)])
+    state.close()
+    store, state = open_store(tmp_path)
+    assert state.catalog_count() == 34
+    assert_mirrors(store)
+    state.close()
+
+
+def test_failed_chroma_write_resyncs_its_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, state = open_store(tmp_path)
+    recs = records(10)
+    store.add(recs, vectors(10))
+
+    def broken(**kwargs: Any) -> None:
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(store._active, "update", broken)
+    with pytest.raises(RuntimeError):
+        store.update([recs[0].model_copy(update={"tags": ["perdido"]})])
+    monkeypatch.undo()
+    assert state.catalog_clean()  # re-read from Chroma: the catalog is right again
+    assert "perdido" not in store.counts()["by_tag"]
+    assert_mirrors(store)
+    state.close()
