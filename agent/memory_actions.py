@@ -37,7 +37,14 @@ def merge_findings(memory: Any) -> list[PlanResult]:
     for cluster in memory.merge_candidates():
         mems = [memory.show(i) for i in cluster]
         # Keep the most important, then most used, then the oldest: the others fold into it.
-        mems.sort(key=lambda m: (-int(m["importance"]), -int(m["use_count"]), str(m["created_at"])))
+        mems.sort(
+            key=lambda m: (
+                -int(m["importance"]),
+                -int(m["use_count"]),
+                str(m["created_at"]),
+                m["id"],
+            )
+        )
         keep, rest = mems[0], mems[1:]
         if not rest:
             continue

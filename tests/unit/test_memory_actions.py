@@ -42,7 +42,9 @@ def journal(root: RootLayout) -> Iterator[Journal]:
 
 def _cluster(svc: MemoryService) -> tuple[str, str]:
     a = svc.add("Prefiero respuestas cortas y en español.", tags=["estilo"], importance=4)["id"]
-    b = svc.add("Prefiero respuestas breves y en español, sin rodeos.", tags=["tono"])["id"]
+    b = svc.add(
+        "Prefiero respuestas breves y en español, sin rodeos.", tags=["tono"], importance=2
+    )["id"]
     svc.add("El backup nocturno falla si el disco no está montado.")
     return a, b
 
