@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,9 +24,11 @@ def _free_port() -> int:
 
 @pytest.fixture
 def chroma_server(tmp_path: Path) -> Iterator[str]:
-    exe = shutil.which("chroma")
-    if exe is None:
-        pytest.skip("the chroma command (from the chromadb package) is not on PATH")
+    # chromadb is a hard dependency: its console script sits beside this interpreter, whether or
+    # not the venv is on PATH. Missing means a broken install, which must fail, not skip.
+    beside = Path(sys.executable).parent / "chroma"
+    exe = str(beside) if beside.is_file() else shutil.which("chroma")
+    assert exe is not None, f"the chroma command of the chromadb package is missing ({beside})"
     port = _free_port()
     proc = subprocess.Popen(
         [
