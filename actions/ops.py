@@ -9,7 +9,7 @@ Paths are relative to the ALMA root and ``/``-separated (contract §3).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from policies.errors import BadArgumentError
@@ -47,6 +47,18 @@ class Identity:
     #: which may even reuse the inode number.
     ctime_ns: int | None = None
 
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "dev": self.dev,
+            "ino": self.ino,
+            "kind": self.kind,
+            "size": self.size,
+            "mtime_ns": self.mtime_ns,
+            "sha256": self.sha256,
+            "boot": self.boot,
+            "ctime_ns": self.ctime_ns,
+        }
+
     def same_file(self, other: Identity, *, check_ctime: bool = True) -> bool:
         """``check_ctime=False`` when a rename of ours may lie in between (it moves ctime)."""
         if (self.ino, self.kind, self.size, self.mtime_ns) != (
@@ -80,8 +92,15 @@ class Op:
         return False
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        return {k: v for k, v in data.items() if v is not None}
+        # By hand rather than dataclasses.asdict, which deep-copies: this runs for every op.
+        data: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, Identity):
+                data[f.name] = value.to_dict()
+            elif value is not None:
+                data[f.name] = value
+        return data
 
 
 @dataclass(frozen=True)

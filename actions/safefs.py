@@ -13,14 +13,16 @@ import ctypes
 import errno
 import hashlib
 import os
+import re
 import stat
 from collections.abc import Iterator
-from functools import cache
+from functools import cache, lru_cache
 
 from actions.ops import FileKind, Identity
 from policies.errors import ConflictError, RefusedError
 
 NAME_MAX = 255
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _RENAME_NOREPLACE = 1
 _AT_FDCWD = -100
@@ -58,7 +60,7 @@ def check_name(name: str, *, where: str = "") -> None:
         raise RefusedError(f"{label}: empty, '.' or '..' path components are refused.")
     if "/" in name or "\x00" in name:
         raise RefusedError(f"{label}: a name may not contain '/' or NUL.")
-    if any(ord(c) < 32 or ord(c) == 127 for c in name):
+    if _CONTROL.search(name):
         raise RefusedError(
             f"{label}: the name contains a control character (such as a newline); rename it first."
         )
@@ -74,9 +76,16 @@ def check_name(name: str, *, where: str = "") -> None:
 
 def split_relpath(relpath: str) -> list[str]:
     """Components of a root-relative ``/`` path, each checked by :func:`check_name`."""
+    return list(split_relpath_cached(relpath))
+
+
+@lru_cache(maxsize=65536)
+def split_relpath_cached(relpath: str) -> tuple[str, ...]:
+    """As :func:`split_relpath`, as a tuple, remembered: a plan names the same folders on every
+    op (a refusal is an exception, and exceptions are never cached)."""
     if not relpath or relpath.startswith("/"):
         raise RefusedError(f"{relpath!r} is not a path relative to the ALMA root.")
-    parts = relpath.split("/")
+    parts = tuple(relpath.split("/"))
     for part in parts:
         check_name(part, where=repr(relpath))
     return parts

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
 from actions.safefs import lstat_at, open_dir, open_root, split_relpath
@@ -56,8 +57,15 @@ class Tree:
         in its parent: RefusedError when one became a symlink, ConflictError when one was moved
         or replaced. Components not walked yet are walked now, with the same checks.
         """
-        for i in range(1, len(parts) + 1):
-            key = parts[:i]
+        self.verify_many((parts,))
+
+    def verify_many(self, paths: Iterable[tuple[str, ...]]) -> None:
+        """:meth:`verify` for several paths, each shared parent folder checked once."""
+        self.verify_keys(prefixes(paths))
+
+    def verify_keys(self, keys: Iterable[tuple[str, ...]]) -> None:
+        """:meth:`verify` of each folder in ``keys``, given parents first (see :func:`prefixes`)."""
+        for key in keys:
             if key not in self._dirs:
                 try:
                     self.dir(key)
@@ -67,7 +75,7 @@ class Tree:
                         "back what it had done."
                     ) from None
                 continue
-            st = lstat_at(self._dirs[parts[: i - 1]], parts[i - 1])
+            st = lstat_at(self._dirs[key[:-1]], key[-1])
             if st is not None and (st.st_dev, st.st_ino) == self._ids[key]:
                 continue
             label = "/".join(key)
@@ -108,3 +116,8 @@ class Tree:
 
     def dev_of_dir(self, parts: tuple[str, ...]) -> int:
         return os.fstat(self.dir(parts)).st_dev
+
+
+def prefixes(paths: Iterable[tuple[str, ...]]) -> tuple[tuple[str, ...], ...]:
+    """Every folder on the way to each of ``paths``, once, parents first."""
+    return tuple(sorted({p[:i] for p in paths for i in range(1, len(p) + 1)}, key=len))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import tomllib
 from contextvars import ContextVar
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -41,6 +42,7 @@ def level_rank(level: Level) -> int:
     return LEVELS.index(level)
 
 
+@lru_cache(maxsize=1024)
 def split_zone(zone: str) -> tuple[str, ...]:
     """A zone as path components; raises ValueError with the fix when it is not a plain path."""
     if not zone or zone.startswith("/") or "\\" in zone or "\x00" in zone:

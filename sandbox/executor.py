@@ -27,7 +27,7 @@ from typing import Any
 
 from actions.ops import Identity, Keep, Mkdir, Move, Op, Restore, Rmdir, Trash, plan_from_list
 from actions.safefs import NAME_MAX, identity_of, sha256_at, split_relpath
-from actions.tree import Tree
+from actions.tree import Tree, prefixes
 from policies.errors import AlmaError, ConflictError, RefusedError
 from sandbox import transfer
 from sandbox.transfer import Intent
@@ -71,6 +71,8 @@ class _Overlay:
     removed_dirs: set[str] = field(default_factory=set)
     vacated: set[str] = field(default_factory=set)
     occupied: set[str] = field(default_factory=set)
+    #: Folders looked up on disk during validation (every op of an organize names the same few).
+    real_dirs: dict[str, bool] = field(default_factory=dict)
 
     def exists(self, tree: Tree, relpath: str) -> bool:
         if relpath in self.occupied or relpath in self.created:
@@ -84,8 +86,11 @@ class _Overlay:
             return True
         if relpath in self.removed_dirs or relpath in self.vacated:
             return False
-        st = tree.lstat(relpath)
-        return st is not None and stat.S_ISDIR(st.st_mode)
+        known = self.real_dirs.get(relpath)
+        if known is None:
+            st = tree.lstat(relpath)
+            known = self.real_dirs[relpath] = st is not None and stat.S_ISDIR(st.st_mode)
+        return known
 
 
 def _parent(relpath: str) -> str:
@@ -116,6 +121,9 @@ class Executor:
         self.zones = zones
         self.checkpoint = checkpoint
         self._mounts = read_mount_points()
+        self._devs: dict[str, tuple[int, str]] = {}  # folder -> (device, mount), per plan
+        #: (src folder, dst folder, trash folder) -> the folders to re-verify before such an op
+        self._verify_keys: dict[tuple[str, str, str | None], tuple[tuple[str, ...], ...]] = {}
         #: The op being applied when run() stopped (-1: none). The ones after it never started,
         #: and an op that raises leaves nothing of itself behind except a transfer's temp.
         self.attempted = -1
@@ -273,9 +281,13 @@ class Executor:
         mounts of one disk (how bwrap and firejail expose the zones) fails with EXDEV."""
         while relpath in overlay.created or relpath.startswith(TRASH + "/"):
             relpath = _parent(relpath)
+        known = self._devs.get(relpath)
+        if known is not None:
+            return known
         dev = self.tree.dev_of_dir(tuple(split_relpath(relpath)) if relpath else ())
         real = os.path.join(os.path.realpath(self.tree.root), relpath)
-        return dev, mount_point_of(real, self._mounts)
+        self._devs[relpath] = (dev, mount_point_of(real, self._mounts))
+        return self._devs[relpath]
 
     # -- 2-4. journal and apply -----------------------------------------------------------------
     def run(self, plan: Sequence[Op]) -> None:
@@ -357,11 +369,17 @@ class Executor:
     def _verify_folders(self, it: Intent) -> None:
         """The folders a transfer acts in are still the ones validated (a folder swapped for a
         symlink, or moved into system/, after validation must not receive the file)."""
-        for relpath in (it.src, it.dst, *([it.src_trash] if it.src_trash else [])):
-            parts = tuple(split_relpath(relpath))[:-1]
-            if parts[:2] == (".alma", "trash"):
-                parts = parts[:2]  # the action's own trash folders are created as it goes
-            self.tree.verify(parts)
+        sig = (_parent(it.src), _parent(it.dst), it.src_trash and _parent(it.src_trash))
+        keys = self._verify_keys.get(sig)
+        if keys is None:
+            folders = []
+            for relpath in (it.src, it.dst, *([it.src_trash] if it.src_trash else [])):
+                parts = tuple(split_relpath(relpath))[:-1]
+                if parts[:2] == (".alma", "trash"):
+                    parts = parts[:2]  # the action's own trash folders are created as it goes
+                folders.append(parts)
+            keys = self._verify_keys[sig] = prefixes(folders)
+        self.tree.verify_keys(keys)
 
     def _flush(self, pending: list[tuple[int, dict[str, Any] | None]], touched: set[str]) -> None:
         if not pending:
@@ -428,7 +446,7 @@ def mount_point_of(path: str, points: Sequence[str]) -> str:
 
 
 def _ident_dict(ident: Identity) -> dict[str, Any]:
-    return dataclasses.asdict(ident)
+    return ident.to_dict()
 
 
 def load_plan(journal: Journal, action_id: int) -> list[Op]:

@@ -86,13 +86,14 @@ def apply(tree: Tree, it: Intent, checkpoint: Checkpoint = _no_checkpoint) -> Id
     """Carry out a transfer; return the identity of the file at ``dst``. Raises ConflictError
     (nothing changed) when the source is not the file the plan saw or ``dst`` is occupied."""
     sdir, sname = tree.parent(it.src)
-    st = os.stat(sname, dir_fd=sdir, follow_symlinks=False)
-    if not it.pre.same_file(identity_of(st)):
-        raise ConflictError(f"{it.src!r} changed since the plan was made; it was left alone.")
     if it.dst.startswith(".alma/trash/"):
         _mkdirs(tree, it.dst)
     ddir, dname = tree.parent(it.dst)
     if not it.xdev:
+        # One check, after the rename, on what arrived: a rename keeps inode, size and mtime
+        # (only ctime moves), so anything else means the source was swapped or changed since
+        # validation, and it is put back. Checking before as well would not close the gap
+        # between that check and the rename; checking what actually moved does.
         try:
             rename_noreplace(sdir, sname, ddir, dname)
         except CrossDevice:
@@ -100,11 +101,17 @@ def apply(tree: Tree, it: Intent, checkpoint: Checkpoint = _no_checkpoint) -> Id
                 f"{it.src!r} and {it.dst!r} turned out to be on different disks; run it again."
             ) from None
         post = os.stat(dname, dir_fd=ddir, follow_symlinks=False)
-        if post.st_ino != st.st_ino:
-            # Something was swapped in between our check and the rename: put it back, refuse.
+        moved = identity_of(post)
+        if not it.pre.same_file(moved, check_ctime=False):
             rename_noreplace(ddir, dname, sdir, sname)
-            raise ConflictError(f"{it.src!r} was replaced during the move; it was put back.")
-        return identity_of(post)
+            raise ConflictError(
+                f"{it.src!r} changed or was replaced since the plan was made; it was put back "
+                "and left alone."
+            )
+        return moved
+    st = os.stat(sname, dir_fd=sdir, follow_symlinks=False)
+    if not it.pre.same_file(identity_of(st)):
+        raise ConflictError(f"{it.src!r} changed since the plan was made; it was left alone.")
     assert it.tmp is not None
     checkpoint("copy")
     digest, _ = copy_file_at(sdir, sname, ddir, it.tmp)
