@@ -128,7 +128,7 @@ class Api:
         memories: int | None = None
         if self.memory.loaded:
             try:
-                memories = int(self.memory.service.stats().get("total", 0))
+                memories = int(self.memory.service.count())
             except Exception:  # status must answer even when the store is unwell
                 memories = None
         return {
