@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 #: Top-level folders of a root, created by ``alma-ctl init``.
@@ -18,9 +17,23 @@ def resolve_root(cli_root: str | None) -> Path:
     return Path(os.path.abspath(os.path.expanduser(raw)))
 
 
-@dataclass(frozen=True)
 class RootLayout:
-    root: Path
+    """Paths inside one root. A plain class, not a dataclass: ``alma-ctl`` imports this on
+    every start, and ``dataclasses`` pulls in ``inspect`` (13 ms of a ~50 ms command)."""
+
+    __slots__ = ("root",)
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def __repr__(self) -> str:
+        return f"RootLayout(root={self.root!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RootLayout) and other.root == self.root
+
+    def __hash__(self) -> int:
+        return hash(self.root)
 
     @property
     def system(self) -> Path:
