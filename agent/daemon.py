@@ -25,7 +25,6 @@ from agent.autonomy import Autonomy, PolicyHolder
 from agent.core import Agent
 from agent.detectors.files import detect_files
 from agent.detectors.logs import detect_logs
-from agent.llm import LlamaEnricher
 from agent.logconf import setup_logging
 from agent.memory_gate import MemoryGate
 from agent.notify import make_notifier
@@ -87,6 +86,7 @@ def _load_memory(
         gate.fail("memory is disabled in system/alma.toml ([memory] enabled = false)")
         return
     try:
+        from agent.llm import LlamaEnricher  # with the store: it imports the memory models
         from agent.memory.service import MemoryService  # heavy: Chroma and the model
 
         model = None
