@@ -62,14 +62,14 @@ def _add_arg(parser: argparse.ArgumentParser, spec: Arg) -> None:
     if spec.positional:
         if not spec.required:
             kwargs.update(nargs="?", default=None)
-        parser.add_argument(_PREFIX + spec.name, **kwargs)  # type: ignore[arg-type]
+        parser.add_argument(_PREFIX + spec.name, **kwargs)  # type: ignore[arg-type]  # argparse's kwargs are built from the command table at run time
         return
     flag = spec.flag or "--" + spec.name.replace("_", "-")
     if spec.required:
         kwargs["required"] = True
     if spec.default not in (None, False, (), ""):
         kwargs["help"] = f"{spec.help + '; ' if spec.help else ''}default {spec.default}"
-    parser.add_argument(flag, dest=_PREFIX + spec.name, **kwargs)  # type: ignore[arg-type]
+    parser.add_argument(flag, dest=_PREFIX + spec.name, **kwargs)  # type: ignore[arg-type]  # argparse's kwargs are built from the command table at run time
 
 
 def _untranslated(message: str) -> str:

@@ -78,7 +78,7 @@ def socket_path_for(root: Path, uid: int | None = None) -> Path:
 
 def _sha256_hex(data: bytes) -> str:
     try:  # CPython's builtin SHA-256: hashlib would load OpenSSL, ~10 ms of every alma-ctl run
-        from _sha256 import sha256  # type: ignore[import-not-found]
+        from _sha256 import sha256  # type: ignore[import-not-found]  # CPython's builtin module has no type stub
     except ImportError:  # renamed in Python 3.12; hashlib always works
         from hashlib import sha256
     return str(sha256(data).hexdigest())

@@ -110,10 +110,12 @@ class Journal:
         return cur.lastrowid
 
     def action_row(self, action_id: int) -> sqlite3.Row:
-        row = self.conn.execute("SELECT * FROM actions WHERE id = ?", (action_id,)).fetchone()
+        row: sqlite3.Row | None = self.conn.execute(
+            "SELECT * FROM actions WHERE id = ?", (action_id,)
+        ).fetchone()
         if row is None:
             raise NotFoundError(f"there is no action {action_id}; `alma-ctl history` lists them.")
-        return row  # type: ignore[no-any-return]
+        return row
 
     def action(self, action_id: int) -> dict[str, Any]:
         return action_json(self.action_row(action_id))

@@ -109,7 +109,7 @@ class SuggestionStore:
             return cur.lastrowid
 
     def row(self, suggestion_id: int) -> sqlite3.Row:
-        row = self.conn.execute(
+        row: sqlite3.Row | None = self.conn.execute(
             "SELECT * FROM suggestions WHERE id = ?", (suggestion_id,)
         ).fetchone()
         if row is None:
@@ -117,7 +117,7 @@ class SuggestionStore:
                 f"There is no suggestion {suggestion_id}; `alma-ctl suggestions list --all` "
                 "lists them."
             )
-        return row  # type: ignore[no-any-return]
+        return row
 
     def get(self, suggestion_id: int, *, with_plan: bool = True) -> dict[str, Any]:
         return suggestion_json(self.row(suggestion_id), with_plan=with_plan)

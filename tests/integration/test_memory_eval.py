@@ -27,10 +27,10 @@ def test_recall_at_5(tmp_path: Path) -> None:
         for m in _jsonl(EVAL / "memories.jsonl"):
             out = svc.add(
                 str(m["content"]),
-                tags=list(m.get("tags", [])),  # type: ignore[call-overload]
+                tags=list(m.get("tags", [])),  # type: ignore[call-overload]  # rows of a JSONL file read as plain JSON
                 project=str(m.get("project", "")),
-                importance=m.get("importance"),  # type: ignore[arg-type]
-                memory_type=m.get("memory_type"),  # type: ignore[arg-type]
+                importance=m.get("importance"),  # type: ignore[arg-type]  # rows of a JSONL file read as plain JSON
+                memory_type=m.get("memory_type"),  # type: ignore[arg-type]  # rows of a JSONL file read as plain JSON
             )
             assert out["status"] == "added", out
             ids[out["id"]] = str(m["id"])
@@ -38,7 +38,7 @@ def test_recall_at_5(tmp_path: Path) -> None:
         found = 0
         for q in queries:
             top = [ids[r["id"]] for r in svc.search(str(q["query"]), limit=5)]
-            found += any(e in top for e in q["expected"])  # type: ignore[attr-defined]
+            found += any(e in top for e in q["expected"])  # type: ignore[attr-defined]  # rows of a JSONL file read as plain JSON
         recall = found / len(queries)
         print(f"recall@5 = {recall:.2f} over {len(queries)} queries")
         assert recall >= 0.9

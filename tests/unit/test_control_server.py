@@ -75,7 +75,7 @@ def make_server(base: Path, fake: FakeDispatcher) -> Iterator[Callable[..., Cont
     servers: list[ControlServer] = []
 
     def make(**kwargs: object) -> ControlServer:
-        server = ControlServer(base / "alma" / "s.sock", fake, **kwargs)  # type: ignore[arg-type]
+        server = ControlServer(base / "alma" / "s.sock", fake, **kwargs)  # type: ignore[arg-type]  # the fake dispatcher is structurally what the server calls
         server.start()
         servers.append(server)
         return server
@@ -171,7 +171,7 @@ def test_server_refuses_invalid_requests_before_dispatch(
         b'{"v":1,"id":6,"cmd":"status"}\r',
     ]
     answers = raw_exchange(server.socket_path, b"\n".join(lines) + b"\n")
-    codes = [(a["id"], a["error"]["code"] if not a["ok"] else 0) for a in answers]  # type: ignore[index]
+    codes = [(a["id"], a["error"]["code"] if not a["ok"] else 0) for a in answers]  # type: ignore[index]  # a wire answer is JSON: indexing it is the assertion
     assert codes == [
         (1, ErrorCode.UNKNOWN_COMMAND),
         (2, ErrorCode.BAD_ARGUMENT),
@@ -190,9 +190,9 @@ def test_oversized_request_and_answer(
     server = make_server(max_request_bytes=1000, max_response_bytes=2000)
     big = b'{"v":1,"id":1,"cmd":"status","args":{"x":"' + b"a" * 2000 + b'"}}\n'
     answers = raw_exchange(server.socket_path, big + b'{"v":1,"id":2,"cmd":"status"}\n')
-    assert len(answers) == 1 and answers[0]["error"]["code"] == ErrorCode.TOO_LARGE  # type: ignore[index]
+    assert len(answers) == 1 and answers[0]["error"]["code"] == ErrorCode.TOO_LARGE  # type: ignore[index]  # a wire answer is JSON: indexing it is the assertion
     no_newline = b"x" * 5000  # never ends: refused as soon as it passes the limit
-    assert raw_exchange(server.socket_path, no_newline)[0]["error"]["code"] == ErrorCode.TOO_LARGE  # type: ignore[index]
+    assert raw_exchange(server.socket_path, no_newline)[0]["error"]["code"] == ErrorCode.TOO_LARGE  # type: ignore[index]  # a wire answer is JSON: indexing it is the assertion
     fake.results["history"] = ["x" * 3000]
     with pytest.raises(AlmaError, match="too large") as info:
         Client(server.socket_path, 5).call("history")

@@ -114,7 +114,7 @@ def build_plan(alma: AlmaRoot, draw: Callable[[st.SearchStrategy[object]], objec
     occupied: set[str] = set()
     unused = list(files)
     plan: list[Op] = []
-    n_ops = int(draw(st.integers(1, 6)))  # type: ignore[call-overload]
+    n_ops = int(draw(st.integers(1, 6)))  # type: ignore[call-overload]  # hypothesis's draw is untyped here
     for _ in range(n_ops):
         kind = draw(st.sampled_from(["mkdir", "move", "move", "trash"]))
         if kind == "mkdir":

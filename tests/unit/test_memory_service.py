@@ -217,7 +217,7 @@ class FakeModel:
         answer = self.answers[text.split()[0]]
         if isinstance(answer, Exception):
             raise answer
-        return answer  # type: ignore[no-any-return]
+        return answer  # type: ignore[no-any-return]  # the fake model is a structural stand-in for Enricher
 
 
 def test_model_enriches_in_background_and_bad_output_keeps_rules(
@@ -232,7 +232,7 @@ def test_model_enriches_in_background_and_bad_output_keeps_rules(
             "Fijo": {"importance": 1, "memory_type": "episode", "project": "otro"},
         }
     )
-    svc = MemoryService(layout, model=model, clock=lambda: NOW)  # type: ignore[arg-type]
+    svc = MemoryService(layout, model=model, clock=lambda: NOW)  # type: ignore[arg-type]  # the fake model is a structural stand-in for Enricher
     try:
         ids = {
             w: svc.add(f"{w} texto de prueba sobre el día de hoy")["id"]

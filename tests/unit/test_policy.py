@@ -210,7 +210,7 @@ def test_otherwise_a_person_decides(ctx: RunContext, kind: str, files: int) -> N
 
 def test_over_approval_files_waits_for_a_person_at_any_level_but_runs_when_approved() -> None:
     for level in ("auto", "suggest", "manual", "off"):
-        ctx = RunContext(approved_by_person=False, effective_level=level)  # type: ignore[arg-type]
+        ctx = RunContext(approved_by_person=False, effective_level=level)  # type: ignore[arg-type]  # each level is a valid Level; the loop variable is a str
         assert decide(AUTO, facts(files=21), ctx).verdict is Verdict.ASK
     person = RunContext(approved_by_person=True)
     assert decide(AUTO, facts(files=21), person).verdict is Verdict.ALLOW
