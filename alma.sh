@@ -62,7 +62,14 @@ case "$cmd" in
     demo)
         setup
         root=${ALMA_ROOT:-$here/demo-root}
+        fresh=0
+        [ -f "$root/system/autonomy.conf" ] || fresh=1
         "$venv/bin/alma-ctl" --root "$root" init --with-examples >/dev/null
+        if [ "$fresh" = 1 ]; then
+            # A demo shows things at once: files settle for 5 s here instead of the default 120.
+            sed -i 's/^settle_seconds = 120$/settle_seconds = 5  # demo root: 120 by default/' \
+                "$root/system/autonomy.conf"
+        fi
         say "demo root: $root   (in another terminal: .venv/bin/alma-ctl --root $root status)"
         exec "$venv/bin/alma-agentd" --root "$root" "$@"
         ;;
