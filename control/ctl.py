@@ -225,8 +225,12 @@ def _action(value: object) -> str:
         f"Action {value.get('id')}: {value.get('kind', '?')} {value.get('status', '?')}, "
         f"{value.get('ops', 0)} ops"
     )
-    if value.get("suggestion_id") is not None:
+    if value.get("undoes") is not None:
+        text += f", undoing action {value['undoes']}"
+    elif value.get("suggestion_id") is not None:
         text += f", from suggestion {value['suggestion_id']}"
+    if value.get("auto"):
+        text += ", done by ALMA on its own"
     return text + "."
 
 

@@ -455,3 +455,17 @@ def test_init_with_examples_fails_when_the_module_reports_nothing(
     code, _, err = run(capsys, "--root", str(tmp_path / "ALMA"), "init", "--with-examples")
     assert code == 1
     assert "did not report a result" in err
+
+
+def test_an_undo_and_an_auto_action_say_what_they_are() -> None:
+    undo = {
+        "id": 8,
+        "kind": "organize",
+        "status": "done",
+        "ops": 32,
+        "suggestion_id": 3,
+        "undoes": 7,
+    }
+    assert ctl._action(undo) == "Action 8: organize done, 32 ops, undoing action 7."
+    auto = {"id": 9, "kind": "temp_cleanup", "status": "done", "ops": 2, "auto": True}
+    assert ctl._action(auto) == "Action 9: temp_cleanup done, 2 ops, done by ALMA on its own."
