@@ -4,6 +4,7 @@ against control.commands; a name that is not in HANDLERS is never looked up anyw
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -14,6 +15,7 @@ from agent.core import Agent
 from agent.memory_gate import MemoryGate
 from policies.layout import RootLayout
 
+log = logging.getLogger("alma.agent")
 VERSION = "0.1.0"
 Handler = Callable[[dict[str, Any]], Any]
 
@@ -119,9 +121,7 @@ class Api:
             try:
                 self.agent.analyze(trigger="person")
             except Exception:  # a background run has nobody to answer; the log has it
-                import logging
-
-                logging.getLogger("alma.agent").exception("analysis failed")
+                log.exception("analysis failed")
 
     def status(self) -> dict[str, Any]:
         policy = self.agent.policy

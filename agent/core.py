@@ -130,11 +130,7 @@ class Agent:
         self, plan: list[Op], kind: str, ctx: RunContext, sid: int
     ) -> dict[str, Any]:
         """The same policy gate as files; then the merge, journaled, in the daemon's own store."""
-        decision = self.engine.check(plan, kind, ctx)
-        if decision.verdict is Verdict.REFUSE:
-            raise RefusedError(f"Refused: {decision.reason}")
-        if decision.verdict is Verdict.ASK:
-            raise RefusedError(f"This needs a person's approval: {decision.reason}")
+        self.engine.admit(plan, kind, ctx)
         if self.memory is None:
             raise UnavailableError("The memory store is not part of this daemon.")
         service = self.memory.get()
@@ -261,18 +257,15 @@ class Agent:
 
     def undo(self, action_id: int | None) -> dict[str, Any]:
         with self._lock:
-            journal = self.engine.journal
-            target = action_id if action_id is not None else journal.newest_undoable()
-            if target is not None and journal.action(target)["sandbox"] == memory_actions.SANDBOX:
-                if journal.action(target)["status"] != "done":
-                    action = self.engine.undo(target)  # the engine says why it cannot
+            target = self.engine.undo_target(action_id)
+            if target["sandbox"] == memory_actions.SANDBOX:
                 if self.memory is None:
                     raise UnavailableError("The memory store is not part of this daemon.")
                 service = self.memory.get()
                 with self.engine._lock:
-                    action = memory_actions.undo(journal, service, target)
+                    action = memory_actions.undo(self.engine.journal, service, int(target["id"]))
             else:
-                action = self.engine.undo(action_id)
+                action = self.engine.undo(int(target["id"]))
             original = self.engine.journal.action(int(action["undoes"]))
             if original["auto"]:
                 # The person undid something ALMA did on its own: that kind stops running alone.

@@ -11,6 +11,7 @@ import json
 import logging
 import os
 import shutil
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -132,6 +133,16 @@ class Engine:
         facts = PlanFacts(kind=kind, paths=write_paths(plan), files=files_touched(plan))
         return decide(self.policy(), facts, ctx)
 
+    def admit(self, plan: Sequence[Op], kind: str, ctx: RunContext) -> None:
+        """The policy gate, as an error: RefusedError when refused or when it needs a person's
+        approval it does not have. Every executor (files here, memory merges in the agent)
+        passes through it."""
+        decision = self.check(plan, kind, ctx)
+        if decision.verdict is Verdict.REFUSE:
+            raise RefusedError(f"Refused: {decision.reason}")
+        if decision.verdict is Verdict.ASK:
+            raise RefusedError(f"This needs a person's approval: {decision.reason}")
+
     def execute(
         self,
         plan: Sequence[Op],
@@ -145,11 +156,7 @@ class Engine:
         refused or when it needs a person's approval it does not have; ConflictError (nothing
         changed) when the files are not as the plan expects."""
         policy = self.policy()
-        decision = self.check(plan, kind, ctx)
-        if decision.verdict is Verdict.REFUSE:
-            raise RefusedError(f"Refused: {decision.reason}")
-        if decision.verdict is Verdict.ASK:
-            raise RefusedError(f"This needs a person's approval: {decision.reason}")
+        self.admit(plan, kind, ctx)
         if self.confinement.backend is Backend.NONE and not policy.sandbox.allow_unconfined:
             raise UnavailableError(
                 "No sandbox works on this machine, so nothing is executed; install bubblewrap or "
@@ -176,8 +183,9 @@ class Engine:
                 raise cls(str(result.get("message")))
         return self.journal.action(action_id)
 
-    def undo(self, action_id: int | None = None) -> dict[str, Any]:
-        """Revert an action as a new journaled action (a bare undo never reverts an undo)."""
+    def undo_target(self, action_id: int | None) -> sqlite3.Row:
+        """The action an undo reverts: the one named, or the newest done one that is not itself
+        an undo. InvalidStateError when it is not done (already undone, rolled back, ...)."""
         target = action_id if action_id is not None else self.journal.newest_undoable()
         if target is None:
             raise InvalidStateError("There is nothing to undo: no action is done and not undone.")
@@ -187,6 +195,12 @@ class Engine:
             raise InvalidStateError(
                 f"Action {target} is {row['status']}{detail}; only a done action can be undone."
             )
+        return row
+
+    def undo(self, action_id: int | None = None) -> dict[str, Any]:
+        """Revert an action as a new journaled action (a bare undo never reverts an undo)."""
+        row = self.undo_target(action_id)
+        target = int(row["id"])
         rows = [(r.op, r.post, r.aux) for r in self.journal.rows(target) if r.state == "done"]
         plan = _relax_ctime(inverse_plan(rows), self.journal.paths_touched_after(target))
         return self.execute(
