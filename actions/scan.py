@@ -362,13 +362,21 @@ def with_sha256(
     return out, skipped
 
 
-def _hash_if_same(tree: Tree, f: ScannedFile) -> str | None:
+def open_scanned(tree: Tree, f: ScannedFile) -> int | None:
+    """A read-only fd on a scanned file, through its folder's fd, never following a link and
+    never blocking on a FIFO swapped in; None when it is gone or cannot be reached safely."""
     try:
         dir_fd, name = tree.parent(f.path)
-        fd = os.open(
+        return os.open(
             name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=dir_fd
         )
     except (OSError, RefusedError):
+        return None
+
+
+def _hash_if_same(tree: Tree, f: ScannedFile) -> str | None:
+    fd = open_scanned(tree, f)
+    if fd is None:
         return None
     try:
         before = os.fstat(fd)

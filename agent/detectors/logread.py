@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
-from actions.scan import ScannedFile, scan_tree
+from actions.scan import ScannedFile, open_scanned, scan_tree
 from actions.tree import Tree
 from policies.errors import RefusedError
 
@@ -50,12 +50,8 @@ def list_logs(tree: Tree, now: float) -> LogFiles:
 
 def read_text(tree: Tree, f: ScannedFile, *, limit: int, tail: bool) -> tuple[str, int] | None:
     """(text, number of the first line it holds, 1-based; 0 when unknown because cut)."""
-    try:
-        dir_fd, name = tree.parent(f.path)
-        fd = os.open(
-            name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=dir_fd
-        )
-    except (OSError, RefusedError):
+    fd = open_scanned(tree, f)
+    if fd is None:
         return None
     try:
         size = os.fstat(fd).st_size
