@@ -85,6 +85,20 @@ def child(
     )
 
 
+def start_ready_child(root: Path, action: int) -> subprocess.Popen[str]:
+    """An executor child that will not kill itself, once it has said it is ready."""
+    proc = subprocess.Popen(
+        [sys.executable, str(CHILD), str(root), str(action), "-1", "execute"],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        env=_env(),
+    )
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "ready"
+    return proc
+
+
 def _env() -> dict[str, str]:
     return dict(os.environ, PYTHONPATH=str(REPO), PYTHONDONTWRITEBYTECODE="1")
 
@@ -172,15 +186,8 @@ def test_kill_at_random_moments_from_outside(tmp_path: Path) -> None:
     durations = []
     for _ in range(2):
         action = new_action(root, organize_plan(root))
-        proc = subprocess.Popen(
-            [sys.executable, str(CHILD), str(root), str(action), "-1", "execute"],
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=REPO,
-            env=_env(),
-        )
+        proc = start_ready_child(root, action)
         assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == "ready"
         start = time.perf_counter()
         # The window is the action itself, up to its "finished" checkpoint: not the process's
         # exit, whose teardown would put many kills after the action is over.
@@ -193,15 +200,8 @@ def test_kill_at_random_moments_from_outside(tmp_path: Path) -> None:
     outcomes: Counter[str] = Counter()
     for i in range(60):
         action = new_action(root, organize_plan(root))
-        proc = subprocess.Popen(
-            [sys.executable, str(CHILD), str(root), str(action), "-1", "execute"],
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=REPO,
-            env=_env(),
-        )
+        proc = start_ready_child(root, action)
         assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == "ready"
         time.sleep(rng.uniform(0, span))
         proc.kill()
         proc.wait(timeout=60)
