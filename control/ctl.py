@@ -1,26 +1,33 @@
 """alma-ctl: the person's command line to alma-agentd (contract §2).
 
 Imports only the standard library and the leaf modules of ``policies``, and the socket client
-lazily, so ``alma-ctl --help`` and ``alma-ctl status`` start in tens of milliseconds. The
-subcommands are built from the same command table the server validates against. Exit codes:
+lazily, so ``alma-ctl status`` starts in about twice the time of a bare ``python3 -c pass``.
+The subcommands are built from the same command table the server validates against. Exit codes:
 0 ok, 1 error, 2 usage, 3 daemon not reachable, 4 refused, 5 conflict, 6 no such id.
+
+Two readers of the command line, one meaning: :func:`_quick_line` reads the plain, well-formed
+lines people type most without importing :mod:`argparse` (building its 31 parsers, with
+:mod:`shutil` and :mod:`gettext`, was a quarter of ``alma-ctl status``); anything it is not
+sure of (help, a usage error, an abbreviated option, a value that starts with ``-``, ``init``)
+goes to the argparse parser, which has the help texts and the error messages. A property test
+checks that every line the quick reader accepts means exactly what argparse makes of it.
 """
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import os
 import sys
-from pathlib import Path
 
 from control.commands import COMMANDS, Arg, Command
 from policies.errors import EXIT_ERROR, EXIT_OK, EXIT_UNREACHABLE, AlmaError, exit_code_for
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Callable
+    from pathlib import Path
 
 _PREFIX = "arg_"  # argparse dests of command arguments, apart from --root/--json/--output
 
@@ -29,6 +36,8 @@ _PREFIX = "arg_"  # argparse dests of command arguments, apart from --root/--jso
 
 
 def _add_globals(parser: argparse.ArgumentParser, *, top: bool) -> None:
+    import argparse  # loaded by build_parser already
+
     # After the command they default to SUPPRESS, so they never undo a value given before it.
     default_root = None if top else argparse.SUPPRESS
     default_json = False if top else argparse.SUPPRESS
@@ -80,14 +89,14 @@ def _untranslated_plural(singular: str, plural: str, n: int) -> str:
     return singular if n == 1 else plural
 
 
-# argparse looks up gettext catalogs for its own strings in every parser it builds: with the 31
-# parsers of alma-ctl that was 10 of its ~45 ms per call. CPython ships no argparse catalog and
-# alma-ctl speaks English, so nothing a person sees changes.
-argparse._ = _untranslated  # type: ignore[attr-defined]  # argparse's private gettext alias
-argparse.ngettext = _untranslated_plural  # type: ignore[attr-defined]  # same, for plurals
-
-
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
+    # argparse looks up gettext catalogs for its own strings in every parser it builds: with the
+    # 31 parsers of alma-ctl that was 10 of its ~45 ms per call. CPython ships no argparse
+    # catalog and alma-ctl speaks English, so nothing a person sees changes.
+    argparse._ = _untranslated  # type: ignore[attr-defined]  # argparse's private gettext alias
+    argparse.ngettext = _untranslated_plural  # type: ignore[attr-defined]  # same, for plurals
     parser = argparse.ArgumentParser(
         prog="alma-ctl",
         description="Control alma-agentd, ALMA's background service, for one ALMA root.",
@@ -124,14 +133,175 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _wire_args(command: Command, ns: argparse.Namespace) -> dict[str, object]:
-    # Only what the person gave: the daemon fills in the defaults from the same table.
+class _Line:
+    """What a command line asks for, whichever reader read it. ``command`` None is ``init``."""
+
+    __slots__ = ("args", "as_json", "command", "output", "root", "with_examples")
+
+    def __init__(
+        self,
+        command: Command | None,
+        args: dict[str, object],
+        *,
+        root: str | None,
+        as_json: bool,
+        output: str | None = None,
+        with_examples: bool = False,
+    ) -> None:
+        self.command = command
+        self.args = args  # only what the person gave: the daemon fills in the table's defaults
+        self.root = root
+        self.as_json = as_json
+        self.output = output
+        self.with_examples = with_examples
+
+    def _key(self) -> tuple[object, ...]:
+        name = None if self.command is None else self.command.name
+        return (name, self.args, self.root, self.as_json, self.output, self.with_examples)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Line) and self._key() == other._key()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable: compared, never hashed
+
+    def __repr__(self) -> str:
+        return f"_Line{self._key()!r}"
+
+
+def _parsed_line(ns: argparse.Namespace) -> _Line:
+    if ns.command == "init":
+        return _Line(None, {}, root=ns.root, as_json=bool(ns.json), with_examples=ns.with_examples)
+    command = COMMANDS[ns.wire]
     args: dict[str, object] = {}
     for spec in command.args:
         value = getattr(ns, _PREFIX + spec.name, None)
         if value is not None:
             args[spec.name] = value
-    return args
+    return _Line(
+        command, args, root=ns.root, as_json=bool(ns.json), output=getattr(ns, "output", None)
+    )
+
+
+def _argparse_line(argv: list[str]) -> _Line:
+    """Read ``argv`` with argparse; a usage error or ``--help`` raises :class:`SystemExit`."""
+    return _parsed_line(build_parser().parse_args(argv))
+
+
+def _groups() -> frozenset[str]:
+    return frozenset(name.partition(".")[0] for name in COMMANDS if "." in name)
+
+
+_NOT_SURE = None  # what _quick_line returns when argparse must read the line
+
+
+def _quick_value(spec: Arg, raw: str) -> object:
+    """``raw`` as argparse would store it for ``spec``; None when argparse would refuse it."""
+    value: object = raw
+    if spec.type == "int":
+        try:
+            value = int(raw)  # the very conversion argparse applies (type=int)
+        except ValueError:
+            return _NOT_SURE
+    if spec.choices and value not in spec.choices:
+        return _NOT_SURE
+    return value
+
+
+def _quick_line(argv: list[str]) -> _Line | None:
+    """Read a plain command line without argparse, or return None (then argparse reads it).
+
+    Accepted: ``--root DIR``, ``--root=DIR`` and ``--json`` anywhere; the command words; the
+    command's options by their exact flags (``--flag VALUE``, ``--flag=VALUE``, booleans bare),
+    their values converted and checked against the choices as argparse does; its positionals in
+    one run, in order. Anything else (``-h``, an unknown or abbreviated option, a value that
+    starts with ``-``, a missing required argument, a bad number, positionals split by options,
+    ``init``) returns None, so argparse gives the help or the usage error.
+    """
+    root: str | None = None
+    as_json = False
+    output: str | None = None
+    group = ""
+    command: Command | None = None
+    flags: dict[str, Arg] = {}
+    values: dict[str, object] = {}
+    positionals: list[str] = []
+    positionals_closed = False  # an option came after the positionals: argparse's greedy
+    index = 0  # matching of optional positionals would read a second run differently
+    while index < len(argv):
+        token = argv[index]
+        index += 1
+        if not token.startswith("-"):
+            if command is not None:
+                if positionals_closed:
+                    return _NOT_SURE
+                positionals.append(token)
+                continue
+            name = f"{group}.{token}" if group else token
+            if name in COMMANDS:
+                command = COMMANDS[name]
+                flags = {
+                    spec.flag or "--" + spec.name.replace("_", "-"): spec
+                    for spec in command.args
+                    if not spec.positional
+                }
+            elif not group and token in _groups():
+                group = token
+            else:
+                return _NOT_SURE  # init, a typo, an unknown command: argparse says what is valid
+            continue
+        if positionals:
+            positionals_closed = True
+        flag, equals, inline = token.partition("=")
+        if token == "--json":
+            as_json = True
+            continue
+        is_output = command is not None and command.name == "memory.export" and flag == "--output"
+        spec = flags.get(flag)
+        if flag != "--root" and not is_output and spec is None:
+            return _NOT_SURE
+        if spec is not None and spec.type == "bool":
+            if equals:
+                return _NOT_SURE
+            values[spec.name] = True
+            continue
+        if equals:
+            if not inline:
+                return _NOT_SURE
+            raw = inline
+        else:
+            if index >= len(argv) or argv[index].startswith("-"):
+                return _NOT_SURE
+            raw = argv[index]
+            index += 1
+        if flag == "--root":
+            root = raw
+        elif is_output:
+            output = raw
+        elif spec is not None:
+            value = _quick_value(spec, raw)
+            if value is _NOT_SURE:
+                return _NOT_SURE
+            if spec.type == "list[str]":
+                listed = values.setdefault(spec.name, [])
+                assert isinstance(listed, list)
+                listed.append(value)
+            else:
+                values[spec.name] = value
+    if command is None:
+        return _NOT_SURE
+    places = [spec for spec in command.args if spec.positional]
+    if len(positionals) > len(places):
+        return _NOT_SURE
+    for spec, raw in zip(places, positionals, strict=False):
+        value = _quick_value(spec, raw)
+        if value is _NOT_SURE:
+            return _NOT_SURE
+        values[spec.name] = value
+    missing = [spec for spec in command.args if spec.required and spec.name not in values]
+    if missing:
+        return _NOT_SURE
+    args = {spec.name: values[spec.name] for spec in command.args if spec.name in values}
+    return _Line(command, args, root=root, as_json=as_json, output=output)
 
 
 # --------------------------------------------------------------------------- output
@@ -313,7 +483,7 @@ class _Outcome:
         self.code = code
 
 
-def _write_new(path: Path, data: bytes, mode: int = 0o644) -> bool:
+def _write_new(path: str | os.PathLike[str], data: bytes, mode: int = 0o644) -> bool:
     """Write a file that must not exist yet; False (and nothing written) if it does."""
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
@@ -391,13 +561,13 @@ def _examples(root: Path) -> tuple[object, str]:
     return {"via": "subprocess", "added": added}, f"{added} example memories stored."
 
 
-def _start_hint(root: Path) -> str:
+def _start_hint(root: str | os.PathLike[str]) -> str:
     from shlex import quote
 
     return f"alma-agentd --root {quote(str(root))}"
 
 
-def _status_unreachable(root: Path, socket: Path) -> _Outcome:
+def _status_unreachable(root: str, socket: str) -> _Outcome:
     doc = {"running": False, "root": str(root), "socket": str(socket)}
     human = (
         f"alma-agentd is not running for {root} (no answer on {socket}); "
@@ -414,51 +584,52 @@ def _export(result: object, output: str | None) -> _Outcome:
         text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
     if output is None:
         return _Outcome(result, text.rstrip("\n"))
-    path = Path(output)
-    if not _write_new(path, text.encode("utf-8"), 0o600):  # memories are private
-        raise AlmaError(f"{path} already exists; alma-ctl never overwrites, choose another file.")
+    if not _write_new(output, text.encode("utf-8"), 0o600):  # memories are private
+        raise AlmaError(f"{output} already exists; alma-ctl never overwrites, choose another file.")
     count = len(records) if records is not None else None
     return _Outcome(
-        {"output": str(path), "records": count}, f"Wrote {count or 'the'} examples to {path}."
+        {"output": output, "records": count}, f"Wrote {count or 'the'} examples to {output}."
     )
 
 
-def _run(ns: argparse.Namespace) -> _Outcome:
-    # Imported here: policies.layout pulls in dataclasses (~10 ms) that --help does not need.
-    from policies.layout import resolve_root
+def _run(line: _Line) -> _Outcome:
+    from policies.layout import root_name
 
-    root = resolve_root(ns.root)
-    if ns.command == "init":
-        return _init(root, ns.with_examples)
+    root = root_name(line.root)
+    if line.command is None:
+        from pathlib import Path
+
+        return _init(Path(root), line.with_examples)
     from control.client import Client, DaemonUnreachable
-    from control.protocol import socket_path_for
+    from control.protocol import socket_name_for
 
-    command = COMMANDS[ns.wire]
-    args = _wire_args(command, ns)
-    socket = socket_path_for(root)
+    command = line.command
+    socket = socket_name_for(root)
     client = Client(socket, command.timeout, start_hint=_start_hint(root))
     try:
-        result = client.call(command.name, **args)
+        result = client.call(command.name, **line.args)
     except DaemonUnreachable:
         if command.name == "status":
             return _status_unreachable(root, socket)
         raise
     if command.name == "memory.export":
-        return _export(result, ns.output)
-    return _Outcome(result, _human(command.name, args, result))
+        return _export(result, line.output)
+    return _Outcome(result, _human(command.name, line.args, result))
 
 
 def main(argv: list[str] | None = None) -> int:
     _utf8(sys.stdout)
     _utf8(sys.stderr)
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    line = _quick_line(argv)
+    if line is None:
+        try:
+            line = _argparse_line(argv)
+        except SystemExit as exc:  # argparse: usage errors exit 2, --help exits 0
+            return exc.code if isinstance(exc.code, int) else 2
+    as_json = line.as_json
     try:
-        ns = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse: usage errors exit 2, --help exits 0
-        return exc.code if isinstance(exc.code, int) else 2
-    as_json = bool(ns.json)
-    try:
-        outcome = _run(ns)
+        outcome = _run(line)
     except AlmaError as exc:
         from control.client import DaemonUnreachable
 

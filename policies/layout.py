@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 #: Top-level folders of a root, created by ``alma-ctl init``.
 ROOT_FOLDERS = ("system", "logs", "logs/alma", "user", "docs", ".alma")
@@ -11,10 +14,21 @@ ROOT_FOLDERS = ("system", "logs", "logs/alma", "user", "docs", ".alma")
 HARD_READ_ONLY = ("system", ".alma")
 
 
-def resolve_root(cli_root: str | None) -> Path:
-    """``--root DIR``, else ``$ALMA_ROOT``, else ``~/ALMA`` (absolute, symlinks not resolved)."""
+def root_name(cli_root: str | None) -> str:
+    """``--root DIR``, else ``$ALMA_ROOT``, else ``~/ALMA`` (absolute, symlinks not resolved).
+
+    A string, and this module imports :mod:`pathlib` only where it builds a path: alma-ctl's
+    start pays for neither.
+    """
     raw = cli_root or os.environ.get("ALMA_ROOT") or "~/ALMA"
-    return Path(os.path.abspath(os.path.expanduser(raw)))
+    return os.path.abspath(os.path.expanduser(raw))
+
+
+def resolve_root(cli_root: str | None) -> Path:
+    """:func:`root_name` as a :class:`~pathlib.Path`."""
+    from pathlib import Path
+
+    return Path(root_name(cli_root))
 
 
 class RootLayout:
