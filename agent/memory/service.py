@@ -66,6 +66,7 @@ class MemoryService:
         )
         self._enrich = EnrichWorker(model, self._apply_model) if model is not None else None
         self._mem = Memorizer(self.store, cap=cap, on_added=self._enqueue)
+        self._candidates = merge_mod.Candidates()
         self._ingestor = LogIngestor(
             layout,
             self._mem,
@@ -271,7 +272,7 @@ class MemoryService:
 
     # -- merging -------------------------------------------------------------------------
     def merge_candidates(self) -> builtins.list[builtins.list[str]]:
-        return merge_mod.candidates(self.store)
+        return self._candidates(self.store)
 
     def merge(self, keep_id: str, other_ids: builtins.list[str]) -> dict[str, Any]:
         return merge_mod.merge(self._mem, keep_id, list(other_ids))

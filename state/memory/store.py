@@ -158,7 +158,9 @@ class MemoryStore:
         self, vectors: Vectors, n: int, where: dict[str, Any] | None = None
     ) -> list[list[tuple[MemoryRecord, float]]]:
         """Nearest active memories for each query vector, with cosine similarity."""
-        if n <= 0 or len(vectors) == 0 or self._active.count() == 0:
+        # No count() first: Chroma answers an empty collection with empty lists, and the count
+        # cost 3 ms of every search.
+        if n <= 0 or len(vectors) == 0:
             return [[] for _ in range(len(vectors))]
         res = self._active.query(
             query_embeddings=np.atleast_2d(vectors),
@@ -177,6 +179,22 @@ class MemoryStore:
                 ]
             )
         return out
+
+    def neighbours(self, vectors: Vectors, n: int) -> list[list[tuple[str, float]]]:
+        """Ids and cosine similarity of the nearest active memories, for each query vector.
+
+        Unfiltered and without documents or metadata: for scans of many vectors, where a
+        ``where`` filter and building a record per hit cost four times the HNSW search."""
+        if n <= 0 or len(vectors) == 0:
+            return [[] for _ in range(len(vectors))]
+        res = self._active.query(
+            query_embeddings=np.atleast_2d(vectors), n_results=n, include=["distances"]
+        )
+        distances = res["distances"] or []
+        return [
+            [(i, 1.0 - float(d)) for i, d in zip(ids, dists, strict=True)]
+            for ids, dists in zip(res["ids"], distances, strict=True)
+        ]
 
     # -- writing -----------------------------------------------------------------------
     def add(self, records: Sequence[MemoryRecord], vectors: Vectors) -> None:

@@ -142,3 +142,15 @@ def test_failed_chroma_write_resyncs_its_rows(
     assert "perdido" not in store.counts()["by_tag"]
     assert_mirrors(store)
     state.close()
+
+
+def test_queries_of_an_empty_store_find_nothing(tmp_path: Path) -> None:
+    # Neither query asks Chroma for a count first; an empty collection must still answer.
+    store, state = open_store(tmp_path)
+    vectors = np.ones((2, store.embedder.dim), dtype=np.float32)
+    assert store.query(vectors, 5) == [[], []]
+    assert store.neighbours(vectors, 5) == [[], []]
+    store.add(records(1), vectors[:1])
+    assert [[r.id for r, _ in hits] for hits in store.query(vectors, 5)] == [["m0000"], ["m0000"]]
+    assert [[i for i, _ in hits] for hits in store.neighbours(vectors, 5)] == [["m0000"], ["m0000"]]
+    state.close()

@@ -183,6 +183,38 @@ def test_examples_load_once(svc: MemoryService) -> None:
     assert stats["by_layer"]["L-inf"] >= 1 and stats["by_project"]["alma"] >= 1
 
 
+def test_merge_candidates_query_only_new_memories_and_match_a_full_scan(
+    svc: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent.memory import merge
+
+    a = svc.add("Prefiero respuestas cortas y en español.", tags=["estilo"])["id"]
+    svc.add("El backup nocturno falla si el disco no está montado.")
+    assert svc.merge_candidates() == []
+    queried: list[int] = []
+    real = svc.store.neighbours
+
+    def counting(vectors: Any, n: int) -> Any:
+        queried.append(len(vectors))
+        return real(vectors, n)
+
+    monkeypatch.setattr(svc.store, "neighbours", counting)
+    assert svc.merge_candidates() == []
+    assert queried == []  # nothing new: nothing queried
+    b = svc.add("Prefiero respuestas breves y en español, sin rodeos.", tags=["tono"])["id"]
+    c = svc.add("Mañana riego el huerto a las 8.")["id"]
+    found = svc.merge_candidates()
+    assert queried == [2]  # only the two new ones
+    assert any({a, b} <= set(cluster) for cluster in found)
+    assert all(c not in cluster for cluster in found)
+    assert found == merge.candidates(svc.store)  # the same as a scan from scratch
+    svc.merge(a, [b])  # b is archived: the pair is gone, without a new query
+    queried.clear()
+    assert svc.merge_candidates() == []
+    assert queried == []
+    assert merge.candidates(svc.store) == []
+
+
 def test_merge_and_unmerge_restore_exactly(svc: MemoryService) -> None:
     a = svc.add("Prefiero respuestas cortas y en español.", tags=["estilo"])["id"]
     b = svc.add("Prefiero respuestas breves y en español, sin rodeos.", tags=["tono"])["id"]
