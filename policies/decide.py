@@ -46,28 +46,47 @@ class RunContext:
     auto_disabled_kinds: frozenset[str] = field(default_factory=frozenset)
 
 
+class ZoneCheck:
+    """The policy's zones split once, to check many paths: a plan of 10,000 moves names 20,000,
+    and splitting every zone again for each of them was most of the gate's time."""
+
+    __slots__ = ("_read_only", "_writable", "_writable_names")
+
+    def __init__(self, policy: Policy) -> None:
+        # Components are checked before the zones are, so a plain string prefix ("a/b" or
+        # "a/b/...") matches exactly when the leading components are the zone's.
+        self._read_only = ["/".join(parts) for parts in policy.zones.read_only_parts()]
+        self._writable = ["/".join(parts) + "/" for parts in policy.zones.writable_parts()]
+        self._writable_names = ", ".join(policy.zones.writable)
+
+    def problem(self, relpath: str) -> str | None:
+        """Why ``relpath`` may not be written, or None when it may (lexical check)."""
+        if not relpath or relpath.startswith("/"):
+            return f"{relpath!r} is not a path relative to the ALMA root"
+        parts = relpath.split("/")
+        if "" in parts or "." in parts or ".." in parts:
+            return f"{relpath!r} contains an empty, '.' or '..' component"
+        if "\x00" in relpath:
+            return f"{relpath!r} contains a NUL byte"
+        for ro in self._read_only:
+            if relpath == ro or relpath.startswith(ro + "/"):
+                return f"{relpath!r} is inside the read-only zone {ro}/"
+        for zone in self._writable:
+            # A zone itself is never a target, only what is inside it: "user/" + something.
+            if relpath.startswith(zone):
+                return None
+        return f"{relpath!r} is outside the writable zones ({self._writable_names})"
+
+
 def path_zone_problem(policy: Policy, relpath: str) -> str | None:
     """Why ``relpath`` may not be written under ``policy``, or None when it may (lexical check)."""
-    if not relpath or relpath.startswith("/"):
-        return f"{relpath!r} is not a path relative to the ALMA root"
-    parts = relpath.split("/")
-    if any(p in ("", ".", "..") for p in parts):
-        return f"{relpath!r} contains an empty, '.' or '..' component"
-    if any("\x00" in p for p in parts):
-        return f"{relpath!r} contains a NUL byte"
-    for ro in policy.zones.read_only_parts():
-        if tuple(parts[: len(ro)]) == ro:
-            return f"{relpath!r} is inside the read-only zone {'/'.join(ro)}/"
-    for zone in policy.zones.writable_parts():
-        # A zone itself is never a target: only what is inside it.
-        if len(parts) > len(zone) and tuple(parts[: len(zone)]) == zone:
-            return None
-    return f"{relpath!r} is outside the writable zones ({', '.join(policy.zones.writable)})"
+    return ZoneCheck(policy).problem(relpath)
 
 
 def decide(policy: Policy, facts: PlanFacts, ctx: RunContext) -> Decision:
+    zones = ZoneCheck(policy)
     for path in facts.paths:
-        problem = path_zone_problem(policy, path)
+        problem = zones.problem(path)
         if problem:
             return Decision(Verdict.REFUSE, f"{problem}; only writable zones may change.")
     limit = policy.thresholds.max_files

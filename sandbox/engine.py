@@ -201,7 +201,7 @@ class Engine:
         """Revert an action as a new journaled action (a bare undo never reverts an undo)."""
         row = self.undo_target(action_id)
         target = int(row["id"])
-        rows = [(r.op, r.post, r.aux) for r in self.journal.rows(target) if r.state == "done"]
+        rows = self.journal.done_rows(target)
         plan = _relax_ctime(inverse_plan(rows), self.journal.paths_touched_after(target))
         return self.execute(
             plan,

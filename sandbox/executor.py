@@ -255,7 +255,7 @@ class Executor:
             sha = sha256_at(sdir, sname)
             if expect.sha256 and sha != expect.sha256:
                 raise ConflictError(f"{src!r} changed since the plan was made; it was left alone.")
-        pre = dataclasses.replace(now, sha256=sha)
+        pre = now if sha is None else dataclasses.replace(now, sha256=sha)
         overlay.vacated.add(src)
         overlay.occupied.discard(src)
         overlay.occupied.add(dst)

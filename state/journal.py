@@ -67,8 +67,8 @@ def _loads(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+#: One encoder for every row: ``json.dumps`` with options builds a new one per call.
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 class Journal:
@@ -227,6 +227,20 @@ class Journal:
                 aux=json.loads(r["aux"] or "{}"),
             )
             for r in cur
+        ]
+
+    def done_rows(
+        self, action_id: int
+    ) -> list[tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]]]:
+        """(op, post, aux) of the ops done, in order: what an undo inverts (no ``pre``)."""
+        cur = self.conn.execute(
+            "SELECT op, post, aux FROM journal WHERE action_id = ? AND state = 'done' ORDER BY idx",
+            (action_id,),
+        )
+        loads = json.loads
+        return [
+            (loads(op), None if post is None else loads(post), loads(aux) if aux else {})
+            for op, post, aux in cur
         ]
 
     def transaction(self) -> _Tx:

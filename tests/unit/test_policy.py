@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from policies.config import load_policy, policy_from_dict
+from policies.config import Policy, load_policy, policy_from_dict
 from policies.decide import PlanFacts, RunContext, Verdict, decide, path_zone_problem
 from policies.defaults import DEFAULT_POLICY_TOML
 from policies.errors import ConfigError
@@ -163,6 +165,35 @@ def test_a_read_only_zone_inside_a_writable_one_wins() -> None:
     policy = policy_from_dict({"zones": {"writable": ["user"], "read_only": ["user/privado"]}})
     assert path_zone_problem(policy, "user/privado/x") is not None
     assert path_zone_problem(policy, "user/privadox/x") is None
+
+
+def _reference_zone_problem(policy: Policy, relpath: str) -> bool:
+    """The zone rule by components, as written first: what ZoneCheck's string prefixes match."""
+    if not relpath or relpath.startswith("/"):
+        return True
+    parts = relpath.split("/")
+    if any(p in ("", ".", "..") or "\x00" in p for p in parts):
+        return True
+    if any(tuple(parts[: len(ro)]) == ro for ro in policy.zones.read_only_parts()):
+        return True
+    return not any(
+        len(parts) > len(zone) and tuple(parts[: len(zone)]) == zone
+        for zone in policy.zones.writable_parts()
+    )
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["user", "privado", "privadox", "docs", "a", ".", "..", "", "x\x00", "ñ"]),
+        min_size=1,
+        max_size=4,
+    ).map("/".join),
+    st.sampled_from([[], ["user/privado"], ["docs"]]),
+)
+def test_zone_check_matches_the_component_rule(path: str, read_only: list[str]) -> None:
+    policy = policy_from_dict({"zones": {"writable": ["user", "docs/x"], "read_only": read_only}})
+    assert (path_zone_problem(policy, path) is not None) == _reference_zone_problem(policy, path)
 
 
 # -- decide --------------------------------------------------------------------------------

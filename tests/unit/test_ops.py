@@ -1,0 +1,76 @@
+"""The op parser's fast paths accept exactly what its full checks accept, and build the same ops."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from actions import ops
+from policies.errors import BadArgumentError
+
+GOOD = {
+    "dev": 2049, "ino": 77, "kind": "file", "size": 5, "mtime_ns": 1_763_850_000_000_000_000,
+    "sha256": None, "boot": "b0", "ctime_ns": 1_763_850_000_000_000_001,
+}  # fmt: skip
+ODD_VALUES = st.one_of(
+    st.integers(-2, 3),
+    st.booleans(),
+    st.none(),
+    st.sampled_from(["file", "dir", "symlink", "other", "pipe", "", "ab" * 32]),
+    st.floats(allow_nan=False, max_value=5, min_value=-1),
+    st.lists(st.integers(0, 1), max_size=1),
+)
+
+
+@st.composite
+def identity_dicts(draw: st.DrawFn) -> dict[str, Any]:
+    data: dict[str, Any] = dict(GOOD)
+    for key in draw(st.lists(st.sampled_from([*GOOD, "extra"]), max_size=3)):
+        if draw(st.booleans()) and key in data:
+            del data[key]
+        else:
+            data[key] = draw(ODD_VALUES)
+    return data
+
+
+def outcome(parse: Any, data: Any) -> object:
+    try:
+        return parse(data)
+    except BadArgumentError:
+        return "refused"
+
+
+@settings(max_examples=3000, deadline=None)
+@given(identity_dicts())
+def test_identity_fast_path_agrees_with_the_full_checks(data: dict[str, Any]) -> None:
+    assert outcome(ops.identity_from_dict, data) == outcome(ops._identity_checked, data)
+
+
+class NotADict(dict[str, Any]):
+    """A mapping that is not exactly ``dict``: always parsed by the full checks."""
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(["op", "src", "dst", "expect", "path"]),
+        st.one_of(st.sampled_from(["move", "user/a", ""]), st.none(), st.integers(0, 2)),
+    ),
+    st.one_of(st.none(), identity_dicts()),
+)
+def test_move_fast_path_agrees_with_the_full_checks(data: dict[str, Any], expect: Any) -> None:
+    data = {"op": "move", **data}
+    if "expect" in data:
+        data["expect"] = expect
+    assert outcome(ops.op_from_dict, data) == outcome(ops.op_from_dict, NotADict(data))
+
+
+def test_the_fast_paths_are_taken_and_round_trip() -> None:
+    move = ops.Move("user/a.jpg", "user/img/a.jpg", ops.identity_from_dict(GOOD))
+    assert ops.op_from_dict(move.to_dict()) == move
+    assert ops.identity_from_dict(GOOD).to_dict() == GOOD
+    with pytest.raises(BadArgumentError, match="non-negative"):
+        ops.identity_from_dict({**GOOD, "size": -1})
