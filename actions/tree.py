@@ -12,7 +12,7 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from actions.safefs import lstat_at, open_dir, open_root, split_relpath
+from actions.safefs import lstat_at, open_dir, open_root, split_relpath, split_relpath_cached
 from policies.errors import ConflictError, RefusedError
 
 
@@ -97,7 +97,7 @@ class Tree:
 
     def parent(self, relpath: str) -> tuple[int, str]:
         """(fd of the parent directory, last component) of a root-relative path."""
-        parts = tuple(split_relpath(relpath))
+        parts = split_relpath_cached(relpath)
         return self.dir(parts[:-1]), parts[-1]
 
     def lstat(self, relpath: str) -> os.stat_result | None:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from actions.ops import Identity, Keep, Mkdir, Move, Op, Restore, Rmdir, Trash, plan_from_list
-from actions.safefs import NAME_MAX, identity_of, sha256_at, split_relpath
+from actions.safefs import NAME_MAX, identity_of, sha256_at, split_relpath, split_relpath_cached
 from actions.tree import Tree, prefixes
 from policies.errors import AlmaError, ConflictError, RefusedError
 from sandbox import transfer
@@ -49,6 +49,18 @@ class Zones:
 
     writable: tuple[tuple[str, ...], ...]
     read_only: tuple[tuple[str, ...], ...]
+    # Derived once: "zone/" prefixes, and the read-only zones themselves.
+    _writable_prefixes: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    _read_only_prefixes: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    _read_only_names: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        ro = ["/".join(z) for z in self.read_only]
+        object.__setattr__(self, "_read_only_names", frozenset(ro))
+        object.__setattr__(self, "_read_only_prefixes", tuple(z + "/" for z in ro))
+        object.__setattr__(
+            self, "_writable_prefixes", tuple("/".join(z) + "/" for z in self.writable)
+        )
 
     @classmethod
     def from_lists(cls, writable: Sequence[str], read_only: Sequence[str]) -> Zones:
@@ -56,10 +68,13 @@ class Zones:
         return cls(tuple(tuple(z.split("/")) for z in writable), tuple(sorted(ro)))
 
     def check(self, relpath: str) -> None:
-        parts = tuple(split_relpath(relpath))
-        if any(parts[: len(z)] == z for z in self.read_only):
+        split_relpath_cached(relpath)  # every component a valid name, or RefusedError
+        # With every component checked, a path is inside a zone exactly when it starts with
+        # "zone/" (str.startswith takes all the zones in one call); the zone itself is never a
+        # target of a writable zone, and is refused for a read-only one.
+        if relpath in self._read_only_names or relpath.startswith(self._read_only_prefixes):
             raise RefusedError(f"{relpath!r} is in a read-only zone; only writable zones change.")
-        if not any(len(parts) > len(z) and parts[: len(z)] == z for z in self.writable):
+        if not relpath.startswith(self._writable_prefixes):
             raise RefusedError(f"{relpath!r} is outside the writable zones; nothing was changed.")
 
 
@@ -293,14 +308,15 @@ class Executor:
     def run(self, plan: Sequence[Op]) -> None:
         prepared = self.validate(plan)
         self.checkpoint("validated")
+        # The op itself is not written again: NULL stands for the plan's op at that index.
         self.journal.write_intents(
             self.action_id,
             (
                 (
                     idx,
-                    p.op.to_dict(),
+                    None,
                     None if p.intent is None else _ident_dict(p.intent.pre),
-                    {} if p.intent is None else p.intent.aux(),
+                    _journal_aux(p),
                 )
                 for idx, p in enumerate(prepared)
             ),
@@ -443,6 +459,19 @@ def mount_point_of(path: str, points: Sequence[str]) -> str:
         if (path == point or path.startswith(point.rstrip("/") + "/")) and len(point) > len(best):
             best = point
     return best
+
+
+def _journal_aux(p: Prepared) -> dict[str, Any] | None:
+    """What the journal stores as the op's aux; None (NULL) when it is what the journal derives
+    from the op alone (state.journal._aux_of): none for a non-transfer, and for a move or a
+    restore on one disk, its source and destination with nothing kept aside."""
+    it = p.intent
+    if it is None:
+        return None
+    plain = not it.xdev and it.tmp is None and it.src_trash is None
+    if plain and isinstance(p.op, Move | Restore):
+        return None
+    return it.aux()
 
 
 def _ident_dict(ident: Identity) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,7 +50,35 @@ MIGRATIONS = (
     ) WITHOUT ROWID;
     CREATE INDEX actions_status ON actions(status)
     """,
+    # 2: a row's op may be NULL, meaning the action's plan[idx] (already stored, in the actions
+    # row); aux may be NULL for a transfer that needs nothing beyond its op (see _aux_of).
+    # Ops done are recorded one row per group commit in journal_done, a JSON list of
+    # [idx, post] pairs, instead of an UPDATE of each op's row. Writing each op's JSON a second
+    # time and rewriting every row to mark it done were a third of a 10,000-file action.
+    """
+    CREATE TABLE journal_v2 (
+        action_id INTEGER NOT NULL REFERENCES actions(id),
+        idx INTEGER NOT NULL,
+        op TEXT,
+        state TEXT NOT NULL CHECK (state IN ('intent','done','rolled_back')),
+        pre TEXT,
+        post TEXT,
+        aux TEXT,
+        PRIMARY KEY (action_id, idx)
+    ) WITHOUT ROWID;
+    INSERT INTO journal_v2(action_id, idx, op, state, pre, post, aux)
+        SELECT action_id, idx, op, state, pre, post, aux FROM journal;
+    DROP TABLE journal;
+    ALTER TABLE journal_v2 RENAME TO journal;
+    CREATE TABLE journal_done (
+        action_id INTEGER NOT NULL REFERENCES actions(id),
+        posts TEXT NOT NULL
+    );
+    CREATE INDEX journal_done_action ON journal_done(action_id)
+    """,
 )
+#: A transfer whose aux is NULL in the journal: same disk, nothing kept aside (see _aux_of).
+PLAIN_TRANSFER = {"xdev": False, "tmp": None, "src_trash": None}
 
 
 @dataclass(frozen=True)
@@ -65,6 +93,24 @@ class JournalRow:
 
 def _loads(text: str | None) -> Any:
     return None if text is None else json.loads(text)
+
+
+def _aux_of(op: dict[str, Any], text: str | None) -> dict[str, Any]:
+    """A row's aux: as stored, or for NULL what it stands for. A move or a restore on one disk
+    goes from its source to its destination and keeps nothing aside; other ops have none."""
+    if text is not None:
+        aux: dict[str, Any] = json.loads(text)
+        return aux
+    if op.get("op") == "move":
+        return {"src": op.get("src"), "dst": op.get("dst"), **PLAIN_TRANSFER}
+    if op.get("op") == "restore":
+        return {"src": op.get("trash"), "dst": op.get("path"), **PLAIN_TRANSFER}
+    return {}
+
+
+def compact_aux(op: dict[str, Any], aux: dict[str, Any]) -> dict[str, Any] | None:
+    """None when ``aux`` is exactly what a NULL aux stands for (see :func:`_aux_of`)."""
+    return None if aux == _aux_of(op, None) else aux
 
 
 #: One encoder for every row: ``json.dumps`` with options builds a new one per call.
@@ -136,9 +182,16 @@ class Journal:
     def paths_touched_after(self, action_id: int) -> set[str]:
         """Every path an op of a later action moved a file from or to."""
         paths: set[str] = set()
-        rows = self.conn.execute("SELECT op, aux FROM journal WHERE action_id > ?", (action_id,))
-        for op_text, aux_text in rows:
-            op, aux = json.loads(op_text), json.loads(aux_text or "{}")
+        rows = self.conn.execute(
+            "SELECT action_id, idx, op, aux FROM journal WHERE action_id > ? ORDER BY action_id",
+            (action_id,),
+        ).fetchall()
+        readers: dict[int, Callable[[int, str | None], dict[str, Any]]] = {}
+        for later, idx, op_text, aux_text in rows:
+            if later not in readers:
+                readers[later] = self._op_reader(later)
+            op = readers[later](idx, op_text)
+            aux = _aux_of(op, aux_text)
             for key in ("path", "src", "dst", "trash"):
                 for source in (op, aux):
                     if isinstance(source.get(key), str):
@@ -186,24 +239,40 @@ class Journal:
     def write_intents(
         self,
         action_id: int,
-        intents: Iterable[tuple[int, dict[str, Any], dict[str, Any] | None, dict[str, Any]]],
+        intents: Iterable[
+            tuple[int, dict[str, Any] | None, dict[str, Any] | None, dict[str, Any] | None]
+        ],
     ) -> None:
-        """All intents of an action in one durable transaction, before anything changes."""
+        """All intents of an action in one durable transaction, before anything changes.
+
+        Each is (idx, op, pre, aux): ``op`` None stands for the plan's op at ``idx``, ``aux``
+        None for what :func:`_aux_of` derives from the op (see :func:`compact_aux`)."""
         with self.transaction():
             self.conn.executemany(
                 "INSERT INTO journal(action_id, idx, op, state, pre, aux) "
                 "VALUES (?, ?, ?, 'intent', ?, ?)",
                 (
-                    (action_id, idx, _dumps(op), None if pre is None else _dumps(pre), _dumps(aux))
+                    (
+                        action_id,
+                        idx,
+                        None if op is None else _dumps(op),
+                        None if pre is None else _dumps(pre),
+                        None if aux is None else _dumps(aux),
+                    )
                     for idx, op, pre, aux in intents
                 ),
             )
 
     def mark_done(self, action_id: int, done: Iterable[tuple[int, dict[str, Any] | None]]) -> None:
+        """Record ops done, each with the identity of what it left (``post``): one durable row
+        for the whole batch (a group commit), never a rewrite of the intents' rows."""
+        pairs = [[idx, post] for idx, post in done]
+        if not pairs:
+            return
         with self.transaction():
-            self.conn.executemany(
-                "UPDATE journal SET state = 'done', post = ? WHERE action_id = ? AND idx = ?",
-                ((None if post is None else _dumps(post), action_id, idx) for idx, post in done),
+            self.conn.execute(
+                "INSERT INTO journal_done(action_id, posts) VALUES (?, ?)",
+                (action_id, _dumps(pairs)),
             )
 
     def mark_rolled_back(self, action_id: int, idx: int) -> None:
@@ -212,36 +281,91 @@ class Journal:
             (action_id, idx),
         )
 
+    def _done(self, action_id: int) -> dict[int, Any]:
+        """idx -> post of every op recorded done in journal_done."""
+        done: dict[int, Any] = {}
+        cur = self.conn.execute(
+            "SELECT posts FROM journal_done WHERE action_id = ? ORDER BY rowid", (action_id,)
+        )
+        for (text,) in cur:
+            for idx, post in json.loads(text):
+                done[int(idx)] = post
+        return done
+
     def rows(self, action_id: int) -> list[JournalRow]:
+        """Every op's row, in order. ``state`` is rolled_back, else done (journal_done or, in a
+        journal of version 1, the row itself), else intent."""
         cur = self.conn.execute(
             "SELECT idx, op, state, pre, post, aux FROM journal WHERE action_id = ? ORDER BY idx",
             (action_id,),
         )
-        return [
-            JournalRow(
-                idx=int(r["idx"]),
-                op=json.loads(r["op"]),
-                state=r["state"],
-                pre=_loads(r["pre"]),
-                post=_loads(r["post"]),
-                aux=json.loads(r["aux"] or "{}"),
+        found = cur.fetchall()
+        if not found:
+            return []
+        done = self._done(action_id)
+        op_of = self._op_reader(action_id)
+        rows = []
+        for r in found:
+            idx = int(r["idx"])
+            op = op_of(idx, r["op"])
+            state = r["state"]
+            post = _loads(r["post"])
+            if state == "intent" and idx in done:
+                state, post = "done", done[idx]
+            rows.append(
+                JournalRow(
+                    idx=idx,
+                    op=op,
+                    state=state,
+                    pre=_loads(r["pre"]),
+                    post=post,
+                    aux=_aux_of(op, r["aux"]),
+                )
             )
-            for r in cur
-        ]
+        return rows
 
     def done_rows(
         self, action_id: int
     ) -> list[tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]]]:
         """(op, post, aux) of the ops done, in order: what an undo inverts (no ``pre``)."""
         cur = self.conn.execute(
-            "SELECT op, post, aux FROM journal WHERE action_id = ? AND state = 'done' ORDER BY idx",
+            "SELECT idx, op, state, post, aux FROM journal WHERE action_id = ? "
+            "AND state != 'rolled_back' ORDER BY idx",
             (action_id,),
         )
+        found = cur.fetchall()
+        done = self._done(action_id)
+        op_of = self._op_reader(action_id)
         loads = json.loads
-        return [
-            (loads(op), None if post is None else loads(post), loads(aux) if aux else {})
-            for op, post, aux in cur
-        ]
+        rows = []
+        for idx, op_text, state, post, aux in found:
+            if state == "done":  # a journal of version 1
+                post = None if post is None else loads(post)
+            elif idx in done:
+                post = done[idx]
+            else:
+                continue
+            op = op_of(idx, op_text)
+            rows.append((op, post, _aux_of(op, aux)))
+        return rows
+
+    def _op_reader(self, action_id: int) -> Callable[[int, str | None], dict[str, Any]]:
+        """Reads a row's op: its own JSON, or for NULL the plan's op at that index (the plan is
+        parsed once, when a row first needs it)."""
+        plan: list[Any] = []
+
+        def op_of(idx: int, text: str | None) -> dict[str, Any]:
+            if text is not None:
+                op: dict[str, Any] = json.loads(text)
+                return op
+            if not plan:
+                plan.extend(self.plan(action_id))
+            if not 0 <= idx < len(plan) or not isinstance(plan[idx], dict):
+                raise ValueError(f"journal row {action_id}/{idx} has no op in its plan")
+            stored: dict[str, Any] = plan[idx]
+            return stored
+
+        return op_of
 
     def transaction(self) -> _Tx:
         return _Tx(self.conn)

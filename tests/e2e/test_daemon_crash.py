@@ -38,7 +38,9 @@ def _progress(journal: Path) -> tuple[str, int, int] | None:
         if row is None:
             return None
         (done,) = conn.execute(
-            "SELECT COUNT(*) FROM journal WHERE action_id = ? AND state = 'done'", (row[0],)
+            "SELECT COALESCE(SUM(json_array_length(posts)), 0) FROM journal_done "
+            "WHERE action_id = ?",
+            (row[0],),
         ).fetchone()
         return str(row[1]), int(done), int(row[2])
     except sqlite3.Error:  # a table not created yet, or a writer holding a lock this instant

@@ -457,3 +457,14 @@ def test_unknown_preference_is_a_bad_argument() -> None:
 def test_probe_is_cached_per_process() -> None:
     assert confine.probe(Backend.NONE) is confine.probe(Backend.NONE)
     assert confine.probe(Backend.NONE)[0] is False
+
+
+def test_landlock_launcher_options_are_read_exactly() -> None:
+    opts = landlock._parse(["--rw", "/a", "--rw=/b", "--parent", "7", "--", "x", "--rw", "y"])
+    assert (opts.writable, opts.parent, opts.only_die_with_parent) == (["/a", "/b"], 7, False)
+    assert opts.command == ["x", "--rw", "y"]  # after "--", everything is the command's
+    die = landlock._parse(["--only-die-with-parent", "--parent=3", "--", "x"])
+    assert (die.writable, die.parent, die.only_die_with_parent) == ([], 3, True)
+    for bad in (["--bogus", "--", "x"], ["--parent", "x", "--", "y"], ["--rw", "--", "x"][:1]):
+        with pytest.raises(landlock.LandlockError):
+            landlock._parse(bad)

@@ -6,6 +6,7 @@ where the zones are separate mounts and every move into the trash is a copy, ver
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Iterator
@@ -18,7 +19,7 @@ from actions.ops import Mkdir, Op
 from policies.decide import RunContext
 from policies.errors import ConflictError, InvalidStateError, NotFoundError
 from sandbox.engine import Engine
-from state.journal import Journal
+from state.journal import PLAIN_TRANSFER, Journal, compact_aux
 from tests.support.engine import REAL_BACKENDS, AlmaRoot, make_engine
 
 APPROVED = RunContext(approved_by_person=True)
@@ -262,6 +263,70 @@ def test_trash_empty_removes_only_what_is_older_than_asked(alma: AlmaRoot, engin
     _undo_conflict(alma, engine, old["id"])
     engine.undo(new["id"])
     assert alma.path("user/nuevo.tmp").read_bytes() == b"trashed today"
+
+
+def test_journal_rows_read_back_the_plans_ops_and_each_transfers_aux(
+    alma: AlmaRoot, engine: Engine
+) -> None:
+    # Rows do not repeat the op (NULL: the plan's op) nor a same-disk move's or restore's aux
+    # (NULL: derived from the op); reading them back must give exactly what was meant.
+    done = engine.execute(organize(alma), kind="organize", ctx=APPROVED)
+    undo = engine.undo(done["id"])
+    journal = Journal(alma.layout.journal_file)
+    try:
+        for action in (done, undo):
+            rows = journal.rows(action["id"])
+            assert [r.op for r in rows] == journal.plan(action["id"])
+            stored = journal.conn.execute(
+                "SELECT op, aux FROM journal WHERE action_id = ? ORDER BY idx", (action["id"],)
+            ).fetchall()
+            assert all(op is None for op, _ in stored)
+            for row, (_, aux_text) in zip(rows, stored, strict=True):
+                op = row.op
+                if op["op"] == "move":
+                    assert aux_text is None
+                    assert row.aux == {"src": op["src"], "dst": op["dst"], **PLAIN_TRANSFER}
+                elif op["op"] == "restore":
+                    assert aux_text is None
+                    assert row.aux == {"src": op["trash"], "dst": op["path"], **PLAIN_TRANSFER}
+                elif op["op"] == "trash":  # where it went is not in the op: stored
+                    assert row.aux["dst"].startswith(f".alma/trash/{action['id']}/")
+                    assert compact_aux(op, row.aux) == row.aux
+                else:
+                    assert aux_text is None and row.aux == {}
+        assert journal.done_rows(done["id"]) == [
+            (r.op, r.post, r.aux) for r in journal.rows(done["id"]) if r.state == "done"
+        ]
+    finally:
+        journal.close()
+
+
+def test_a_version_1_journal_is_migrated_and_reads_the_same(tmp_path: Path) -> None:
+    from state.db import connect, migrate
+    from state.journal import MIGRATIONS
+
+    path = tmp_path / "journal.db"
+    conn = connect(path)
+    migrate(conn, MIGRATIONS[:1], name="journal")  # a journal written by the first release
+    conn.execute(
+        "INSERT INTO actions(kind, status, plan, ops, started_at) "
+        "VALUES ('organize', 'done', '[]', 1, '2026-11-01T00:00:00+00:00')"
+    )
+    op = {"op": "move", "src": "user/a", "dst": "user/b/a"}
+    aux = {"src": "user/a", "dst": "user/b/a", "xdev": False, "tmp": None, "src_trash": None}
+    conn.execute(
+        "INSERT INTO journal(action_id, idx, op, state, pre, post, aux) "
+        "VALUES (1, 0, ?, 'done', NULL, '{\"ino\": 5}', ?)",
+        (json.dumps(op), json.dumps(aux)),
+    )
+    conn.close()
+    journal = Journal(path)
+    try:
+        (row,) = journal.rows(1)
+        assert (row.op, row.state, row.post, row.aux) == (op, "done", {"ino": 5}, aux)
+        assert journal.paths_touched_after(0) == {"user/a", "user/b/a"}
+    finally:
+        journal.close()
 
 
 def test_the_journal_records_intents_before_and_posts_after(alma: AlmaRoot, engine: Engine) -> None:

@@ -259,3 +259,29 @@ def test_a_path_outside_the_zones_is_refused_even_with_approval() -> None:
     )
     assert decision.verdict is Verdict.REFUSE
     assert "system" in decision.reason
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["user", "privado", "privadox", "docs", "a", ".", "..", "", "x\x00", "ñ"]),
+        min_size=1,
+        max_size=4,
+    ).map("/".join),
+    st.sampled_from([[], ["user/privado"], ["docs"]]),
+)
+def test_the_executors_zone_check_matches_the_component_rule(
+    path: str, read_only: list[str]
+) -> None:
+    # The confined executor checks the zones again, with its own copy of the rule.
+    from policies.errors import RefusedError
+    from sandbox.executor import Zones
+
+    policy = policy_from_dict({"zones": {"writable": ["user", "docs/x"], "read_only": read_only}})
+    zones = Zones.from_lists(policy.zones.writable, policy.zones.read_only)
+    try:
+        zones.check(path)
+        refused = False
+    except RefusedError:
+        refused = True
+    assert refused == _reference_zone_problem(policy, path)
