@@ -40,8 +40,22 @@ def inverse_op(op: Op, post: Mapping[str, Any] | None, aux: Mapping[str, Any]) -
     raise InvalidStateError(f"op {op.op} cannot be undone.")  # pragma: no cover
 
 
+_MOVE_KEYS = frozenset({"op", "src", "dst", "expect"})
+
+
 def inverse_plan(
     rows: Sequence[tuple[Mapping[str, Any], Mapping[str, Any] | None, Mapping[str, Any]]],
 ) -> list[Op]:
     """Inverse ops, newest first, of (op, post, aux) rows in the order they were applied."""
-    return [inverse_op(op_from_dict(op), post, aux) for op, post, aux in reversed(rows)]
+    inverse: list[Op] = []
+    for op, post, aux in reversed(rows):
+        src, dst = op.get("src"), op.get("dst")
+        plain_move = op.get("op") == "move" and op.keys() <= _MOVE_KEYS
+        if plain_move and type(src) is str and type(dst) is str and post is not None:
+            # The op of an organize, thousands a plan: its own ``expect`` is not needed (the
+            # inverse expects ``post``), so it is not parsed. The inverse plan is parsed
+            # strictly again, with every other op, where it is executed.
+            inverse.append(Move(src=dst, dst=src, expect=identity_from_dict(post)))
+        else:
+            inverse.append(inverse_op(op_from_dict(op), post, aux))
+    return inverse

@@ -23,12 +23,16 @@ class Tree:
         self._dirs: dict[tuple[str, ...], int] = {(): self.root_fd}
         #: (device, inode) of each cached directory when it was walked, to see it replaced.
         self._ids: dict[tuple[str, ...], tuple[int, int]] = {}
+        #: Bumped whenever a cached fd is opened or closed: checks built from the cache
+        #: (:meth:`quick_checks`) are valid only within one generation.
+        self.generation = 0
 
     def close(self) -> None:
         for fd in self._dirs.values():
             os.close(fd)
         self._dirs = {}
         self._ids = {}
+        self.generation += 1
 
     def __enter__(self) -> Tree:
         return self
@@ -46,6 +50,7 @@ class Tree:
         self._dirs[parts] = fd
         st = os.fstat(fd)
         self._ids[parts] = (st.st_dev, st.st_ino)
+        self.generation += 1
         return fd
 
     def verify(self, parts: tuple[str, ...]) -> None:
@@ -89,6 +94,19 @@ class Tree:
                 "what it had done, so look at that folder and make the plan again."
             )
 
+    def quick_checks(
+        self, keys: Iterable[tuple[str, ...]]
+    ) -> tuple[tuple[int, str, tuple[int, int]], ...] | None:
+        """What :meth:`verify_keys` looks up for ``keys``, as (parent fd, name, (dev, ino))
+        triples, for :func:`still_there`; None if a folder is not walked yet. Valid while
+        :attr:`generation` is unchanged (no fd opened or closed)."""
+        checks = []
+        for key in keys:
+            if key not in self._ids:
+                return None
+            checks.append((self._dirs[key[:-1]], key[-1], self._ids[key]))
+        return tuple(checks)
+
     def parent_verified(self, relpath: str) -> tuple[int, str]:
         """:meth:`parent`, after :meth:`verify` of the parent's path (for forward ops)."""
         parts = tuple(split_relpath(relpath))
@@ -113,9 +131,22 @@ class Tree:
         for key in [k for k in self._dirs if k[: len(parts)] == parts and k]:
             os.close(self._dirs.pop(key))
             self._ids.pop(key, None)
+        self.generation += 1
 
     def dev_of_dir(self, parts: tuple[str, ...]) -> int:
         return os.fstat(self.dir(parts)).st_dev
+
+
+def still_there(checks: tuple[tuple[int, str, tuple[int, int]], ...]) -> bool:
+    """Each name still leads, in its cached parent, to the folder walked (no link followed)."""
+    for parent_fd, name, ident in checks:
+        try:
+            st = os.stat(name, dir_fd=parent_fd, follow_symlinks=False)
+        except OSError:
+            return False
+        if (st.st_dev, st.st_ino) != ident:
+            return False
+    return True
 
 
 def prefixes(paths: Iterable[tuple[str, ...]]) -> tuple[tuple[str, ...], ...]:

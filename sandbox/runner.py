@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import fcntl
+import gc
 import json
 import os
 import signal
@@ -125,4 +126,7 @@ def main(argv: list[str] | None = None, *, checkpoint: Checkpoint = _no_checkpoi
 
 
 if __name__ == "__main__":
+    # A short-lived process whose big structures (the plan, the intents) hold no cycles: the
+    # cyclic collector only re-scanned them again and again. Refcounting frees them as usual.
+    gc.disable()
     sys.exit(main())

@@ -17,9 +17,8 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import Any, NamedTuple
 
 from actions.ops import Identity, identity_from_dict
 from actions.safefs import (
@@ -40,8 +39,10 @@ def _no_checkpoint(label: str) -> None:
     return None
 
 
-@dataclass(frozen=True)
-class Intent:
+class Intent(NamedTuple):
+    """One transfer as journaled before it runs. A named tuple (immutable, like a frozen
+    dataclass, and built in a third of the time: a plan of 10,000 moves builds 10,000)."""
+
     src: str
     dst: str
     pre: Identity
