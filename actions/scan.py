@@ -343,7 +343,7 @@ def with_sha256(
         ident = f.identity
         key = (ident.dev, ident.ino, ident.size, ident.mtime_ns)
         if cache is not None and key in cache:
-            out.append(replace(f, identity=replace(ident, sha256=cache[key])))
+            out.append(replace(f, identity=ident._replace(sha256=cache[key])))
             continue
         if budget is not None and f.identity.size > budget:
             skipped.append(
@@ -358,7 +358,7 @@ def with_sha256(
             budget -= f.identity.size
         if cache is not None:
             cache[key] = digest
-        out.append(replace(f, identity=replace(f.identity, sha256=digest)))
+        out.append(replace(f, identity=f.identity._replace(sha256=digest)))
     return out, skipped
 
 

@@ -73,7 +73,7 @@ def _relax_ctime(plan: list[Op], touched_later: set[str]) -> list[Op]:
             relaxed.append(op)
             continue
         if source in touched_later:
-            op = dataclasses.replace(op, expect=dataclasses.replace(op.expect, ctime_ns=None))
+            op = dataclasses.replace(op, expect=op.expect._replace(ctime_ns=None))
         relaxed.append(op)
     return relaxed
 

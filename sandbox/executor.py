@@ -15,7 +15,6 @@ If an op fails, everything applied so far is rolled back and the error says noth
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import os
 import re
@@ -277,7 +276,7 @@ class Executor:
             sha = sha256_at(sdir, sname)
             if expect.sha256 and sha != expect.sha256:
                 raise ConflictError(f"{src!r} changed since the plan was made; it was left alone.")
-        pre = now if sha is None else dataclasses.replace(now, sha256=sha)
+        pre = now if sha is None else now._replace(sha256=sha)
         overlay.vacated.add(src)
         overlay.occupied.discard(src)
         overlay.occupied.add(dst)
@@ -315,18 +314,11 @@ class Executor:
     def run(self, plan: Sequence[Op]) -> None:
         prepared = self.validate(plan)
         self.checkpoint("validated")
-        # The op itself is not written again: NULL stands for the plan's op at that index.
+        # Only what the plan does not already say (state.journal.Journal.write_intents): the
+        # op is the plan's; the identity validated, when it is not exactly the op's expect.
         self.journal.write_intents(
             self.action_id,
-            (
-                (
-                    idx,
-                    None,
-                    None if p.intent is None else _ident_dict(p.intent.pre),
-                    _journal_aux(p),
-                )
-                for idx, p in enumerate(prepared)
-            ),
+            ((idx, None, _journal_pre(p), _journal_aux(p)) for idx, p in enumerate(prepared)),
         )
         self.checkpoint("intents")
         self._write_manifest(prepared)
@@ -473,6 +465,16 @@ def mount_point_of(path: str, points: Sequence[str]) -> str:
         if (path == point or path.startswith(point.rstrip("/") + "/")) and len(point) > len(best):
             best = point
     return best
+
+
+def _journal_pre(p: Prepared) -> dict[str, Any] | None:
+    """The identity validated, for the journal; None (NULL) when it is exactly the op's
+    ``expect``, which the journal reads from the plan (state.journal._pre_of)."""
+    if p.intent is None:
+        return None
+    if p.intent.pre == getattr(p.op, "expect", None):
+        return None
+    return _ident_dict(p.intent.pre)
 
 
 def _journal_aux(p: Prepared) -> dict[str, Any] | None:

@@ -50,11 +50,13 @@ MIGRATIONS = (
     ) WITHOUT ROWID;
     CREATE INDEX actions_status ON actions(status)
     """,
-    # 2: a row's op may be NULL, meaning the action's plan[idx] (already stored, in the actions
-    # row); aux may be NULL for a transfer that needs nothing beyond its op (see _aux_of).
-    # Ops done are recorded one row per group commit in journal_done, a JSON list of
-    # [idx, post] pairs, instead of an UPDATE of each op's row. Writing each op's JSON a second
-    # time and rewriting every row to mark it done were a third of a 10,000-file action.
+    # 2: the journal stops repeating what the action's plan (stored once, in its actions row)
+    # already says. journal_intents marks that the intents of ops 0..ops-1 are written; a
+    # journal row exists only for an op with something of its own (see rows()): its op NULL is
+    # the plan's op, pre NULL a transfer's expected identity, aux NULL what _aux_of derives.
+    # Ops done are one journal_done row per group commit, a JSON list of [idx, post] pairs,
+    # instead of an UPDATE of each op's row. Writing the ops again, row by row, and rewriting
+    # every row to mark it done were a third of a 10,000-file action.
     """
     CREATE TABLE journal_v2 (
         action_id INTEGER NOT NULL REFERENCES actions(id),
@@ -74,9 +76,15 @@ MIGRATIONS = (
         action_id INTEGER NOT NULL REFERENCES actions(id),
         posts TEXT NOT NULL
     );
-    CREATE INDEX journal_done_action ON journal_done(action_id)
+    CREATE INDEX journal_done_action ON journal_done(action_id);
+    CREATE TABLE journal_intents (
+        action_id INTEGER PRIMARY KEY REFERENCES actions(id),
+        ops INTEGER NOT NULL
+    )
     """,
 )
+#: Ops that move one file; the others (mkdir, rmdir, keep, memory ops) have no pre or aux.
+TRANSFERS = frozenset({"move", "trash", "restore"})
 #: A transfer whose aux is NULL in the journal: same disk, nothing kept aside (see _aux_of).
 PLAIN_TRANSFER = {"xdev": False, "tmp": None, "src_trash": None}
 
@@ -106,6 +114,14 @@ def _aux_of(op: dict[str, Any], text: str | None) -> dict[str, Any]:
     if op.get("op") == "restore":
         return {"src": op.get("trash"), "dst": op.get("path"), **PLAIN_TRANSFER}
     return {}
+
+
+def _pre_of(op: dict[str, Any], text: str | None) -> Any:
+    """A row's pre: as stored, or for NULL a transfer's ``expect`` (the executor leaves it out
+    when the identity it validated is exactly that); other ops have none."""
+    if text is not None:
+        return json.loads(text)
+    return op.get("expect") if op.get("op") in TRANSFERS else None
 
 
 def compact_aux(op: dict[str, Any], aux: dict[str, Any]) -> dict[str, Any] | None:
@@ -182,20 +198,13 @@ class Journal:
     def paths_touched_after(self, action_id: int) -> set[str]:
         """Every path an op of a later action moved a file from or to."""
         paths: set[str] = set()
-        rows = self.conn.execute(
-            "SELECT action_id, idx, op, aux FROM journal WHERE action_id > ? ORDER BY action_id",
-            (action_id,),
-        ).fetchall()
-        readers: dict[int, Callable[[int, str | None], dict[str, Any]]] = {}
-        for later, idx, op_text, aux_text in rows:
-            if later not in readers:
-                readers[later] = self._op_reader(later)
-            op = readers[later](idx, op_text)
-            aux = _aux_of(op, aux_text)
-            for key in ("path", "src", "dst", "trash"):
-                for source in (op, aux):
-                    if isinstance(source.get(key), str):
-                        paths.add(source[key])
+        later = self.conn.execute("SELECT id FROM actions WHERE id > ?", (action_id,)).fetchall()
+        for (other,) in later:
+            for row in self.rows(int(other)):
+                for key in ("path", "src", "dst", "trash"):
+                    for source in (row.op, row.aux):
+                        if isinstance(source.get(key), str):
+                            paths.add(source[key])
         return paths
 
     def running(self, *, sandbox: str | None = None) -> list[int]:
@@ -243,15 +252,20 @@ class Journal:
             tuple[int, dict[str, Any] | None, dict[str, Any] | None, dict[str, Any] | None]
         ],
     ) -> None:
-        """All intents of an action in one durable transaction, before anything changes.
+        """The intents of ops 0..n-1 of an action, in one durable transaction, before anything
+        changes.
 
-        Each is (idx, op, pre, aux): ``op`` None stands for the plan's op at ``idx``, ``aux``
-        None for what :func:`_aux_of` derives from the op (see :func:`compact_aux`)."""
-        with self.transaction():
-            self.conn.executemany(
-                "INSERT INTO journal(action_id, idx, op, state, pre, aux) "
-                "VALUES (?, ?, ?, 'intent', ?, ?)",
-                (
+        Each is (idx, op, pre, aux); None stands for what the plan already says: ``op`` the
+        plan's op at ``idx``, ``pre`` a transfer's ``expect``, ``aux`` what :func:`_aux_of`
+        derives. Only ops with something of their own get a row; the rest is one marker."""
+        rows = []
+        count = 0
+        for idx, op, pre, aux in intents:
+            if idx != count:
+                raise ValueError("intents are written for ops 0..n-1, in order")
+            count += 1
+            if op is not None or pre is not None or aux is not None:
+                rows.append(
                     (
                         action_id,
                         idx,
@@ -259,8 +273,15 @@ class Journal:
                         None if pre is None else _dumps(pre),
                         None if aux is None else _dumps(aux),
                     )
-                    for idx, op, pre, aux in intents
-                ),
+                )
+        with self.transaction():
+            self.conn.execute(
+                "INSERT INTO journal_intents(action_id, ops) VALUES (?, ?)", (action_id, count)
+            )
+            self.conn.executemany(
+                "INSERT INTO journal(action_id, idx, op, state, pre, aux) "
+                "VALUES (?, ?, ?, 'intent', ?, ?)",
+                rows,
             )
 
     def mark_done(self, action_id: int, done: Iterable[tuple[int, dict[str, Any] | None]]) -> None:
@@ -277,7 +298,8 @@ class Journal:
 
     def mark_rolled_back(self, action_id: int, idx: int) -> None:
         self.conn.execute(
-            "UPDATE journal SET state = 'rolled_back' WHERE action_id = ? AND idx = ?",
+            "INSERT INTO journal(action_id, idx, state) VALUES (?, ?, 'rolled_back') "
+            "ON CONFLICT(action_id, idx) DO UPDATE SET state = 'rolled_back'",
             (action_id, idx),
         )
 
@@ -293,23 +315,30 @@ class Journal:
         return done
 
     def rows(self, action_id: int) -> list[JournalRow]:
-        """Every op's row, in order. ``state`` is rolled_back, else done (journal_done or, in a
-        journal of version 1, the row itself), else intent."""
-        cur = self.conn.execute(
-            "SELECT idx, op, state, pre, post, aux FROM journal WHERE action_id = ? ORDER BY idx",
-            (action_id,),
-        )
-        found = cur.fetchall()
-        if not found:
+        """Every op's row, in order, whole: what the journal stores of it, completed from the
+        plan (see :meth:`write_intents`). ``state`` is rolled_back, else done (journal_done or,
+        in a journal of version 1, the row itself), else intent."""
+        marker = self.conn.execute(
+            "SELECT ops FROM journal_intents WHERE action_id = ?", (action_id,)
+        ).fetchone()
+        stored = {
+            int(r[0]): r
+            for r in self.conn.execute(
+                "SELECT idx, op, state, pre, post, aux FROM journal WHERE action_id = ?",
+                (action_id,),
+            )
+        }
+        indices = range(int(marker[0])) if marker is not None else sorted(stored)
+        if not indices:
             return []
         done = self._done(action_id)
         op_of = self._op_reader(action_id)
         rows = []
-        for r in found:
-            idx = int(r["idx"])
-            op = op_of(idx, r["op"])
-            state = r["state"]
-            post = _loads(r["post"])
+        for idx in indices:
+            r = stored.get(idx)
+            op = op_of(idx, r["op"] if r else None)
+            state = r["state"] if r else "intent"
+            post = _loads(r["post"]) if r else None
             if state == "intent" and idx in done:
                 state, post = "done", done[idx]
             rows.append(
@@ -317,9 +346,9 @@ class Journal:
                     idx=idx,
                     op=op,
                     state=state,
-                    pre=_loads(r["pre"]),
+                    pre=_pre_of(op, r["pre"] if r else None),
                     post=post,
-                    aux=_aux_of(op, r["aux"]),
+                    aux=_aux_of(op, r["aux"] if r else None),
                 )
             )
         return rows
@@ -327,27 +356,8 @@ class Journal:
     def done_rows(
         self, action_id: int
     ) -> list[tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]]]:
-        """(op, post, aux) of the ops done, in order: what an undo inverts (no ``pre``)."""
-        cur = self.conn.execute(
-            "SELECT idx, op, state, post, aux FROM journal WHERE action_id = ? "
-            "AND state != 'rolled_back' ORDER BY idx",
-            (action_id,),
-        )
-        found = cur.fetchall()
-        done = self._done(action_id)
-        op_of = self._op_reader(action_id)
-        loads = json.loads
-        rows = []
-        for idx, op_text, state, post, aux in found:
-            if state == "done":  # a journal of version 1
-                post = None if post is None else loads(post)
-            elif idx in done:
-                post = done[idx]
-            else:
-                continue
-            op = op_of(idx, op_text)
-            rows.append((op, post, _aux_of(op, aux)))
-        return rows
+        """(op, post, aux) of the ops done, in order: what an undo inverts."""
+        return [(r.op, r.post, r.aux) for r in self.rows(action_id) if r.state == "done"]
 
     def _op_reader(self, action_id: int) -> Callable[[int, str | None], dict[str, Any]]:
         """Reads a row's op: its own JSON, or for NULL the plan's op at that index (the plan is

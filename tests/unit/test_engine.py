@@ -268,35 +268,39 @@ def test_trash_empty_removes_only_what_is_older_than_asked(alma: AlmaRoot, engin
 def test_journal_rows_read_back_the_plans_ops_and_each_transfers_aux(
     alma: AlmaRoot, engine: Engine
 ) -> None:
-    # Rows do not repeat the op (NULL: the plan's op) nor a same-disk move's or restore's aux
-    # (NULL: derived from the op); reading them back must give exactly what was meant.
+    # The journal stores of an op only what its plan does not say (a trash entry's place, an
+    # identity that differs from the op's expect); reading back must complete it exactly.
     done = engine.execute(organize(alma), kind="organize", ctx=APPROVED)
     undo = engine.undo(done["id"])
     journal = Journal(alma.layout.journal_file)
     try:
         for action in (done, undo):
             rows = journal.rows(action["id"])
-            assert [r.op for r in rows] == journal.plan(action["id"])
+            plan = journal.plan(action["id"])
+            assert [r.op for r in rows] == plan
             stored = journal.conn.execute(
-                "SELECT op, aux FROM journal WHERE action_id = ? ORDER BY idx", (action["id"],)
+                "SELECT idx, op, pre, aux FROM journal WHERE action_id = ?", (action["id"],)
             ).fetchall()
-            assert all(op is None for op, _ in stored)
-            for row, (_, aux_text) in zip(rows, stored, strict=True):
+            assert all(op is None for _, op, _, _ in stored)
+            kept = {idx for idx, _, _, _ in stored}
+            for row in rows:
                 op = row.op
                 if op["op"] == "move":
-                    assert aux_text is None
                     assert row.aux == {"src": op["src"], "dst": op["dst"], **PLAIN_TRANSFER}
+                    assert row.pre == op["expect"] and row.idx not in kept
                 elif op["op"] == "restore":
-                    assert aux_text is None
                     assert row.aux == {"src": op["trash"], "dst": op["path"], **PLAIN_TRANSFER}
+                    assert row.pre == op["expect"] and row.idx not in kept
                 elif op["op"] == "trash":  # where it went is not in the op: stored
                     assert row.aux["dst"].startswith(f".alma/trash/{action['id']}/")
-                    assert compact_aux(op, row.aux) == row.aux
+                    assert compact_aux(op, row.aux) == row.aux and row.idx in kept
                 else:
-                    assert aux_text is None and row.aux == {}
+                    assert row.aux == {} and row.pre is None and row.idx not in kept
         assert journal.done_rows(done["id"]) == [
             (r.op, r.post, r.aux) for r in journal.rows(done["id"]) if r.state == "done"
         ]
+        assert all(r.state == "done" and r.post is not None for r in journal.rows(undo["id"])
+                   if r.op["op"] != "rmdir")  # fmt: skip
     finally:
         journal.close()
 
