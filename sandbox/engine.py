@@ -44,18 +44,31 @@ log = logging.getLogger("alma.engine")
 _REPO = Path(__file__).resolve().parent.parent
 
 
+_gc_lock = threading.Lock()
+_gc_pauses = 0  # threads inside _collector_paused
+_gc_was_enabled = False  # the collector's state when the first of them entered
+
+
 @contextlib.contextmanager
 def _collector_paused() -> Iterator[None]:
     """Pause Python's cyclic garbage collector while a plan's thousands of small, acyclic
     objects are built: it ran again and again over all of them, a fifth of an undo of 10,000
-    files. Refcounting still frees everything; the collector resumes (if it ran) afterwards."""
-    was_enabled = gc.isenabled()
-    gc.disable()
+    files. Refcounting still frees everything. The switch is process-wide and plans are built
+    from more than one thread, so the first to enter records the state and the last to leave
+    restores it (checking and switching per thread once left it off for good)."""
+    global _gc_pauses, _gc_was_enabled
+    with _gc_lock:
+        if _gc_pauses == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_pauses += 1
     try:
         yield
     finally:
-        if was_enabled:
-            gc.enable()
+        with _gc_lock:
+            _gc_pauses -= 1
+            if _gc_pauses == 0 and _gc_was_enabled:
+                gc.enable()
 
 
 def _relax_ctime(plan: list[Op], touched_later: set[str]) -> list[Op]:

@@ -343,3 +343,37 @@ def test_the_journal_records_intents_before_and_posts_after(alma: AlmaRoot, engi
         if row.op["op"] in ("move", "trash"):
             assert row.pre is not None and row.post is not None
             assert row.pre["ino"] == row.post["ino"]  # a rename, on one disk under Landlock
+
+
+def test_pausing_the_collector_from_many_threads_always_turns_it_back_on() -> None:
+    # The daemon runs plans from more than one thread; a pause must never outlive them all.
+    import gc
+    import sys
+    import threading
+
+    from sandbox.engine import _collector_paused
+
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # interleave the threads as much as possible
+    try:
+        for _ in range(400):
+            gc.enable()
+
+            def work() -> None:
+                for _ in range(200):
+                    with _collector_paused():
+                        pass
+
+            threads = [threading.Thread(target=work) for _ in range(3)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert gc.isenabled()
+        gc.disable()
+        with _collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # it was off before: it stays off
+    finally:
+        sys.setswitchinterval(switch)
+        gc.enable()
