@@ -14,6 +14,8 @@ involved, so ``unmerge`` writes them back exactly.
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -25,7 +27,10 @@ from state.memory import MemoryRecord, MemoryStore
 from state.memory.normalize import NEGATIONS, numbers, tag_key, words
 
 WINDOW = 2000
-NEIGHBOURS = 6
+#: Nearest memories looked at for each one queried (see Candidates for why this many).
+NEIGHBOURS = 24
+#: The candidate cache is rebuilt from scratch at most this long after the last rebuild.
+REBUILD_SECONDS = 24 * 3600
 
 
 class MergeRecord(BaseModel):
@@ -46,41 +51,75 @@ class Candidates:
 
     Every analysis (each debounced file event, each rescan) asks for merge candidates. Querying
     the whole window each time was 2,000 filtered HNSW queries with every hit built into a
-    record: 5.5 s of CPU at 10,000 memories, during which searches waited. A pair always
-    involves the newer of its two memories, so each call queries only the memories it has not
-    checked yet (none, or a day's few, after the first), asks Chroma for distances alone, and
-    reads records only for the hits that clear the mark. Pairs whose memories were merged,
-    archived or forgotten since are dropped before the clusters are built.
+    record: 5.5 s of CPU at 10,000 memories, during which searches waited. So each call queries
+    only the memories it has not checked yet (none, or a day's few, after the first), asks
+    Chroma for distances alone, and reads records only for the hits that clear the mark. Pairs
+    whose memories were merged, archived or forgotten since, or that left the window, are
+    dropped before the clusters are built.
+
+    A pair is found from whichever of its two memories is queried, among its ``NEIGHBOURS``
+    nearest. Querying only the newer one misses a pair whose older memory has at least that
+    many closer look-alikes around the newer one (near-identical texts with other numbers);
+    ``NEIGHBOURS`` is large enough for that to be rare, and the cache is rebuilt from scratch
+    once a day (``REBUILD_SECONDS``), so such a pair is proposed within a day.
     """
 
-    def __init__(self, window: int = WINDOW) -> None:
+    def __init__(
+        self, window: int = WINDOW, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.window = window
+        self._clock = clock
+        self._built_at: float | None = None
         self._checked: set[str] = set()
+        self._is_summary: dict[str, bool] = {}  # ids seen among the newest: a daily summary?
         self._pairs: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
 
     def __call__(self, store: MemoryStore) -> list[list[str]]:
         with self._lock:
-            newest = store.recent_ids(self.window)  # the catalog, newest first: no scan
-            self._checked &= set(newest)
-            fresh = [i for i in newest if i not in self._checked]
+            now = self._clock()
+            if self._built_at is None or now - self._built_at > REBUILD_SECONDS:
+                self._checked, self._is_summary, self._pairs = set(), {}, set()
+                self._built_at = now
+            # The catalog, newest first (no scan): a little more than the window, as summaries
+            # (one a day) do not count in it.
+            newest = store.recent_ids(self.window + self.window // 10 + 10)
+            unseen = [i for i in newest if i not in self._is_summary]
+            records = {r.id: r for r in store.get(unseen)}
+            for rec in records.values():
+                self._is_summary[rec.id] = rec.kind == "summary"
+            self._is_summary = {i: self._is_summary[i] for i in newest if i in self._is_summary}
+            window = [i for i in newest if self._is_summary.get(i) is False][: self.window]
+            inside = set(window)
+            self._checked &= inside
+            fresh = [i for i in window if i not in self._checked]
             if fresh:
-                self._pairs |= _pairs_of(store, fresh)
-                self._checked.update(fresh)
+                missing = [i for i in fresh if i not in records]  # seen before, never queried
+                records.update((r.id, r) for r in store.get(missing))
+                found, queried = _pairs_of(store, [records[i] for i in fresh if i in records])
+                self._pairs |= found
+                self._checked.update(queried)  # one without a vector yet: queried next time
             involved = sorted({i for pair in self._pairs for i in pair})
             alive = {r.id for r in store.get(involved) if r.kind != "summary"}
-            self._pairs = {p for p in self._pairs if p[0] in alive and p[1] in alive}
+            self._pairs = {
+                (a, b)
+                for a, b in self._pairs
+                if a in alive and b in alive and (a in inside or b in inside)
+            }
             return _clusters(self._pairs)
 
 
-def _pairs_of(store: MemoryStore, fresh: list[str]) -> set[tuple[str, str]]:
-    """Each near-identical pair (sorted ids) with at least one member in ``fresh``; daily
-    summaries are never paired (they restate the day's memories by design)."""
-    records = {r.id: r for r in store.get(fresh) if r.kind != "summary"}
+def _pairs_of(
+    store: MemoryStore, fresh: list[MemoryRecord]
+) -> tuple[set[tuple[str, str]], list[str]]:
+    """Each near-identical pair (sorted ids) with at least one member in ``fresh``, and the
+    ids that were queried (those with a vector). Daily summaries are never paired (they restate
+    the day's memories by design)."""
+    records = {r.id: r for r in fresh if r.kind != "summary"}
     vecs = store.vectors(list(records))
     ids = [i for i in records if i in vecs]
     if not ids:
-        return set()
+        return set(), []
     threshold = store.embedder.calibration.merge
     near: list[tuple[str, str]] = []
     for me, hits in zip(
@@ -97,7 +136,7 @@ def _pairs_of(store: MemoryStore, fresh: list[str]) -> set[tuple[str, str]]:
         if _compatible(records[me].content, rec.content):
             a, b = sorted((me, other))
             pairs.add((a, b))
-    return pairs
+    return pairs, ids
 
 
 def _clusters(pairs: set[tuple[str, str]]) -> list[list[str]]:

@@ -1,0 +1,91 @@
+"""The merge-candidate cache (agent.memory.merge.Candidates) against a scan from scratch.
+
+A small fake store with 2-d unit vectors places memories by angle, so the neighbourhoods are
+exact and the cases that matter can be built on purpose.
+"""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+from agent.memory import merge
+
+
+class FakeStore:
+    embedder = SimpleNamespace(calibration=SimpleNamespace(merge=0.99))
+
+    def __init__(self) -> None:
+        self.recs: dict[str, Any] = {}
+        self.vecs: dict[str, Any] = {}
+        self.order: list[str] = []  # newest first
+        self.queried: list[str] = []
+
+    def add(self, memory_id: str, degrees: float, text: str, kind: str = "turn") -> None:
+        self.recs[memory_id] = SimpleNamespace(id=memory_id, kind=kind, content=text)
+        rad = math.radians(degrees)
+        self.vecs[memory_id] = np.array([math.cos(rad), math.sin(rad)])
+        self.order.insert(0, memory_id)
+
+    def archive(self, memory_id: str) -> None:
+        self.order.remove(memory_id)
+        del self.recs[memory_id]
+
+    def recent_ids(self, n: int) -> list[str]:
+        return self.order[:n]
+
+    def get(self, ids: list[str]) -> list[Any]:
+        return [self.recs[i] for i in ids if i in self.recs]
+
+    def vectors(self, ids: list[str]) -> dict[str, Any]:
+        return {i: self.vecs[i] for i in ids if i in self.vecs}
+
+    def neighbours(self, vectors: Any, n: int) -> list[list[tuple[str, float]]]:
+        out = []
+        for v in vectors:
+            scored = sorted(((float(v @ self.vecs[i]), i) for i in self.order), reverse=True)
+            out.append([(i, s) for s, i in scored[:n]])
+        self.queried += [""] * len(vectors)
+        return out
+
+
+def test_a_new_memory_pairs_with_an_older_one_behind_closer_look_alikes() -> None:
+    # Found in review: b is in a's nearest, a is not in b's nearest (look-alikes with other
+    # numbers sit closer to b). Querying only b must still find (a, b), as a full scan does.
+    store = FakeStore()
+    store.add("a", 0.0, "riego el huerto por la mañana")
+    for k in range(5):  # five look-alikes with other numbers, closer to b than a is
+        store.add(f"c{k}", 1.6 + 0.05 * k, f"riego el huerto a las {k}")
+    cache = merge.Candidates()
+    assert cache(store) == []
+    store.add("b", 1.0, "riego el huerto por la mañana temprano")
+    assert cache(store) == [["a", "b"]] == merge.candidates(store)
+
+
+def test_summaries_take_no_place_in_the_window_nor_among_the_neighbours() -> None:
+    store = FakeStore()
+    store.add("a", 0.0, "el backup falla")
+    for k in range(3):
+        store.add(f"s{k}", 0.1 * k, "resumen del día", kind="summary")
+    store.add("b", 0.5, "el backup falla")
+    cache = merge.Candidates(window=2)  # the two newest that are not summaries: b and a
+    assert cache(store) == [["a", "b"]] == merge.Candidates(window=2)(store)
+
+
+def test_pairs_of_merged_memories_are_dropped_and_a_rebuild_comes_daily() -> None:
+    now = [0.0]
+    store = FakeStore()
+    store.add("a", 0.0, "prefiero respuestas cortas")
+    store.add("b", 0.5, "prefiero respuestas cortas")
+    cache = merge.Candidates(clock=lambda: now[0])
+    assert cache(store) == [["a", "b"]]
+    store.queried.clear()
+    assert cache(store) == [["a", "b"]] and store.queried == []  # nothing new, nothing queried
+    store.archive("b")
+    assert cache(store) == []
+    now[0] += merge.REBUILD_SECONDS + 1
+    cache(store)
+    assert len(store.queried) == 1  # every memory of the window again, once a day
