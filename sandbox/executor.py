@@ -311,8 +311,10 @@ class Executor:
         return self._devs[relpath]
 
     # -- 2-4. journal and apply -----------------------------------------------------------------
-    def run(self, plan: Sequence[Op]) -> None:
-        prepared = self.validate(plan)
+    def run(self) -> None:
+        """Execute the action's plan as stored in the journal: the journal leaves out of each
+        intent what that stored plan says, so no other plan may be run under this action."""
+        prepared = self.validate(load_plan(self.journal, self.action_id))
         self.checkpoint("validated")
         # Only what the plan does not already say (state.journal.Journal.write_intents): the
         # op is the plan's; the identity validated, when it is not exactly the op's expect.

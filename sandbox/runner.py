@@ -22,7 +22,7 @@ from typing import Any
 from actions.tree import Tree
 from policies.errors import AlmaError, ConflictError, ErrorCode
 from sandbox import recovery
-from sandbox.executor import Executor, Zones, load_plan
+from sandbox.executor import Executor, Zones
 from state.journal import Journal
 
 Checkpoint = Callable[[str], None]
@@ -45,11 +45,10 @@ def execute(
     row = journal.action_row(action_id)
     if row["status"] != "running" or journal.rows(action_id):
         raise ConflictError(f"action {action_id} was already started; it is not run twice.")
-    plan = load_plan(journal, action_id)
     with Tree(root) as tree:
         executor = Executor(tree, journal, action_id, zones, checkpoint=checkpoint)
         try:
-            executor.run(plan)
+            executor.run()
         except AlmaError as exc:
             try:
                 recovery.rollback(

@@ -339,8 +339,9 @@ class Journal:
             op = op_of(idx, r["op"] if r else None)
             state = r["state"] if r else "intent"
             post = _loads(r["post"]) if r else None
-            if state == "intent" and idx in done:
-                state, post = "done", done[idx]
+            if idx in done:  # a rollback keeps the row's state, and the post stays readable
+                state = "done" if state == "intent" else state
+                post = done[idx] if post is None else post
             rows.append(
                 JournalRow(
                     idx=idx,
