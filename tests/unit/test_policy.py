@@ -182,15 +182,17 @@ def _reference_zone_problem(policy: Policy, relpath: str) -> bool:
     )
 
 
+#: Paths built from zone names, look-alikes and bad components, and read-only zones to test with.
+ZONE_PATHS = st.lists(
+    st.sampled_from(["user", "privado", "privadox", "docs", "a", ".", "..", "", "x\x00", "ñ"]),
+    min_size=1,
+    max_size=4,
+).map("/".join)
+READ_ONLY_ZONES = st.sampled_from([[], ["user/privado"], ["docs"]])
+
+
 @settings(max_examples=1500, deadline=None)
-@given(
-    st.lists(
-        st.sampled_from(["user", "privado", "privadox", "docs", "a", ".", "..", "", "x\x00", "ñ"]),
-        min_size=1,
-        max_size=4,
-    ).map("/".join),
-    st.sampled_from([[], ["user/privado"], ["docs"]]),
-)
+@given(ZONE_PATHS, READ_ONLY_ZONES)
 def test_zone_check_matches_the_component_rule(path: str, read_only: list[str]) -> None:
     policy = policy_from_dict({"zones": {"writable": ["user", "docs/x"], "read_only": read_only}})
     assert (path_zone_problem(policy, path) is not None) == _reference_zone_problem(policy, path)
@@ -262,14 +264,7 @@ def test_a_path_outside_the_zones_is_refused_even_with_approval() -> None:
 
 
 @settings(max_examples=1500, deadline=None)
-@given(
-    st.lists(
-        st.sampled_from(["user", "privado", "privadox", "docs", "a", ".", "..", "", "x\x00", "ñ"]),
-        min_size=1,
-        max_size=4,
-    ).map("/".join),
-    st.sampled_from([[], ["user/privado"], ["docs"]]),
-)
+@given(ZONE_PATHS, READ_ONLY_ZONES)
 def test_the_executors_zone_check_matches_the_component_rule(
     path: str, read_only: list[str]
 ) -> None:
