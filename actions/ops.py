@@ -51,16 +51,7 @@ class Identity(NamedTuple):
     ctime_ns: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "dev": self.dev,
-            "ino": self.ino,
-            "kind": self.kind,
-            "size": self.size,
-            "mtime_ns": self.mtime_ns,
-            "sha256": self.sha256,
-            "boot": self.boot,
-            "ctime_ns": self.ctime_ns,
-        }
+        return self._asdict()  # every field, in order: what identity_from_dict reads back
 
     def same_file(self, other: Identity, *, check_ctime: bool = True) -> bool:
         """``check_ctime=False`` when a rename of ours may lie in between (it moves ctime)."""

@@ -187,8 +187,8 @@ def _argparse_line(argv: list[str]) -> _Line:
     return _parsed_line(build_parser().parse_args(argv))
 
 
-def _groups() -> frozenset[str]:
-    return frozenset(name.partition(".")[0] for name in COMMANDS if "." in name)
+#: The first words of the two-word commands (``memory``, ``suggestions``, ...).
+_GROUPS = frozenset(name.partition(".")[0] for name in COMMANDS if "." in name)
 
 
 _NOT_SURE = None  # what _quick_line returns when argparse must read the line
@@ -244,7 +244,7 @@ def _quick_line(argv: list[str]) -> _Line | None:
                     for spec in command.args
                     if not spec.positional
                 }
-            elif not group and token in _groups():
+            elif not group and token in _GROUPS:
                 group = token
             else:
                 return _NOT_SURE  # init, a typo, an unknown command: argparse says what is valid

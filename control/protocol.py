@@ -80,13 +80,6 @@ def socket_name_for(root: str | os.PathLike[str], uid: int | None = None) -> str
     return os.path.join(socket_dir_name(uid), f"{digest}.sock")
 
 
-def socket_dir(uid: int | None = None) -> Path:
-    """:func:`socket_dir_name` as a :class:`~pathlib.Path`."""
-    from pathlib import Path
-
-    return Path(socket_dir_name(uid))
-
-
 def socket_path_for(root: str | os.PathLike[str], uid: int | None = None) -> Path:
     """:func:`socket_name_for` as a :class:`~pathlib.Path`."""
     from pathlib import Path

@@ -114,6 +114,18 @@ def _parent(relpath: str) -> str:
     return relpath.rpartition("/")[0]
 
 
+class _FolderCheck:
+    """The folders re-verified before a kind of transfer, and the same lookups as triples
+    (``Tree.quick_checks``) valid for one generation of the tree's cached fds."""
+
+    __slots__ = ("generation", "keys", "triples")
+
+    def __init__(self, keys: tuple[tuple[str, ...], ...]) -> None:
+        self.keys = keys
+        self.generation = -1  # no triples yet
+        self.triples: tuple[tuple[int, str, tuple[int, int]], ...] | None = None
+
+
 class Prepared(NamedTuple):
     """A validated op with what the journal needs to apply it and to take it back."""
 
@@ -139,12 +151,7 @@ class Executor:
         self._mounts = read_mount_points()
         self._devs: dict[str, tuple[int, str]] = {}  # folder -> (device, mount), per plan
         #: (src folder, dst folder, trash folder) -> the folders to re-verify before such an op
-        self._verify_keys: dict[tuple[str, str, str | None], tuple[tuple[str, ...], ...]] = {}
-        #: the same folders as (generation, tree.quick_checks(...)) for the per-op check
-        self._quick: dict[
-            tuple[str, str, str | None],
-            tuple[int, tuple[tuple[int, str, tuple[int, int]], ...] | None],
-        ] = {}
+        self._folders: dict[tuple[str, str, str | None], _FolderCheck] = {}
         #: The op being applied when run() stopped (-1: none). The ones after it never started,
         #: and an op that raises leaves nothing of itself behind except a transfer's temp.
         self.attempted = -1
@@ -387,23 +394,22 @@ class Executor:
         """The folders a transfer acts in are still the ones validated (a folder swapped for a
         symlink, or moved into system/, after validation must not receive the file)."""
         sig = (_parent(it.src), _parent(it.dst), it.src_trash and _parent(it.src_trash))
-        keys = self._verify_keys.get(sig)
-        if keys is None:
+        check = self._folders.get(sig)
+        if check is None:
             folders = []
             for relpath in (it.src, it.dst, *([it.src_trash] if it.src_trash else [])):
                 parts = tuple(split_relpath(relpath))[:-1]
                 if parts[:2] == (".alma", "trash"):
                     parts = parts[:2]  # the action's own trash folders are created as it goes
                 folders.append(parts)
-            keys = self._verify_keys[sig] = prefixes(folders)
+            check = self._folders[sig] = _FolderCheck(prefixes(folders))
         # The same lookups from triples built once per set of cached fds; on any doubt (a
         # folder not walked yet, or one that moved) the full check walks and says what moved.
-        quick = self._quick.get(sig)
-        if quick is None or quick[0] != self.tree.generation:
-            checks = self.tree.quick_checks(keys)
-            quick = self._quick[sig] = (self.tree.generation, checks)
-        if quick[1] is None or not still_there(quick[1]):
-            self.tree.verify_keys(keys)
+        if check.generation != self.tree.generation:
+            check.triples = self.tree.quick_checks(check.keys)
+            check.generation = self.tree.generation
+        if check.triples is None or not still_there(check.triples):
+            self.tree.verify_keys(check.keys)
 
     def _flush(self, pending: list[tuple[int, dict[str, Any] | None]], touched: set[str]) -> None:
         if not pending:
