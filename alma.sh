@@ -40,6 +40,13 @@ setup_python() {
     "$py" -c 'import sys; assert sys.version_info >= (3, 11), "ALMA needs Python 3.11 or newer"'
     [ -x "$venv/bin/python" ] || "$py" -m venv "$venv"
     say "installing ALMA and its dependencies into .venv (about a minute)"
+    if ! "$venv/bin/python" -c 'import llama_cpp' 2>/dev/null \
+        && ! "$venv/bin/python" -m pip cache list llama_cpp_python 2>/dev/null | grep -q whl; then
+        say "building llama-cpp-python from source for the local model: about 10 minutes on 2 cores,"
+        say "once per machine (pip's wheel cache keeps the build)"
+    fi
+    # The model library's C++ build uses every core.
+    export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc 2>/dev/null || echo 2)}
     # compat: a plain .pth path entry; the default editable mode installs an import hook that
     # every Python start in the venv pays for (about 13 ms, alma-ctl included).
     "$venv/bin/python" -m pip install -q --disable-pip-version-check -e ".[dev]" \
