@@ -8,19 +8,18 @@ the head of a chat log (a day's chat is small; a huge one is not a chat log).
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from datetime import date
 
 from actions.scan import ScannedFile, open_scanned, scan_tree
 from actions.tree import Tree
+from agent.chatlog import day_of
 from policies.errors import RefusedError
 
 LOGS = "logs"
 OWN_REPORTS = "logs/alma"
 TAIL_BYTES = 4 << 20  # per script log
 CHAT_BYTES = 2 << 20  # per chat log
-_CHAT_NAME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})\.md$")
 
 
 @dataclass(frozen=True)
@@ -38,12 +37,9 @@ def list_logs(tree: Tree, now: float) -> LogFiles:
     scripts = [f for f in scan.files if f.name.endswith(".log")]
     chats: list[tuple[date, ScannedFile]] = []
     for f in scan.files:
-        m = _CHAT_NAME.match(f.name)
-        if m:
-            try:
-                chats.append((date(int(m[1]), int(m[2]), int(m[3])), f))
-            except ValueError:
-                continue  # 2026-13-45.md: not a day
+        day = day_of(f.name)
+        if day is not None:
+            chats.append((day, f))
     chats.sort(key=lambda c: (c[0], c[1].path))
     return LogFiles(sorted(scripts, key=lambda f: f.path), chats)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from actions.planners.base import PlanResult
 from actions.tree import Tree
-from agent.detectors.chatlog import Entry, parse_chat
+from agent.chatlog import Paragraph, parse
 from agent.detectors.failures import detect_failures
 from agent.detectors.logread import CHAT_BYTES, TAIL_BYTES, list_logs, read_text
 from agent.detectors.long_hours import detect_long_hours
@@ -40,13 +40,13 @@ def detect_logs(root: Path, policy: Policy, now: float) -> list[PlanResult]:
             found = detect_failures(f.path, text, first, written, now)
             if found is not None:
                 results.append(found)
-        days: list[tuple[date, str, list[Entry]]] = []
+        days: list[tuple[date, str, list[Paragraph]]] = []
         for day, f in logs.chats:
             if not today - timedelta(days=MAX_AGE_DAYS) <= day <= today:
                 continue
             read = read_text(tree, f, limit=CHAT_BYTES, tail=False)
             if read is not None:
-                days.append((day, f.path, parse_chat(read[0])))
+                days.append((day, f.path, parse(read[0])))
     long_hours = detect_long_hours(days, now)
     if long_hours is not None:
         results.append(long_hours)

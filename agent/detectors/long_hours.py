@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from datetime import date, datetime, timedelta
 
 from actions.planners.base import PlanResult, fingerprint, plural
-from agent.detectors.chatlog import Entry
+from agent.chatlog import Paragraph
 
 KIND = "long_hours"
 LONG_DAY_HOURS = 10
@@ -30,7 +30,7 @@ def _hm(seconds: int) -> str:
     return f"{h:02d}:{rest // 60:02d}"
 
 
-def day_summary(entries: Sequence[Entry]) -> str | None:
+def day_summary(entries: Sequence[Paragraph]) -> str | None:
     """Why a day was long, in Spanish; None when it was not."""
     times = [e.seconds for e in entries if e.seconds is not None]
     if not times:
@@ -52,7 +52,7 @@ def day_summary(entries: Sequence[Entry]) -> str | None:
 
 
 def detect_long_hours(
-    days: Sequence[tuple[date, str, list[Entry]]], now: float
+    days: Sequence[tuple[date, str, list[Paragraph]]], now: float
 ) -> PlanResult | None:
     """``days``: (day, log path, parsed entries) for each chat log."""
     today = datetime.fromtimestamp(now).date()

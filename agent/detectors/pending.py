@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 from actions.planners.base import PlanResult, cap_evidence, fingerprint
-from agent.detectors.chatlog import Entry
+from agent.chatlog import Paragraph
 
 KIND = "pending_task"
 MAX_AGE_DAYS = 30
@@ -122,7 +122,7 @@ class _Said:
     folded: str
 
 
-def _person_sentences(days: Sequence[tuple[date, str, list[Entry]]]) -> list[_Said]:
+def _person_sentences(days: Sequence[tuple[date, str, list[Paragraph]]]) -> list[_Said]:
     out: list[_Said] = []
     for day, path, entries in sorted(days, key=lambda d: (d[0], d[1])):
         for e in entries:
@@ -133,7 +133,9 @@ def _person_sentences(days: Sequence[tuple[date, str, list[Entry]]]) -> list[_Sa
     return out
 
 
-def detect_pending(days: Sequence[tuple[date, str, list[Entry]]], now: float) -> list[PlanResult]:
+def detect_pending(
+    days: Sequence[tuple[date, str, list[Paragraph]]], now: float
+) -> list[PlanResult]:
     """``days``: (day, log path, parsed entries) for each chat log, any order."""
     today = datetime.fromtimestamp(now).date()
     oldest = today - timedelta(days=MAX_AGE_DAYS)

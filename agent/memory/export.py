@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agent.memory.logparse import ASSISTANT, PERSON, parse_log
+from agent.chatlog import ASSISTANT, PERSON, parse
 from policies.errors import BadArgumentError
 
 FORMATS = ("chatml", "alpaca")
@@ -20,7 +20,7 @@ FORMATS = ("chatml", "alpaca")
 def _turns(data: bytes) -> list[tuple[str, str]]:
     """(speaker, text) of each turn, in order."""
     turns: dict[int, tuple[str, list[str]]] = {}
-    for p in parse_log(data, final=True):
+    for p in parse(data, final=True):
         if p.kind == "turn":
             turns.setdefault(p.turn, (p.speaker, []))[1].append(p.text)
     return [(speaker, "\n\n".join(parts)) for _, (speaker, parts) in sorted(turns.items())]

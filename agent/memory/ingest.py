@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from datetime import date, datetime
 from pathlib import Path
 
-from agent.memory.logparse import ASSISTANT, Paragraph, day_of, parse_log
+from agent.chatlog import ASSISTANT, Paragraph, day_of, parse
 from agent.memory.memorize import Memorizer
 from agent.memory.rules import derive
 from agent.memory.summary import daily_summary
@@ -86,14 +86,15 @@ class LogIngestor:
     def _ingest(self, path: Path) -> int:
         rel = path.relative_to(self.layout.root).as_posix()
         data = path.read_bytes()
-        day = day_of(path.name)
+        the_day = day_of(path.name)
+        day = the_day.isoformat() if the_day else ""  # "" for a file that is not a day's log
         final = self._is_final(path, day)
         saved = self._state.get_offset(rel)
         offset = saved.offset if saved else 0
         if saved and (len(data) < offset or _head(data, offset) != saved.head):
             log.info("%s was rewritten; reading it again from the start", rel)
             offset = 0
-        paragraphs = parse_log(data, final=final)
+        paragraphs = parse(data, final=final)
         records = self._records(rel, day, paragraphs)
         todo = [p for p in paragraphs if p.start >= offset and p.complete]
         done = 0

@@ -10,59 +10,11 @@ import pytest
 from agent.memory.context import read_principles
 from agent.memory.enrich import validate_output
 from agent.memory.export import export
-from agent.memory.logparse import parse_log
 from agent.memory.reinforce import same_claim
 from agent.memory.rules import derive
 from policies.errors import BadArgumentError
 from state.memory.normalize import fold, tag_key
-
-LOG = """# 2026-11-22
-
-Nota suelta antes de cualquier turno.
-
-## 10:41:03 · usuario
-Hoy operé con 5% de riesgo tras dormir 4 horas... #trading #Fatiga
-
-## 10:41:05 · alma
-Entiendo. Con poco sueño el juicio de riesgo empeora.
-<!-- model: mistral-7b-instruct q4 · tokens: 182 · ms: 1530 -->
-
-Nota escrita a mano después de la respuesta.
-
-## 10:45:00 · usuario
-Primer párrafo del mensaje.
-
-Segundo párrafo del mensaje,
-en dos líneas.
-"""
-
-
-def test_parse_turns_notes_and_model_comments() -> None:
-    paras = parse_log(LOG.encode(), final=True)
-    kinds = [(p.kind, p.speaker) for p in paras]
-    assert kinds == [
-        ("note", ""),
-        ("turn", "usuario"),
-        ("turn", "alma"),
-        ("note", ""),
-        ("turn", "usuario"),
-        ("turn", "usuario"),
-    ]
-    assert all("<!--" not in p.text for p in paras)
-    assert paras[1].text.endswith("#trading #Fatiga") and paras[1].line == 6
-    assert paras[5].text == "Segundo párrafo del mensaje,\nen dos líneas."
-    data = LOG.encode()
-    for p in paras:  # byte offsets point at the paragraph itself
-        assert data[p.start : p.end].decode().strip().startswith(p.text.splitlines()[0])
-
-
-def test_last_paragraph_waits_until_complete_or_final() -> None:
-    growing = b"# 2026-11-22\n\n## 10:00:00 \xc2\xb7 usuario\nEstoy escribiendo esto"
-    assert not parse_log(growing)[-1].complete
-    assert not parse_log(growing + b"\n")[-1].complete  # more lines may follow
-    assert parse_log(growing + b"\n\n")[-1].complete  # a blank line closes it
-    assert parse_log(growing + b"\n", final=True)[-1].complete
-    assert not parse_log(growing, final=True)[-1].complete  # a cut line never is
+from tests.unit.test_chatlog import LOG
 
 
 def test_rules_tags_project_dates_and_types() -> None:
