@@ -454,7 +454,8 @@ _RENDER: dict[str, Callable[[object], str]] = {
 }
 
 
-def _human(wire: str, args: dict[str, object], result: object) -> str:
+def render_result(wire: str, args: dict[str, object], result: object) -> str:
+    """How alma-ctl and alma chat show the result of ``wire`` to a person (one renderer)."""
     render = _RENDER.get(wire)
     if render is not None:
         return render(result)
@@ -525,7 +526,7 @@ def _init(root: Path, with_examples: bool) -> _Outcome:
     if with_examples:
         result["examples"], note = _examples(root)
         human += "\n" + note
-    human += f"\nStart the daemon with `{_start_hint(root)}`."
+    human += f"\nStart the daemon with `{daemon_start_hint(root)}`."
     return _Outcome(result, human)
 
 
@@ -534,7 +535,9 @@ def _examples(root: Path) -> tuple[object, str]:
     from control.protocol import socket_path_for
 
     client = Client(
-        socket_path_for(root), COMMANDS["memory.examples"].timeout, start_hint=_start_hint(root)
+        socket_path_for(root),
+        COMMANDS["memory.examples"].timeout,
+        start_hint=daemon_start_hint(root),
     )
     try:
         result = client.call("memory.examples")
@@ -561,7 +564,7 @@ def _examples(root: Path) -> tuple[object, str]:
     return {"via": "subprocess", "added": added}, f"{added} example memories stored."
 
 
-def _start_hint(root: str | os.PathLike[str]) -> str:
+def daemon_start_hint(root: str | os.PathLike[str]) -> str:
     from shlex import quote
 
     return f"alma-agentd --root {quote(str(root))}"
@@ -571,7 +574,7 @@ def _status_unreachable(root: str, socket: str) -> _Outcome:
     doc = {"running": False, "root": str(root), "socket": str(socket)}
     human = (
         f"alma-agentd is not running for {root} (no answer on {socket}); "
-        f"start it with `{_start_hint(root)}`."
+        f"start it with `{daemon_start_hint(root)}`."
     )
     return _Outcome(doc, human, EXIT_UNREACHABLE)
 
@@ -605,7 +608,7 @@ def _run(line: _Line) -> _Outcome:
 
     command = line.command
     socket = socket_name_for(root)
-    client = Client(socket, command.timeout, start_hint=_start_hint(root))
+    client = Client(socket, command.timeout, start_hint=daemon_start_hint(root))
     try:
         result = client.call(command.name, **line.args)
     except DaemonUnreachable:
@@ -614,7 +617,7 @@ def _run(line: _Line) -> _Outcome:
         raise
     if command.name == "memory.export":
         return _export(result, line.output)
-    return _Outcome(result, _human(command.name, line.args, result))
+    return _Outcome(result, render_result(command.name, line.args, result))
 
 
 def main(argv: list[str] | None = None) -> int:

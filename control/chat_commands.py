@@ -1,0 +1,300 @@
+"""The commands a person types in ``alma chat`` (contract §7): a line in, a decision out.
+
+Pure and standard library only. Each command names the socket command alma-ctl sends for the
+same thing, so the chat never grows a second implementation of anything: it calls the daemon
+through :class:`control.client.Client`, as alma-ctl does. The chat hands this module only the
+lines the person typed; the model's output, memories, logs and file names never reach it, so
+nothing they say can run a command.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import NamedTuple
+
+from control.commands import COMMANDS, MAX_ID
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+
+class Send(NamedTuple):
+    """A message for the model."""
+
+    text: str
+
+
+class Run(NamedTuple):
+    """A socket command, with its arguments as the command table names them."""
+
+    cmd: str
+    args: dict[str, object]
+
+
+class Local(NamedTuple):
+    """Something the chat answers itself: help, quit, today's memories, the last context."""
+
+    name: str
+
+
+class Usage(NamedTuple):
+    """A line the person must fix: one sentence, nothing was run."""
+
+    sentence: str
+
+
+Decision = Send | Run | Local | Usage
+
+
+class ChatCommand(NamedTuple):
+    """One in-chat command: its words (Spanish first, then English), how to use it, what it does."""
+
+    names: tuple[str, ...]
+    usage: str  # what follows the word, e.g. "N [motivo]"
+    help: str
+    wire: str | None  # the socket command it sends (for the table check), None if local
+    build: Callable[[str, str], Decision]  # (word as typed, rest of the line) -> decision
+
+
+def _needs(word: str, usage: str, what: str) -> Usage:
+    return Usage(f"Usage: !{word} {usage} ({what}).".replace("  ", " "))
+
+
+def _number(text: str) -> int | None:
+    text = text.removeprefix("#")
+    if not text.isascii() or not text.isdigit():
+        return None
+    value = int(text)
+    return value if 1 <= value <= MAX_ID else None
+
+
+def _text_command(wire: str, arg: str, usage: str, what: str) -> Callable[[str, str], Decision]:
+    def build(word: str, rest: str) -> Decision:
+        if not rest.strip():
+            return _needs(word, usage, what)
+        return Run(wire, {arg: rest.strip()})
+
+    return build
+
+
+def _id_command(wire: str, what: str, *, optional: bool = False) -> Callable[[str, str], Decision]:
+    usage = "[N]" if optional else "N"
+
+    def build(word: str, rest: str) -> Decision:
+        if not rest.strip() and optional:
+            return Run(wire, {})
+        number = _number(rest.strip())
+        if number is None:
+            return _needs(word, usage, what)
+        return Run(wire, {"id": number})
+
+    return build
+
+
+def _reject(word: str, rest: str) -> Decision:
+    head, _, reason = rest.strip().partition(" ")
+    number = _number(head)
+    if number is None:
+        return _needs(word, "N [reason]", "the number of the suggestion, then why if you like")
+    args: dict[str, object] = {"id": number}
+    if reason.strip():
+        args["reason"] = reason.strip()
+    return Run("suggestions.reject", args)
+
+
+def _suggestions(word: str, rest: str) -> Decision:
+    option = _fold(rest)
+    if not option:
+        return Run("suggestions.list", {})
+    if option in ("todas", "all"):
+        return Run("suggestions.list", {"all": True})
+    return _needs(word, "[todas]", "pending suggestions, or all of them")
+
+
+def _history(word: str, rest: str) -> Decision:
+    if not rest.strip():
+        return Run("history", {})
+    number = _number(rest.strip())
+    if number is None or number > 1000:
+        return _needs(word, "[N]", "the newest N actions, at most 1000")
+    return Run("history", {"limit": number})
+
+
+_AUTONOMY = {
+    "": "autonomy.status",
+    "estado": "autonomy.status",
+    "status": "autonomy.status",
+    "off": "autonomy.off",
+    "on": "autonomy.on",
+}
+
+
+def _autonomy(word: str, rest: str) -> Decision:
+    wire = _AUTONOMY.get(_fold(rest))
+    if wire is None:
+        return _needs(word, "off|on|estado", "pause, resume or show ALMA's autonomy")
+    return Run(wire, {})
+
+
+def _memory(word: str, rest: str) -> Decision:
+    if _fold(rest) in ("hoy", "today"):
+        return Local("memory_today")
+    return _needs(word, "hoy" if word == "memoria" else "today", "the memories stored today")
+
+
+def _context(word: str, rest: str) -> Decision:
+    if not rest.strip():
+        return Local("context_last")
+    return Run("context", {"prompt": rest.strip()})
+
+
+def _summary(word: str, rest: str) -> Decision:
+    date = rest.strip()
+    if not date:
+        return Run("report", {})
+    if len(date) != 10 or not date.replace("-", "").isdigit() or date[4] + date[7] != "--":
+        return _needs(word, "[YYYY-MM-DD]", "the day's analysis, today by default")
+    return Run("report", {"date": date})
+
+
+def _no_args(result: Decision) -> Callable[[str, str], Decision]:
+    def build(word: str, rest: str) -> Decision:
+        if rest.strip():
+            return Usage(f"!{word} takes nothing after it.")
+        return result
+
+    return build
+
+
+CHAT_COMMANDS: tuple[ChatCommand, ...] = (
+    ChatCommand(("ayuda", "help"), "", "this list", None, _no_args(Local("help"))),
+    ChatCommand(
+        ("buscar", "search"),
+        "TEXT",
+        "search the memories",
+        "memory.search",
+        _text_command("memory.search", "query", "TEXT", "what to look for in the memories"),
+    ),
+    ChatCommand(
+        ("recordar", "remember"),
+        "TEXT",
+        "store a memory (#tags allowed)",
+        "memory.add",
+        _text_command("memory.add", "content", "TEXT", "what ALMA should remember"),
+    ),
+    ChatCommand(
+        ("olvidar", "forget"),
+        "ID",
+        "forget a memory (restorable)",
+        "memory.forget",
+        _text_command("memory.forget", "id", "ID", "the id that !buscar shows"),
+    ),
+    ChatCommand(("memoria", "memory"), "hoy", "the memories stored today", "memory.list", _memory),
+    ChatCommand(
+        ("contexto", "context"),
+        "[TEXT]",
+        "what the model is given for TEXT, or for your last message",
+        "context",
+        _context,
+    ),
+    ChatCommand(
+        ("sugerencias", "suggestions"),
+        "[todas]",
+        "pending suggestions (or all)",
+        "suggestions.list",
+        _suggestions,
+    ),
+    ChatCommand(
+        ("ver", "show"),
+        "N",
+        "one suggestion, its evidence and its plan",
+        "suggestions.show",
+        _id_command("suggestions.show", "the number of the suggestion"),
+    ),
+    ChatCommand(
+        ("aceptar", "accept"),
+        "N",
+        "run suggestion N now",
+        "suggestions.accept",
+        _id_command("suggestions.accept", "the number of the suggestion"),
+    ),
+    ChatCommand(
+        ("rechazar", "reject"),
+        "N [motivo]",
+        "reject suggestion N",
+        "suggestions.reject",
+        _reject,
+    ),
+    ChatCommand(
+        ("deshacer", "undo"),
+        "[N]",
+        "revert the last action, or action N",
+        "undo",
+        _id_command("undo", "the number of the action, or nothing for the last one", optional=True),
+    ),
+    ChatCommand(("historial", "history"), "[N]", "the actions done", "history", _history),
+    ChatCommand(
+        ("autonomia", "autonomy"),
+        "off|on|estado",
+        "pause, resume or show ALMA's autonomy",
+        "autonomy.status",
+        _autonomy,
+    ),
+    ChatCommand(
+        ("resumir", "summary"),
+        "[YYYY-MM-DD]",
+        "the day's analysis (today by default)",
+        "report",
+        _summary,
+    ),
+    ChatCommand(("modelo", "model"), "", "which model answers", "model.status", _no_args(Run("model.status", {}))),
+    ChatCommand(("salir", "quit", "exit"), "", "leave (or Ctrl-D)", None, _no_args(Local("quit"))),
+)  # fmt: skip
+
+_BY_WORD: dict[str, ChatCommand] = {name: spec for spec in CHAT_COMMANDS for name in spec.names}
+
+
+def _fold(text: str) -> str:
+    """Lower case without accents: ``!Autonomía`` is ``!autonomia``."""
+    decomposed = unicodedata.normalize("NFKD", text.strip().casefold())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def parse_line(line: str) -> Decision | None:
+    """What the person's ``line`` asks for; None for a blank line.
+
+    A line whose first non-blank character is ``!`` is a command; anything else is a message
+    for the model, sent as typed.
+    """
+    if not line.strip():
+        return None
+    stripped = line.lstrip()
+    if not stripped.startswith("!"):
+        return Send(line)
+    head, _, rest = stripped[1:].partition(" ")
+    if "\n" in head:  # "!aceptar 1\nmore": the word ends at the line's end too
+        head, _, more = head.partition("\n")
+        rest = "\n" + more + (" " + rest if rest else "")
+    spec = _BY_WORD.get(_fold(head))
+    if spec is None:
+        return Usage(f"“!{head[:20]}” is not a command; !ayuda lists the commands.")
+    word = _fold(head)
+    decision = spec.build(word, rest)
+    if isinstance(decision, Run) and decision.cmd not in COMMANDS:
+        return Usage(f"!{word} is not available: this ALMA has no {decision.cmd} command yet.")
+    return decision
+
+
+def help_text() -> str:
+    """The list of commands, one a line, with the English alias in brackets."""
+    lines = []
+    for spec in CHAT_COMMANDS:
+        usage = f" {spec.usage}" if spec.usage else ""
+        aliases = ", ".join(f"!{name}" for name in spec.names[1:])
+        if spec.names[0] == "memoria":
+            aliases = "!memory today"
+        lines.append(f"!{spec.names[0]}{usage} ({aliases}): {spec.help}")
+    lines.append("Enter sends; Alt-Enter (or Esc then Enter) starts a new line.")
+    lines.append("Ctrl-C stops an answer being written; Ctrl-D or !salir leaves.")
+    return "\n".join(lines)
