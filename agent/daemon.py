@@ -35,6 +35,7 @@ from agent.watch import Debouncer, Watcher
 from control.protocol import socket_path_for
 from control.server import ControlServer
 from policies.errors import AlmaError, ConfigError, UnavailableError
+from policies.i18n import set_language
 from policies.layout import RootLayout, resolve_root
 from sandbox.confine import Backend, Confinement, choose
 from sandbox.engine import Engine
@@ -136,6 +137,7 @@ class Daemon:
         except ConfigError as exc:
             raise Refusal(f"{exc} ALMA did not start.") from None
         setup_logging(settings.log_level)
+        set_language(settings.language)
         lock = _lock_root(layout)
         try:
             return self._serve(holder, settings)

@@ -61,6 +61,10 @@ class Settings(BaseSettings):
     )
 
     log_level: Literal["debug", "info", "warning", "error"] = "info"
+    #: The language of what the daemon writes on its own (titles, evidence, reports, the
+    #: folders organize creates) and of answers to clients that do not say theirs: "es" or
+    #: "en"; None follows the daemon's locale (LANGUAGE, LC_ALL, LC_MESSAGES, LANG).
+    language: Literal["es", "en"] | None = None
     #: Desktop notifications (notify-send) for new suggestions and actions done on their own.
     notify: bool = True
     schedule: Schedule = Field(default_factory=Schedule)

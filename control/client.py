@@ -14,6 +14,7 @@ from _socket import socket as _raw_socket
 
 from control import commands, protocol
 from policies.errors import TooLargeError, UnavailableError
+from policies.i18n import _, current_language
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -52,20 +53,28 @@ class Client:
     def call(self, cmd: str, **args: object) -> object:
         commands.validate(cmd, args)  # the same table the server checks: fail fast, locally
         request_id = next(_ids)
-        line = protocol.encode_request(request_id, cmd, args)
+        # The daemon writes its sentences in the language of the person at this end.
+        line = protocol.encode_request(request_id, cmd, args, current_language())
         conn = self._connect()
         try:
             conn.sendall(line)
             answer = self._read_line(conn)
         except TimeoutError:
             raise UnavailableError(
-                f"The daemon did not answer {cmd} within {self.timeout:g} seconds; "
-                "check its log, or try again."
+                _(
+                    "The daemon did not answer {command} within {seconds} seconds; "
+                    "check its log, or try again.",
+                    command=cmd,
+                    seconds=f"{self.timeout:g}",
+                )
             ) from None
         except OSError as exc:
             raise DaemonUnreachable(
-                f"The connection to alma-agentd broke ({exc.strerror or exc}); "
-                "check that it is still running."
+                _(
+                    "The connection to alma-agentd broke ({reason}); "
+                    "check that it is still running.",
+                    reason=exc.strerror or exc,
+                )
             ) from None
         finally:
             conn.close()
@@ -79,8 +88,13 @@ class Client:
         except OSError as exc:
             conn.close()
             raise DaemonUnreachable(
-                f"alma-agentd is not reachable on {self.socket_path} ({exc.strerror or exc}); "
-                f"start it with `{self.start_hint}` (or `systemctl --user start alma`)."
+                _(
+                    "alma-agentd is not reachable on {socket} ({reason}); start it with "
+                    "`{command}` (or `systemctl --user start alma`).",
+                    socket=self.socket_path,
+                    reason=exc.strerror or exc,
+                    command=self.start_hint,
+                )
             ) from None
         conn.settimeout(self.timeout)
         return conn
@@ -94,12 +108,16 @@ class Client:
             if newline >= 0:
                 return bytes(buffer[:newline])
             if len(buffer) > limit:
-                raise TooLargeError(f"The daemon's answer is larger than {limit} bytes.")
+                raise TooLargeError(
+                    _("The daemon's answer is larger than {limit} bytes.", limit=limit)
+                )
             scanned = len(buffer)
             chunk = conn.recv(_CHUNK)
             if not chunk:
                 raise DaemonUnreachable(
-                    "alma-agentd closed the connection without answering; "
-                    "check that it is still running, and its log."
+                    _(
+                        "alma-agentd closed the connection without answering; "
+                        "check that it is still running, and its log."
+                    )
                 )
             buffer += chunk

@@ -9,6 +9,7 @@ here is never looked up anywhere else.
 from __future__ import annotations
 
 from policies.errors import BadArgumentError, UnknownCommandError
+from policies.i18n import N_, _
 
 # Neither dataclasses nor typing: importing them costs alma-ctl ~15 ms at every start.
 TYPE_CHECKING = False
@@ -85,26 +86,36 @@ class Arg:
     def __repr__(self) -> str:
         return f"Arg({self.name!r}, {self.type!r})"
 
+    @property
+    def spelling(self) -> str:
+        """How a person names this argument on alma-ctl's line (``--older-than``, ``ID``).
+
+        Error sentences use it: the wire name (``older_than_days``) is nothing a person types.
+        """
+        if self.positional:
+            return self.metavar or self.name.upper()
+        return self.flag or "--" + self.name.replace("_", "-")
+
     def describe(self) -> str:
         """What a valid value looks like, for the error sentence."""
         if self.choices:
-            text = "one of " + ", ".join(self.choices)
+            text = _("one of {choices}", choices=", ".join(self.choices))
         elif self.type == "int":
             if self.min is not None and self.max is not None and self.max < MAX_ID:
-                text = f"an integer from {self.min} to {self.max}"
+                text = _("an integer from {min} to {max}", min=self.min, max=self.max)
             elif self.min == 1:
-                text = "a positive integer"
+                text = _("a positive integer")
             elif self.min == 0:
-                text = "a non-negative integer"
+                text = _("a non-negative integer")
             else:
-                text = "an integer"
+                text = _("an integer")
         elif self.type == "bool":
-            text = "true or false"
+            text = _("true or false")
         elif self.type == "list[str]":
-            text = "a list of texts"
+            text = _("a list of texts")
         else:
-            text = "a non-empty text" if self.non_empty else "a text"
-        return text + (" or null" if self.nullable else "")
+            text = _("a non-empty text") if self.non_empty else _("a text")
+        return _("{value} or nothing", value=text) if self.nullable else text
 
 
 class Command:
@@ -126,6 +137,11 @@ class Command:
     def __repr__(self) -> str:
         return f"Command({self.name!r})"
 
+    @property
+    def spelling(self) -> str:
+        """The command as a person types it after ``alma-ctl`` (``trash empty``)."""
+        return self.name.replace(".", " ")
+
 
 _ID = Arg("id", "int", required=True, min=1, max=MAX_ID, positional=True, metavar="ID")
 _MEMORY_ID = Arg(
@@ -138,7 +154,7 @@ _TYPE = Arg(
     max_len=SHORT_TEXT,
     flag="--type",
     metavar="TYPE",
-    help="memory type (institutional, context, architecture, principle, fact, episode, ...)",
+    help=N_("memory type (institutional, context, architecture, principle, fact, episode, ...)"),
 )
 _PROJECT = Arg("project", "str", nullable=True, max_len=SHORT_TEXT, metavar="P")
 _TAGS = Arg(
@@ -148,61 +164,61 @@ _TAGS = Arg(
     max_len=SHORT_TEXT,
     flag="--tag",
     metavar="T",
-    help="a tag (repeat for more)",
+    help=N_("a tag (repeat for more)"),
 )
 _SLOW = 3600.0  # accept/undo/analyze may move thousands of files; the daemon bounds them itself
 _MODEL = 300.0  # the first memory call may load the embedding model
 
 _TABLE: tuple[Command, ...] = (
-    Command("status", "daemon, root, socket, autonomy, sandbox and counts", timeout=10.0),
+    Command("status", N_("daemon, root, socket, autonomy, sandbox and counts"), timeout=10.0),
     Command(
         "analyze",
-        "run the monitor now",
-        (Arg("wait", "bool", default=False, help="return after its suggestions are stored"),),
+        N_("run the monitor now"),
+        (Arg("wait", "bool", default=False, help=N_("return after its suggestions are stored")),),
         timeout=_SLOW,
     ),
     Command(
         "suggestions.list",
-        "list suggestions (pending ones by default)",
+        N_("list suggestions (pending ones by default)"),
         (
             Arg("status", "str", nullable=True, choices=SUGGESTION_STATUSES, metavar="S"),
-            Arg("all", "bool", default=False, help="every status"),
+            Arg("all", "bool", default=False, help=N_("every status")),
         ),
     ),
-    Command("suggestions.show", "a suggestion, its evidence and its whole plan", (_ID,)),
-    Command("suggestions.accept", "execute a suggestion now", (_ID,), timeout=_SLOW),
+    Command("suggestions.show", N_("a suggestion, its evidence and its whole plan"), (_ID,)),
+    Command("suggestions.accept", N_("execute a suggestion now"), (_ID,), timeout=_SLOW),
     Command(
         "suggestions.reject",
-        "reject a suggestion",
+        N_("reject a suggestion"),
         (_ID, Arg("reason", "str", nullable=True, max_len=2000, metavar="TEXT")),
     ),
-    Command("autonomy.off", "pause autonomy until `autonomy on`, across restarts"),
-    Command("autonomy.on", "resume autonomy"),
-    Command("autonomy.status", "configured and effective level, paused or not"),
+    Command("autonomy.off", N_("pause autonomy until `autonomy on`, across restarts")),
+    Command("autonomy.on", N_("resume autonomy")),
+    Command("autonomy.status", N_("configured and effective level, paused or not")),
     Command(
         "autonomy.level",
-        "lower the level at run time (raising it is done by editing autonomy.conf)",
+        N_("lower the level at run time (raising it is done by editing autonomy.conf)"),
         (Arg("level", "str", required=True, choices=AUTONOMY_LEVELS, positional=True),),
     ),
     Command(
         "autonomy.allow",
-        "let level auto run KIND on its own again after an undo stopped it",
+        N_("let level auto run KIND on its own again after an undo stopped it"),
         (Arg("kind", "str", required=True, non_empty=True, max_len=SHORT_TEXT, positional=True),),
     ),
     Command(
         "undo",
-        "revert the newest action not yet undone, or the one named",
+        N_("revert the newest action not yet undone, or the one named"),
         (Arg("id", "int", nullable=True, min=1, max=MAX_ID, positional=True, metavar="ACTION_ID"),),
         timeout=_SLOW,
     ),
     Command(
         "history",
-        "executed actions, newest first",
+        N_("executed actions, newest first"),
         (Arg("limit", "int", default=20, min=1, max=1000, metavar="N"),),
     ),
     Command(
         "memory.add",
-        "store a memory",
+        N_("store a memory"),
         (
             Arg("content", "str", required=True, non_empty=True, positional=True, metavar="TEXT"),
             _TAGS,
@@ -214,7 +230,7 @@ _TABLE: tuple[Command, ...] = (
     ),
     Command(
         "memory.search",
-        "semantic search with filters",
+        N_("semantic search with filters"),
         (
             Arg("query", "str", required=True, non_empty=True, positional=True, metavar="QUERY"),
             Arg("limit", "int", default=5, min=1, max=100, metavar="N"),
@@ -227,40 +243,42 @@ _TABLE: tuple[Command, ...] = (
     ),
     Command(
         "memory.list",
-        "stored memories, newest first",
+        N_("stored memories, newest first"),
         (
             Arg("limit", "int", default=20, min=1, max=1000, metavar="N"),
             Arg("tag", "str", nullable=True, max_len=SHORT_TEXT, metavar="T"),
             _PROJECT,
             _TYPE,
-            Arg("archived", "bool", default=False, help="the forgotten (archived) ones instead"),
+            Arg(
+                "archived", "bool", default=False, help=N_("the forgotten (archived) ones instead")
+            ),
         ),
         timeout=_MODEL,
     ),
-    Command("memory.show", "one memory", (_MEMORY_ID,), timeout=_MODEL),
-    Command("memory.forget", "archive a memory (restorable)", (_MEMORY_ID,), timeout=_MODEL),
-    Command("memory.restore", "bring back a forgotten memory", (_MEMORY_ID,), timeout=_MODEL),
+    Command("memory.show", N_("one memory"), (_MEMORY_ID,), timeout=_MODEL),
+    Command("memory.forget", N_("archive a memory (restorable)"), (_MEMORY_ID,), timeout=_MODEL),
+    Command("memory.restore", N_("bring back a forgotten memory"), (_MEMORY_ID,), timeout=_MODEL),
     Command(
         "memory.export",
-        "memories as training examples (JSONL)",
+        N_("memories as training examples (JSONL)"),
         (Arg("format", "str", default="chatml", choices=EXPORT_FORMATS),),
         timeout=_MODEL,
     ),
-    Command("memory.examples", "store the example memories", timeout=_MODEL),
-    Command("memory.stats", "counts by layer, type and project", timeout=_MODEL),
+    Command("memory.examples", N_("store the example memories"), timeout=_MODEL),
+    Command("memory.stats", N_("counts by layer, type and project"), timeout=_MODEL),
     Command(
         "context",
-        "the context the chat would be given for PROMPT",
+        N_("the context the chat would be given for PROMPT"),
         (
             Arg("prompt", "str", required=True, positional=True, metavar="PROMPT"),
             Arg("budget", "int", default=1500, min=100, max=32000, metavar="TOKENS"),
         ),
         timeout=_MODEL,
     ),
-    Command("trash.list", "what is in ALMA's trash"),
+    Command("trash.list", N_("what is in ALMA's trash")),
     Command(
         "trash.empty",
-        "remove for good what has been in the trash at least DAYS days",
+        N_("remove for good what has been in the trash at least DAYS days"),
         (
             Arg(
                 "older_than_days",
@@ -298,28 +316,52 @@ def validate(cmd: str, args: dict[str, object]) -> dict[str, object]:
     command = COMMANDS.get(cmd)
     if command is None:
         raise UnknownCommandError(
-            f"Unknown command {_quote(cmd)}; run `alma-ctl --help` to see the commands."
+            _(
+                "Unknown command {command}; run `alma-ctl --help` to see the commands.",
+                command=_quote(cmd),
+            )
         )
     for key in args:
         if key not in command.by_name:
-            raise BadArgumentError(f"Command {cmd} has no argument {_quote(key)}.")
+            # An unknown key has no alma-ctl spelling: only a program sends one.
+            raise BadArgumentError(
+                _(
+                    "`alma-ctl {command}` has no argument {name}.",
+                    command=command.spelling,
+                    name=_quote(key),
+                )
+            )
     checked: dict[str, object] = {}
     for spec in command.args:
         if spec.name not in args:
             if spec.required:
-                raise BadArgumentError(f"Command {cmd} needs the argument {spec.name}.")
+                raise BadArgumentError(
+                    _(
+                        "`alma-ctl {command}` needs {argument}.",
+                        command=command.spelling,
+                        argument=spec.spelling,
+                    )
+                )
             default = spec.default
             checked[spec.name] = list(default) if isinstance(default, tuple) else default
             continue
-        checked[spec.name] = _check(cmd, spec, args[spec.name])
+        checked[spec.name] = _check(command, spec, args[spec.name])
     return checked
 
 
-def _wrong(cmd: str, spec: Arg, detail: str = "") -> BadArgumentError:
-    return BadArgumentError(f"Argument {spec.name} of {cmd} must be {spec.describe()}{detail}.")
+def _wrong(command: Command, spec: Arg, detail: str = "") -> BadArgumentError:
+    return BadArgumentError(
+        _(
+            "{argument} of `alma-ctl {command}` must be {value}{detail}.",
+            argument=spec.spelling,
+            command=command.spelling,
+            value=spec.describe(),
+            detail=detail,
+        )
+    )
 
 
-def _check(cmd: str, spec: Arg, value: object) -> object:
+def _check(cmd: Command, spec: Arg, value: object) -> object:
     if value is None:
         if spec.nullable:
             return None
@@ -340,11 +382,11 @@ def _check(cmd: str, spec: Arg, value: object) -> object:
     if spec.type == "str":
         return _check_text(cmd, spec, value)
     if not isinstance(value, list) or len(value) > MAX_LIST_ITEMS:
-        raise _wrong(cmd, spec, f" (at most {MAX_LIST_ITEMS})")
+        raise _wrong(cmd, spec, _(" (at most {count})", count=MAX_LIST_ITEMS))
     return [_check_text(cmd, spec, item) for item in value]
 
 
-def _check_text(cmd: str, spec: Arg, value: object) -> str:
+def _check_text(cmd: Command, spec: Arg, value: object) -> str:
     if not isinstance(value, str):
         raise _wrong(cmd, spec)
     if spec.choices and value not in spec.choices:
@@ -352,9 +394,9 @@ def _check_text(cmd: str, spec: Arg, value: object) -> str:
     if spec.non_empty and not value.strip():
         raise _wrong(cmd, spec)
     if spec.max_len is not None and len(value) > spec.max_len:
-        raise _wrong(cmd, spec, f" of at most {spec.max_len} characters")
+        raise _wrong(cmd, spec, _(" of at most {count} characters", count=spec.max_len))
     if "\x00" in value:  # never a valid name, and a classic way to cut a path short
-        raise _wrong(cmd, spec, " without NUL characters")
+        raise _wrong(cmd, spec, _(" without NUL characters"))
     return value
 
 

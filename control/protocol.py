@@ -18,6 +18,7 @@ from enum import Enum
 
 from control.commands import MAX_ID
 from policies.errors import ERROR_CLASSES, AlmaError, BadRequestError, VersionMismatchError
+from policies.i18n import _, language, ngettext, normalize, supported
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,18 +32,25 @@ MAX_RESPONSE_BYTES = 64 << 20
 #: AF_UNIX paths longer than this fail to bind (108 bytes with the terminating NUL).
 MAX_SOCKET_PATH_BYTES = 107
 
-_ENVELOPE_KEYS = frozenset({"v", "id", "cmd", "args"})
+_ENVELOPE_KEYS = frozenset({"v", "id", "cmd", "args", "lang"})
+#: Longest language tag accepted in the envelope (BCP 47 tags in use are far shorter).
+_MAX_LANG = 35
 
 
 class Request:
-    """A request that passed the envelope checks; ``args`` are not validated yet."""
+    """A request that passed the envelope checks; ``args`` are not validated yet.
 
-    __slots__ = ("args", "cmd", "id")
+    ``lang`` is the language the client's person reads (one of :data:`policies.i18n.LANGUAGES`),
+    or None when the client did not say: then the daemon's own language is used.
+    """
 
-    def __init__(self, id: int, cmd: str, args: dict[str, object]) -> None:
+    __slots__ = ("args", "cmd", "id", "lang")
+
+    def __init__(self, id: int, cmd: str, args: dict[str, object], lang: str | None = None) -> None:
         self.id = id
         self.cmd = cmd
         self.args = args
+        self.lang = lang
 
     def __repr__(self) -> str:
         return f"Request(id={self.id!r}, cmd={self.cmd!r})"
@@ -160,8 +168,14 @@ def dumps_line(message: dict[str, object]) -> bytes:
     return text.encode("utf-8") + b"\n"
 
 
-def encode_request(request_id: int, cmd: str, args: dict[str, object]) -> bytes:
-    return dumps_line({"v": PROTOCOL_VERSION, "id": request_id, "cmd": cmd, "args": args})
+def encode_request(
+    request_id: int, cmd: str, args: dict[str, object], lang: str | None = None
+) -> bytes:
+    message: dict[str, object] = {"v": PROTOCOL_VERSION, "id": request_id, "cmd": cmd}
+    message["args"] = args
+    if lang is not None:
+        message["lang"] = lang
+    return dumps_line(message)
 
 
 def encode_result(request_id: int, result: object) -> bytes:
@@ -192,36 +206,70 @@ def parse_request(line: bytes) -> Request:
         message = loads_strict(line)
     except ValueError as exc:
         raise WireError(
-            BadRequestError(f"The request is not a valid JSON line ({exc}); send one JSON object."),
+            BadRequestError(
+                _(
+                    "The request is not a valid JSON line ({detail}); send one JSON object.",
+                    detail=exc,
+                )
+            ),
             None,
         ) from None
     if not isinstance(message, dict):
-        raise WireError(BadRequestError("The request must be a JSON object."), None)
+        raise WireError(BadRequestError(_("The request must be a JSON object.")), None)
     raw_id = message.get("id")
     request_id = raw_id if _valid_id(raw_id) else None
+    lang = _wire_language(message.get("lang"), request_id)
+    with language(lang):  # the errors below are for the client's person
+        return _parse_envelope(message, request_id, lang)
+
+
+def _wire_language(value: object, request_id: int | None) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str) and len(value) <= _MAX_LANG and normalize(value) is not None:
+        return supported(value)
+    raise WireError(
+        BadRequestError(_('"lang" must be a language tag such as "es" or "en", or left out.')),
+        request_id,
+    )
+
+
+def _parse_envelope(
+    message: dict[str, object], request_id: int | None, lang: str | None
+) -> Request:
     version = message.get("v")
     if isinstance(version, bool) or not isinstance(version, int):
         raise WireError(
-            BadRequestError('The request needs "v", the protocol version, as an integer.'),
+            BadRequestError(_('The request needs "v", the protocol version, as an integer.')),
             request_id,
         )
     if version != PROTOCOL_VERSION:
         raise WireError(VersionMismatchError(version_mismatch_sentence(version)), request_id)
     if request_id is None:
         raise WireError(
-            BadRequestError('The request needs "id", a non-negative integer.'), request_id
+            BadRequestError(_('The request needs "id", a non-negative integer.')), request_id
         )
     unknown = sorted(str(key) for key in message if key not in _ENVELOPE_KEYS)
     if unknown:
         names = ", ".join(repr(_clip(key)) for key in unknown[:5])
-        raise WireError(BadRequestError(f"Unknown request field(s): {names}."), request_id)
+        raise WireError(
+            BadRequestError(
+                ngettext(
+                    "Unknown request field: {names}.",
+                    "Unknown request fields: {names}.",
+                    len(unknown),
+                    names=names,
+                )
+            ),
+            request_id,
+        )
     cmd = message.get("cmd")
     if not isinstance(cmd, str) or not cmd:
-        raise WireError(BadRequestError('The request needs "cmd", a command name.'), request_id)
+        raise WireError(BadRequestError(_('The request needs "cmd", a command name.')), request_id)
     args = message.get("args", {})
     if not isinstance(args, dict):
-        raise WireError(BadRequestError('"args" must be a JSON object.'), request_id)
-    return Request(id=request_id, cmd=cmd, args=args)
+        raise WireError(BadRequestError(_('"args" must be a JSON object.')), request_id)
+    return Request(id=request_id, cmd=cmd, args=args, lang=lang)
 
 
 def parse_response(line: bytes, expected_id: int) -> object:
@@ -229,9 +277,11 @@ def parse_response(line: bytes, expected_id: int) -> object:
     try:
         message = loads_strict(line)
     except ValueError as exc:
-        raise BadRequestError(f"The daemon sent an unreadable answer ({exc}).") from None
+        raise BadRequestError(
+            _("The daemon sent an unreadable answer ({detail}).", detail=exc)
+        ) from None
     if not isinstance(message, dict):
-        raise BadRequestError("The daemon sent an answer that is not a JSON object.")
+        raise BadRequestError(_("The daemon sent an answer that is not a JSON object."))
     error = message.get("error")
     version = message.get("v")
     if version != PROTOCOL_VERSION:
@@ -241,23 +291,29 @@ def parse_response(line: bytes, expected_id: int) -> object:
         raise VersionMismatchError(version_mismatch_sentence(version, ours_is_client=True))
     if message.get("ok") is True:
         if message.get("id") != expected_id:
-            raise BadRequestError("The daemon answered a different request; try again.")
+            raise BadRequestError(_("The daemon answered a different request; try again."))
         return message.get("result")
     if not isinstance(error, dict):
-        raise BadRequestError("The daemon sent an error without a code.")
+        raise BadRequestError(_("The daemon sent an error without a code."))
     code = error.get("code")
     text = error.get("message")
     if isinstance(code, bool) or not isinstance(code, int) or not isinstance(text, str):
-        raise BadRequestError("The daemon sent an error without a code or a message.")
+        raise BadRequestError(_("The daemon sent an error without a code or a message."))
     raise ERROR_CLASSES.get(code, AlmaError)(text)
 
 
 def version_mismatch_sentence(other: object, *, ours_is_client: bool = False) -> str:
-    peer = "The daemon" if ours_is_client else "alma-ctl"
-    return (
-        f"{peer} speaks control protocol version {_clip(repr(other))} but this side speaks "
-        f"{PROTOCOL_VERSION}; restart alma-agentd and update alma-ctl so both come from the "
-        "same installation."
+    values = {"other": _clip(repr(other)), "ours": PROTOCOL_VERSION}
+    if ours_is_client:
+        return _(
+            "The daemon speaks control protocol version {other} but alma-ctl speaks {ours}; "
+            "restart alma-agentd and update alma-ctl so both come from the same installation.",
+            **values,
+        )
+    return _(
+        "alma-ctl speaks control protocol version {other} but the daemon speaks {ours}; "
+        "restart alma-agentd and update alma-ctl so both come from the same installation.",
+        **values,
     )
 
 

@@ -23,12 +23,13 @@ from pathlib import Path
 
 from control import commands, protocol
 from policies.errors import AlmaError, ErrorCode, TooLargeError, UnavailableError
+from policies.i18n import N_, _, language
 
 Dispatch = Callable[[str, dict[str, object]], object]
 
 _PEERCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
 _CHUNK = 64 * 1024
-_INTERNAL_SENTENCE = "The daemon hit an internal error; its log has the details."
+_INTERNAL_SENTENCE = N_("The daemon hit an internal error; its log has the details.")
 _umask_lock = threading.Lock()
 
 
@@ -371,6 +372,11 @@ class ControlServer:
             request = protocol.parse_request(line.rstrip(b"\r"))
         except protocol.WireError as exc:
             return protocol.encode_error(exc.request_id, exc.error.code, exc.error.message)
+        # Every sentence made while answering is in the language of the client's person.
+        with language(request.lang):
+            return self._answer_request(request)
+
+    def _answer_request(self, request: protocol.Request) -> bytes:
         try:
             args = commands.validate(request.cmd, request.args)
             result = self._dispatch(request.cmd, args)
@@ -378,17 +384,20 @@ class ControlServer:
             return protocol.encode_error(request.id, exc.code, exc.message)
         except Exception:
             self._log.exception("command %s failed", request.cmd)
-            return protocol.encode_error(request.id, ErrorCode.INTERNAL, _INTERNAL_SENTENCE)
+            return protocol.encode_error(request.id, ErrorCode.INTERNAL, _(_INTERNAL_SENTENCE))
         try:
             encoded = protocol.encode_result(request.id, result)
         except (TypeError, ValueError, RecursionError):
             self._log.exception("command %s returned a result that is not JSON", request.cmd)
-            return protocol.encode_error(request.id, ErrorCode.INTERNAL, _INTERNAL_SENTENCE)
+            return protocol.encode_error(request.id, ErrorCode.INTERNAL, _(_INTERNAL_SENTENCE))
         if len(encoded) > self._max_response:
             return protocol.encode_error(
                 request.id,
                 ErrorCode.TOO_LARGE,
-                "The answer is too large to send; ask for fewer items (for example with --limit).",
+                _(
+                    "The answer is too large to send; ask for fewer items "
+                    "(for example with --limit)."
+                ),
             )
         return encoded
 

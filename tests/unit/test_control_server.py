@@ -135,6 +135,43 @@ def test_alma_errors_travel_as_code_and_sentence(
         Client(server.socket_path, 5).call("suggestions.show", id=9)
 
 
+def test_answers_are_in_the_language_the_client_sends(
+    server: ControlServer, fake: FakeDispatcher, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from policies.i18n import _, current_language
+
+    languages: list[str] = []
+
+    def show(args: dict[str, object]) -> object:
+        languages.append(current_language())
+        raise NotFoundError(_("The daemon hit an internal error; its log has the details."))
+
+    fake.results["suggestions.show"] = show
+    client = Client(server.socket_path, 5)
+    with pytest.raises(NotFoundError, match=r"^The daemon hit an internal error"):
+        client.call("suggestions.show", id=9)
+    monkeypatch.setenv("LANG", "es_ES.UTF-8")
+    monkeypatch.setattr("policies.i18n._process_language", None)  # the client reads its locale
+    with pytest.raises(NotFoundError, match=r"^El daemon tuvo un error interno"):
+        client.call("suggestions.show", id=9)
+    with pytest.raises(BadArgumentError, match=r"^ID de `alma-ctl suggestions show` debe ser"):
+        _raw_call(
+            server, {"v": 1, "id": 1, "cmd": "suggestions.show", "lang": "es", "args": {"id": 0}}
+        )
+    assert languages == ["en", "es"]
+
+
+def _raw_call(server: ControlServer, message: dict[str, object]) -> object:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.settimeout(5)
+        conn.connect(str(server.socket_path))
+        conn.sendall(json.dumps(message).encode() + b"\n")
+        data = b""
+        while not data.endswith(b"\n") and (chunk := conn.recv(65536)):
+            data += chunk
+    return protocol.parse_response(data.rstrip(b"\n"), int(str(message["id"])))
+
+
 def test_other_exceptions_are_internal_and_never_leak(
     server: ControlServer, fake: FakeDispatcher, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -291,11 +291,12 @@ def test_usage_errors_exit_2_and_send_nothing(
 @pytest.mark.parametrize(
     ("argv", "named"),
     [
-        (["history", "--limit", "0"], "limit"),
-        (["suggestions", "show", "0"], "id"),
-        (["memory", "add", " "], "content"),
-        (["memory", "add", "x", "--importance", "9"], "importance"),
-        (["context", "p", "--budget", "5"], "budget"),
+        # Named as the person typed them, not by their wire names (limit, id, content...).
+        (["history", "--limit", "0"], "--limit"),
+        (["suggestions", "show", "0"], "ID"),
+        (["memory", "add", " "], "TEXT"),
+        (["memory", "add", "x", "--importance", "9"], "--importance"),
+        (["context", "p", "--budget", "5"], "--budget"),
     ],
 )
 def test_out_of_range_arguments_exit_2_with_a_sentence(

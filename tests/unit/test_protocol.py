@@ -119,6 +119,12 @@ def test_args_default_to_empty() -> None:
         (_req(args=[]), 5),
         (_req(args="x"), 5),
         (_req(extra=1), 5),
+        (_req(lang=5), 5),
+        (_req(lang=""), 5),
+        (_req(lang=["es"]), 5),
+        (_req(lang="x" * 36), 5),
+        (_req(lang="../../etc"), 5),
+        (_req(lang="es\n"), 5),
     ],
 )
 def test_bad_requests_are_refused_with_one_sentence(line: bytes, answer_id: int | None) -> None:
@@ -128,6 +134,29 @@ def test_bad_requests_are_refused_with_one_sentence(line: bytes, answer_id: int 
     assert info.value.error.code == ErrorCode.BAD_REQUEST
     assert info.value.error.message.endswith(".") and "\n" not in info.value.error.message
     assert len(info.value.error.message) < 300  # never echoes a megabyte back
+
+
+@pytest.mark.parametrize(
+    ("sent", "read"),
+    [("es", "es"), ("es_ES.UTF-8", "es"), ("es-MX", "es"), ("en", "en"), ("fr", "en"), ("C", "en")],
+)
+def test_the_language_of_the_request_is_read_and_kept(sent: str, read: str) -> None:
+    line = protocol.encode_request(3, "status", {}, sent)
+    assert protocol.parse_request(line.rstrip(b"\n")).lang == read
+
+
+def test_a_request_without_language_leaves_it_to_the_daemon() -> None:
+    assert protocol.parse_request(_req()).lang is None
+    assert b"lang" not in protocol.encode_request(3, "status", {})
+
+
+def test_envelope_errors_are_in_the_language_the_request_asks_for() -> None:
+    with pytest.raises(protocol.WireError) as info:
+        protocol.parse_request(_req(lang="es", cmd=""))
+    assert info.value.error.message == 'La petición necesita "cmd", el nombre de una orden.'
+    with pytest.raises(protocol.WireError) as info:
+        protocol.parse_request(_req(lang="en", cmd=""))
+    assert info.value.error.message == 'The request needs "cmd", a command name.'
 
 
 @pytest.mark.parametrize("version", [0, 2, -1, 10**30])
@@ -282,7 +311,13 @@ def test_unknown_command() -> None:
 def test_bad_arguments_name_the_argument(cmd: str, args: dict[str, object], named: str) -> None:
     with pytest.raises(BadArgumentError) as info:
         validate(cmd, args)
-    assert named in info.value.message
+    spec = COMMANDS[cmd].by_name.get(named)
+    # As the person types it (``--older-than``, ``ID``), never the wire name (``older_than_days``);
+    # an argument the table does not know is quoted as it was sent.
+    assert (repr(named) if spec is None else spec.spelling) in info.value.message
+    assert f"`alma-ctl {cmd.replace('.', ' ')}`" in info.value.message
+    if "_" in named:
+        assert named not in info.value.message
     assert info.value.message.endswith(".")
 
 

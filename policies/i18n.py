@@ -1,0 +1,278 @@
+"""The language a person reads: the one owner of translation. Standard library only, a leaf.
+
+English is the source language: messages are written in English in the code, marked with
+:func:`_` (``_("Rejected suggestion {id}.", id=3)``), and the catalog ``policies/locale/es.po``
+holds their Spanish. Which language a sentence is shown in:
+
+1. while the daemon answers a request, the language the client sent in the request envelope
+   (``"lang": "es"``; :func:`language` sets it for the request's dispatch);
+2. else the process's own language: :func:`set_language` (the daemon's ``language`` setting),
+   or the locale as gettext reads it: the first non-empty of ``LANGUAGE``, ``LC_ALL``,
+   ``LC_MESSAGES``, ``LANG`` (``LANGUAGE`` may list several, ``es:en``); ``C``, ``POSIX`` or
+   nothing set means English.
+
+Why not :mod:`gettext`: importing it (with :mod:`locale`) and compiling ``.mo`` files would
+cost every ``alma-ctl`` start and put a build step and binaries in the repository. The ``.po``
+file is read directly, only when a sentence is first translated into a language other than
+English; it is a few hundred entries and parses in about a millisecond.
+
+Messages marked at import time (help texts of the command table) are marked with :func:`N_`
+and translated where they are shown, with ``_(text)``. Folder names ALMA creates are
+translated with the context ``folder`` (:func:`folder_name`).
+"""
+
+from __future__ import annotations
+
+import os
+from _contextvars import ContextVar
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from _contextvars import Token
+
+#: Languages with a catalog, the source language first.
+LANGUAGES = ("en", "es")
+SOURCE_LANGUAGE = "en"
+_LOCALE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "locale")
+_CONTEXT_SEP = "\x04"  # GNU gettext's separator between msgctxt and msgid
+
+# The request's language while the daemon dispatches it (threads start with no value).
+_request_language: ContextVar[str | None] = ContextVar("alma_language", default=None)
+_process_language: str | None = None
+_catalogs: dict[str, dict[str, tuple[str, ...]]] = {}
+
+
+# --------------------------------------------------------------------------- which language
+
+
+def normalize(tag: str) -> str | None:
+    """``es_ES.UTF-8@euro`` -> ``es``; ``C``/``POSIX`` -> ``en``; None when it is no language.
+
+    Only a well-formed tag of letters (and ``_``/``-`` regions) counts, so a value from the
+    wire or the environment can never name a file.
+    """
+    if not tag.isascii() or not all(c.isalnum() or c in "_-.@" for c in tag):
+        return None
+    base = tag.partition(".")[0].partition("@")[0]
+    if base in ("C", "POSIX"):
+        return SOURCE_LANGUAGE
+    lang = base.replace("-", "_").partition("_")[0].lower()
+    if not (2 <= len(lang) <= 3 and lang.isascii() and lang.isalpha()):
+        return None
+    return lang
+
+
+def locale_language(environ: dict[str, str] | os._Environ[str] | None = None) -> str:
+    """The language the locale asks for, read as gettext reads it, among :data:`LANGUAGES`.
+
+    The first non-empty of ``LANGUAGE``, ``LC_ALL``, ``LC_MESSAGES``, ``LANG`` decides (as
+    Python's gettext does); its first entry with a catalog wins, and ``C``/``POSIX`` or an
+    entry list without any catalog means English.
+    """
+    env = os.environ if environ is None else environ
+    for name in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"):
+        value = env.get(name)
+        if not value:
+            continue
+        for item in value.split(":"):
+            lang = normalize(item) if item else None
+            if lang in LANGUAGES:
+                assert lang is not None
+                return lang
+        return SOURCE_LANGUAGE
+    return SOURCE_LANGUAGE
+
+
+def supported(tag: str) -> str:
+    """The catalog language for a tag (``es-MX`` -> ``es``); English when there is none."""
+    lang = normalize(tag)
+    return lang if lang in LANGUAGES and lang is not None else SOURCE_LANGUAGE
+
+
+def set_language(tag: str | None) -> None:
+    """Fix the process's language (a setting); None goes back to reading the locale."""
+    global _process_language
+    _process_language = None if tag is None else supported(tag)
+
+
+def current_language() -> str:
+    """The language sentences are written in right now (see the module's docstring)."""
+    lang = _request_language.get()
+    if lang is not None:
+        return lang
+    global _process_language
+    if _process_language is None:
+        _process_language = locale_language()
+    return _process_language
+
+
+class language:
+    """``with language("es"): ...``: sentences made inside are Spanish (this thread only).
+
+    ``None`` leaves the language as it is. A class, not :mod:`contextlib`: it keeps this leaf
+    free of imports that alma-ctl would pay for.
+    """
+
+    __slots__ = ("_tag", "_token")
+
+    def __init__(self, tag: str | None) -> None:
+        self._tag = None if tag is None else supported(tag)
+        self._token: Token[str | None] | None = None
+
+    def __enter__(self) -> str:
+        if self._tag is not None:
+            self._token = _request_language.set(self._tag)
+        return current_language()
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._token is not None:
+            _request_language.reset(self._token)
+            self._token = None
+
+
+# --------------------------------------------------------------------------- translating
+
+
+def _(message: str, /, **values: object) -> str:
+    """``message`` in the current language, with ``{name}`` fields filled from ``values``."""
+    text = message
+    lang = current_language()
+    if lang != SOURCE_LANGUAGE:
+        found = _catalog(lang).get(message)
+        if found and found[0]:
+            text = found[0]
+    return text.format(**values) if values else text
+
+
+def ngettext(singular: str, plural: str, n: int, /, **values: object) -> str:
+    """The form of a message for the count ``n`` (``{n}`` is filled in with it).
+
+    English and Spanish both use the singular for exactly one and the plural otherwise.
+    """
+    index = 0 if n == 1 else 1
+    text = singular if index == 0 else plural
+    lang = current_language()
+    if lang != SOURCE_LANGUAGE:
+        found = _catalog(lang).get(singular)
+        if found and len(found) == 2 and found[index]:
+            text = found[index]
+    return text.format(n=n, **values)
+
+
+def pgettext(context: str, message: str, /) -> str:
+    """``message`` translated in ``context`` (a word that means different things elsewhere)."""
+    return _in_context(context, message)
+
+
+def _in_context(context: str, message: str) -> str:
+    lang = current_language()
+    if lang != SOURCE_LANGUAGE:
+        found = _catalog(lang).get(context + _CONTEXT_SEP + message)
+        if found and found[0]:
+            return found[0]
+    return message
+
+
+def N_(message: str, /) -> str:
+    """Mark a message for the catalog without translating it yet (see the module docstring)."""
+    return message
+
+
+def folder_name(category: str, lang: str | None = None) -> str:
+    """The name of the folder ALMA creates for ``category`` (``images`` -> ``imágenes``).
+
+    The catalog's reader takes the categories of :mod:`actions.planners.categories` as the
+    messages of the context ``folder``.
+    """
+    with language(lang):
+        return _in_context("folder", category)
+
+
+# --------------------------------------------------------------------------- the catalog
+
+
+def catalog_path(lang: str) -> str:
+    return os.path.join(_LOCALE_DIR, f"{lang}.po")
+
+
+def _catalog(lang: str) -> dict[str, tuple[str, ...]]:
+    catalog = _catalogs.get(lang)
+    if catalog is None:
+        try:
+            with open(catalog_path(lang), encoding="utf-8") as handle:
+                catalog = parse_po(handle.read())
+        except OSError:
+            catalog = {}  # a missing catalog shows English, never an error
+        _catalogs[lang] = catalog
+    return catalog
+
+
+def parse_po(text: str) -> dict[str, tuple[str, ...]]:
+    """``msgid`` (with ``msgctxt`` and the 0x04 separator when there is one) -> its msgstr(s).
+
+    Reads what gettext's ``.po`` files hold: comments, ``#, fuzzy`` entries (skipped, as
+    msgfmt does), ``msgctxt``, ``msgid_plural`` with ``msgstr[N]``, and strings continued on
+    the following lines. The header (empty msgid) is left out.
+    """
+    entries: dict[str, tuple[str, ...]] = {}
+    fields: dict[str, str] = {}
+    current = ""
+    fuzzy = False
+
+    def flush() -> None:
+        nonlocal fuzzy
+        msgid = fields.get("msgid")
+        if msgid and not fuzzy:
+            key = msgid
+            if "msgctxt" in fields:
+                key = fields["msgctxt"] + _CONTEXT_SEP + msgid
+            if "msgid_plural" in fields:
+                forms = tuple(fields.get(f"msgstr[{i}]", "") for i in range(2))
+            else:
+                forms = (fields.get("msgstr", ""),)
+            entries[key] = forms
+        fields.clear()
+        fuzzy = False
+
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("#"):
+            if current.startswith("msgstr"):
+                flush()
+                current = ""
+            if line.startswith("#,") and "fuzzy" in line:
+                fuzzy = True
+            continue
+        if line.startswith('"'):
+            if current:
+                fields[current] += _unquote(line)
+            continue
+        keyword, _space, rest = line.partition(" ")
+        if keyword in ("msgctxt", "msgid") and current.startswith("msgstr"):
+            flush()  # a fuzzy mark of the new entry is a comment: it would have flushed already
+        current = keyword
+        fields[current] = _unquote(rest.strip())
+    flush()
+    return entries
+
+
+_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "r": "\r"}
+
+
+def _unquote(quoted: str) -> str:
+    if len(quoted) < 2 or quoted[0] != '"' or quoted[-1] != '"':
+        raise ValueError(f"not a quoted .po string: {quoted[:40]!r}")
+    body = quoted[1:-1]
+    if "\\" not in body:
+        return body
+    out: list[str] = []
+    chars = iter(body)
+    for char in chars:
+        if char == "\\":
+            following = next(chars, "")
+            out.append(_ESCAPES.get(following, "\\" + following))
+        else:
+            out.append(char)
+    return "".join(out)

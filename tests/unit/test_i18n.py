@@ -1,0 +1,189 @@
+"""Translation: which language the locale and the wire ask for, the .po reader, the catalogs."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from policies import i18n
+from policies.i18n import (
+    LANGUAGES,
+    SOURCE_LANGUAGE,
+    _,
+    current_language,
+    folder_name,
+    language,
+    locale_language,
+    ngettext,
+    parse_po,
+)
+from tests.support.catalog import extract, fields
+
+
+@pytest.mark.parametrize(
+    ("environ", "expected"),
+    [
+        ({}, "en"),
+        ({"LANG": "C"}, "en"),
+        ({"LANG": "C.UTF-8"}, "en"),
+        ({"LANG": "POSIX"}, "en"),
+        ({"LANG": "es_ES.UTF-8"}, "es"),
+        ({"LANG": "es_MX.utf8"}, "es"),
+        ({"LANG": "es_ES@euro"}, "es"),
+        ({"LANG": "en_US.UTF-8"}, "en"),
+        ({"LANG": "fr_FR.UTF-8"}, "en"),  # no catalog: the source language
+        ({"LANG": "es_ES.UTF-8", "LC_MESSAGES": "en_GB.UTF-8"}, "en"),
+        ({"LANG": "en_US.UTF-8", "LC_MESSAGES": "es_ES.UTF-8"}, "es"),
+        ({"LANG": "en_US.UTF-8", "LC_ALL": "es_AR.UTF-8"}, "es"),
+        ({"LC_ALL": "C", "LANG": "es_ES.UTF-8"}, "en"),
+        ({"LANGUAGE": "fr:es", "LANG": "en_US.UTF-8"}, "es"),
+        ({"LANGUAGE": "en:es", "LANG": "es_ES.UTF-8"}, "en"),
+        ({"LANGUAGE": "", "LANG": "es_ES.UTF-8"}, "es"),  # empty counts as unset, as in gettext
+        ({"LANGUAGE": "de", "LANG": "es_ES.UTF-8"}, "en"),  # the first set variable decides
+        ({"LANG": "../../etc/passwd"}, "en"),
+    ],
+)
+def test_the_locale_decides_as_gettext_reads_it(environ: dict[str, str], expected: str) -> None:
+    assert locale_language(environ) == expected
+
+
+def test_a_request_language_wins_over_the_process_and_stays_in_its_thread() -> None:
+    seen: list[str] = []
+    with language("es"):
+        assert current_language() == "es"
+        thread = threading.Thread(target=lambda: seen.append(current_language()))
+        thread.start()
+        thread.join()
+        with language(None):  # None keeps what is set
+            assert current_language() == "es"
+        with language("en"):
+            assert current_language() == "en"
+        assert current_language() == "es"
+    assert seen == [current_language()]  # a new thread reads the process's language
+    assert current_language() == SOURCE_LANGUAGE  # the test run is English (tests/conftest.py)
+
+
+def test_spanish_and_english_sentences_with_fields() -> None:
+    message = "The daemon's answer is larger than {limit} bytes."
+    assert _(message, limit=5) == "The daemon's answer is larger than 5 bytes."
+    with language("es"):
+        assert _(message, limit=5) == "La respuesta del daemon ocupa más de 5 bytes."
+        assert _("A message no catalog has.") == "A message no catalog has."
+        assert ngettext(
+            "Unknown request field: {names}.", "Unknown request fields: {names}.", 1, names="'x'"
+        ) == ("Campo desconocido en la petición: 'x'.")
+        assert ngettext(
+            "Unknown request field: {names}.",
+            "Unknown request fields: {names}.",
+            2,
+            names="'x', 'y'",
+        ) == ("Campos desconocidos en la petición: 'x', 'y'.")
+    assert ngettext("{n} file", "{n} files", 0) == "0 files"
+
+
+def test_folder_names_follow_the_language() -> None:
+    assert folder_name("images", "en") == "images"
+    assert folder_name("images", "es") == "imágenes"
+    assert folder_name("video", "es") == "vídeos"
+    assert folder_name("documents", "es") == "documentos"
+
+
+def test_the_po_reader() -> None:
+    text = r"""
+# a comment
+msgid ""
+msgstr ""
+"Language: es\n"
+
+#: somewhere.py
+msgid "Hello {name}."
+msgstr "Hola {name}."
+
+#, fuzzy
+msgid "Guessed"
+msgstr "Adivinado"
+
+msgctxt "folder"
+msgid "images"
+msgstr "imágenes"
+
+msgid "one"
+msgid_plural "many"
+msgstr[0] "uno"
+msgstr[1] "muchos"
+msgid "long"
+msgstr ""
+"line one\n"
+"line \"two\"\\"
+msgid "after a glued entry"
+msgstr "tras una entrada pegada"
+"""
+    catalog = parse_po(text)
+    assert catalog == {
+        "Hello {name}.": ("Hola {name}.",),
+        "folder\x04images": ("imágenes",),
+        "one": ("uno", "muchos"),
+        "long": ('line one\nline "two"\\',),
+        "after a glued entry": ("tras una entrada pegada",),
+    }
+
+
+def test_a_missing_catalog_means_english(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(i18n, "_LOCALE_DIR", str(tmp_path))
+    monkeypatch.setattr(i18n, "_catalogs", {})
+    with language("es"):
+        assert _("The request must be a JSON object.") == "The request must be a JSON object."
+
+
+# --------------------------------------------------------------------------- the catalogs
+
+
+def _catalog(lang: str) -> dict[str, tuple[str, ...]]:
+    return parse_po(Path(i18n.catalog_path(lang)).read_text(encoding="utf-8"))
+
+
+def test_every_message_in_the_code_can_be_read_from_the_source() -> None:
+    assert extract().problems == []
+
+
+@pytest.mark.parametrize("lang", [lang for lang in LANGUAGES if lang != SOURCE_LANGUAGE])
+def test_every_message_has_a_translation_and_no_entry_is_stale(lang: str) -> None:
+    messages = extract().messages
+    catalog = _catalog(lang)
+    missing = sorted(key for key in messages if not all(catalog.get(key, ("",))))
+    stale = sorted(set(catalog) - set(messages))
+    assert missing == [], (
+        f"{len(missing)} message(s) lack a {lang} translation; "
+        "`python -m tests.support.catalog` prints them as .po entries to fill in"
+    )
+    assert stale == [], f"entries of {lang}.po that no code uses any more: remove them"
+
+
+@pytest.mark.parametrize("lang", [lang for lang in LANGUAGES if lang != SOURCE_LANGUAGE])
+def test_translations_keep_the_fields_and_the_plural_forms(lang: str) -> None:
+    messages = extract().messages
+    catalog = _catalog(lang)
+    for key, message in messages.items():
+        forms = catalog[key]
+        msgid = key.rpartition("\x04")[2]
+        if message.plural is None:
+            assert len(forms) == 1, f"{msgid!r} is not a plural message"
+            assert fields(forms[0]) == fields(msgid), f"fields differ in {msgid!r}"
+        else:
+            assert len(forms) == 2, f"{msgid!r} needs two plural forms"
+            wanted = fields(msgid) | fields(message.plural)
+            for form in forms:
+                assert fields(form) <= wanted, f"unknown field in {form!r}"
+            assert fields(forms[1]) == fields(message.plural), f"fields differ in {msgid!r}"
+
+
+def test_folder_names_are_distinct_and_valid_in_every_language() -> None:
+    from actions.planners.categories import CATEGORIES
+
+    for lang in LANGUAGES:
+        names = [folder_name(category, lang) for category in CATEGORIES]
+        assert len({name.casefold() for name in names}) == len(names), lang
+        for name in names:
+            assert name and "/" not in name and name not in (".", "..") and name == name.strip()
