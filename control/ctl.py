@@ -22,6 +22,7 @@ import sys
 
 from control.commands import COMMANDS, Arg, Command
 from policies.errors import EXIT_ERROR, EXIT_OK, EXIT_UNREACHABLE, AlmaError, exit_code_for
+from policies.i18n import N_, _, ngettext
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -45,18 +46,18 @@ def _add_globals(parser: argparse.ArgumentParser, *, top: bool) -> None:
         "--root",
         metavar="DIR",
         default=default_root,
-        help="the ALMA root (default: $ALMA_ROOT, else ~/ALMA)",
+        help=_("the ALMA root (default: $ALMA_ROOT, else ~/ALMA)"),
     )
     parser.add_argument(
         "--json",
         action="store_true",
         default=default_json,
-        help="print one JSON document on stdout",
+        help=_("print one JSON document on stdout"),
     )
 
 
 def _add_arg(parser: argparse.ArgumentParser, spec: Arg) -> None:
-    kwargs: dict[str, object] = {"help": spec.help or None}
+    kwargs: dict[str, object] = {"help": _(spec.help) if spec.help else None}
     if spec.metavar:
         kwargs["metavar"] = spec.metavar
     if spec.choices:
@@ -77,56 +78,77 @@ def _add_arg(parser: argparse.ArgumentParser, spec: Arg) -> None:
     if spec.required:
         kwargs["required"] = True
     if spec.default not in (None, False, (), ""):
-        kwargs["help"] = f"{spec.help + '; ' if spec.help else ''}default {spec.default}"
+        if spec.help:
+            kwargs["help"] = _("{help}; default {value}", help=_(spec.help), value=spec.default)
+        else:
+            kwargs["help"] = _("default {value}", value=spec.default)
     parser.add_argument(flag, dest=_PREFIX + spec.name, **kwargs)  # type: ignore[arg-type]  # argparse's kwargs are built from the command table at run time
 
 
-def _untranslated(message: str) -> str:
-    return message
+#: argparse's own sentences that a person of alma-ctl can meet (CPython 3.11's wording), so that
+#: the catalog holds them. argparse asks for them through ``argparse._``, set below.
+_ARGPARSE_MESSAGES = (
+    N_("usage: "),
+    N_("positional arguments"),
+    N_("options"),
+    N_("show this help message and exit"),
+    N_("%(prog)s: error: %(message)s\n"),
+    N_("argument %(argument_name)s: %(message)s"),
+    N_("the following arguments are required: %s"),
+    N_("unrecognized arguments: %s"),
+    N_("invalid choice: %(value)r (choose from %(choices)s)"),
+    N_("invalid %(type)s value: %(value)r"),
+    N_("expected one argument"),
+    N_("ambiguous option: %(option)s could match %(matches)s"),
+    N_("ignored explicit argument %r"),
+    N_("not allowed with argument %s"),
+)
 
 
-def _untranslated_plural(singular: str, plural: str, n: int) -> str:
-    return singular if n == 1 else plural
+def _argparse_plural(singular: str, plural: str, n: int) -> str:
+    return _(singular) if n == 1 else _(plural)  # argparse fills in its %s itself
 
 
 def build_parser() -> argparse.ArgumentParser:
     import argparse
 
-    # argparse looks up gettext catalogs for its own strings in every parser it builds: with the
-    # 31 parsers of alma-ctl that was 10 of its ~45 ms per call. CPython ships no argparse
-    # catalog and alma-ctl speaks English, so nothing a person sees changes.
-    argparse._ = _untranslated  # type: ignore[attr-defined]  # argparse's private gettext alias
-    argparse.ngettext = _untranslated_plural  # type: ignore[attr-defined]  # same, for plurals
+    # argparse asks gettext for its own sentences in every parser it builds (10 of ~45 ms of a
+    # call with alma-ctl's 31 parsers, through the gettext module); ALMA's catalog answers them
+    # instead, in the person's language, for the cost of a dict lookup.
+    argparse._ = _  # type: ignore[attr-defined]  # argparse's private gettext alias
+    argparse.ngettext = _argparse_plural  # type: ignore[attr-defined]  # same, for plurals
     parser = argparse.ArgumentParser(
         prog="alma-ctl",
-        description="Control alma-agentd, ALMA's background service, for one ALMA root.",
-        epilog="Exit codes: 0 ok, 1 error, 2 usage, 3 daemon not reachable, 4 refused by "
-        "policy, 5 conflict, 6 no such id.",
+        description=_("Control alma-agentd, ALMA's background service, for one ALMA root."),
+        epilog=_(
+            "Exit codes: 0 ok, 1 error, 2 usage, 3 daemon not reachable, 4 refused by "
+            "policy, 5 conflict, 6 no such id."
+        ),
     )
     _add_globals(parser, top=True)
     top = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    init = top.add_parser("init", help="create the root's folders and default files (no daemon)")
-    init.add_argument("--with-examples", action="store_true", help="also store example memories")
+    init = top.add_parser("init", help=_("create the root's folders and default files (no daemon)"))
+    init.add_argument("--with-examples", action="store_true", help=_("also store example memories"))
     _add_globals(init, top=False)
     init.set_defaults(wire=None)
     groups: dict[str, argparse._SubParsersAction[argparse.ArgumentParser]] = {}
     for command in COMMANDS.values():
-        group, _, leaf = command.name.rpartition(".")
+        group, _dot, leaf = command.name.rpartition(".")
         if group:
             if group not in groups:
-                holder = top.add_parser(group, help=f"{group} commands")
+                holder = top.add_parser(group, help=_("{group} commands", group=group))
                 _add_globals(holder, top=False)
                 groups[group] = holder.add_subparsers(
                     dest=f"{group}_command", metavar="COMMAND", required=True
                 )
-            sub = groups[group].add_parser(leaf, help=command.help, description=command.help)
+            sub = groups[group].add_parser(leaf, help=_(command.help), description=_(command.help))
         else:
-            sub = top.add_parser(leaf, help=command.help, description=command.help)
+            sub = top.add_parser(leaf, help=_(command.help), description=_(command.help))
         for spec in command.args:
             _add_arg(sub, spec)
         if command.name == "memory.export":
             sub.add_argument(
-                "--output", metavar="FILE", help="write JSONL to FILE (never overwritten)"
+                "--output", metavar="FILE", help=_("write JSONL to FILE (never overwritten)")
             )
         _add_globals(sub, top=False)
         sub.set_defaults(wire=command.name)
@@ -317,11 +339,99 @@ def _print_json(value: object) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2, default=str) + "\n")
 
 
+#: How a field of an answer is named for a person (the JSON keeps the wire names). A key
+#: missing here is shown with its underscores as spaces: add its label when you add a field.
+_LABELS: dict[str, str] = {
+    "id": N_("ID"),
+    "status": N_("STATUS"),
+    "kind": N_("KIND"),
+    "files": N_("FILES"),
+    "needs_approval": N_("NEEDS_APPROVAL"),
+    "title": N_("TITLE"),
+    "suggestion_id": N_("SUGGESTION_ID"),
+    "ops": N_("OPS"),
+    "auto": N_("AUTO"),
+    "finished_at": N_("FINISHED_AT"),
+    "undone_by": N_("UNDONE_BY"),
+    "action": N_("ACTION"),
+    "original": N_("ORIGINAL"),
+    "trash": N_("TRASH"),
+    "trashed_at": N_("TRASHED_AT"),
+}
+#: Field names of single answers (``status``, ``autonomy status``, ``memory stats``...).
+_FIELD_LABELS: dict[str, str] = {
+    "running": N_("running"),
+    "pid": N_("pid"),
+    "version": N_("version"),
+    "root": N_("root"),
+    "socket": N_("socket"),
+    "autonomy": N_("autonomy"),
+    "configured": N_("configured"),
+    "effective": N_("effective"),
+    "paused": N_("paused"),
+    "lowered_to": N_("lowered to"),
+    "auto_kinds": N_("done on its own"),
+    "auto_stopped_kinds": N_("stopped after an undo"),
+    "sandbox": N_("sandbox"),
+    "sandbox_detail": N_("sandbox detail"),
+    "pending_suggestions": N_("pending suggestions"),
+    "last_analysis": N_("last analysis"),
+    "memories": N_("memories"),
+    "memory": N_("memory"),
+    "policy": N_("policy"),
+    "file": N_("file"),
+    "ok": N_("valid"),
+    "error": N_("error"),
+    "recovered_at_start": N_("recovered at start"),
+    "uptime_seconds": N_("seconds running"),
+    "removed": N_("removed"),
+    "older_than_days": N_("older than (days)"),
+    "proposed": N_("proposed"),
+    "pending": N_("pending now"),
+    "started": N_("started"),
+    "total": N_("total"),
+    "archived": N_("archived"),
+    "embedder": N_("embedder"),
+    "content": N_("content"),
+    "tags": N_("tags"),
+    "project": N_("project"),
+    "importance": N_("importance"),
+    "memory_type": N_("type"),
+    "created_at": N_("created"),
+    "source": N_("source"),
+    "layer": N_("layer"),
+}
+#: Status words of suggestions and actions (contract §3), as a person reads them.
+_WORDS = frozenset(
+    (
+        N_("pending"),
+        N_("accepted"),
+        N_("rejected"),
+        N_("executed"),
+        N_("failed"),
+        N_("expired"),
+        N_("running"),
+        N_("done"),
+        N_("rolled_back"),
+        N_("undone"),
+    )
+)
+
+
+def _label(key: str, table: dict[str, str] = _FIELD_LABELS) -> str:
+    label = table.get(key)
+    return _(label) if label is not None else key.replace("_", " ")
+
+
+def _word(value: object) -> object:
+    return _(value) if isinstance(value, str) and value in _WORDS else value
+
+
 def _cell(value: object, width: int = 60) -> str:
     if value is None:
         return "-"
     if isinstance(value, bool):
-        return "yes" if value else "no"
+        return _("yes") if value else _("no")
     if isinstance(value, list):
         value = ", ".join(_cell(item, width) for item in value)
     text = " ".join(str(value).split())  # one line per row, whatever the text holds
@@ -337,9 +447,10 @@ def _table(rows: list[object], columns: tuple[str, ...] = ()) -> str:
         for row in dicts:
             seen.update(dict.fromkeys(key for key in row if not isinstance(row[key], dict | list)))
         columns = tuple(seen)
-    cells = [[_cell(row.get(col)) for col in columns] for row in dicts]
-    widths = [max([len(col)] + [len(line[i]) for line in cells]) for i, col in enumerate(columns)]
-    out = ["  ".join(col.upper().ljust(w) for col, w in zip(columns, widths, strict=True))]
+    heads = [_label(col, _LABELS).upper() for col in columns]
+    cells = [[_cell(_word(row.get(col))) for col in columns] for row in dicts]
+    widths = [max([len(head)] + [len(line[i]) for line in cells]) for i, head in enumerate(heads)]
+    out = ["  ".join(head.ljust(w) for head, w in zip(heads, widths, strict=True))]
     out += ["  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)) for line in cells]
     return "\n".join(line.rstrip() for line in out)
 
@@ -348,29 +459,42 @@ def _fields(value: object, indent: str = "") -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, list):
-        return _table(value) if value else "(none)"
+        return _table(value) if value else _("(none)")
     if not isinstance(value, dict):
         return "" if value is None else json.dumps(value, ensure_ascii=False)
     lines = []
     for key, item in value.items():
         if isinstance(item, dict):
-            inner = ", ".join(f"{k} {_cell(v)}" for k, v in item.items())
-            lines.append(f"{indent}{key}: {inner}")
+            inner = ", ".join(f"{_label(k)} {_cell(_word(v))}" for k, v in item.items())
+            lines.append(f"{indent}{_label(key)}: {inner}")
         else:
-            lines.append(f"{indent}{key}: {_cell(item, 200)}")
+            lines.append(f"{indent}{_label(key)}: {_cell(_word(item), 200)}")
     return "\n".join(lines)
 
 
 def _op(op: object) -> str:
     if not isinstance(op, dict):
         return _cell(op, 200)
-    name = str(op.get("op", "?"))
+    name = _OPS.get(str(op.get("op", "?")))
+    shown = _(name) if name is not None else str(op.get("op", "?"))
     if "src" in op and "dst" in op:
         where = f"{op['src']} -> {op['dst']}"
     else:
         where = str(op.get("path", ""))
     extra = [f"{k}={_cell(v)}" for k, v in op.items() if k not in ("op", "src", "dst", "path")]
-    return f"{name:<8} {where}" + (f"  ({', '.join(extra)})" if extra else "")
+    return f"{shown:<8} {where}" + (f"  ({', '.join(extra)})" if extra else "")
+
+
+#: The ops of a plan as a person reads them (the plan's JSON keeps the op names).
+_OPS = {
+    "mkdir": N_("mkdir"),
+    "move": N_("move"),
+    "trash": N_("trash"),
+    "restore": N_("restore"),
+    "rmdir": N_("rmdir"),
+    "keep": N_("keep"),
+    "memory_merge": N_("merge"),
+}
 
 
 def _suggestion(value: object) -> str:
@@ -379,11 +503,15 @@ def _suggestion(value: object) -> str:
     plan = value.get("plan") or []
     evidence = value.get("evidence") or []
     head = {k: v for k, v in value.items() if k not in ("plan", "evidence", "title")}
-    lines = [f"Suggestion {value.get('id')}: {value.get('title', '')}", _fields(head, "  ")]
+    title = _("Suggestion {id}: {title}", id=value.get("id"), title=value.get("title", ""))
+    lines = [title, _fields(head, "  ")]
     if evidence:
-        lines.append("Evidence:")
+        lines.append(_("Evidence:"))
         lines += [f"  - {_cell(item, 200)}" for item in evidence]
-    lines.append(f"Plan ({len(plan)} ops):" if plan else "Plan: no file changes.")
+    if plan:
+        lines.append(ngettext("Plan ({n} op):", "Plan ({n} ops):", len(plan)))
+    else:
+        lines.append(_("Plan: no file changes."))
     lines += [f"  {i:>3}. {_op(op)}" for i, op in enumerate(plan, 1)]
     return "\n".join(lines)
 
@@ -391,22 +519,29 @@ def _suggestion(value: object) -> str:
 def _action(value: object) -> str:
     if not isinstance(value, dict):
         return _fields(value)
-    text = (
-        f"Action {value.get('id')}: {value.get('kind', '?')} {value.get('status', '?')}, "
-        f"{value.get('ops', 0)} ops"
+    values = {
+        "id": value.get("id"),
+        "kind": value.get("kind", "?"),
+        "status": _word(value.get("status", "?")),
+    }
+    text = ngettext(
+        "Action {id}: {kind} {status}, {n} op",
+        "Action {id}: {kind} {status}, {n} ops",
+        int(value.get("ops") or 0),
+        **values,
     )
     if value.get("undoes") is not None:
-        text += f", undoing action {value['undoes']}"
+        text += _(", undoing action {id}", id=value["undoes"])
     elif value.get("suggestion_id") is not None:
-        text += f", from suggestion {value['suggestion_id']}"
+        text += _(", from suggestion {id}", id=value["suggestion_id"])
     if value.get("auto"):
-        text += ", done by ALMA on its own"
+        text += _(", done by ALMA on its own")
     return text + "."
 
 
 def _memories(value: object) -> str:
     if not isinstance(value, list) or not value:
-        return "No memories found." if isinstance(value, list) else _fields(value)
+        return _("No memories found.") if isinstance(value, list) else _fields(value)
     lines = []
     for item in value:
         if not isinstance(item, dict):
@@ -430,7 +565,7 @@ def _context(value: object) -> str:
 def _list_or(empty: str, columns: tuple[str, ...] = ()) -> Callable[[object], str]:
     def render(value: object) -> str:
         if isinstance(value, list):
-            return _table(value, columns) if value else empty
+            return _table(value, columns) if value else _(empty)
         return _fields(value)
 
     return render
@@ -438,19 +573,19 @@ def _list_or(empty: str, columns: tuple[str, ...] = ()) -> Callable[[object], st
 
 _RENDER: dict[str, Callable[[object], str]] = {
     "suggestions.list": _list_or(
-        "No suggestions.", ("id", "status", "kind", "files", "needs_approval", "title")
+        N_("No suggestions."), ("id", "status", "kind", "files", "needs_approval", "title")
     ),
     "suggestions.show": _suggestion,
     "suggestions.accept": _action,
     "undo": _action,
     "history": _list_or(
-        "No actions yet.",
+        N_("No actions yet."),
         ("id", "suggestion_id", "kind", "status", "ops", "auto", "finished_at", "undone_by"),
     ),
     "memory.search": _memories,
     "memory.list": _memories,
     "context": _context,
-    "trash.list": _list_or("The trash is empty."),
+    "trash.list": _list_or(N_("The trash is empty.")),
 }
 
 
@@ -460,14 +595,16 @@ def render_result(wire: str, args: dict[str, object], result: object) -> str:
     if render is not None:
         return render(result)
     if wire == "memory.add" and isinstance(result, dict):
-        return f"Stored memory {result.get('id')}."
+        return _("Stored memory {id}.", id=result.get("id"))
     if wire == "memory.forget":
-        return f"Forgot memory {args['id']}; `alma-ctl memory restore {args['id']}` brings it back."
+        return _(
+            "Forgot memory {id}; `alma-ctl memory restore {id}` brings it back.", id=args["id"]
+        )
     if wire == "memory.restore":
-        return f"Restored memory {args['id']}."
+        return _("Restored memory {id}.", id=args["id"])
     if wire == "suggestions.reject":
-        return f"Rejected suggestion {args['id']}."
-    return _fields(result) or "Done."
+        return _("Rejected suggestion {id}.", id=args["id"])
+    return _fields(result) or _("Done.")
 
 
 # --------------------------------------------------------------------------- commands
@@ -500,7 +637,7 @@ def _init(root: Path, with_examples: bool) -> _Outcome:
     from policies.layout import ROOT_FOLDERS, RootLayout
 
     if root.exists() and not root.is_dir():
-        raise AlmaError(f"{root} exists and is not a folder; choose another --root.")
+        raise AlmaError(_("{path} exists and is not a folder; choose another --root.", path=root))
     layout = RootLayout(root)
     created: list[str] = []
     kept: list[str] = []
@@ -512,7 +649,9 @@ def _init(root: Path, with_examples: bool) -> _Outcome:
             created.append(folder + "/")
         except FileExistsError:
             if not path.is_dir():
-                raise AlmaError(f"{path} exists and is not a folder; move it away.") from None
+                raise AlmaError(
+                    _("{path} exists and is not a folder; move it away.", path=path)
+                ) from None
             kept.append(folder + "/")
     for path, text in (
         (layout.policy_file, DEFAULT_POLICY_TOML),
@@ -521,12 +660,20 @@ def _init(root: Path, with_examples: bool) -> _Outcome:
         rel = path.relative_to(root).as_posix()
         (created if _write_new(path, text.encode("utf-8")) else kept).append(rel)
     result: dict[str, object] = {"root": str(root), "created": created, "kept": kept}
-    human = f"ALMA root {root}: created {', '.join(created) or 'nothing'}"
-    human += f"; kept existing {', '.join(kept)}." if kept else "."
+    made = ", ".join(created) or _("nothing")
+    if kept:
+        human = _(
+            "ALMA root {root}: created {created}; kept existing {kept}.",
+            root=root,
+            created=made,
+            kept=", ".join(kept),
+        )
+    else:
+        human = _("ALMA root {root}: created {created}.", root=root, created=made)
     if with_examples:
         result["examples"], note = _examples(root)
         human += "\n" + note
-    human += f"\nStart the daemon with `{daemon_start_hint(root)}`."
+    human += "\n" + _("Start the daemon with `{command}`.", command=daemon_start_hint(root))
     return _Outcome(result, human)
 
 
@@ -541,7 +688,7 @@ def _examples(root: Path) -> tuple[object, str]:
     )
     try:
         result = client.call("memory.examples")
-        return result, "Example memories stored by the daemon."
+        return result, _("Example memories stored by the daemon.")
     except DaemonUnreachable:
         pass
     import subprocess
@@ -549,19 +696,26 @@ def _examples(root: Path) -> tuple[object, str]:
     cmd = [sys.executable, "-m", "agent.memory.examples", "--root", str(root)]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        last = [line for line in done.stderr.splitlines() if line.strip()][-1:] or ["no message"]
+        last = [line for line in done.stderr.splitlines() if line.strip()][-1:] or [_("no message")]
         raise AlmaError(
-            f"Storing the example memories failed ({last[0].strip()}); "
-            f"run `{' '.join(cmd)}` to see why."
+            _(
+                "Storing the example memories failed ({reason}); run `{command}` to see why.",
+                reason=last[0].strip(),
+                command=" ".join(cmd),
+            )
         )
     # It must say what it stored: a silent exit 0 is not a success.
     try:
         added = json.loads(done.stdout.strip().splitlines()[-1])["added"]
     except (IndexError, ValueError, KeyError, TypeError):
         raise AlmaError(
-            f"Storing the example memories did not report a result; run `{' '.join(cmd)}` to see why."
+            _(
+                "Storing the example memories did not report a result; run `{command}` to see why.",
+                command=" ".join(cmd),
+            )
         ) from None
-    return {"via": "subprocess", "added": added}, f"{added} example memories stored."
+    stored = ngettext("{n} example memory stored.", "{n} example memories stored.", added)
+    return {"via": "subprocess", "added": added}, stored
 
 
 def daemon_start_hint(root: str | os.PathLike[str]) -> str:
@@ -572,9 +726,11 @@ def daemon_start_hint(root: str | os.PathLike[str]) -> str:
 
 def _status_unreachable(root: str, socket: str) -> _Outcome:
     doc = {"running": False, "root": str(root), "socket": str(socket)}
-    human = (
-        f"alma-agentd is not running for {root} (no answer on {socket}); "
-        f"start it with `{daemon_start_hint(root)}`."
+    human = _(
+        "alma-agentd is not running for {root} (no answer on {socket}); start it with `{command}`.",
+        root=root,
+        socket=socket,
+        command=daemon_start_hint(root),
     )
     return _Outcome(doc, human, EXIT_UNREACHABLE)
 
@@ -588,11 +744,17 @@ def _export(result: object, output: str | None) -> _Outcome:
     if output is None:
         return _Outcome(result, text.rstrip("\n"))
     if not _write_new(output, text.encode("utf-8"), 0o600):  # memories are private
-        raise AlmaError(f"{output} already exists; alma-ctl never overwrites, choose another file.")
+        raise AlmaError(
+            _("{path} already exists; alma-ctl never overwrites, choose another file.", path=output)
+        )
     count = len(records) if records is not None else None
-    return _Outcome(
-        {"output": output, "records": count}, f"Wrote {count or 'the'} examples to {output}."
-    )
+    if count is None:
+        wrote = _("Wrote the examples to {path}.", path=output)
+    else:
+        wrote = ngettext(
+            "Wrote {n} example to {path}.", "Wrote {n} examples to {path}.", count, path=output
+        )
+    return _Outcome({"output": output, "records": count}, wrote)
 
 
 def _run(line: _Line) -> _Outcome:
@@ -642,7 +804,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(exc.message + "\n")
         return code
     except KeyboardInterrupt:
-        sys.stderr.write("Interrupted.\n")
+        sys.stderr.write(_("Interrupted.") + "\n")
         return 130
     except OSError as exc:  # local files (init, --output): say which and why, no traceback
         sys.stderr.write(f"{exc.filename or 'alma-ctl'}: {exc.strerror or exc}.\n")
@@ -651,8 +813,12 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("ALMA_DEBUG"):
             raise
         sys.stderr.write(
-            f"alma-ctl failed unexpectedly ({type(exc).__name__}: {exc}); "
-            "run again with ALMA_DEBUG=1 for details and report it.\n"
+            _(
+                "alma-ctl failed unexpectedly ({error}); "
+                "run again with ALMA_DEBUG=1 for details and report it.",
+                error=f"{type(exc).__name__}: {exc}",
+            )
+            + "\n"
         )
         return EXIT_ERROR
     if as_json:

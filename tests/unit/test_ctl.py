@@ -316,6 +316,65 @@ def test_help_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0 and "suggestions" in out and "Exit codes" in out
 
 
+@pytest.fixture
+def spanish(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LANG", "es_ES.UTF-8")
+    monkeypatch.setattr("policies.i18n._process_language", None)  # read the locale again
+
+
+@pytest.mark.usefixtures("daemon", "spanish")
+def test_a_spanish_locale_gets_one_language_on_the_screen(
+    capsys: pytest.CaptureFixture[str], root: Path, fake: FakeDispatcher
+) -> None:
+    r = ["--root", str(root)]
+    code, out, _ = run(capsys, "--help")
+    assert code == 0 and "Códigos de salida" in out and "opciones:" in out
+    assert "Exit codes" not in out and "show this help" not in out
+    code, out, err = run(capsys, *r, "trash", "empty", "--older-than", "-1")
+    assert code == 2 and out == ""
+    assert (
+        err == "--older-than de `alma-ctl trash empty` debe ser un número entero de 0 a 100000.\n"
+    )
+    code, _, err = run(capsys, *r, "trash", "empty")
+    assert code == 2 and "faltan estos argumentos: --older-than" in err
+    fake.results["status"] = {
+        "running": True,
+        "autonomy": {"configured": "suggest", "paused": False},
+        "pending_suggestions": 2,
+        "uptime_seconds": 3.5,
+    }
+    code, out, _ = run(capsys, *r, "status")
+    assert code == 0
+    assert out.splitlines() == [
+        "en marcha: sí",
+        "autonomía: configurada suggest, en pausa no",
+        "sugerencias pendientes: 2",
+        "segundos en marcha: 3.5",
+    ]
+    _, out, _ = run(capsys, *r, "suggestions", "show", "3")
+    assert "Plan (3 ops):" in out and "Pruebas:" in out
+    assert "2. mover    user/proyectoY/a.jpg -> user/proyectoY/images/a.jpg" in out
+    _, out, _ = run(capsys, *r, "suggestions", "accept", "3")
+    assert out.startswith("Acción 7: organize hecha, 32 ops, de la sugerencia 3.")
+    _, out, _ = run(capsys, *r, "history")
+    assert out.splitlines()[0].split()[:4] == ["ID", "SUGERENCIA", "TIPO", "ESTADO"]
+    # The daemon side answers in the language of the request (the wire: test_control_server).
+    from policies.i18n import current_language
+
+    fake.results["autonomy.status"] = lambda args: {"configured": current_language()}
+    _, out, _ = run(capsys, *r, "autonomy", "status")
+    assert out == "configurada: es\n"
+
+
+@pytest.mark.usefixtures("daemon")
+def test_status_fields_are_named_for_people(
+    capsys: pytest.CaptureFixture[str], root: Path, fake: FakeDispatcher
+) -> None:
+    fake.results["status"] = {"pending_suggestions": 2, "sandbox_detail": "x"}
+    _, out, _ = run(capsys, "--root", str(root), "status")
+    assert out == "pending suggestions: 2\nsandbox detail: x\n"
+
+
 def test_a_bug_is_one_sentence_not_a_traceback(
     capsys: pytest.CaptureFixture[str], root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
