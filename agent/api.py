@@ -97,8 +97,8 @@ class Api:
     def analyze(self, args: dict[str, Any]) -> dict[str, Any]:
         if args["wait"]:
             with self._analysis:
-                proposed = self.agent.analyze(trigger="person")
-            return {"proposed": proposed, "pending": self.agent.store.count("pending")}
+                done = self.agent.analysis(trigger="person")
+            return {**done, "pending": self.agent.store.count("pending")}
         # Checked now so a person at level off hears why at once, not never.
         if self.agent.autonomy.effective() == "off":
             self.agent.analyze(trigger="person")  # raises the refusal

@@ -2,6 +2,8 @@
 
 It holds no file logic: detectors find, the loop decides who approves, the engine executes.
 All loop runs are serialized by one lock (the checkpointer's threads never interleave).
+The suggestions table owns each suggestion's status; the loop's checkpoints are only the
+decision runs waiting for a person (agent.loop).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from actions.planners import PlanResult
 from agent import loop, memory_actions
 from agent.autonomy import Autonomy, PolicyHolder
 from agent.memory_gate import MemoryGate
+from agent.recall import MemoryNote, recall_notes, rejection_memory
 from policies.decide import PlanFacts, RunContext, Verdict, decide
 from policies.errors import (
     ERROR_CLASSES,
@@ -66,9 +69,18 @@ class Agent:
         self.clock = clock
         self.memory = memory
         self._lock = threading.RLock()
-        self.graph = loop.build_loop(
+        self.loop = loop.Loop(
             loop.LoopDeps(
-                gate=self._gate, propose=self._propose, execute=self._execute, reject=self._reject
+                detect=lambda now: [f.to_dict() for f in self.detect(now)],
+                expire=self._expire_stale,
+                blocked=lambda f: self.store.find_blocking(f.fingerprint) is not None,
+                stopped=lambda kind, target: None,
+                notes=self._notes,
+                gate=self._gate,
+                admit=self._admit,
+                execute=self._execute,
+                reject=self._reject,
+                learn=self._learn,
             ),
             layout.checkpoints_file,
         )
@@ -80,13 +92,20 @@ class Agent:
         decision = decide(self.policy(), facts, self.autonomy.run_context(approved_by_person=False))
         return decision.verdict, decision.reason
 
-    def _propose(self, finding: loop.Finding, needs_approval: bool, thread_id: str) -> int:
+    def _notes(self) -> list[MemoryNote]:
+        if self.memory is None or not self.memory.loaded:
+            return []
+        try:
+            return recall_notes(self.memory.service)
+        except Exception:  # proposing goes on without what memory would have added
+            log.exception("recall failed; proposing without memory this time")
+            return []
+
+    def _admit(self, finding: loop.Finding, needs_approval: bool) -> int:
         existing = self.store.find_blocking(finding.fingerprint)
         if existing is not None and existing > 0:
             return existing  # the node ran again after a crash: never insert twice
-        sid = self.store.add(
-            finding.model_dump(), needs_approval=needs_approval, thread_id=thread_id
-        )
+        sid = self.store.add(finding.model_dump(), needs_approval=needs_approval, thread_id=None)
         log.info("suggestion %s proposed: %s", sid, finding.title)
         if needs_approval:
             self.notify(
@@ -149,34 +168,45 @@ class Agent:
         self.store.update(sid, status="rejected", reject_reason=reason)
         self.store.remember_rejection(row, reason)
 
+    def _learn(
+        self, sid: int, decision: loop.Decision, outcome: str, action: dict[str, Any] | None
+    ) -> None:
+        """Write an outcome back. A rejection becomes a decision memory with its reason, which
+        recall reads at the next analysis (an acceptance is in the journal already)."""
+        if outcome != "rejected" or self.memory is None or not self.memory.loaded:
+            return
+        row = self.store.row(sid)
+        text = rejection_memory(sid, row["kind"], row["target"], decision.reason)
+        try:
+            self.memory.service.add(
+                text, tags=["decision", row["kind"]], memory_type="decision", source=f"alma:{sid}"
+            )
+        except AlmaError as exc:  # the rejection stands; only the memory of it is missing
+            log.error("the decision memory of suggestion %s was not stored: %s", sid, exc)
+
     # -- analysis -----------------------------------------------------------------------------
     def analyze(self, *, trigger: Trigger) -> list[int]:
+        return [int(sid) for sid in self.analysis(trigger=trigger)["proposed"]]
+
+    def analysis(self, *, trigger: Trigger) -> dict[str, Any]:
+        """Run the loop once: what was proposed, and what was not and why."""
         level = self.autonomy.effective()
         if level == "off":
             if trigger == "person":
                 raise RefusedError(
                     "Autonomy is off, so nothing is proposed; `alma-ctl autonomy on` resumes it."
                 )
-            return []
+            return {"proposed": [], "skipped": []}
         if level == "manual" and trigger != "person":
-            return []
+            return {"proposed": [], "skipped": []}
         with self._lock:
-            findings = list(self.detect(self.clock()))
-            self._expire_stale({f.fingerprint for f in findings})
-            proposed: list[int] = []
-            for finding in findings:
-                if self.store.find_blocking(finding.fingerprint) is not None:
-                    continue
-                thread = f"f{finding.fingerprint[:24]}.{time.time_ns()}"
-                result = self.graph.invoke(
-                    {"thread_id": thread, "finding": finding.to_dict()}, loop.config(thread)
-                )
-                if "suggestion_id" in result:
-                    proposed.append(int(result["suggestion_id"]))
-                elif result.get("outcome") == "refused":
-                    log.info("not proposed (%s): %s", finding.title, result["error"]["message"])
+            state = self.loop.analyze(self.clock())
+            for sid, auto in state["admitted"]:
+                self.loop.start(sid, auto=auto)
+            for skip in state["skipped"]:
+                log.info("not proposed (%s %s): %s", skip["kind"], skip["target"], skip["why"])
             self.store.set_setting("last_analysis", utcnow())
-            return proposed
+            return {"proposed": [sid for sid, _ in state["admitted"]], "skipped": state["skipped"]}
 
     def _expire_stale(self, current: set[str]) -> None:
         """A pending plan whose files changed under it no longer describes them: expire it."""
@@ -191,6 +221,7 @@ class Agent:
                     error="its files changed after it was proposed; a new analysis proposes "
                     "a fresh plan if it still applies",
                 )
+                self.loop.forget(int(row["id"]))
 
     # -- a person's decisions -------------------------------------------------------------------
     def accept(self, sid: int) -> dict[str, Any]:
@@ -198,27 +229,9 @@ class Agent:
             row = self.store.row(sid)
             if row["status"] not in ("pending", "failed"):
                 raise InvalidStateError(_not_open(sid, row["status"], row["action_id"]))
-            thread = row["thread_id"]
-            if (
-                row["status"] == "pending"
-                and thread
-                and loop.waiting_for_approval(self.graph, thread)
-            ):
-                result = loop.resume(self.graph, thread, loop.Decision(verdict="accept"))
-            else:  # accepting again after a failure, or a suggestion whose run has ended
-                if row["status"] == "failed":
-                    row = self._refresh_plan(row)
-                thread = f"s{sid}.{time.time_ns()}"
-                self.store.update(sid, thread_id=thread)
-                result = self.graph.invoke(
-                    {
-                        "thread_id": thread,
-                        "finding": _finding_of(row),
-                        "suggestion_id": sid,
-                        "decision": {"verdict": "accept", "by": "person"},
-                    },
-                    loop.config(thread),
-                )
+            if row["status"] == "failed":
+                self._refresh_plan(row)
+            result = self.loop.decide(sid, loop.Decision(verdict="accept"))
         return _action_or_raise(result)
 
     def _refresh_plan(self, row: Any) -> Any:
@@ -243,16 +256,7 @@ class Agent:
             row = self.store.row(sid)
             if row["status"] not in ("pending", "failed"):
                 raise InvalidStateError(_not_open(sid, row["status"], row["action_id"]))
-            thread = row["thread_id"]
-            decision = loop.Decision(verdict="reject", reason=reason)
-            if (
-                row["status"] == "pending"
-                and thread
-                and loop.waiting_for_approval(self.graph, thread)
-            ):
-                loop.resume(self.graph, thread, decision)
-            else:
-                self._reject(sid, reason)
+            self.loop.decide(sid, loop.Decision(verdict="reject", reason=reason))
         return self.store.get(sid, with_plan=False)
 
     def undo(self, action_id: int | None) -> dict[str, Any]:
@@ -291,19 +295,10 @@ class Agent:
                     error="ALMA stopped while executing it; it was rolled back and nothing changed. "
                     "Accept it again to retry.",
                 )
-
-
-def _finding_of(row: Any) -> dict[str, Any]:
-    return {
-        "kind": row["kind"],
-        "target": row["target"],
-        "title": row["title"],
-        "reason": row["reason"],
-        "evidence": json.loads(row["evidence"]),
-        "plan": json.loads(row["plan"]),
-        "files": row["files"],
-        "fingerprint": row["fingerprint"],
-    }
+        # The checkpoints hold only the runs that wait for a person.
+        swept = self.loop.sweep({int(r["id"]) for r in self.store.with_status("pending")})
+        if swept:
+            log.info("%s finished decision threads removed from the checkpoints", swept)
 
 
 def _not_open(sid: int, status: str, action_id: int | None) -> str:
@@ -314,7 +309,7 @@ def _not_open(sid: int, status: str, action_id: int | None) -> str:
     return f"Suggestion {sid} is {status}; only pending or failed suggestions can be decided."
 
 
-def _action_or_raise(result: loop.LoopState) -> dict[str, Any]:
+def _action_or_raise(result: loop.DecisionState) -> dict[str, Any]:
     action = result.get("action")
     if result.get("outcome") == "executed" and action is not None:
         return action

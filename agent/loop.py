@@ -1,18 +1,29 @@
-"""The LangGraph loop: monitor -> propose -> approve -> act, one thread per suggestion.
+"""The LangGraph loop: observe -> recall -> propose -> gate, then approve -> act -> learn.
 
-Approval is an ``interrupt()`` persisted by the SQLite checkpointer, so a pending approval
-survives restarts; ``accept``/``reject`` on the socket resume it with ``Command(resume=...)``.
+Two compiled graphs, because only the second waits for a person:
 
-LangGraph runs a node again from its start when it resumes, and a crash can cut a node short, so:
-nothing with a side effect stands before the ``interrupt()`` in ``approve``; ``propose`` finds its
-suggestion again by fingerprint instead of inserting twice; ``act`` is keyed to the journal: a
-suggestion that already has a done action is not executed again.
+- the *analysis* (observe, recall, propose, gate) runs once per analysis over every finding, in
+  memory: it stores nothing of its own, so a finding that is not proposed (already decided,
+  stopped by the track record, suppressed by a memory, refused by the policy) leaves no thread;
+- the *decision* (approve, act, learn) runs once per admitted suggestion, on the thread
+  ``s{id}``, persisted by the SQLite checkpointer: ``approve`` is an ``interrupt()``, so a
+  pending approval survives restarts, and ``accept``/``reject`` resume it with
+  ``Command(resume=...)``. The thread is deleted as soon as the run ends (executed, rejected,
+  failed): the checkpoints hold exactly the suggestions that wait for a person.
+
+The suggestions table owns a suggestion's lifecycle (its status); the checkpoint only holds where
+its decision run stands. LangGraph runs a node again from its start when it resumes, and a crash
+can cut a node short, so: nothing with a side effect stands before the ``interrupt()`` in
+``approve``; ``admit`` finds a suggestion again by fingerprint instead of inserting twice; ``act``
+is keyed to the journal (a suggestion with a done action is not executed again); ``learn``
+records each outcome once per suggestion.
 """
 
 from __future__ import annotations
 
+import logging
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypedDict
@@ -23,8 +34,11 @@ from langgraph.types import Command, interrupt
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from actions.ops import plan_from_list
+from agent.recall import MemoryNote, apply_recall
 from policies.decide import Verdict
 from policies.errors import AlmaError, BadArgumentError
+
+log = logging.getLogger("alma.agent")
 
 
 class Finding(BaseModel):
@@ -50,9 +64,26 @@ class Decision(BaseModel):
     reason: str | None = Field(None, max_length=2000)
 
 
-class LoopState(TypedDict, total=False):
-    thread_id: str
-    finding: dict[str, Any]
+class Skipped(TypedDict):
+    """A finding the analysis did not propose, and why (shown by ``analyze --wait``)."""
+
+    kind: str
+    target: str
+    title: str
+    why: str
+    by: list[str]  # the memory ids that decided it, if any
+
+
+class AnalysisState(TypedDict, total=False):
+    now: float
+    findings: list[dict[str, Any]]
+    notes: list[MemoryNote]
+    proposals: list[dict[str, Any]]
+    skipped: list[Skipped]
+    admitted: list[tuple[int, bool]]  # (suggestion id, runs on its own)
+
+
+class DecisionState(TypedDict, total=False):
     suggestion_id: int
     auto: bool
     decision: dict[str, Any]
@@ -65,39 +96,102 @@ class LoopState(TypedDict, total=False):
 class LoopDeps:
     """What the nodes act through; the composition root passes the real ones."""
 
+    #: every finding of the detectors now (the clock's time), as dicts
+    detect: Callable[[float], Sequence[dict[str, Any]]]
+    #: the findings seen now, so pending suggestions whose files changed expire
+    expire: Callable[[set[str]], None]
+    #: why this finding is not proposed (already pending or decided), or None
+    blocked: Callable[[Finding], bool]
+    #: why this kind is no longer proposed for this folder (the track record), or None
+    stopped: Callable[[str, str], str | None]
+    #: the principles and decisions recall reads (empty without a memory store)
+    notes: Callable[[], list[MemoryNote]]
     #: policy gate for a finding with nobody's approval: ALLOW (run on its own), ASK or REFUSE
     gate: Callable[[Finding], tuple[Verdict, str]]
     #: store the suggestion (or find it again by fingerprint); returns its id
-    propose: Callable[[Finding, bool, str], int]
+    admit: Callable[[Finding, bool], int]
     #: execute an accepted suggestion (idempotent, keyed to the journal); returns the Action
     execute: Callable[[int, bool], dict[str, Any]]
-    #: record a rejection
+    #: record a rejection in the suggestions table
     reject: Callable[[int, str | None], None]
+    #: write an outcome back: statistics, a decision memory, the audit log
+    learn: Callable[[int, Decision, str, dict[str, Any] | None], None]
 
 
-def build_loop(deps: LoopDeps, checkpoints: Path) -> Any:
-    def monitor(state: LoopState) -> LoopState:
-        try:
-            finding = Finding.model_validate(state["finding"])
-            plan_from_list(finding.plan)
-        except (ValidationError, AlmaError, KeyError) as exc:
-            return {"outcome": "invalid", "error": {"code": 14, "message": f"bad finding: {exc}"}}
-        verdict, reason = deps.gate(finding)
-        if verdict is Verdict.REFUSE:
-            return {"outcome": "refused", "error": {"code": 20, "message": reason}}
-        return {"finding": finding.model_dump(), "auto": verdict is Verdict.ALLOW}
+def _skip(finding: dict[str, Any], why: str, by: list[str] | None = None) -> Skipped:
+    return {
+        "kind": str(finding.get("kind", "?")),
+        "target": str(finding.get("target", "")),
+        "title": str(finding.get("title", "")),
+        "why": why,
+        "by": by or [],
+    }
 
-    def after_monitor(state: LoopState) -> str:
-        return END if state.get("outcome") in ("invalid", "refused") else "propose"
 
-    def propose(state: LoopState) -> LoopState:
-        if "suggestion_id" in state:
-            return {}
-        finding = Finding.model_validate(state["finding"])
-        needs_approval = not state.get("auto", False)
-        return {"suggestion_id": deps.propose(finding, needs_approval, state["thread_id"])}
+def build_analysis(deps: LoopDeps) -> Any:
+    def observe(state: AnalysisState) -> AnalysisState:
+        raw = list(deps.detect(state["now"]))
+        deps.expire({str(f.get("fingerprint")) for f in raw})
+        findings: list[dict[str, Any]] = []
+        skipped: list[Skipped] = []
+        for item in raw:
+            try:
+                finding = Finding.model_validate(item)
+                plan_from_list(finding.plan)
+            except (ValidationError, AlmaError) as exc:
+                log.error("a detector gave a bad finding, left out: %s", exc)
+                continue
+            if deps.blocked(finding):
+                continue  # pending, or decided: not news
+            why = deps.stopped(finding.kind, finding.target)
+            if why is not None:
+                skipped.append(_skip(item, why))
+                continue
+            findings.append(finding.model_dump())
+        return {"findings": findings, "skipped": skipped}
 
-    def approve(state: LoopState) -> LoopState:
+    def recall(state: AnalysisState) -> AnalysisState:
+        return {"notes": deps.notes() if state["findings"] else []}
+
+    def propose(state: AnalysisState) -> AnalysisState:
+        proposals: list[dict[str, Any]] = []
+        skipped = list(state["skipped"])
+        for finding in state["findings"]:
+            shaped = apply_recall(finding, state["notes"])
+            if shaped.finding is None:
+                skipped.append(_skip(finding, shaped.why, shaped.by))
+            else:
+                proposals.append(shaped.finding)
+        return {"proposals": proposals, "skipped": skipped}
+
+    def gate(state: AnalysisState) -> AnalysisState:
+        admitted: list[tuple[int, bool]] = []
+        skipped = list(state["skipped"])
+        for item in state["proposals"]:
+            finding = Finding.model_validate(item)
+            verdict, reason = deps.gate(finding)
+            if verdict is Verdict.REFUSE:
+                skipped.append(_skip(item, reason))
+                continue
+            auto = verdict is Verdict.ALLOW
+            admitted.append((deps.admit(finding, not auto), auto))
+        return {"admitted": admitted, "skipped": skipped}
+
+    builder = StateGraph(AnalysisState)
+    builder.add_node("observe", observe)
+    builder.add_node("recall", recall)
+    builder.add_node("propose", propose)
+    builder.add_node("gate", gate)
+    builder.add_edge(START, "observe")
+    builder.add_edge("observe", "recall")
+    builder.add_edge("recall", "propose")
+    builder.add_edge("propose", "gate")
+    builder.add_edge("gate", END)
+    return builder.compile()
+
+
+def build_decision(deps: LoopDeps, saver: SqliteSaver) -> Any:
+    def approve(state: DecisionState) -> DecisionState:
         if "decision" in state:  # decided before the run (accepting a failed one again)
             return {}
         if state.get("auto"):
@@ -109,7 +203,7 @@ def build_loop(deps: LoopDeps, checkpoints: Path) -> Any:
             raise BadArgumentError("an approval must be accept or reject.") from None
         return {"decision": decision.model_dump()}
 
-    def act(state: LoopState) -> LoopState:
+    def act(state: DecisionState) -> DecisionState:
         decision = Decision.model_validate(state["decision"])
         sid = state["suggestion_id"]
         if decision.verdict == "reject":
@@ -121,32 +215,82 @@ def build_loop(deps: LoopDeps, checkpoints: Path) -> Any:
             return {"outcome": "failed", "error": {"code": int(exc.code), "message": str(exc)}}
         return {"outcome": "executed", "action": action}
 
-    builder = StateGraph(LoopState)
-    builder.add_node("monitor", monitor)
-    builder.add_node("propose", propose)
+    def learn(state: DecisionState) -> DecisionState:
+        decision = Decision.model_validate(state["decision"])
+        deps.learn(state["suggestion_id"], decision, state["outcome"], state.get("action"))
+        return {}
+
+    builder = StateGraph(DecisionState)
     builder.add_node("approve", approve)
     builder.add_node("act", act)
-    builder.add_edge(START, "monitor")
-    builder.add_conditional_edges("monitor", after_monitor, ["propose", END])
-    builder.add_edge("propose", "approve")
+    builder.add_node("learn", learn)
+    builder.add_edge(START, "approve")
     builder.add_edge("approve", "act")
-    builder.add_edge("act", END)
+    builder.add_edge("act", "learn")
+    builder.add_edge("learn", END)
+    return builder.compile(checkpointer=saver)
+
+
+def open_saver(checkpoints: Path) -> SqliteSaver:
     conn = sqlite3.connect(checkpoints, check_same_thread=False)
     conn.execute("PRAGMA journal_mode=WAL")
     saver = SqliteSaver(conn)
     saver.setup()
-    return builder.compile(checkpointer=saver)
+    return saver
 
 
-def config(thread_id: str) -> dict[str, Any]:
-    return {"configurable": {"thread_id": thread_id}}
+class Loop:
+    """The two graphs and the checkpointer, with the few operations the agent needs."""
+
+    def __init__(self, deps: LoopDeps, checkpoints: Path) -> None:
+        self.saver = open_saver(checkpoints)
+        self.analysis = build_analysis(deps)
+        self.decision = build_decision(deps, self.saver)
+
+    def analyze(self, now: float) -> AnalysisState:
+        result: AnalysisState = self.analysis.invoke({"now": now, "skipped": []})
+        return result
+
+    def start(self, sid: int, *, auto: bool) -> DecisionState:
+        """Run a new suggestion's decision: on its own, or up to the interrupt."""
+        return self._run(sid, {"suggestion_id": sid, "auto": auto})
+
+    def decide(self, sid: int, decision: Decision) -> DecisionState:
+        """A person's decision: resume the waiting run, or run one decided from the start."""
+        if self.waiting(sid):
+            return self._run(sid, Command(resume=decision.model_dump()))
+        self.forget(sid)
+        return self._run(sid, {"suggestion_id": sid, "decision": decision.model_dump()})
+
+    def waiting(self, sid: int) -> bool:
+        state = self.decision.get_state(config(sid))
+        return tuple(state.next) == ("approve",)
+
+    def forget(self, sid: int) -> None:
+        self.saver.delete_thread(thread(sid))
+
+    def threads(self) -> set[str]:
+        return {str(c.config["configurable"]["thread_id"]) for c in self.saver.list(None)}
+
+    def sweep(self, pending: set[int]) -> int:
+        """Delete every thread that is not a pending suggestion's (left by a stop mid-run, or
+        by an older ALMA that kept one per finding). Returns how many."""
+        keep = {thread(sid) for sid in pending}
+        stale = self.threads() - keep
+        for name in stale:
+            self.saver.delete_thread(name)
+        return len(stale)
+
+    def _run(self, sid: int, payload: Any) -> DecisionState:
+        result: DecisionState = self.decision.invoke(payload, config(sid), durability="sync")
+        if "outcome" in result:  # the run ended: the table says the rest
+            self.forget(sid)
+        return result
 
 
-def waiting_for_approval(graph: Any, thread_id: str) -> bool:
-    state = graph.get_state(config(thread_id))
-    return tuple(state.next) == ("approve",)
+def thread(sid: int) -> str:
+    return f"s{sid}"
 
 
-def resume(graph: Any, thread_id: str, decision: Decision) -> LoopState:
-    result: LoopState = graph.invoke(Command(resume=decision.model_dump()), config(thread_id))
-    return result
+def config(sid: int) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread(sid)}}

@@ -83,7 +83,9 @@ class SuggestionStore:
         ).fetchone()
         return -1 if rejected else None
 
-    def add(self, finding: dict[str, Any], *, needs_approval: bool, thread_id: str) -> int:
+    def add(
+        self, finding: dict[str, Any], *, needs_approval: bool, thread_id: str | None = None
+    ) -> int:
         with self._lock:
             now = utcnow()
             cur = self.conn.execute(

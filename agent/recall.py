@@ -1,0 +1,199 @@
+"""Recall: what ALMA remembers that bears on a finding, and what it does to the proposal.
+
+Two kinds of memory change a proposal, read by rule (folded Spanish: case and accents ignored):
+
+- a *principle* that forbids touching a path ("Nunca toques user/proyectos/tesis", "jamás
+  muevas nada de user/x", "no borres user/y"): a finding whose target is that path or inside it
+  is not proposed; a plan that only partly touches it loses the ops that would, and its evidence
+  names the memory;
+- a *decision* memory, written by the loop's learn node when the person rejects a suggestion
+  (:func:`rejection_memory` is the one writer of that text, :func:`recall_notes` its one
+  reader): a reason that claims the folder ("esa carpeta la ordeno yo", "no la toques", "de eso
+  me encargo yo") stops the same kind being proposed for that folder; any other reason is shown
+  with the next proposal of that kind there, so the person sees that ALMA remembers.
+
+Every effect names the memory id that caused it.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+#: Memories listed per role per analysis (principles and decisions are few and short).
+MAX_NOTES = 500
+
+_PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]*\w)")
+_FORBID = re.compile(
+    r"\b(?:nunca|jamas|no)\s+(?:(?:me\s+)?(?:toques|tocar|toca|muevas|mover|borres|borrar"
+    r"|ordenes|ordenar|cambies|cambiar|limpies|limpiar|elimines|eliminar|metas|entres)\b)"
+    r"|\bno\s+se\s+toca\b|\bdeja(?:r)?\s+en\s+paz\b"
+)
+_DECISION = re.compile(
+    r"^Rechazaste la sugerencia (?P<sid>\d+) \((?P<kind>[\w-]+)\) para (?P<target>\S+)\."
+    r"(?: Motivo: «(?P<reason>.*)»)?$",
+    re.DOTALL,
+)
+_OWN = re.compile(
+    r"\b(?:la|lo|las|los)\s+(?:ordeno|hago|llevo|organizo|gestiono|muevo|limpio)\s+yo\b"
+    r"|\byo\s+(?:me\s+encargo|la\s+ordeno|lo\s+ordeno|la\s+organizo|lo\s+hago)\b"
+    r"|\bme\s+encargo\s+yo\b|\bde\s+eso\s+me\s+(?:ocupo|encargo)\b"
+    r"|\bno\s+(?:la|lo|las|los|me\s+la|me\s+lo)?\s*toques\b|\bdejal[ao]s?\b"
+    r"|\bes\s+mi[ao]\b|\bno\s+quiero\s+que\s+(?:la|lo)\s+toques\b"
+)
+
+
+class MemoryReader(Protocol):
+    """The part of the memory service recall reads (agent.memory.service.MemoryService)."""
+
+    def list(
+        self, *, limit: int = 20, memory_type: str | None = None, **filters: Any
+    ) -> list[dict[str, Any]]: ...
+
+
+@dataclass(frozen=True)
+class MemoryNote:
+    """A memory as recall reads it."""
+
+    id: str
+    content: str
+    role: Literal["principle", "decision"]
+    paths: tuple[str, ...]
+    forbids: bool
+    kind: str | None  # decisions: the kind rejected
+    reason: str | None  # decisions: the person's reason
+
+
+@dataclass
+class Recall:
+    """What recall did to one finding: ``finding`` is None when it is not proposed."""
+
+    finding: dict[str, Any] | None
+    by: list[str] = field(default_factory=list)
+    why: str = ""
+
+
+def fold(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def rejection_memory(sid: int, kind: str, target: str, reason: str | None) -> str:
+    """The decision memory written when a person rejects a suggestion (read back here)."""
+    text = f"Rechazaste la sugerencia {sid} ({kind}) para {target}."
+    return f"{text} Motivo: «{reason.strip()}»" if reason and reason.strip() else text
+
+
+def _note(memory: dict[str, Any], role: Literal["principle", "decision"]) -> MemoryNote | None:
+    content = str(memory.get("content", ""))
+    if role == "decision":
+        m = _DECISION.match(content.strip())
+        if m is None:
+            return None
+        reason = m["reason"]
+        return MemoryNote(
+            id=str(memory["id"]),
+            content=content,
+            role=role,
+            paths=(m["target"],),
+            forbids=bool(reason and _OWN.search(fold(reason))),
+            kind=m["kind"],
+            reason=reason,
+        )
+    paths = tuple(p.rstrip("/.") for p in _PATH.findall(content))
+    if not paths:
+        return None
+    return MemoryNote(
+        id=str(memory["id"]),
+        content=content,
+        role=role,
+        paths=paths,
+        forbids=bool(_FORBID.search(fold(content))),
+        kind=None,
+        reason=None,
+    )
+
+
+def recall_notes(memory: MemoryReader | None) -> list[MemoryNote]:
+    """The principles and past decisions that name a path, read once per analysis."""
+    if memory is None:
+        return []
+    notes: list[MemoryNote] = []
+    for role in ("principle", "decision"):
+        for item in memory.list(limit=MAX_NOTES, memory_type=role):
+            note = _note(item, role)
+            if note is not None:
+                notes.append(note)
+    return notes
+
+
+def _under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder + "/")
+
+
+def _op_paths(op: dict[str, Any]) -> list[str]:
+    return [str(op[k]) for k in ("path", "src", "dst") if k in op]
+
+
+def apply_recall(finding: dict[str, Any], notes: Sequence[MemoryNote]) -> Recall:
+    """The finding as ALMA proposes it given what it remembers (or None with why not)."""
+    target = str(finding["target"])
+    evidence = list(finding["evidence"])
+    plan: list[dict[str, Any]] = list(finding["plan"])
+    used: list[str] = []
+    for note in notes:
+        if note.role == "decision":
+            if note.kind != finding["kind"] or not _under(target, note.paths[0]):
+                continue
+            if note.forbids:
+                why = (
+                    f"rechazaste una sugerencia {note.kind} para {note.paths[0]} diciendo "
+                    f"«{note.reason}» (memoria {note.id})"
+                )
+                return Recall(None, [note.id], why)
+            said = f": «{note.reason}»" if note.reason else ""
+            evidence.append(f"Recuerdo (memoria {note.id}) que rechazaste algo parecido{said}")
+            used.append(note.id)
+            continue
+        if not note.forbids:
+            continue
+        for folder in note.paths:
+            if _under(target, folder):
+                why = f"la memoria {note.id} dice «{note.content.strip()}»"
+                return Recall(None, [note.id], why)
+            kept = [op for op in plan if not any(_under(p, folder) for p in _op_paths(op))]
+            if len(kept) != len(plan):
+                plan = kept
+                evidence.append(
+                    f"Sin tocar {folder}: lo pide la memoria {note.id} («{note.content.strip()}»)"
+                )
+                used.append(note.id)
+    if len(plan) != len(finding["plan"]):
+        plan = _without_orphans(plan)
+        if not any(op["op"] in ("move", "trash", "restore") for op in plan):
+            why = f"todo lo que tocaba lo protegen las memorias {', '.join(used)}"
+            return Recall(None, used, why)
+    if not used:
+        return Recall(finding)
+    files = sum(1 for op in plan if op["op"] in ("move", "trash", "restore"))
+    shaped = {**finding, "plan": plan, "evidence": evidence}
+    if len(plan) != len(finding["plan"]):
+        shaped["files"] = files
+    return Recall(shaped, used)
+
+
+def _without_orphans(plan: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Drop folders the plan no longer moves anything into, and kept copies with no trash."""
+    dsts = [str(op["dst"]) for op in plan if op["op"] == "move"]
+    trashes = any(op["op"] == "trash" for op in plan)
+    out = []
+    for op in plan:
+        if op["op"] == "mkdir" and not any(_under(d, str(op["path"])) for d in dsts):
+            continue
+        if op["op"] == "keep" and not trashes:
+            continue
+        out.append(op)
+    return out

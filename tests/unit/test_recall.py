@@ -1,0 +1,131 @@
+"""Recall: what ALMA remembers bears on what it proposes (principles, past rejections)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent.recall import MemoryNote, apply_recall, recall_notes, rejection_memory
+
+
+def _finding(target: str = "user/proyectos/tesis", kind: str = "organize") -> dict[str, Any]:
+    return {
+        "kind": kind,
+        "target": target,
+        "title": f"Ordenar {target}",
+        "reason": "20 archivos sueltos",
+        "evidence": [],
+        "plan": [
+            {"op": "mkdir", "path": f"{target}/pdf"},
+            {"op": "move", "src": f"{target}/a.pdf", "dst": f"{target}/pdf/a.pdf"},
+        ],
+        "files": 1,
+        "fingerprint": "f" * 16,
+    }
+
+
+def _dupes() -> dict[str, Any]:
+    return {
+        "kind": "duplicates",
+        "target": "user",
+        "title": "Copias idénticas en user",
+        "reason": "2 copias",
+        "evidence": [],
+        "plan": [
+            {"op": "keep", "path": "user/a.txt"},
+            {"op": "trash", "path": "user/proyectos/tesis/a.txt"},
+            {"op": "trash", "path": "user/fotos/a.txt"},
+        ],
+        "files": 2,
+        "fingerprint": "d" * 16,
+    }
+
+
+class FakeMemory:
+    def __init__(self, memories: list[dict[str, Any]]) -> None:
+        self.memories = memories
+
+    def list(self, *, limit: int = 20, memory_type: str | None = None, **_: Any) -> list[Any]:
+        return [m for m in self.memories if memory_type in (None, m["memory_type"])][:limit]
+
+
+def _mem(mid: str, content: str, memory_type: str = "principle") -> dict[str, Any]:
+    return {"id": mid, "content": content, "memory_type": memory_type}
+
+
+def test_a_principle_naming_the_folder_suppresses_the_suggestion_and_names_the_memory() -> None:
+    notes = recall_notes(FakeMemory([_mem("m1", "Nunca toques user/proyectos/tesis, es mía.")]))
+    out = apply_recall(_finding(), notes)
+    assert out.finding is None
+    assert out.by == ["m1"]
+    assert "m1" in out.why and "user/proyectos/tesis" in out.why
+
+
+def test_a_principle_on_a_subfolder_reshapes_the_plan_and_the_evidence_names_it() -> None:
+    notes = recall_notes(FakeMemory([_mem("m1", "Nunca toques user/proyectos/tesis")]))
+    out = apply_recall(_dupes(), notes)
+    assert out.finding is not None
+    ops = out.finding["plan"]
+    assert {"op": "trash", "path": "user/proyectos/tesis/a.txt"} not in ops
+    assert {"op": "trash", "path": "user/fotos/a.txt"} in ops
+    assert out.finding["files"] == 1
+    assert any("m1" in e and "user/proyectos/tesis" in e for e in out.finding["evidence"])
+
+
+def test_a_principle_that_is_not_a_prohibition_or_names_another_folder_changes_nothing() -> None:
+    notes = recall_notes(
+        FakeMemory(
+            [
+                _mem("m1", "Siempre ordena user/proyectos/tesis por fecha"),
+                _mem("m2", "Nunca toques user/otra"),
+                _mem("m3", "No toques user/proyectos/tesis-vieja"),
+            ]
+        )
+    )
+    out = apply_recall(_finding(), notes)
+    assert out.finding is not None and out.finding["plan"] == _finding()["plan"]
+    assert out.by == []
+
+
+def test_negation_of_the_prohibition_is_read_in_spanish_with_accents() -> None:
+    notes = recall_notes(FakeMemory([_mem("m1", "JAMÁS muevas nada de user/proyectos/tesis.")]))
+    assert apply_recall(_finding(), notes).finding is None
+
+
+def test_a_rejection_reason_of_ownership_suppresses_the_next_proposal_there() -> None:
+    text = rejection_memory(7, "organize", "user/fotos", "esa carpeta la ordeno yo")
+    notes = recall_notes(FakeMemory([_mem("r1", text, "decision")]))
+    out = apply_recall(_finding("user/fotos"), notes)
+    assert out.finding is None
+    assert out.by == ["r1"] and "esa carpeta la ordeno yo" in out.why
+    # another kind in the same folder, or the same kind elsewhere, is still proposed
+    assert apply_recall(_finding("user/fotos", kind="temp_cleanup"), notes).finding is not None
+    assert apply_recall(_finding("user/otra"), notes).finding is not None
+
+
+def test_another_rejection_reason_is_shown_with_the_next_proposal() -> None:
+    text = rejection_memory(7, "organize", "user/fotos", "prefiero por año")
+    notes = recall_notes(FakeMemory([_mem("r1", text, "decision")]))
+    out = apply_recall(_finding("user/fotos"), notes)
+    assert out.finding is not None
+    assert any("r1" in e and "prefiero por año" in e for e in out.finding["evidence"])
+
+
+def test_no_memory_store_recalls_nothing() -> None:
+    assert recall_notes(None) == []
+    out = apply_recall(_finding(), [])
+    assert out.finding == _finding()
+
+
+def test_notes_are_parsed_from_plain_memories() -> None:
+    notes = recall_notes(FakeMemory([_mem("m1", "nunca toques user/a/b ni user/c")]))
+    assert notes == [
+        MemoryNote(
+            id="m1",
+            content="nunca toques user/a/b ni user/c",
+            role="principle",
+            paths=("user/a/b", "user/c"),
+            forbids=True,
+            kind=None,
+            reason=None,
+        )
+    ]
