@@ -52,7 +52,9 @@ class Api:
             "autonomy.level": lambda a: self._catch_up(
                 lambda: agent.autonomy.set_level(a["level"])
             ),
-            "autonomy.allow": lambda a: agent.autonomy.allow_kind(a["kind"]),
+            "autonomy.allow": lambda a: agent.allow(a["kind"], a.get("folder")),
+            "feedback": lambda a: agent.feedback(a["id"], a["verdict"] == "util", a.get("reason")),
+            "stats": lambda a: agent.stats(),
             "undo": lambda a: agent.undo(a.get("id")),
             "history": lambda a: agent.engine.journal.history(a["limit"]),
             "trash.list": lambda a: agent.engine.trash_list(),

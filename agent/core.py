@@ -21,10 +21,12 @@ from agent import loop, memory_actions
 from agent.autonomy import Autonomy, PolicyHolder
 from agent.memory_gate import MemoryGate
 from agent.recall import MemoryNote, recall_notes, rejection_memory
+from agent.track import ANY_FOLDER, UNDOS_TO_STOP, TrackRecord
 from policies.decide import PlanFacts, RunContext, Verdict, decide
 from policies.errors import (
     ERROR_CLASSES,
     AlmaError,
+    BadArgumentError,
     ConflictError,
     InvalidStateError,
     RefusedError,
@@ -69,12 +71,13 @@ class Agent:
         self.clock = clock
         self.memory = memory
         self._lock = threading.RLock()
+        self._track = self._track_record()
         self.loop = loop.Loop(
             loop.LoopDeps(
-                detect=lambda now: [f.to_dict() for f in self.detect(now)],
+                detect=self._findings,
                 expire=self._expire_stale,
                 blocked=lambda f: self.store.find_blocking(f.fingerprint) is not None,
-                stopped=lambda kind, target: None,
+                stopped=lambda kind, target: self._track.stopped(kind, target),
                 notes=self._notes,
                 gate=self._gate,
                 admit=self._admit,
@@ -92,6 +95,13 @@ class Agent:
         decision = decide(self.policy(), facts, self.autonomy.run_context(approved_by_person=False))
         return decision.verdict, decision.reason
 
+    def _track_record(self) -> TrackRecord:
+        return TrackRecord(self.store.outcomes(), auto_kinds=self.policy().auto.kinds)
+
+    def _findings(self, now: float) -> list[dict[str, Any]]:
+        found = [f.to_dict() for f in self.detect(now)]
+        return found + [f.to_dict() for f in self._track.promotion_findings()]
+
     def _notes(self) -> list[MemoryNote]:
         if self.memory is None or not self.memory.loaded:
             return []
@@ -106,6 +116,7 @@ class Agent:
         if existing is not None and existing > 0:
             return existing  # the node ran again after a crash: never insert twice
         sid = self.store.add(finding.model_dump(), needs_approval=needs_approval, thread_id=None)
+        self.store.record_outcome("proposed", finding.kind, finding.target, suggestion_id=sid)
         log.info("suggestion %s proposed: %s", sid, finding.title)
         if needs_approval:
             self.notify(
@@ -171,11 +182,21 @@ class Agent:
     def _learn(
         self, sid: int, decision: loop.Decision, outcome: str, action: dict[str, Any] | None
     ) -> None:
-        """Write an outcome back. A rejection becomes a decision memory with its reason, which
-        recall reads at the next analysis (an acceptance is in the journal already)."""
+        """Write an outcome back: the track record, and for a rejection a decision memory with
+        its reason, which recall reads at the next analysis."""
+        row = self.store.row(sid)
+        event = {"executed": "accepted", "rejected": "rejected"}.get(outcome)
+        if event is not None:
+            self.store.record_outcome(
+                event,
+                row["kind"],
+                row["target"],
+                suggestion_id=sid,
+                auto=decision.by == "auto",
+                reason=decision.reason,
+            )
         if outcome != "rejected" or self.memory is None or not self.memory.loaded:
             return
-        row = self.store.row(sid)
         text = rejection_memory(sid, row["kind"], row["target"], decision.reason)
         try:
             self.memory.service.add(
@@ -200,6 +221,7 @@ class Agent:
         if level == "manual" and trigger != "person":
             return {"proposed": [], "skipped": []}
         with self._lock:
+            self._track = self._track_record()
             state = self.loop.analyze(self.clock())
             for sid, auto in state["admitted"]:
                 self.loop.start(sid, auto=auto)
@@ -222,6 +244,34 @@ class Agent:
                     "a fresh plan if it still applies",
                 )
                 self.loop.forget(int(row["id"]))
+
+    # -- the track record -------------------------------------------------------------------
+    def feedback(self, sid: int, useful: bool, reason: str | None) -> dict[str, Any]:
+        with self._lock:
+            row = self.store.row(sid)
+            event = "useful" if useful else "useless"
+            self.store.record_outcome(
+                event, row["kind"], row["target"], suggestion_id=sid, reason=reason
+            )
+            return {"suggestion_id": sid, "kind": row["kind"], "feedback": event, "reason": reason}
+
+    def stats(self) -> dict[str, Any]:
+        return self._track_record().summary()
+
+    def allow(self, kind: str, folder: str | None) -> dict[str, Any]:
+        """Lift a stop: at auto (no folder), or the proposals of ``kind`` in ``folder``."""
+        with self._lock:
+            if folder is None:
+                status = self.autonomy.allow_kind(kind)
+                self.store.record_outcome("lifted", kind, ANY_FOLDER)
+                return status
+            if self._track_record().stopped(kind, folder) is None:
+                raise BadArgumentError(
+                    f"{kind} is still proposed in {folder}; nothing to allow "
+                    "(`alma-ctl stats` lists what ALMA stopped proposing)."
+                )
+            self.store.record_outcome("lifted", kind, folder)
+            return self.autonomy.status()
 
     # -- a person's decisions -------------------------------------------------------------------
     def accept(self, sid: int) -> dict[str, Any]:
@@ -270,12 +320,28 @@ class Agent:
                     action = memory_actions.undo(self.engine.journal, service, int(target["id"]))
             else:
                 action = self.engine.undo(int(target["id"]))
-            original = self.engine.journal.action(int(action["undoes"]))
-            if original["auto"]:
-                # The person undid something ALMA did on its own: that kind stops running alone.
-                self.autonomy.disable_kind(str(original["kind"]))
-                log.info("kind %s stops running on its own after an undo", original["kind"])
+            self._undone(self.engine.journal.action(int(action["undoes"])))
             return action
+
+    def _undone(self, original: dict[str, Any]) -> None:
+        """The track record learns of an undo; at auto, a kind whose actions of its own were
+        undone too often stops running on its own until the person lifts it."""
+        sid = original["suggestion_id"]
+        if sid is None:
+            return
+        row = self.store.row(int(sid))
+        kind = str(row["kind"])
+        self.store.record_outcome(
+            "undone",
+            kind,
+            row["target"],
+            suggestion_id=int(sid),
+            action_id=int(original["id"]),
+            auto=bool(original["auto"]),
+        )
+        if original["auto"] and self._track_record().auto_stopped(kind):
+            self.autonomy.disable_kind(kind)
+            log.info("kind %s stops running on its own after %s undos", kind, UNDOS_TO_STOP)
 
     # -- start-up ------------------------------------------------------------------------------
     def reconcile(self) -> None:

@@ -135,6 +135,9 @@ def _under(path: str, folder: str) -> bool:
 
 
 def _op_paths(op: dict[str, Any]) -> list[str]:
+    """The paths an op writes: a ``keep`` writes nothing, it guards the copy that stays."""
+    if op["op"] == "keep":
+        return []
     return [str(op[k]) for k in ("path", "src", "dst") if k in op]
 
 

@@ -202,8 +202,30 @@ _TABLE: tuple[Command, ...] = (
     ),
     Command(
         "autonomy.allow",
-        N_("let level auto run KIND on its own again after an undo stopped it"),
-        (Arg("kind", "str", required=True, non_empty=True, max_len=SHORT_TEXT, positional=True),),
+        N_(
+            "let level auto run KIND on its own again after undos stopped it; with --folder, "
+            "propose KIND there again after rejections stopped it"
+        ),
+        (
+            Arg("kind", "str", required=True, non_empty=True, max_len=SHORT_TEXT, positional=True),
+            Arg("folder", "str", nullable=True, non_empty=True, max_len=4096, metavar="F"),
+        ),
+    ),
+    Command(
+        "feedback",
+        N_("tell ALMA whether a suggestion was useful"),
+        (
+            _ID,
+            Arg("verdict", "str", required=True, choices=("util", "inutil"), positional=True),
+            Arg("reason", "str", nullable=True, max_len=2000, metavar="TEXT"),
+        ),
+    ),
+    Command(
+        "stats",
+        N_(
+            "per kind and folder: proposed, accepted, rejected, undone, useful; what ALMA "
+            "stopped proposing and why; what it could be trusted with next"
+        ),
     ),
     Command(
         "undo",

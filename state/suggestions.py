@@ -54,7 +54,24 @@ MIGRATIONS = (
     );
     CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL)
     """,
+    """
+    CREATE TABLE outcomes (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        event TEXT NOT NULL CHECK (event IN
+            ('proposed','accepted','rejected','undone','useful','useless','lifted')),
+        kind TEXT NOT NULL,
+        folder TEXT NOT NULL,
+        suggestion_id INTEGER,
+        action_id INTEGER,
+        auto INTEGER NOT NULL DEFAULT 0,
+        reason TEXT,
+        at TEXT NOT NULL
+    );
+    CREATE INDEX outcomes_suggestion ON outcomes(suggestion_id, event)
+    """,
 )
+#: What the track record counts (agent.track reads them; feedback replaces its earlier verdict).
+OUTCOMES = ("proposed", "accepted", "rejected", "undone", "useful", "useless", "lifted")
 
 
 class SuggestionStore:
@@ -164,6 +181,44 @@ class SuggestionStore:
             "VALUES (?, ?, ?, ?, ?)",
             (row["fingerprint"], row["kind"], row["target"], reason, utcnow()),
         )
+
+    # -- the track record (agent.track) -------------------------------------------------------
+    def record_outcome(
+        self,
+        event: str,
+        kind: str,
+        folder: str,
+        *,
+        suggestion_id: int | None = None,
+        action_id: int | None = None,
+        auto: bool = False,
+        reason: str | None = None,
+    ) -> None:
+        """Record what happened to a suggestion: once per suggestion and event (an undo once
+        per action); a feedback verdict replaces the one given before."""
+        assert event in OUTCOMES
+        with self._lock:
+            if suggestion_id is not None:
+                if event in ("useful", "useless"):
+                    self.conn.execute(
+                        "DELETE FROM outcomes WHERE suggestion_id = ? AND event IN "
+                        "('useful', 'useless')",
+                        (suggestion_id,),
+                    )
+                elif self.conn.execute(
+                    "SELECT 1 FROM outcomes WHERE suggestion_id = ? AND event = ? "
+                    "AND action_id IS ?",
+                    (suggestion_id, event, action_id),
+                ).fetchone():
+                    return
+            self.conn.execute(
+                "INSERT INTO outcomes(event, kind, folder, suggestion_id, action_id, auto, reason,"
+                " at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (event, kind, folder, suggestion_id, action_id, int(auto), reason, utcnow()),
+            )
+
+    def outcomes(self) -> builtins.list[sqlite3.Row]:
+        return list(self.conn.execute("SELECT * FROM outcomes ORDER BY id"))
 
     # -- run-time settings (pause, lowered level, kinds stopped from auto) -------------------
     def setting(self, key: str, default: Any = None) -> Any:

@@ -244,7 +244,7 @@ def test_autonomy_level_can_lower_but_never_raise(alma: DaemonRoot) -> None:
     alma.stop()
 
 
-def test_auto_temp_cleanup_runs_on_its_own_undo_reverts_and_stops_it_until_allowed(
+def test_auto_temp_cleanup_runs_on_its_own_two_undos_stop_it_until_allowed(
     alma: DaemonRoot,
 ) -> None:
     alma.policy(level="auto", auto__kinds=["temp_cleanup"], monitor__temp_age_days=7)
@@ -271,36 +271,56 @@ def test_auto_temp_cleanup_runs_on_its_own_undo_reverts_and_stops_it_until_allow
     undo = alma.ok("undo")
     assert undo["status"] == "done" and undo["auto"] is False
     assert tree(alma) == before
+    # One undo is not a track record: the kind still runs on its own.
+    assert alma.ok("autonomy", "status")["auto_stopped_kinds"] == []
+    alma.write("user/notas/otro.tmp", b"temp two\n", mtime=old)
+    second = alma.wait_action(
+        lambda a: (
+            a["kind"] == "temp_cleanup"
+            and a["auto"]
+            and a["id"] > undo["id"]
+            and a["status"] != "running"
+        ),
+        what="temp_cleanup to run on its own again after one undo",
+    )
+    assert second["status"] == "done" and second["ops"] == 3
+    with_otro = tree(alma)
+    alma.ok("undo")
+    assert tree(alma) != with_otro and (alma.root / "user/notas/otro.tmp").exists()
     assert alma.ok("autonomy", "status")["auto_stopped_kinds"] == ["temp_cleanup"]
+    (stopped,) = alma.ok("stats")["auto_stopped"]
+    assert stopped["kind"] == "temp_cleanup"
+    assert stopped["lift"] == "alma-ctl autonomy allow temp_cleanup"
 
     # Stopped: a new old temp file gives a suggestion that waits for a person.
-    alma.write("user/notas/otro.tmp", b"temp two\n", mtime=old)
+    alma.write("user/notas/tercero.tmp", b"temp three\n", mtime=old)
     waiting = alma.wait_suggestion(kind="temp_cleanup", target="user")
     assert waiting["needs_approval"] is True
     holds(
-        lambda: len(find(alma.ok("history"), kind="temp_cleanup")) == 2,
+        lambda: len(find(alma.ok("history"), kind="temp_cleanup")) == 4,
         seconds=QUIET,
         what="no new temp_cleanup action while the kind is stopped",
     )
-    assert (alma.root / "user/notas/otro.tmp").exists()
+    assert (alma.root / "user/notas/tercero.tmp").exists()
 
     # Restarting does not turn it back on; `autonomy allow` does.
     alma.restart()
     assert alma.ok("autonomy", "status")["auto_stopped_kinds"] == ["temp_cleanup"]
     allowed = alma.ok("autonomy", "allow", "temp_cleanup")
     assert allowed["auto_stopped_kinds"] == []
-    alma.write("user/notas/tercero.tmp", b"temp three\n", mtime=old)
-    second = alma.wait_action(
+    assert alma.ok("stats")["auto_stopped"] == []
+    alma.write("user/notas/cuarto.tmp", b"temp four\n", mtime=old)
+    third = alma.wait_action(
         lambda a: (
             a["kind"] == "temp_cleanup"
             and a["auto"]
-            and a["id"] != auto["id"]
+            and a["id"] > second["id"]
             and a["status"] != "running"
         ),
         what="temp_cleanup to run on its own again after `autonomy allow`",
     )
-    assert second["status"] == "done"
-    for name in ("borrador.tmp", "informe.txt~", "otro.tmp", "tercero.tmp"):
+    assert third["status"] == "done"
+    for name in ("borrador.tmp", "informe.txt~", "otro.tmp", "tercero.tmp", "cuarto.tmp"):
         assert not (alma.root / "user/notas" / name).exists(), name
     assert (alma.root / "user/notas/informe.txt").exists()
     alma.stop()

@@ -71,6 +71,17 @@ def test_a_principle_on_a_subfolder_reshapes_the_plan_and_the_evidence_names_it(
     assert any("m1" in e and "user/proyectos/tesis" in e for e in out.finding["evidence"])
 
 
+def test_the_copy_a_dedupe_keeps_inside_a_protected_folder_is_still_guarded() -> None:
+    finding = _dupes()
+    finding["plan"] = [
+        {"op": "keep", "path": "user/proyectos/tesis/a.txt"},
+        {"op": "trash", "path": "user/fotos/a.txt"},
+    ]
+    notes = recall_notes(FakeMemory([_mem("m1", "Nunca toques user/proyectos/tesis")]))
+    out = apply_recall(finding, notes)
+    assert out.finding == finding and out.by == []
+
+
 def test_a_principle_that_is_not_a_prohibition_or_names_another_folder_changes_nothing() -> None:
     notes = recall_notes(
         FakeMemory(

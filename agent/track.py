@@ -1,0 +1,160 @@
+"""Autonomy earned by track record: the rules over what happened to ALMA's suggestions.
+
+Outcomes (``state.suggestions`` records them) are counted per kind and per folder, the folder
+being the suggestion's target. The rules:
+
+- a kind rejected :data:`REJECTS_TO_STOP` times for a folder is no longer proposed there, until
+  the person lifts it (``alma-ctl autonomy allow KIND --folder F``);
+- at level auto, a kind whose actions ALMA ran on its own were undone :data:`UNDOS_TO_STOP`
+  times stops running on its own, until the person lifts it (``alma-ctl autonomy allow KIND``);
+- a kind a person accepted :data:`PROMOTE_AFTER` times and never undid becomes a suggestion to
+  let it run on its own, with the exact line for ``system/autonomy.conf``: only the person's
+  edit of that file raises autonomy.
+
+A lift counts from then on: earlier rejections or undos no longer count towards a stop.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from actions.planners.base import PlanResult, fingerprint
+
+REJECTS_TO_STOP = 3
+UNDOS_TO_STOP = 2
+PROMOTE_AFTER = 5
+PROMOTION_KIND = "autonomy_promotion"
+POLICY_FILE = "system/autonomy.conf"
+_COUNTED = ("proposed", "accepted", "rejected", "undone", "useful", "useless")
+ANY_FOLDER = "*"
+
+
+class TrackRecord:
+    """The rules applied to every recorded outcome (read once per analysis or ``stats``)."""
+
+    def __init__(self, outcomes: Iterable[sqlite3.Row], *, auto_kinds: Sequence[str]) -> None:
+        self.auto_kinds = tuple(auto_kinds)
+        self.total: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
+        self.rejects: Counter[tuple[str, str]] = Counter()  # since the last lift there
+        self.auto_undos: Counter[str] = Counter()  # since the last lift of the kind
+        self.accepted_by_person: Counter[str] = Counter()
+        self.undone_kinds: set[str] = set()
+        feedback: dict[int, tuple[tuple[str, str], str]] = {}
+        for row in outcomes:
+            event, kind, folder = str(row["event"]), str(row["kind"]), str(row["folder"])
+            if event == "lifted":
+                if folder == ANY_FOLDER:
+                    self.auto_undos[kind] = 0
+                else:
+                    self.rejects[(kind, folder)] = 0
+                continue
+            if event in ("useful", "useless") and row["suggestion_id"] is not None:
+                feedback[int(row["suggestion_id"])] = ((kind, folder), event)
+                continue
+            self.total[(kind, folder)][event] += 1
+            if event == "rejected":
+                self.rejects[(kind, folder)] += 1
+            elif event == "undone":
+                self.undone_kinds.add(kind)
+                if row["auto"]:
+                    self.auto_undos[kind] += 1
+            elif event == "accepted" and not row["auto"]:
+                self.accepted_by_person[kind] += 1
+        for key, event in feedback.values():
+            self.total[key][event] += 1
+
+    def stopped(self, kind: str, folder: str) -> str | None:
+        """Why ``kind`` is no longer proposed for ``folder``, with how to lift it; or None."""
+        n = self.rejects.get((kind, folder), 0)
+        if n < REJECTS_TO_STOP:
+            return None
+        return (
+            f"rechazaste {n} veces {kind} en {folder}, así que ya no lo propongo ahí; "
+            f"`alma-ctl autonomy allow {kind} --folder {folder}` vuelve a permitirlo"
+        )
+
+    def auto_stopped(self, kind: str) -> bool:
+        return self.auto_undos.get(kind, 0) >= UNDOS_TO_STOP
+
+    def promotable(self) -> list[dict[str, Any]]:
+        """Kinds a person accepted often and never undid, not yet allowed at auto."""
+        out = []
+        for kind, n in sorted(self.accepted_by_person.items()):
+            if n < PROMOTE_AFTER or kind in self.undone_kinds or kind in self.auto_kinds:
+                continue
+            if kind == PROMOTION_KIND:
+                continue
+            kinds = json.dumps([*self.auto_kinds, kind], ensure_ascii=False)
+            out.append(
+                {
+                    "kind": kind,
+                    "accepted": n,
+                    "file": POLICY_FILE,
+                    "section": "[auto]",
+                    "line": f"kinds = {kinds}",
+                }
+            )
+        return out
+
+    def promotion_findings(self) -> list[PlanResult]:
+        """Each promotable kind as a suggestion (empty plan: accepting it acknowledges it)."""
+        results = []
+        for promo in self.promotable():
+            kind = promo["kind"]
+            results.append(
+                PlanResult(
+                    kind=PROMOTION_KIND,
+                    target=POLICY_FILE,
+                    title=f"Podrías dejar que ALMA haga «{kind}» por su cuenta",
+                    reason=(
+                        f"aceptaste {promo['accepted']} sugerencias {kind} y no deshiciste "
+                        "ninguna; solo tú puedes subir la autonomía, editando el archivo"
+                    ),
+                    evidence=[
+                        f"En {POLICY_FILE}, sección [auto], escribe: {promo['line']}",
+                        'y, si no lo está ya, level = "auto"',
+                    ],
+                    plan=[],
+                    files=0,
+                    fingerprint=fingerprint(PROMOTION_KIND, POLICY_FILE, [kind]),
+                )
+            )
+        return results
+
+    def summary(self) -> dict[str, Any]:
+        """What ``alma-ctl stats`` shows."""
+        kinds: dict[str, Counter[str]] = defaultdict(Counter)
+        folders = []
+        for (kind, folder), counts in sorted(self.total.items()):
+            kinds[kind].update(counts)
+            folders.append({"kind": kind, "folder": folder} | _counts(counts))
+        stopped = []
+        for kind, folder in sorted(self.rejects):
+            why = self.stopped(kind, folder)
+            if why is not None:
+                lift = f"alma-ctl autonomy allow {kind} --folder {folder}"
+                stopped.append({"kind": kind, "folder": folder, "why": why, "lift": lift})
+        auto_stopped = [
+            {
+                "kind": kind,
+                "why": f"deshiciste {n} veces lo que ALMA hizo por su cuenta",
+                "lift": f"alma-ctl autonomy allow {kind}",
+            }
+            for kind, n in sorted(self.auto_undos.items())
+            if n >= UNDOS_TO_STOP
+        ]
+        return {
+            "kinds": [{"kind": k} | _counts(c) for k, c in sorted(kinds.items())],
+            "folders": folders,
+            "stopped": stopped,
+            "auto_stopped": auto_stopped,
+            "promotable": self.promotable(),
+        }
+
+
+def _counts(counts: Counter[str]) -> dict[str, int]:
+    return {event: counts.get(event, 0) for event in _COUNTED}

@@ -1,0 +1,158 @@
+"""The agent's loop, recall and track record through the real ``alma-agentd`` and ``alma-ctl``
+(issue 10, Must show 1 and 2). Every check is what a person or a script sees: ``--json``
+documents, exit codes and the files on disk."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from agent.track import PROMOTE_AFTER
+from tests.support.daemon import DaemonRoot, find
+
+pytestmark = pytest.mark.e2e
+DAY = 86_400.0
+
+
+def pending_for(d: DaemonRoot, target: str, kind: str = "organize") -> list[dict[str, Any]]:
+    return find(d.suggestions(), target=target, kind=kind, status="pending")
+
+
+def test_three_rejections_in_a_folder_stop_the_kind_there_until_the_person_lifts_it(
+    alma: DaemonRoot,
+) -> None:
+    alma.start()
+    alma.messy_folder("user/fotos", 16, exts=("jpg", "png", "pdf"))
+    for i in range(3):
+        s = alma.wait_suggestion(kind="organize", target="user/fotos")
+        alma.ok("suggestions", "reject", str(s["id"]), "--reason", f"todavía no ({i})")
+        alma.write(f"user/fotos/nueva{i}.jpg", f"nueva {i}\n".encode())  # a new finding
+
+    done = alma.analyze()
+    assert pending_for(alma, "user/fotos") == []
+    (skip,) = find(done["skipped"], kind="organize", target="user/fotos")
+    assert "3" in skip["why"]
+    stats = alma.ok("stats")
+    (stopped,) = stats["stopped"]
+    assert stopped["kind"] == "organize" and stopped["folder"] == "user/fotos"
+    assert stopped["lift"] == "alma-ctl autonomy allow organize --folder user/fotos"
+    (folder,) = find(stats["folders"], kind="organize", folder="user/fotos")
+    assert (folder["proposed"], folder["rejected"], folder["accepted"]) == (3, 3, 0)
+    # Another folder is still proposed.
+    alma.messy_folder("user/otra", 16)
+    alma.wait_suggestion(kind="organize", target="user/otra")
+    assert pending_for(alma, "user/fotos") == []
+
+    # Lifting it is the person's: then it is proposed there again.
+    unknown = alma.ctl("autonomy", "allow", "organize", "--folder", "user/otra")
+    assert unknown.rc == 2 and "nothing to allow" in unknown.stderr
+    alma.ok("autonomy", "allow", "organize", "--folder", "user/fotos")
+    assert alma.ok("stats")["stopped"] == []
+    alma.analyze()
+    (fresh,) = pending_for(alma, "user/fotos")
+    assert fresh["files"] == 19
+    alma.stop()
+
+
+def test_accepted_n_times_without_undo_becomes_a_suggestion_with_the_exact_policy_line(
+    alma: DaemonRoot,
+) -> None:
+    alma.start()
+    conf_before = alma.policy_file.read_bytes()
+    for i in range(PROMOTE_AFTER):
+        alma.messy_folder(f"user/p{i}", 16)
+    for i in range(PROMOTE_AFTER):
+        s = alma.wait_suggestion(kind="organize", target=f"user/p{i}")
+        alma.ok("suggestions", "accept", str(s["id"]))
+    alma.analyze()
+    (promo,) = find(alma.suggestions(), kind="autonomy_promotion")
+    shown = alma.ok("suggestions", "show", str(promo["id"]))
+    line = 'kinds = ["temp_cleanup", "organize"]'
+    assert shown["plan"] == [] and shown["target"] == "system/autonomy.conf"
+    assert any(line in e for e in shown["evidence"]), shown["evidence"]
+    (trusted,) = alma.ok("stats")["promotable"]
+    assert trusted == {
+        "kind": "organize",
+        "accepted": PROMOTE_AFTER,
+        "file": "system/autonomy.conf",
+        "section": "[auto]",
+        "line": line,
+    }
+    # Only the person's edit raises autonomy: nothing changed it.
+    assert alma.policy_file.read_bytes() == conf_before
+    assert alma.ok("autonomy", "status")["configured"] == "suggest"
+
+    # Feedback on a suggestion is counted per kind; a second verdict replaces the first.
+    alma.ok("feedback", "1", "util", "--reason", "me ahorró tiempo")
+    (kind,) = find(alma.ok("stats")["kinds"], kind="organize")
+    assert (kind["accepted"], kind["useful"], kind["useless"]) == (PROMOTE_AFTER, 1, 0)
+    alma.ok("feedback", "1", "inutil")
+    (kind,) = find(alma.ok("stats")["kinds"], kind="organize")
+    assert (kind["useful"], kind["useless"]) == (0, 1)
+    missing = alma.ctl("feedback", "999", "util")
+    assert missing.rc == 6
+    bad = alma.ctl("feedback", "1", "quizá")
+    assert bad.rc == 2
+
+    # An undo of that kind: not trusted any more, the promotion leaves stats.
+    alma.ok("undo")
+    assert alma.ok("stats")["promotable"] == []
+    alma.stop()
+
+
+@pytest.fixture
+def alma_mem() -> Iterator[DaemonRoot]:
+    d = DaemonRoot(memory=True).init()
+    d.policy(monitor__settle_seconds=0)
+    try:
+        yield d
+    finally:
+        d.close()
+
+
+def _memory_ready(d: DaemonRoot) -> None:
+    d.wait_for(
+        lambda: d.ok("status")["memory"] == "ready", timeout=300, what="the memory store to load"
+    )
+
+
+@pytest.mark.slow
+def test_a_principle_in_memory_suppresses_or_reshapes_and_a_rejection_reason_is_remembered(
+    alma_mem: DaemonRoot,
+) -> None:
+    alma = alma_mem
+    alma.start()
+    _memory_ready(alma)
+    principle = alma.ok("memory", "add", "Nunca toques user/proyectos/tesis", "--type", "principle")
+    alma.messy_folder("user/proyectos/tesis", 16)
+    old = time.time() - 30 * DAY
+    alma.write("user/otros/a.txt", b"la misma copia\n", mtime=old)  # the oldest: kept
+    alma.write("user/proyectos/tesis/cap1.txt", b"la misma copia\n")
+    alma.write("user/fotos/a.txt", b"la misma copia\n")
+
+    done = alma.analyze()
+    assert pending_for(alma, "user/proyectos/tesis") == []
+    (skip,) = find(done["skipped"], kind="organize", target="user/proyectos/tesis")
+    assert skip["by"] == [principle["id"]]
+    (dupes,) = find(alma.suggestions(), kind="duplicates")
+    shown = alma.ok("suggestions", "show", str(dupes["id"]))
+    trashed = [op["path"] for op in shown["plan"] if op["op"] == "trash"]
+    assert trashed == ["user/fotos/a.txt"]
+    assert any(principle["id"] in e for e in shown["evidence"]), shown["evidence"]
+
+    # A rejection reason that claims the folder: the next organize there is not proposed, and
+    # the decision memory that did it is named.
+    alma.messy_folder("user/fotos", 16)
+    s = alma.wait_suggestion(kind="organize", target="user/fotos")
+    alma.ok("suggestions", "reject", str(s["id"]), "--reason", "esa carpeta la ordeno yo")
+    decisions = alma.ok("memory", "list", "--type", "decision")
+    (decision,) = [m for m in decisions if "esa carpeta la ordeno yo" in m["content"]]
+    alma.write("user/fotos/otra.jpg", b"otra foto\n")  # what it is about changed
+    done = alma.analyze()
+    assert pending_for(alma, "user/fotos") == []
+    (skip,) = find(done["skipped"], kind="organize", target="user/fotos")
+    assert skip["by"] == [decision["id"]] and "esa carpeta la ordeno yo" in skip["why"]
+    alma.stop()

@@ -1,0 +1,98 @@
+"""Autonomy earned by track record: the rules over recorded outcomes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent.track import PROMOTE_AFTER, REJECTS_TO_STOP, UNDOS_TO_STOP, TrackRecord
+from state.suggestions import SuggestionStore
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> SuggestionStore:
+    return SuggestionStore(tmp_path / "alma.db")
+
+
+def _record(store: SuggestionStore, auto_kinds: tuple[str, ...] = ()) -> TrackRecord:
+    return TrackRecord(store.outcomes(), auto_kinds=auto_kinds)
+
+
+def test_three_rejections_in_a_folder_stop_the_kind_there_until_lifted(
+    store: SuggestionStore,
+) -> None:
+    for sid in range(1, REJECTS_TO_STOP + 1):
+        assert _record(store).stopped("organize", "user/fotos") is None
+        store.record_outcome("rejected", "organize", "user/fotos", suggestion_id=sid)
+    store.record_outcome("rejected", "organize", "user/otra", suggestion_id=99)
+    record = _record(store)
+    why = record.stopped("organize", "user/fotos")
+    assert why is not None and "3" in why
+    assert "alma-ctl autonomy allow organize --folder user/fotos" in why
+    assert record.stopped("organize", "user/otra") is None
+    assert record.stopped("duplicates", "user/fotos") is None
+    store.record_outcome("lifted", "organize", "user/fotos")
+    assert _record(store).stopped("organize", "user/fotos") is None
+
+
+def test_an_outcome_is_recorded_once_per_suggestion(store: SuggestionStore) -> None:
+    for _ in range(3):
+        store.record_outcome("rejected", "organize", "user/fotos", suggestion_id=1)
+    assert _record(store).stopped("organize", "user/fotos") is None
+    assert len(store.outcomes()) == 1
+
+
+def test_two_undos_of_what_ran_on_its_own_stop_the_kind_at_auto(store: SuggestionStore) -> None:
+    store.record_outcome("undone", "temp_cleanup", "user", suggestion_id=1, action_id=1, auto=True)
+    store.record_outcome("undone", "temp_cleanup", "user", suggestion_id=2, action_id=2)
+    assert not _record(store).auto_stopped("temp_cleanup")  # one by ALMA, one by the person
+    store.record_outcome("undone", "temp_cleanup", "user", suggestion_id=3, action_id=3, auto=True)
+    assert UNDOS_TO_STOP == 2 and _record(store).auto_stopped("temp_cleanup")
+    store.record_outcome("lifted", "temp_cleanup", "*")
+    assert not _record(store).auto_stopped("temp_cleanup")
+
+
+def test_accepted_n_times_without_undo_is_promotable_with_the_exact_policy_line(
+    store: SuggestionStore,
+) -> None:
+    for sid in range(1, PROMOTE_AFTER + 1):
+        assert _record(store, ("temp_cleanup",)).promotable() == []
+        store.record_outcome("accepted", "organize", f"user/d{sid}", suggestion_id=sid)
+    (promo,) = _record(store, ("temp_cleanup",)).promotable()
+    assert promo["kind"] == "organize" and promo["accepted"] == PROMOTE_AFTER
+    assert promo["line"] == 'kinds = ["temp_cleanup", "organize"]'
+    assert promo["file"] == "system/autonomy.conf" and promo["section"] == "[auto]"
+    # already allowed: nothing to promote; one undo: not trusted yet
+    assert _record(store, ("organize",)).promotable() == []
+    store.record_outcome("undone", "organize", "user/d1", suggestion_id=1, action_id=5)
+    assert _record(store).promotable() == []
+
+
+def test_the_summary_counts_per_kind_and_per_folder(store: SuggestionStore) -> None:
+    store.record_outcome("proposed", "organize", "user/a", suggestion_id=1)
+    store.record_outcome("accepted", "organize", "user/a", suggestion_id=1)
+    store.record_outcome("useful", "organize", "user/a", suggestion_id=1, reason="¡genial, señor!")
+    store.record_outcome("proposed", "organize", "user/b", suggestion_id=2)
+    store.record_outcome("rejected", "organize", "user/b", suggestion_id=2, reason="no")
+    summary = _record(store).summary()
+    (kind,) = summary["kinds"]
+    assert kind == {
+        "kind": "organize",
+        "proposed": 2,
+        "accepted": 1,
+        "rejected": 1,
+        "undone": 0,
+        "useful": 1,
+        "useless": 0,
+    }
+    folders = {(f["kind"], f["folder"]): f for f in summary["folders"]}
+    assert folders[("organize", "user/b")]["rejected"] == 1
+    assert summary["stopped"] == [] and summary["auto_stopped"] == []
+
+
+def test_feedback_changes_its_mind_the_latest_counts(store: SuggestionStore) -> None:
+    store.record_outcome("useful", "organize", "user/a", suggestion_id=1)
+    store.record_outcome("useless", "organize", "user/a", suggestion_id=1, reason="no me sirvió")
+    (kind,) = _record(store).summary()["kinds"]
+    assert (kind["useful"], kind["useless"]) == (0, 1)
