@@ -7,6 +7,7 @@ op acts on the directory that was walked. Walking again after a change goes thro
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from collections.abc import Iterable
@@ -52,6 +53,17 @@ class Tree:
         self._ids[parts] = (st.st_dev, st.st_ino)
         self.generation += 1
         return fd
+
+    def ensure_dir(self, parts: tuple[str, ...], mode: int) -> int:
+        """The fd of directory ``parts``, creating the missing ones with ``mode``, never through
+        a link (RefusedError when a component is one)."""
+        for i in range(1, len(parts) + 1):
+            try:
+                self.dir(parts[:i])
+            except FileNotFoundError:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(parts[i - 1], mode, dir_fd=self.dir(parts[: i - 1]))
+        return self.dir(parts)
 
     def verify(self, parts: tuple[str, ...]) -> None:
         """Check that the path ``parts`` still leads to the folder walked earlier.

@@ -15,13 +15,21 @@ over, or the file has been quiet long enough): until then it may still be being 
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
+from actions.scan import FileRead, read_file
+from actions.tree import Tree
+from policies.errors import RefusedError
+
 PERSON = "usuario"
 ASSISTANT = "alma"
 SPEAKERS = (PERSON, ASSISTANT)
+LOGS = "logs"  # root-relative folder of the day's files
+#: A day's chat is small; a bigger file is read up to this (the rest is not a chat).
+MAX_DAY_BYTES = 2 << 20
 
 _TURN = re.compile(r"^##\s+(\d{1,2}:\d{2}(?::\d{2})?)\s*[·•|-]\s*([\w.-]+)\s*$")
 _DAY = re.compile(r"^#\s+(\d{4}-\d{2}-\d{2})\s*$")
@@ -160,6 +168,23 @@ def day_of(name: str) -> date | None:
         return date(int(match[1]), int(match[2]), int(match[3]))
     except ValueError:
         return None  # 2026-13-45.md: not a day
+
+
+def log_names(tree: Tree) -> list[str]:
+    """The ``.md`` files of ``logs/``, sorted; none when there is no ``logs/`` or it is a link
+    (ALMA never reads through one)."""
+    try:
+        return sorted(n for n in os.listdir(tree.dir((LOGS,))) if n.endswith(".md"))
+    except (FileNotFoundError, NotADirectoryError, RefusedError):
+        return []
+
+
+def read_log(tree: Tree, name: str) -> FileRead | None:
+    """``logs/NAME``, read the one safe way (:func:`actions.scan.read_file`) up to
+    :data:`MAX_DAY_BYTES`; None for a link, a FIFO, a folder or a missing file."""
+    if "/" in name or not name.endswith(".md"):
+        return None
+    return read_file(tree, f"{LOGS}/{name}", limit=MAX_DAY_BYTES)
 
 
 def file_name(day: date) -> str:

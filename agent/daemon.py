@@ -17,6 +17,8 @@ import sys
 import threading
 from datetime import datetime
 
+from watchdog.events import FileSystemEvent
+
 from actions.planners import PlanResult
 from actions.scan import HashCache
 from agent import memory_actions
@@ -31,7 +33,7 @@ from agent.notify import make_notifier
 from agent.report import write_daily_report
 from agent.schedule import start_schedule
 from agent.settings import Settings, load_settings
-from agent.watch import Debouncer, Watcher
+from agent.watch import Debouncer, Watcher, chat_logs_touched
 from control.protocol import socket_path_for
 from control.server import ControlServer
 from policies.errors import AlmaError, ConfigError, UnavailableError
@@ -198,7 +200,14 @@ class Daemon:
             lambda: float(holder().monitor.settle_seconds),
         )
         zones = [layout.root / z for z in holder().zones.writable]
-        watcher = Watcher([*zones, layout.logs], lambda event: debounce.poke())
+
+        def on_event(event: FileSystemEvent) -> None:
+            debounce.poke()
+            if memory.loaded:  # the day's chat logs: memory ingestion follows them
+                for name in chat_logs_touched(event, layout.logs):
+                    memory.service.log_changed(name)
+
+        watcher = Watcher([*zones, layout.logs], on_event)
         watcher.start()
 
         def rescan() -> None:

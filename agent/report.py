@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import os
+import stat
 from datetime import datetime
 from typing import Any
 
+from actions.tree import Tree
+from policies.errors import RefusedError
 from policies.layout import RootLayout
+
+REPORTS = "logs/alma"  # the daemon's own reports; the detectors never read them
 
 
 def write_daily_report(
@@ -26,13 +31,18 @@ def write_daily_report(
     if auto:
         lines.append("\nHecho por ALMA por su cuenta hoy (se puede deshacer):")
         lines += [f"- acción {a['id']} ({a['kind']}), `alma-ctl undo {a['id']}`" for a in auto]
-    layout.reports.mkdir(parents=True, exist_ok=True)
-    path = layout.reports / f"{day}-analisis.md"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    # Through folder fds, never a link: a symlinked logs/alma/ must not carry the report away.
+    name = f"{day}-analisis.md"
+    with Tree(layout.root) as tree:
+        folder = tree.ensure_dir(tuple(REPORTS.split("/")), 0o755)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(name, flags | os.O_NONBLOCK, 0o644, dir_fd=folder)
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise RefusedError(f"{REPORTS}/{name} is not a regular file; move it away.")
         if os.fstat(fd).st_size == 0:
             os.write(fd, f"# Informe diario de ALMA · {day}\n".encode())
         os.write(fd, ("\n".join(lines) + "\n").encode())
     finally:
         os.close(fd)
-    return str(path)
+    return str(layout.reports / name)

@@ -1,4 +1,5 @@
-"""Watch the writable zones and the logs (watchdog), and call back once things are quiet.
+"""The daemon's one watcher (watchdog): the writable zones and the logs. Every event pokes the
+analysis (:class:`Debouncer`: once things are quiet) and, for ``logs/*.md``, memory ingestion.
 
 Only creations, moves, deletions and closes-after-write are asked of the kernel (a narrow
 ``event_filter``): a burst of plain modifications can overflow the inotify queue and lose
@@ -8,6 +9,7 @@ events. Lost events are covered anyway by the scheduled rescan (agent.schedule).
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -77,6 +79,18 @@ class Debouncer:
             self._closed = True
             for timer in self._timers:
                 timer.cancel()
+
+
+def chat_logs_touched(event: FileSystemEvent, logs: Path) -> list[str]:
+    """Names of the ``logs/*.md`` files an event is about (a move has two paths)."""
+    if event.is_directory:
+        return []
+    names = []
+    for raw in (event.src_path, getattr(event, "dest_path", "")):
+        path = Path(os.fsdecode(raw)) if raw else None
+        if path is not None and path.parent == logs and path.suffix == ".md":
+            names.append(path.name)
+    return names
 
 
 class _Handler(FileSystemEventHandler):

@@ -73,14 +73,7 @@ class Intent(NamedTuple):
 
 def _mkdirs(tree: Tree, relpath: str) -> None:
     """Create the missing parents of a trash entry (only ever under ``.alma/trash``)."""
-    parts = relpath.split("/")[:-1]
-    for i in range(1, len(parts) + 1):
-        try:
-            tree.dir(tuple(parts[:i]))
-        except FileNotFoundError:
-            with contextlib.suppress(FileExistsError):
-                os.mkdir(parts[i - 1], 0o700, dir_fd=tree.dir(tuple(parts[: i - 1])))
-            tree.dir(tuple(parts[:i]))
+    tree.ensure_dir(tuple(relpath.split("/")[:-1]), 0o700)
 
 
 def apply(tree: Tree, it: Intent, checkpoint: Checkpoint = _no_checkpoint) -> Identity:

@@ -7,19 +7,16 @@ the head of a chat log (a day's chat is small; a huge one is not a chat log).
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from datetime import date
 
-from actions.scan import ScannedFile, open_scanned, scan_tree
+from actions.scan import ScannedFile, read_file, scan_tree
 from actions.tree import Tree
-from agent.chatlog import day_of
+from agent.chatlog import LOGS, day_of
+from agent.report import REPORTS
 from policies.errors import RefusedError
 
-LOGS = "logs"
-OWN_REPORTS = "logs/alma"
 TAIL_BYTES = 4 << 20  # per script log
-CHAT_BYTES = 2 << 20  # per chat log
 
 
 @dataclass(frozen=True)
@@ -31,7 +28,7 @@ class LogFiles:
 def list_logs(tree: Tree, now: float) -> LogFiles:
     try:
         # reading needs no settling: a log being written is read as it is now
-        scan = scan_tree(tree, LOGS, now=now, settle_seconds=None, exclude=[OWN_REPORTS])
+        scan = scan_tree(tree, LOGS, now=now, settle_seconds=None, exclude=[REPORTS])
     except (FileNotFoundError, NotADirectoryError, RefusedError):
         return LogFiles([], [])
     scripts = [f for f in scan.files if f.name.endswith(".log")]
@@ -46,15 +43,10 @@ def list_logs(tree: Tree, now: float) -> LogFiles:
 
 def read_text(tree: Tree, f: ScannedFile, *, limit: int, tail: bool) -> tuple[str, int] | None:
     """(text, number of the first line it holds, 1-based; 0 when unknown because cut)."""
-    fd = open_scanned(tree, f)
-    if fd is None:
+    read = read_file(tree, f.path, limit=limit, tail=tail)
+    if read is None:
         return None
-    try:
-        size = os.fstat(fd).st_size
-        offset = max(0, size - limit) if tail else 0
-        data = os.pread(fd, limit, offset)
-    finally:
-        os.close(fd)
-    if offset:
+    data = read.data
+    if read.offset:
         data = data.split(b"\n", 1)[1] if b"\n" in data else b""  # drop the cut first line
-    return data.decode("utf-8", errors="replace"), 0 if offset else 1
+    return data.decode("utf-8", errors="replace"), 0 if read.offset else 1

@@ -15,9 +15,9 @@ from pathlib import Path
 
 from actions.planners.base import PlanResult
 from actions.tree import Tree
-from agent.chatlog import Paragraph, parse
+from agent.chatlog import MAX_DAY_BYTES, Paragraph, parse
 from agent.detectors.failures import detect_failures
-from agent.detectors.logread import CHAT_BYTES, TAIL_BYTES, list_logs, read_text
+from agent.detectors.logread import TAIL_BYTES, list_logs, read_text
 from agent.detectors.long_hours import detect_long_hours
 from agent.detectors.pending import MAX_AGE_DAYS, detect_pending
 from policies.config import Policy
@@ -44,7 +44,7 @@ def detect_logs(root: Path, policy: Policy, now: float) -> list[PlanResult]:
         for day, f in logs.chats:
             if not today - timedelta(days=MAX_AGE_DAYS) <= day <= today:
                 continue
-            read = read_text(tree, f, limit=CHAT_BYTES, tail=False)
+            read = read_text(tree, f, limit=MAX_DAY_BYTES, tail=False)
             if read is not None:
                 days.append((day, f.path, parse(read[0])))
     long_hours = detect_long_hours(days, now)

@@ -11,7 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agent.chatlog import ASSISTANT, PERSON, parse
+from actions.tree import Tree
+from agent.chatlog import ASSISTANT, PERSON, log_names, parse, read_log
 from policies.errors import BadArgumentError
 
 FORMATS = ("chatml", "alpaca")
@@ -26,26 +27,31 @@ def _turns(data: bytes) -> list[tuple[str, str]]:
     return [(speaker, "\n\n".join(parts)) for _, (speaker, parts) in sorted(turns.items())]
 
 
-def pairs(logs_dir: Path) -> list[tuple[str, str]]:
+def pairs(root: Path) -> list[tuple[str, str]]:
+    """(what the person said, alma's answer) from every ``logs/*.md``, read safely."""
     out: list[tuple[str, str]] = []
-    for path in sorted(logs_dir.glob("*.md")) if logs_dir.is_dir() else []:
-        asked: list[str] = []
-        for speaker, text in _turns(path.read_bytes()):
-            if speaker == PERSON:
-                asked.append(text)
-            elif speaker == ASSISTANT and asked:
-                out.append(("\n\n".join(asked), text))
-                asked = []
-            else:
-                asked = []
+    with Tree(root) as tree:
+        for name in log_names(tree):
+            read = read_log(tree, name)
+            if read is None:
+                continue
+            asked: list[str] = []
+            for speaker, text in _turns(read.data):
+                if speaker == PERSON:
+                    asked.append(text)
+                elif speaker == ASSISTANT and asked:
+                    out.append(("\n\n".join(asked), text))
+                    asked = []
+                else:
+                    asked = []
     return out
 
 
-def export(logs_dir: Path, fmt: str) -> list[dict[str, Any]]:
+def export(root: Path, fmt: str) -> list[dict[str, Any]]:
     if fmt not in FORMATS:
         raise BadArgumentError(f"Unknown export format {fmt!r}; use chatml or alpaca.")
     rows: list[dict[str, Any]] = []
-    for prompt, answer in pairs(logs_dir):
+    for prompt, answer in pairs(root):
         if fmt == "chatml":
             rows.append(
                 {

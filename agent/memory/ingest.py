@@ -19,9 +19,19 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from datetime import date, datetime
-from pathlib import Path
 
-from agent.chatlog import ASSISTANT, Paragraph, day_of, parse
+from actions.scan import FileRead
+from actions.tree import Tree
+from agent.chatlog import (
+    ASSISTANT,
+    LOGS,
+    MAX_DAY_BYTES,
+    Paragraph,
+    day_of,
+    log_names,
+    parse,
+    read_log,
+)
 from agent.memory.memorize import Memorizer
 from agent.memory.rules import derive
 from agent.memory.summary import daily_summary
@@ -62,33 +72,46 @@ class LogIngestor:
         self._projects = projects
         self.settle_seconds = settle_seconds
         self._lock = threading.Lock()  # one pass at a time: the watcher's or a rescan's
+        self._warned: set[str] = set()  # files already said to be too large
 
     def rescan(self) -> int:
         """Ingest what is new in every chat log; returns the memories added or reinforced."""
-        if not self.layout.logs.is_dir():
-            return 0
-        return sum(self.ingest_file(p) for p in sorted(self.layout.logs.glob("*.md")))
+        with Tree(self.layout.root) as tree:
+            return sum(self._ingest_locked(tree, name) for name in log_names(tree))
 
-    def ingest_file(self, path: Path) -> int:
+    def ingest_file(self, name: str) -> int:
+        """Ingest what is new in ``logs/NAME``."""
+        with Tree(self.layout.root) as tree:
+            return self._ingest_locked(tree, name)
+
+    def _ingest_locked(self, tree: Tree, name: str) -> int:
         with self._lock:
-            try:
-                return self._ingest(path)
-            except FileNotFoundError:
+            read = read_log(tree, name)
+            if read is None:
                 return 0
+            if read.cut and name not in self._warned:
+                self._warned.add(name)
+                log.warning(
+                    "logs/%s is larger than %d MB: only its beginning becomes memories",
+                    name,
+                    MAX_DAY_BYTES >> 20,
+                )
+            return self._ingest(f"{LOGS}/{name}", name, read)
 
-    def _is_final(self, path: Path, day: str) -> bool:
+    def _is_final(self, read: FileRead, day: date | None) -> bool:
         """The last paragraph may still be being written unless the day is over or the file
         has been quiet for ``settle_seconds`` (file time, not the domain clock)."""
-        if day and date.fromisoformat(day) < self._clock().astimezone().date():
+        if read.cut:
+            return False  # the last paragraph read is cut by the size bound, not finished
+        if day is not None and day < self._clock().astimezone().date():
             return True
-        return time.time() - path.stat().st_mtime >= self.settle_seconds
+        return time.time() - read.mtime_ns / 1e9 >= self.settle_seconds
 
-    def _ingest(self, path: Path) -> int:
-        rel = path.relative_to(self.layout.root).as_posix()
-        data = path.read_bytes()
-        the_day = day_of(path.name)
+    def _ingest(self, rel: str, name: str, read: FileRead) -> int:
+        data = read.data
+        the_day = day_of(name)
         day = the_day.isoformat() if the_day else ""  # "" for a file that is not a day's log
-        final = self._is_final(path, day)
+        final = self._is_final(read, the_day)
         saved = self._state.get_offset(rel)
         offset = saved.offset if saved else 0
         if saved and (len(data) < offset or _head(data, offset) != saved.head):
@@ -150,7 +173,10 @@ class LogIngestor:
             return self._clock().isoformat(timespec="seconds")
         parts = [int(x) for x in hhmmss.split(":")] if hhmmss else []
         h, m, s = [*parts, 0, 0, 0][:3]
-        local = datetime(the_day.year, the_day.month, the_day.day, h, m, s)
+        try:
+            local = datetime(the_day.year, the_day.month, the_day.day, h, m, s)
+        except ValueError:  # "## 25:99 · usuario": an impossible time counts as the day's start
+            local = datetime(the_day.year, the_day.month, the_day.day)
         return local.astimezone().isoformat(timespec="seconds")  # log times are local
 
     def _maybe_summarize(
@@ -168,3 +194,77 @@ class LogIngestor:
         if summary is not None:
             self._mem.put(summary)
         self._state.set_summarized(rel, offset)
+
+
+class IngestWorker:
+    """Ingests on a thread of its own: the files the daemon's watcher reports changed
+    (:meth:`poke`), and every file each ``rescan_seconds`` (inotify drops events under bursts;
+    see shared/stack.md)."""
+
+    def __init__(self, ingestor: LogIngestor, *, rescan_seconds: float = 60.0) -> None:
+        self._ingestor = ingestor
+        self._rescan_seconds = rescan_seconds
+        self._dirty: set[str] = set()
+        self._cond = threading.Condition()
+        self._busy = False
+        self._stop = False
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self._thread is not None:
+            return
+        self._busy = True  # the first pass catches up with what happened while stopped
+        self._thread = threading.Thread(target=self._run, name="alma-memory-ingest", daemon=True)
+        self._thread.start()
+
+    def poke(self, name: str) -> None:
+        """``logs/NAME`` changed (from the daemon's one watcher, agent.watch)."""
+        with self._cond:
+            self._dirty.add(name)
+            self._cond.notify_all()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """True once nothing is queued or running (tests and shutdown use it)."""
+        with self._cond:
+            return self._cond.wait_for(lambda: not self._dirty and not self._busy, timeout)
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stop = True
+            self._cond.notify_all()
+        if self._thread is not None:
+            self._thread.join(timeout=60)
+        self._thread = None
+
+    def _run(self) -> None:
+        try:
+            self._pass(None)
+        finally:
+            with self._cond:
+                self._busy = False
+                self._cond.notify_all()
+        while True:
+            with self._cond:
+                if not self._dirty and not self._stop:
+                    self._cond.wait(self._rescan_seconds)
+                if self._stop:
+                    return
+                names = set(self._dirty) if self._dirty else None
+                self._dirty.clear()
+                self._busy = True
+            try:
+                self._pass(names)
+            finally:
+                with self._cond:
+                    self._busy = False
+                    self._cond.notify_all()
+
+    def _pass(self, names: set[str] | None) -> None:
+        try:
+            if names is None:
+                self._ingestor.rescan()
+            else:
+                for name in sorted(names):
+                    self._ingestor.ingest_file(name)
+        except Exception:
+            log.exception("memory ingestion pass failed; the next event or rescan retries")

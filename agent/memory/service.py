@@ -18,7 +18,7 @@ from agent.memory import merge as merge_mod
 from agent.memory.context import build_context
 from agent.memory.enrich import Enricher, EnrichWorker, ModelMeta
 from agent.memory.examples import example_id, load_examples_file
-from agent.memory.ingest import LogIngestor
+from agent.memory.ingest import IngestWorker, LogIngestor
 from agent.memory.memorize import Memorizer
 from agent.memory.requests import (
     AddRequest,
@@ -29,7 +29,6 @@ from agent.memory.requests import (
 )
 from agent.memory.rules import derive
 from agent.memory.search import search as semantic_search
-from agent.memory.watch import IngestWorker
 from policies.errors import NotFoundError
 from policies.layout import RootLayout
 from state.memory import MemoryRecord, MemoryStateDB, MemoryStore, get_embedder, layer_for
@@ -235,7 +234,7 @@ class MemoryService:
         }
 
     def export(self, fmt: str) -> builtins.list[dict[str, Any]]:
-        return export_mod.export(self.layout.logs, fmt)
+        return export_mod.export(self.layout.root, fmt)
 
     def load_examples(self) -> dict[str, int]:
         now = self._clock().isoformat(timespec="seconds")
@@ -286,6 +285,10 @@ class MemoryService:
     # -- ingestion and lifetime --------------------------------------------------------------
     def start_ingestion(self) -> None:
         self._worker.start()
+
+    def log_changed(self, name: str) -> None:
+        """``logs/NAME`` changed: ingest what is new in it soon, on the ingestion thread."""
+        self._worker.poke(name)
 
     def rescan_logs(self) -> int:
         return self._ingestor.rescan()

@@ -83,7 +83,8 @@ def test_principles_file_items(tmp_path: Path) -> None:
 
 
 def test_export_pairs(tmp_path: Path) -> None:
-    (tmp_path / "2026-11-22.md").write_text(LOG)
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "2026-11-22.md").write_text(LOG)
     rows = export(tmp_path, "chatml")
     assert len(rows) == 1
     user, assistant = rows[0]["messages"]

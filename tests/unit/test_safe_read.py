@@ -1,0 +1,127 @@
+"""The one safe reader of files below the root (actions.scan.read_file) and its users: the
+detectors, memory ingestion, the training export and the daily report (issue 8).
+
+On main, ingestion and export read ``logs/*.md`` with ``Path.read_bytes``: a link to a secret
+file put the secret in memory and in the export, a FIFO blocked ingestion forever, and a
+sparse 1 GB file was read whole; the report was written through a symlinked ``logs/alma/``.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from actions.scan import read_file
+from actions.tree import Tree
+from agent.chatlog import MAX_DAY_BYTES
+from agent.memory.export import export
+from agent.memory.service import MemoryService
+from agent.report import write_daily_report
+from policies.errors import RefusedError
+from policies.layout import RootLayout
+
+NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+SECRET = "contraseña-del-banco-1234"
+DAY = "# 2026-11-21\n\n## 10:00:00 · usuario\n{}\n\n## 10:00:05 · alma\nVale.\n<!-- model: m -->\n"
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    """A root whose logs/ holds a day, a link to a secret day, a FIFO and a sparse 1 GB day."""
+    root = tmp_path / "ALMA"
+    for sub in ("system", "logs", ".alma"):
+        (root / sub).mkdir(parents=True)
+    (root / "logs" / "2026-11-21.md").write_text(DAY.format("Hoy ordené el garaje."))
+    secret = tmp_path / "secreto.md"
+    secret.write_text(DAY.format(SECRET))
+    (root / "logs" / "2026-11-20.md").symlink_to(secret)
+    os.mkfifo(root / "logs" / "2026-11-19.md")
+    with open(root / "logs" / "2026-11-18.md", "wb") as f:
+        f.truncate(1 << 30)  # sparse: no disk, a gigabyte to whoever reads it whole
+    return root
+
+
+def test_read_file_refuses_links_fifos_and_folders_and_caps_the_size(root: Path) -> None:
+    with Tree(root) as tree:
+        assert read_file(tree, "logs/2026-11-20.md", limit=1 << 20) is None  # a link
+        assert read_file(tree, "logs/2026-11-19.md", limit=1 << 20) is None  # a FIFO
+        assert read_file(tree, "logs", limit=1 << 20) is None  # a folder
+        assert read_file(tree, "logs/nada.md", limit=1 << 20) is None  # missing
+        big = read_file(tree, "logs/2026-11-18.md", limit=4096)
+        assert big is not None and len(big.data) == 4096 and big.size == 1 << 30 and big.cut
+        tail = read_file(tree, "logs/2026-11-18.md", limit=10, tail=True)
+        assert tail is not None and tail.offset == (1 << 30) - 10 and len(tail.data) == 10
+        day = read_file(tree, "logs/2026-11-21.md", limit=1 << 20)
+        assert day is not None and b"garaje" in day.data and not day.cut
+
+
+def test_read_file_never_walks_through_a_linked_folder(root: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "fuera"
+    elsewhere.mkdir()
+    (elsewhere / "2026-11-22.md").write_text(SECRET)
+    (root / "docs").symlink_to(elsewhere)
+    with Tree(root) as tree:
+        assert read_file(tree, "docs/2026-11-22.md", limit=1 << 20) is None
+
+
+@pytest.fixture
+def svc(root: Path, embedder_loaded: None) -> Iterator[MemoryService]:
+    service = MemoryService(RootLayout(root), clock=lambda: NOW)
+    yield service
+    service.close()
+
+
+def _in_thread(fn: object, timeout: float) -> object:
+    """Run ``fn`` and give its result; fail (not hang) when it blocks (a FIFO on main)."""
+    out: list[object] = []
+    t = threading.Thread(target=lambda: out.append(fn()), daemon=True)  # type: ignore[operator]
+    t.start()
+    t.join(timeout)
+    assert not t.is_alive(), "blocked (a FIFO in logs/ is opened for reading?)"
+    return out[0]
+
+
+def test_ingestion_reads_days_but_no_link_fifo_or_gigabyte(svc: MemoryService) -> None:
+    added = _in_thread(svc.rescan_logs, timeout=120)
+    assert added == 1
+    contents = [m["content"] for m in svc.list(limit=100)]
+    assert "Hoy ordené el garaje." in contents
+    assert not any(SECRET in c or "\0" in c for c in contents), contents
+    assert SECRET not in svc.context(SECRET)["text"]
+
+
+def test_export_reads_days_but_no_link_or_fifo(root: Path) -> None:
+    rows = _in_thread(lambda: export(root, "alpaca"), timeout=60)
+    assert rows == [{"instruction": "Hoy ordené el garaje.", "input": "", "output": "Vale."}]
+
+
+def test_a_day_larger_than_the_bound_is_read_up_to_it(root: Path) -> None:
+    big = DAY.format("Empiezo.") + "\nrelleno\n" * (MAX_DAY_BYTES // 8)
+    (root / "logs" / "2026-11-17.md").write_text(big)
+    rows = export(root, "alpaca")
+    assert {"instruction": "Empiezo.", "input": "", "output": "Vale."} in rows
+
+
+def test_the_report_is_never_written_through_a_linked_folder(root: Path, tmp_path: Path) -> None:
+    layout = RootLayout(root)
+    elsewhere = tmp_path / "fuera"
+    elsewhere.mkdir()
+    (root / "logs" / "alma").symlink_to(elsewhere)
+    with pytest.raises(RefusedError, match="link"):
+        write_daily_report(layout, [], [], datetime(2026, 11, 22, 21, 0))
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_the_report_creates_its_folder_and_appends(root: Path) -> None:
+    layout = RootLayout(root)
+    now = datetime(2026, 11, 22, 21, 0)
+    path = Path(write_daily_report(layout, [], [], now))
+    write_daily_report(layout, [], [], now)
+    text = path.read_text()
+    assert path.parent == root / "logs" / "alma"
+    assert text.count("# Informe diario") == 1 and text.count("## Análisis") == 2
