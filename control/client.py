@@ -57,8 +57,14 @@ class Client:
         line = protocol.encode_request(request_id, cmd, args, current_language())
         conn = self._connect()
         try:
-            conn.sendall(line)
-            answer = self._read_line(conn)
+            try:
+                conn.sendall(line)
+            except OSError as exc:
+                # A busy daemon answers "too many connections" and closes at once, maybe before
+                # our request arrives: its answer may already be here to read.
+                answer = self._read_answer_after(conn, exc)
+            else:
+                answer = self._read_line(conn)
         except TimeoutError:
             raise UnavailableError(
                 _(
@@ -80,11 +86,23 @@ class Client:
             conn.close()
         return protocol.parse_response(answer, request_id)
 
+    def _read_answer_after(self, conn: RawSocket, failed: OSError) -> bytes:
+        try:
+            return self._read_line(conn)
+        except (OSError, DaemonUnreachable):
+            raise failed from None
+
     def _connect(self) -> RawSocket:
         conn = _raw_socket(AF_UNIX, SOCK_STREAM)
         conn.settimeout(_CONNECT_TIMEOUT)
         try:
             conn.connect(self.socket_path)
+        except (TimeoutError, BlockingIOError):
+            conn.close()  # somebody listens but does not take connections: alive, not free
+            raise UnavailableError(
+                f"alma-agentd on {self.socket_path} is too busy to take the connection; "
+                "try again in a moment."
+            ) from None
         except OSError as exc:
             conn.close()
             raise DaemonUnreachable(

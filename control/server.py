@@ -18,6 +18,7 @@ import socket
 import stat
 import struct
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -172,6 +173,7 @@ class ControlServer:
         logger: logging.Logger | None = None,
         max_connections: int = 16,
         idle_timeout: float = 60.0,
+        request_timeout: float = 10.0,
         max_request_bytes: int = protocol.MAX_REQUEST_BYTES,
         max_response_bytes: int = protocol.MAX_RESPONSE_BYTES,
     ) -> None:
@@ -181,6 +183,7 @@ class ControlServer:
         self._log = logger or logging.getLogger("alma.control")
         self._slots = threading.BoundedSemaphore(max_connections)
         self._idle_timeout = idle_timeout
+        self._request_timeout = request_timeout
         self._max_request = max_request_bytes
         self._max_response = max_response_bytes
         self._listener: socket.socket | None = None
@@ -336,8 +339,14 @@ class ControlServer:
         return False
 
     def _read_requests(self, conn: socket.socket) -> None:
+        """Answer each request line in turn. Between requests the connection may stay quiet for
+        ``idle_timeout``; once a request's first byte has come, the whole line must arrive
+        within ``request_timeout``. The deadline is per request, not per ``recv``: a peer
+        trickling a byte at a time would otherwise hold its slot (and, 16 of them, the
+        socket) for as long as it likes."""
         buffer = bytearray()
         scanned = 0  # bytes already searched for a newline, so a long line is scanned once
+        deadline = 0.0  # when the request being received must be whole (if buffer is not empty)
         while not self._closing.is_set():
             newline = buffer.find(b"\n", scanned)
             if newline < 0:
@@ -345,12 +354,23 @@ class ControlServer:
                     self._answer_too_large(conn)
                     return
                 scanned = len(buffer)
+                left = deadline - time.monotonic() if buffer else self._idle_timeout
+                if left <= 0:
+                    self._answer_too_slow(conn)
+                    return
                 try:
+                    conn.settimeout(left)
                     chunk = conn.recv(_CHUNK)
-                except (TimeoutError, OSError):
-                    return  # idle too long, or the peer went away
+                except TimeoutError:
+                    if buffer:
+                        self._answer_too_slow(conn)
+                    return  # idle too long between requests: close quietly
+                except OSError:
+                    return  # the peer went away
                 if not chunk:
                     return  # EOF; a partial line without newline is dropped unanswered
+                if not buffer:
+                    deadline = time.monotonic() + self._request_timeout
                 buffer += chunk
                 continue
             line = bytes(buffer[:newline])
@@ -361,6 +381,14 @@ class ControlServer:
                 return
             if not self._send_quietly(conn, self._answer(line)):
                 return
+            deadline = time.monotonic() + self._request_timeout  # for what is already buffered
+
+    def _answer_too_slow(self, conn: socket.socket) -> None:
+        sentence = (
+            f"The request did not arrive whole within {self._request_timeout:g} seconds; "
+            "send each request as one line at once."
+        )
+        _finish(conn, protocol.encode_error(None, ErrorCode.BAD_REQUEST, sentence), linger=0.0)
 
     def _answer_too_large(self, conn: socket.socket) -> None:
         # Framing is lost once a line is cut, so the connection ends after this answer.
@@ -403,6 +431,7 @@ class ControlServer:
 
     def _send_quietly(self, conn: socket.socket, data: bytes) -> bool:
         try:
+            conn.settimeout(self._idle_timeout)  # a peer that reads nothing for so long is gone
             conn.sendall(data)
         except OSError:  # includes timeouts: a peer that stops reading is dropped
             return False

@@ -616,3 +616,98 @@ def test_survives_ten_thousand_hostile_messages(
         "cmd": "status",
         "args": {},
     }
+
+
+def _trickle(path: Path, stop: threading.Event, answers: list[bytes]) -> None:
+    """A client sending one byte of a request at a time, never a newline (issue 8)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.settimeout(30)
+        conn.connect(os.fspath(path))
+        try:
+            while not stop.is_set():
+                conn.sendall(b"{")
+                if stop.wait(0.05):
+                    break
+        except OSError:
+            pass
+        try:
+            conn.settimeout(5)
+            answers.append(conn.recv(65536))
+        except OSError:
+            answers.append(b"")
+
+
+def test_a_request_trickled_byte_by_byte_is_cut_at_its_deadline(
+    make_server: Callable[..., ControlServer],
+) -> None:
+    """On main the limit was per ``recv``: every connection trickling a byte more often than
+    the idle limit kept its slot for ever, and with all slots taken no one else got in."""
+    server = make_server(max_connections=2, idle_timeout=60.0, request_timeout=0.5)
+    stop = threading.Event()
+    answers: list[bytes] = []
+    tricklers = [
+        threading.Thread(target=_trickle, args=(server.socket_path, stop, answers))
+        for _ in range(2)
+    ]
+    for t in tricklers:
+        t.start()
+    try:
+        deadline = time.monotonic() + 30  # bounds the wait only; the server cuts at 0.5 s
+        while True:
+            try:
+                assert Client(server.socket_path, 5).call("status")
+                break
+            except UnavailableError:
+                assert time.monotonic() < deadline, "the trickling clients kept every slot"
+                time.sleep(0.05)
+    finally:
+        stop.set()
+        for t in tricklers:
+            t.join(30)
+    assert answers, "the tricklers were never answered"
+    for raw in answers:
+        if raw:
+            err = json.loads(raw.splitlines()[0])["error"]
+            assert err["code"] == ErrorCode.BAD_REQUEST
+            assert "did not arrive whole within 0.5 seconds" in err["message"]
+
+
+def test_quiet_between_requests_is_not_a_slow_request(
+    make_server: Callable[..., ControlServer],
+) -> None:
+    server = make_server(idle_timeout=5.0, request_timeout=0.3)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.settimeout(10)
+        conn.connect(os.fspath(server.socket_path))
+        time.sleep(0.6)  # longer than a request may take to arrive, shorter than idle
+        conn.sendall(b'{"v":1,"id":1,"cmd":"status","args":{}}\n')
+        assert json.loads(conn.recv(65536).splitlines()[0])["ok"] is True
+
+
+def test_a_busy_daemon_is_reported_busy_not_gone(base: Path) -> None:
+    """The daemon refuses a connection over its limit by answering UNAVAILABLE and closing
+    without reading; the client's request then fails to send. On main the client took that for
+    a dead daemon (DaemonUnreachable: "not running", exit 3) instead of reading the answer."""
+    (base / "alma").mkdir(mode=0o700)
+    path = base / "alma" / "s.sock"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(os.fspath(path))
+    listener.listen(4)
+    busy = protocol.encode_error(None, ErrorCode.UNAVAILABLE, "Too many connections; try again.")
+
+    def refuse_one() -> None:
+        conn, _ = listener.accept()
+        conn.sendall(busy)
+        conn.close()  # unread input: the client's send fails (EPIPE/ECONNRESET)
+
+    try:
+        refuser = threading.Thread(target=refuse_one)
+        refuser.start()
+        big = "ñ" * 300_000  # more than the socket buffers hold: the send must meet the close
+        with pytest.raises(UnavailableError) as caught:
+            Client(path, 10).call("memory.add", content=big)
+        refuser.join(10)
+    finally:
+        listener.close()
+    assert not isinstance(caught.value, DaemonUnreachable), caught.value
+    assert "Too many connections" in caught.value.message
