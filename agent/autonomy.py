@@ -78,7 +78,11 @@ class Autonomy:
         return self.status()
 
     def on(self) -> dict[str, Any]:
+        """Resume: the pause ends, and so does a run-time ``level off`` (both are "off" to a
+        person). A run-time lowering to another level stays until ``autonomy level``."""
         self.store.set_setting("paused", None)
+        if self.lowered == "off":
+            self.store.set_setting("level_override", None)
         return self.status()
 
     def set_level(self, level: str) -> dict[str, Any]:

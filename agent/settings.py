@@ -11,7 +11,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -19,6 +19,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from policies.config import parse_toml
 from policies.errors import ConfigError
 
 
@@ -48,6 +49,12 @@ class Memory(_Section):
     embedder: str = "e5-small"
     #: A Chroma server ("http://127.0.0.1:8000") instead of the embedded store under .alma/.
     chroma_url: str | None = None
+
+    @field_validator("chroma_url")
+    @classmethod
+    def _no_server(cls, value: str | None) -> str | None:
+        return value.strip() or None if value is not None else None  # "" means no server
+
     cap: int = Field(50_000, ge=100)
     context_budget: int = Field(1500, ge=100, le=32000)
 
@@ -88,6 +95,14 @@ class Settings(BaseSettings):
 
 
 def load_settings(path: Path) -> Settings:
+    if path.is_file():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(
+                f"{path} cannot be read ({exc}); check its permissions and encoding."
+            ) from None
+        parse_toml(path, text)  # a syntax error is one sentence, not a traceback
     token = _settings_file.set(path)
     try:
         return Settings()

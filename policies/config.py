@@ -124,9 +124,10 @@ class Auto(_Section):
 
 
 class Monitor(_Section):
-    settle_seconds: int = Field(120, ge=0)
+    #: Up to a week: beyond it the timers that wait for files to settle cannot be armed.
+    settle_seconds: int = Field(120, ge=0, le=7 * 86400)
     messy_folder_files: int = Field(15, ge=2, le=100_000)
-    temp_age_days: int = Field(7, ge=0)
+    temp_age_days: int = Field(7, ge=0, le=36500)
     organize_by: Literal["type", "month"] = "type"
 
 
@@ -221,6 +222,20 @@ def _describe(path: Path, text: str, exc: ValidationError) -> str:
     return sentence + "."
 
 
+def parse_toml(path: Path, text: str) -> dict[str, Any]:
+    """The one reading of a TOML configuration file (the policy, ``alma.toml``): anything
+    wrong in it is a :class:`ConfigError` naming the file and the fix, never an exception."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}; fix the syntax there.") from None
+    except RecursionError:
+        raise ConfigError(
+            f"{path}: tables or lists nested too deeply to be a configuration; "
+            "fix the file (the commented default of `alma-ctl init` shows its shape)."
+        ) from None
+
+
 def load_policy(path: Path) -> Policy:
     """Read and validate the policy file; raise :class:`ConfigError` naming file, key, line, fix."""
     try:
@@ -233,10 +248,7 @@ def load_policy(path: Path) -> Policy:
         raise ConfigError(
             f"{path} cannot be read ({exc}); check its permissions and encoding."
         ) from None
-    try:
-        tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}; fix the syntax there.") from None
+    parse_toml(path, text)
     token = _policy_file.set(path)
     try:
         return Policy()

@@ -1,0 +1,93 @@
+"""Configuration edges (issue 8): nested TOML, absurd values, alma.toml, autonomy on."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from agent.autonomy import Autonomy, PolicyHolder
+from agent.settings import Settings, load_settings
+from policies.config import load_policy
+from policies.defaults import DEFAULT_POLICY_TOML
+from policies.errors import ConfigError
+from policies.layout import RootLayout
+from state.suggestions import SuggestionStore
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+NESTED = "a = " + "[" * 50_000 + "]" * 50_000 + "\n"
+
+
+@pytest.fixture
+def layout(tmp_path: Path) -> RootLayout:
+    layout = RootLayout(tmp_path)
+    layout.system.mkdir()
+    layout.data.mkdir()
+    layout.policy_file.write_text(DEFAULT_POLICY_TOML, encoding="utf-8")
+    return layout
+
+
+def test_a_deeply_nested_policy_is_a_config_error_not_a_crash(layout: RootLayout) -> None:
+    # On main tomllib's RecursionError escaped load_policy and killed the daemon on SIGHUP.
+    layout.policy_file.write_text(NESTED, encoding="utf-8")
+    with pytest.raises(ConfigError, match="nested too deeply"):
+        load_policy(layout.policy_file)
+
+
+def test_a_reload_with_a_nested_policy_keeps_the_last_good_one(layout: RootLayout) -> None:
+    holder = PolicyHolder(layout)
+    good = holder()
+    layout.policy_file.write_text(NESTED, encoding="utf-8")
+    assert holder.reload() is False
+    assert holder() is good
+    assert holder.error is not None and "last good policy" in holder.error
+
+
+def test_an_absurd_settle_seconds_is_refused_naming_the_key(layout: RootLayout) -> None:
+    # On main 10**17 was accepted and the settle timers crashed (OverflowError).
+    text = re.sub(
+        r"settle_seconds = \d+", "settle_seconds = 100000000000000000", DEFAULT_POLICY_TOML
+    )
+    layout.policy_file.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"monitor\.settle_seconds"):
+        load_policy(layout.policy_file)
+
+
+def test_a_syntax_error_in_alma_toml_is_one_sentence(layout: RootLayout) -> None:
+    # On main a TOMLDecodeError traceback ended the daemon's start.
+    layout.settings_file.write_text("[memory\nenabled = true\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_settings(layout.settings_file)
+    assert str(layout.settings_file) in caught.value.message
+    assert "not valid TOML" in caught.value.message and "\n" not in caught.value.message
+    layout.settings_file.write_text(NESTED, encoding="utf-8")
+    with pytest.raises(ConfigError, match="nested too deeply"):
+        load_settings(layout.settings_file)
+
+
+def test_the_sample_alma_toml_in_the_docs_is_the_defaults(layout: RootLayout) -> None:
+    # On main the sample set chroma_url = "", which turned the memory store off.
+    text = (DOCS / "operations.md").read_text(encoding="utf-8")
+    sample = re.search(r"```toml\n(log_level.*?)```", text, re.S)
+    assert sample is not None, "docs/operations.md lost its alma.toml sample"
+    layout.settings_file.write_text(sample[1], encoding="utf-8")
+    assert load_settings(layout.settings_file) == Settings()
+    layout.settings_file.write_text('[memory]\nchroma_url = ""\n', encoding="utf-8")
+    assert load_settings(layout.settings_file).memory.chroma_url is None
+
+
+def test_autonomy_on_after_level_off_is_on(layout: RootLayout) -> None:
+    # On main `autonomy level off` then `autonomy on` stayed off.
+    store = SuggestionStore(layout.db_file)
+    try:
+        autonomy = Autonomy(store, PolicyHolder(layout))
+        configured = autonomy.configured
+        assert autonomy.set_level("off")["effective"] == "off"
+        status = autonomy.on()
+        assert status["effective"] == configured and status["lowered_to"] is None
+        autonomy.set_level("manual")
+        autonomy.off()
+        assert autonomy.on()["effective"] == "manual"  # a lowering that is not "off" stays
+    finally:
+        store.close()
