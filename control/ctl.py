@@ -725,7 +725,21 @@ def daemon_start_hint(root: str | os.PathLike[str]) -> str:
 
 
 def _status_unreachable(root: str, socket: str) -> _Outcome:
-    doc = {"running": False, "root": str(root), "socket": str(socket)}
+    from policies.layout import is_initialized
+
+    doc: dict[str, object] = {"running": False, "root": str(root), "socket": str(socket)}
+    if not is_initialized(root):
+        from shlex import quote
+
+        doc["initialized"] = False
+        human = _(
+            "{root} is not an ALMA root yet; create it with `{init}`, "
+            "then start the daemon with `{command}`.",
+            root=root,
+            init=f"alma-ctl --root {quote(root)} init",
+            command=daemon_start_hint(root),
+        )
+        return _Outcome(doc, human, EXIT_UNREACHABLE)
     human = _(
         "alma-agentd is not running for {root} (no answer on {socket}); start it with `{command}`.",
         root=root,

@@ -135,7 +135,7 @@ def loads_strict(data: bytes) -> object:
     except UnicodeDecodeError as exc:
         raise ValueError("not valid UTF-8") from exc
     try:
-        return json.loads(
+        value = json.loads(
             text,
             parse_constant=_reject_constant,
             parse_float=_finite_float,
@@ -143,6 +143,29 @@ def loads_strict(data: bytes) -> object:
         )
     except RecursionError as exc:  # deep nesting: refuse it rather than crash the thread
         raise ValueError("nested too deeply") from exc
+    if "\\u" in text:  # only an escape can make a lone surrogate: valid UTF-8 holds none
+        _check_unicode(value)
+    return value
+
+
+def _check_unicode(value: object) -> None:
+    """Refuse lone surrogates (``"\\ud800"``): valid JSON, but no text, and every later use
+    (an answer that echoes it, a database, a file name) would fail on them."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ValueError(
+                    "a lone surrogate escape such as \\ud800 is not text; send text as UTF-8"
+                ) from None
+        elif isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
 
 
 def _jsonable(value: object) -> object:

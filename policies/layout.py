@@ -10,18 +10,27 @@ if TYPE_CHECKING:
 
 #: Top-level folders of a root, created by ``alma-ctl init``.
 ROOT_FOLDERS = ("system", "logs", "logs/alma", "user", "docs", ".alma")
+#: The policy file, relative to the root: ``alma-ctl init`` writes it, so a root has one.
+POLICY_FILE = "system/autonomy.conf"
 #: Folders no action may ever change, whatever the policy file says.
 HARD_READ_ONLY = ("system", ".alma")
 
 
 def root_name(cli_root: str | None) -> str:
-    """``--root DIR``, else ``$ALMA_ROOT``, else ``~/ALMA`` (absolute, symlinks not resolved).
+    """``--root DIR``, else ``$ALMA_ROOT``, else ``~/ALMA``, absolute and with symlinks resolved:
+    the one root resolution, used by alma-agentd and alma-ctl alike, so the socket a client
+    looks for is the daemon's however the root was named (a link to a portable disk, say).
 
     A string, and this module imports :mod:`pathlib` only where it builds a path: alma-ctl's
     start pays for neither.
     """
     raw = cli_root or os.environ.get("ALMA_ROOT") or "~/ALMA"
-    return os.path.abspath(os.path.expanduser(raw))
+    return os.path.realpath(os.path.expanduser(raw))
+
+
+def is_initialized(root: str) -> bool:
+    """Whether ``alma-ctl init`` has made ``root`` an ALMA root (strings only, for alma-ctl)."""
+    return os.path.isfile(os.path.join(root, POLICY_FILE))
 
 
 def resolve_root(cli_root: str | None) -> Path:
@@ -55,7 +64,7 @@ class RootLayout:
 
     @property
     def policy_file(self) -> Path:
-        return self.system / "autonomy.conf"
+        return self.root / POLICY_FILE
 
     @property
     def settings_file(self) -> Path:

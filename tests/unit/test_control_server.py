@@ -711,3 +711,28 @@ def test_a_busy_daemon_is_reported_busy_not_gone(base: Path) -> None:
         listener.close()
     assert not isinstance(caught.value, DaemonUnreachable), caught.value
     assert "Too many connections" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b'{"v":1,"id":1,"cmd":"memory.add","args":{"content":"hola \\ud800"}}\n',
+        b'{"v":1,"id":1,"cmd":"\\udcff","args":{}}\n',
+        b'{"v":1,"id":1,"cmd":"status","args":{"\\ud83d":1}}\n',
+    ],
+    ids=["in a value", "in the command", "in a key"],
+)
+def test_lone_surrogates_are_a_bad_request_and_the_connection_goes_on(
+    server: ControlServer, payload: bytes
+) -> None:
+    """On main they came back INTERNAL (the echo failed to encode) or closed the connection."""
+    answers = raw_exchange(server.socket_path, payload + b'{"v":1,"id":2,"cmd":"status"}\n')
+    assert len(answers) == 2, answers
+    error = answers[0]["error"]
+    assert isinstance(error, dict) and error["code"] == ErrorCode.BAD_REQUEST
+    assert "surrogate" in str(error["message"])
+    assert answers[1]["ok"] is True
+
+
+def test_surrogate_pairs_are_text() -> None:
+    assert protocol.loads_strict(b'["\\ud83d\\ude00 \\u00f1"]') == ["\U0001f600 ñ"]

@@ -252,6 +252,18 @@ def test_daemon_unreachable(capsys: pytest.CaptureFixture[str], root: Path) -> N
     assert code == 3 and out == ""
     assert "not reachable" in err and f"alma-agentd --root {root}" in err
     assert len(err.splitlines()) == 1
+    # A root never initialised: the next step is `init`, not starting a daemon (issue 8).
+    code, out, _ = run(capsys, "--root", str(root), "--json", "status")
+    assert code == 3
+    assert json.loads(out) == {
+        "running": False,
+        "root": str(root),
+        "socket": str(socket_path_for(root)),
+        "initialized": False,
+    }
+    code, out, _ = run(capsys, "--root", str(root), "status")
+    assert code == 3 and f"alma-ctl --root {root} init" in out and "not running" not in out
+    assert run(capsys, "--root", str(root), "init")[0] == 0
     code, out, _ = run(capsys, "--root", str(root), "--json", "status")
     assert code == 3
     assert json.loads(out) == {
