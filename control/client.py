@@ -100,8 +100,11 @@ class Client:
         except (TimeoutError, BlockingIOError):
             conn.close()  # somebody listens but does not take connections: alive, not free
             raise UnavailableError(
-                f"alma-agentd on {self.socket_path} is too busy to take the connection; "
-                "try again in a moment."
+                _(
+                    "alma-agentd on {socket} is too busy to take the connection; "
+                    "try again in a moment.",
+                    socket=self.socket_path,
+                )
             ) from None
         except OSError as exc:
             conn.close()

@@ -384,9 +384,10 @@ class ControlServer:
             deadline = time.monotonic() + self._request_timeout  # for what is already buffered
 
     def _answer_too_slow(self, conn: socket.socket) -> None:
-        sentence = (
-            f"The request did not arrive whole within {self._request_timeout:g} seconds; "
-            "send each request as one line at once."
+        sentence = _(
+            "The request did not arrive whole within {seconds} seconds; "
+            "send each request as one line at once.",
+            seconds=f"{self._request_timeout:g}",
         )
         _finish(conn, protocol.encode_error(None, ErrorCode.BAD_REQUEST, sentence), linger=0.0)
 

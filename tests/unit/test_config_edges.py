@@ -66,13 +66,15 @@ def test_a_syntax_error_in_alma_toml_is_one_sentence(layout: RootLayout) -> None
         load_settings(layout.settings_file)
 
 
-def test_the_sample_alma_toml_in_the_docs_is_the_defaults(layout: RootLayout) -> None:
+def test_the_sample_alma_toml_in_the_docs_keeps_the_defaults(layout: RootLayout) -> None:
     # On main the sample set chroma_url = "", which turned the memory store off.
     text = (DOCS / "operations.md").read_text(encoding="utf-8")
     sample = re.search(r"```toml\n(log_level.*?)```", text, re.S)
     assert sample is not None, "docs/operations.md lost its alma.toml sample"
     layout.settings_file.write_text(sample[1], encoding="utf-8")
-    assert load_settings(layout.settings_file) == Settings()
+    loaded, defaults = load_settings(layout.settings_file), Settings()
+    assert loaded.memory == defaults.memory and loaded.memory.enabled
+    assert (loaded.schedule, loaded.model) == (defaults.schedule, defaults.model)
     layout.settings_file.write_text('[memory]\nchroma_url = ""\n', encoding="utf-8")
     assert load_settings(layout.settings_file).memory.chroma_url is None
 

@@ -642,7 +642,7 @@ def test_a_request_trickled_byte_by_byte_is_cut_at_its_deadline(
 ) -> None:
     """On main the limit was per ``recv``: every connection trickling a byte more often than
     the idle limit kept its slot for ever, and with all slots taken no one else got in."""
-    server = make_server(max_connections=2, idle_timeout=60.0, request_timeout=0.5)
+    server = make_server(max_connections=2, idle_timeout=60.0, request_timeout=2.0)
     stop = threading.Event()
     answers: list[bytes] = []
     tricklers = [
@@ -652,7 +652,10 @@ def test_a_request_trickled_byte_by_byte_is_cut_at_its_deadline(
     for t in tricklers:
         t.start()
     try:
-        deadline = time.monotonic() + 30  # bounds the wait only; the server cuts at 0.5 s
+        deadline = time.monotonic() + 30  # bounds the waits only; the server cuts at 2 s
+        while len(server._conns) < 2:  # both tricklers hold a slot before anyone else comes
+            assert time.monotonic() < deadline, "the tricklers never connected"
+            time.sleep(0.01)
         while True:
             try:
                 assert Client(server.socket_path, 5).call("status")
@@ -669,7 +672,7 @@ def test_a_request_trickled_byte_by_byte_is_cut_at_its_deadline(
         if raw:
             err = json.loads(raw.splitlines()[0])["error"]
             assert err["code"] == ErrorCode.BAD_REQUEST
-            assert "did not arrive whole within 0.5 seconds" in err["message"]
+            assert "did not arrive whole within 2 seconds" in err["message"]
 
 
 def test_quiet_between_requests_is_not_a_slow_request(
