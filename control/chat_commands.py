@@ -13,6 +13,7 @@ import unicodedata
 from typing import NamedTuple
 
 from control.commands import COMMANDS, MAX_ID
+from policies.i18n import N_, _
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -51,14 +52,15 @@ class ChatCommand(NamedTuple):
     """One in-chat command: its words (Spanish first, then English), how to use it, what it does."""
 
     names: tuple[str, ...]
-    usage: str  # what follows the word, e.g. "N [motivo]"
-    help: str
+    usage: str  # what follows the word, e.g. "N [reason]" (marked N_, shown translated)
+    help: str  # marked N_, shown translated
     wire: str | None  # the socket command it sends (for the table check), None if local
     build: Callable[[str, str], Decision]  # (word as typed, rest of the line) -> decision
 
 
 def _needs(word: str, usage: str, what: str) -> Usage:
-    return Usage(f"Usage: !{word} {usage} ({what}).".replace("  ", " "))
+    """The usage of ``!word``; ``usage`` and ``what`` are N_-marked texts."""
+    return Usage(_("Usage: !{word} {usage} ({what}).", word=word, usage=_(usage), what=_(what)))
 
 
 def _number(text: str) -> int | None:
@@ -93,10 +95,12 @@ def _id_command(wire: str, what: str, *, optional: bool = False) -> Callable[[st
 
 
 def _reject(word: str, rest: str) -> Decision:
-    head, _, reason = rest.strip().partition(" ")
+    head, _sep, reason = rest.strip().partition(" ")
     number = _number(head)
     if number is None:
-        return _needs(word, "N [reason]", "the number of the suggestion, then why if you like")
+        return _needs(
+            word, N_("N [reason]"), N_("the number of the suggestion, then why if you like")
+        )
     args: dict[str, object] = {"id": number}
     if reason.strip():
         args["reason"] = reason.strip()
@@ -109,7 +113,7 @@ def _suggestions(word: str, rest: str) -> Decision:
         return Run("suggestions.list", {})
     if option in ("todas", "all"):
         return Run("suggestions.list", {"all": True})
-    return _needs(word, "[todas]", "pending suggestions, or all of them")
+    return _needs(word, N_("[all]"), N_("pending suggestions (or all of them)"))
 
 
 def _history(word: str, rest: str) -> Decision:
@@ -117,7 +121,7 @@ def _history(word: str, rest: str) -> Decision:
         return Run("history", {})
     number = _number(rest.strip())
     if number is None or number > 1000:
-        return _needs(word, "[N]", "the newest N actions, at most 1000")
+        return _needs(word, "[N]", N_("the newest N actions, at most 1000"))
     return Run("history", {"limit": number})
 
 
@@ -133,14 +137,14 @@ _AUTONOMY = {
 def _autonomy(word: str, rest: str) -> Decision:
     wire = _AUTONOMY.get(_fold(rest))
     if wire is None:
-        return _needs(word, "off|on|estado", "pause, resume or show ALMA's autonomy")
+        return _needs(word, N_("off|on|status"), N_("pause, resume or show ALMA's autonomy"))
     return Run(wire, {})
 
 
 def _memory(word: str, rest: str) -> Decision:
     if _fold(rest) in ("hoy", "today"):
         return Local("memory_today")
-    return _needs(word, "hoy" if word == "memoria" else "today", "the memories stored today")
+    return _needs(word, "hoy" if word == "memoria" else "today", N_("the memories stored today"))
 
 
 def _context(word: str, rest: str) -> Decision:
@@ -154,103 +158,109 @@ def _summary(word: str, rest: str) -> Decision:
     if not date:
         return Run("report", {})
     if len(date) != 10 or not date.replace("-", "").isdigit() or date[4] + date[7] != "--":
-        return _needs(word, "[YYYY-MM-DD]", "the day's analysis, today by default")
+        return _needs(word, "[YYYY-MM-DD]", N_("the day's analysis (today by default)"))
     return Run("report", {"date": date})
 
 
 def _no_args(result: Decision) -> Callable[[str, str], Decision]:
     def build(word: str, rest: str) -> Decision:
         if rest.strip():
-            return Usage(f"!{word} takes nothing after it.")
+            return Usage(_("!{word} takes nothing after it.", word=word))
         return result
 
     return build
 
 
 CHAT_COMMANDS: tuple[ChatCommand, ...] = (
-    ChatCommand(("ayuda", "help"), "", "this list", None, _no_args(Local("help"))),
+    ChatCommand(("ayuda", "help"), "", N_("this list"), None, _no_args(Local("help"))),
     ChatCommand(
         ("buscar", "search"),
-        "TEXT",
-        "search the memories",
+        N_("TEXT"),
+        N_("search the memories"),
         "memory.search",
-        _text_command("memory.search", "query", "TEXT", "what to look for in the memories"),
+        _text_command("memory.search", "query", N_("TEXT"), N_("what to look for in the memories")),
     ),
     ChatCommand(
         ("recordar", "remember"),
-        "TEXT",
-        "store a memory (#tags allowed)",
+        N_("TEXT"),
+        N_("store a memory (#tags become its tags)"),
         "memory.add",
-        _text_command("memory.add", "content", "TEXT", "what ALMA should remember"),
+        _text_command("memory.add", "content", N_("TEXT"), N_("what ALMA should remember")),
     ),
     ChatCommand(
         ("olvidar", "forget"),
         "ID",
-        "forget a memory (restorable)",
+        N_("forget a memory (restorable)"),
         "memory.forget",
-        _text_command("memory.forget", "id", "ID", "the id that !buscar shows"),
+        _text_command("memory.forget", "id", "ID", N_("the id that !buscar shows")),
     ),
-    ChatCommand(("memoria", "memory"), "hoy", "the memories stored today", "memory.list", _memory),
+    ChatCommand(("memoria", "memory"), "hoy", N_("the memories stored today"), "memory.list", _memory),
     ChatCommand(
         ("contexto", "context"),
-        "[TEXT]",
-        "what the model is given for TEXT, or for your last message",
+        N_("[TEXT]"),
+        N_("what the model is given for TEXT, or for your last message"),
         "context",
         _context,
     ),
     ChatCommand(
         ("sugerencias", "suggestions"),
-        "[todas]",
-        "pending suggestions (or all)",
+        N_("[all]"),
+        N_("pending suggestions (or all of them)"),
         "suggestions.list",
         _suggestions,
     ),
     ChatCommand(
         ("ver", "show"),
         "N",
-        "one suggestion, its evidence and its plan",
+        N_("one suggestion, its evidence and its plan"),
         "suggestions.show",
-        _id_command("suggestions.show", "the number of the suggestion"),
+        _id_command("suggestions.show", N_("the number of the suggestion")),
     ),
     ChatCommand(
         ("aceptar", "accept"),
         "N",
-        "run suggestion N now",
+        N_("run suggestion N now"),
         "suggestions.accept",
-        _id_command("suggestions.accept", "the number of the suggestion"),
+        _id_command("suggestions.accept", N_("the number of the suggestion")),
     ),
     ChatCommand(
         ("rechazar", "reject"),
-        "N [motivo]",
-        "reject suggestion N",
+        N_("N [reason]"),
+        N_("reject suggestion N"),
         "suggestions.reject",
         _reject,
     ),
     ChatCommand(
         ("deshacer", "undo"),
         "[N]",
-        "revert the last action, or action N",
+        N_("revert the last action, or action N"),
         "undo",
-        _id_command("undo", "the number of the action, or nothing for the last one", optional=True),
+        _id_command("undo", N_("the number of the action, or nothing for the last one"), optional=True),
     ),
-    ChatCommand(("historial", "history"), "[N]", "the actions done", "history", _history),
+    ChatCommand(("historial", "history"), "[N]", N_("the actions done"), "history", _history),
     ChatCommand(
         ("autonomia", "autonomy"),
-        "off|on|estado",
-        "pause, resume or show ALMA's autonomy",
+        N_("off|on|status"),
+        N_("pause, resume or show ALMA's autonomy"),
         "autonomy.status",
         _autonomy,
     ),
     ChatCommand(
         ("resumir", "summary"),
         "[YYYY-MM-DD]",
-        "the day's analysis (today by default)",
+        N_("the day's analysis (today by default)"),
         "report",
         _summary,
     ),
-    ChatCommand(("modelo", "model"), "", "which model answers", "model.status", _no_args(Run("model.status", {}))),
-    ChatCommand(("salir", "quit", "exit"), "", "leave (or Ctrl-D)", None, _no_args(Local("quit"))),
+    ChatCommand(("modelo", "model"), "", N_("which model answers"), "model.status", _no_args(Run("model.status", {}))),
+    ChatCommand(("salir", "quit", "exit"), "", N_("leave (or Ctrl-D)"), None, _no_args(Local("quit"))),
 )  # fmt: skip
+
+#: The keys of the chat, for the help and the banner.
+KEYS_HELP = N_(
+    "Enter sends; Alt-Enter (or Esc then Enter) starts a new line; Ctrl-C stops an answer "
+    "being written; Ctrl-D or !salir leaves."
+)
 
 _BY_WORD: dict[str, ChatCommand] = {name: spec for spec in CHAT_COMMANDS for name in spec.names}
 
@@ -272,17 +282,23 @@ def parse_line(line: str) -> Decision | None:
     stripped = line.lstrip()
     if not stripped.startswith("!"):
         return Send(line)
-    head, _, rest = stripped[1:].partition(" ")
+    head, _sep, rest = stripped[1:].partition(" ")
     if "\n" in head:  # "!aceptar 1\nmore": the word ends at the line's end too
-        head, _, more = head.partition("\n")
+        head, _sep, more = head.partition("\n")
         rest = "\n" + more + (" " + rest if rest else "")
     spec = _BY_WORD.get(_fold(head))
     if spec is None:
-        return Usage(f"“!{head[:20]}” is not a command; !ayuda lists the commands.")
+        return Usage(_("“!{word}” is not a command; !ayuda lists the commands.", word=head[:20]))
     word = _fold(head)
     decision = spec.build(word, rest)
     if isinstance(decision, Run) and decision.cmd not in COMMANDS:
-        return Usage(f"!{word} is not available: this ALMA has no {decision.cmd} command yet.")
+        return Usage(
+            _(
+                "!{word} is not available: this ALMA has no {command} command yet.",
+                word=word,
+                command=decision.cmd,
+            )
+        )
     return decision
 
 
@@ -290,11 +306,10 @@ def help_text() -> str:
     """The list of commands, one a line, with the English alias in brackets."""
     lines = []
     for spec in CHAT_COMMANDS:
-        usage = f" {spec.usage}" if spec.usage else ""
+        usage = f" {_(spec.usage)}" if spec.usage else ""
         aliases = ", ".join(f"!{name}" for name in spec.names[1:])
         if spec.names[0] == "memoria":
             aliases = "!memory today"
-        lines.append(f"!{spec.names[0]}{usage} ({aliases}): {spec.help}")
-    lines.append("Enter sends; Alt-Enter (or Esc then Enter) starts a new line.")
-    lines.append("Ctrl-C stops an answer being written; Ctrl-D or !salir leaves.")
+        lines.append(f"!{spec.names[0]}{usage} ({aliases}): {_(spec.help)}")
+    lines.append(_(KEYS_HELP))
     return "\n".join(lines)

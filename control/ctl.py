@@ -109,21 +109,34 @@ def _argparse_plural(singular: str, plural: str, n: int) -> str:
     return _(singular) if n == 1 else _(plural)  # argparse fills in its %s itself
 
 
+def translate_argparse() -> None:
+    """Let ALMA's catalog answer :mod:`argparse`'s own sentences (alma-ctl, alma chat).
+
+    argparse asks gettext for them in every parser it builds (10 of ~45 ms of a call with
+    alma-ctl's 31 parsers, through the gettext module); the catalog answers in the person's
+    language for the cost of a dict lookup.
+    """
+    import argparse
+
+    argparse._ = _  # type: ignore[attr-defined]  # argparse's private gettext alias
+    argparse.ngettext = _argparse_plural  # type: ignore[attr-defined]  # same, for plurals
+
+
+#: The exit codes, for the help of alma-ctl and alma chat.
+EXIT_CODES_HELP = N_(
+    "Exit codes: 0 ok, 1 error, 2 usage, 3 daemon not reachable, 4 refused by "
+    "policy, 5 conflict, 6 no such id."
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     import argparse
 
-    # argparse asks gettext for its own sentences in every parser it builds (10 of ~45 ms of a
-    # call with alma-ctl's 31 parsers, through the gettext module); ALMA's catalog answers them
-    # instead, in the person's language, for the cost of a dict lookup.
-    argparse._ = _  # type: ignore[attr-defined]  # argparse's private gettext alias
-    argparse.ngettext = _argparse_plural  # type: ignore[attr-defined]  # same, for plurals
+    translate_argparse()
     parser = argparse.ArgumentParser(
         prog="alma-ctl",
         description=_("Control alma-agentd, ALMA's background service, for one ALMA root."),
-        epilog=_(
-            "Exit codes: 0 ok, 1 error, 2 usage, 3 daemon not reachable, 4 refused by "
-            "policy, 5 conflict, 6 no such id."
-        ),
+        epilog=_(EXIT_CODES_HELP),
     )
     _add_globals(parser, top=True)
     top = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

@@ -181,3 +181,18 @@ def test_any_line_gets_a_decision_and_never_an_exception(line: str) -> None:
         assert parsed == Send(line)
     elif isinstance(parsed, Run):
         validate(parsed.cmd, dict(parsed.args))
+
+
+def test_a_spanish_person_reads_the_help_and_the_usage_in_spanish() -> None:
+    from policies.i18n import language
+
+    with language("es"):
+        text = help_text()
+        usage = parse_line("!rechazar")
+        unknown = parse_line("!borrar")
+    assert "!rechazar N [motivo] (!reject): rechaza la sugerencia N" in text
+    assert "Intro envía" in text
+    assert usage == Usage(
+        "Uso: !rechazar N [motivo] (el número de la sugerencia y, si quieres, por qué)."
+    )
+    assert unknown == Usage("«!borrar» no es un comando; !ayuda muestra los comandos.")
