@@ -19,6 +19,7 @@ from policies.i18n import _, current_language
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from _socket import socket as RawSocket
+    from collections.abc import Iterator
 
 _CHUNK = 256 * 1024
 _CONNECT_TIMEOUT = 5.0
@@ -75,13 +76,7 @@ class Client:
                 )
             ) from None
         except OSError as exc:
-            raise DaemonUnreachable(
-                _(
-                    "The connection to alma-agentd broke ({reason}); "
-                    "check that it is still running.",
-                    reason=exc.strerror or exc,
-                )
-            ) from None
+            raise _broke(exc) from None
         finally:
             conn.close()
         return protocol.parse_response(answer, request_id)
@@ -91,6 +86,20 @@ class Client:
             return self._read_line(conn)
         except (OSError, DaemonUnreachable):
             raise failed from None
+
+    def stream(self, cmd: str, **args: object) -> Stream:
+        """Send a streamed command (``chat.send``); iterate the returned :class:`Stream` for its
+        events, then read its ``result``. The connection is its own: :meth:`Stream.cancel`
+        stops the generation, and closing it does too."""
+        commands.validate(cmd, args)
+        request_id = next(_ids)
+        conn = self._connect()
+        try:
+            conn.sendall(protocol.encode_request(request_id, cmd, args, current_language()))
+        except OSError as exc:
+            conn.close()
+            raise _broke(exc) from None
+        return Stream(conn, request_id, cmd, self.timeout)
 
     def _connect(self) -> RawSocket:
         conn = _raw_socket(AF_UNIX, SOCK_STREAM)
@@ -121,24 +130,99 @@ class Client:
         return conn
 
     def _read_line(self, conn: RawSocket) -> bytes:
-        buffer = bytearray()
-        scanned = 0
-        limit = protocol.MAX_RESPONSE_BYTES
-        while True:
-            newline = buffer.find(b"\n", scanned)
-            if newline >= 0:
-                return bytes(buffer[:newline])
-            if len(buffer) > limit:
-                raise TooLargeError(
-                    _("The daemon's answer is larger than {limit} bytes.", limit=limit)
+        return _read_line(conn, bytearray())
+
+
+def _broke(exc: OSError) -> DaemonUnreachable:
+    return DaemonUnreachable(
+        _(
+            "The connection to alma-agentd broke ({reason}); check that it is still running.",
+            reason=exc.strerror or exc,
+        )
+    )
+
+
+def _read_line(conn: RawSocket, buffer: bytearray) -> bytes:
+    """The next line from ``conn``; what follows it stays in ``buffer``."""
+    scanned = 0
+    limit = protocol.MAX_RESPONSE_BYTES
+    while True:
+        newline = buffer.find(b"\n", scanned)
+        if newline >= 0:
+            line = bytes(buffer[:newline])
+            del buffer[: newline + 1]
+            return line
+        if len(buffer) > limit:
+            raise TooLargeError(_("The daemon's answer is larger than {limit} bytes.", limit=limit))
+        scanned = len(buffer)
+        chunk = conn.recv(_CHUNK)
+        if not chunk:
+            raise DaemonUnreachable(
+                _(
+                    "alma-agentd closed the connection without answering; "
+                    "check that it is still running, and its log."
                 )
-            scanned = len(buffer)
-            chunk = conn.recv(_CHUNK)
-            if not chunk:
-                raise DaemonUnreachable(
-                    _(
-                        "alma-agentd closed the connection without answering; "
-                        "check that it is still running, and its log."
-                    )
-                )
-            buffer += chunk
+            )
+        buffer += chunk
+
+
+class Stream:
+    """A streamed command in flight. ``for event in stream`` yields each event object
+    (``{"type": "token", "text": "..."}``); when the iteration ends, :attr:`result` holds the
+    final result, or the final error was raised. Closed at the end (or by :meth:`close`)."""
+
+    def __init__(self, conn: RawSocket, request_id: int, cmd: str, timeout: float) -> None:
+        self._conn: RawSocket | None = conn
+        self._buffer = bytearray()
+        self.request_id = request_id
+        self.cmd = cmd
+        self.timeout = timeout
+        self.result: object = None
+
+    def __iter__(self) -> Iterator[dict[str, object]]:
+        try:
+            while self._conn is not None:
+                try:
+                    line = _read_line(self._conn, self._buffer)
+                except TimeoutError:
+                    raise UnavailableError(
+                        _(
+                            "The daemon did not answer {command} within {seconds} seconds; "
+                            "check its log, or try again.",
+                            command=self.cmd,
+                            seconds=f"{self.timeout:g}",
+                        )
+                    ) from None
+                except OSError as exc:
+                    raise _broke(exc) from None
+                event = protocol.stream_event(line, self.request_id)
+                if event is not None:
+                    yield event
+                    continue
+                self.result = protocol.parse_response(line, self.request_id)
+                return
+        finally:
+            self.close()
+
+    def cancel(self) -> None:
+        """Ask the daemon to stop; keep iterating to read the final answer (``cancelled``)."""
+        if self._conn is None:
+            return
+        try:
+            self._conn.sendall(
+                protocol.encode_request(next(_ids), "chat.cancel", {}, current_language())
+            )
+        except OSError:  # the daemon is gone; closing stops the generation as well
+            self.close()
+
+    def close(self) -> None:
+        """Hang up; a generation still running stops at once."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def __enter__(self) -> Stream:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

@@ -119,17 +119,30 @@ class Arg:
 
 
 class Command:
-    """A command name, its arguments, and how long alma-ctl waits for its answer (seconds)."""
+    """A command name, its arguments, and how long a client waits for its answer (seconds).
 
-    __slots__ = ("args", "by_name", "help", "name", "timeout")
+    ``streamed``: answered with event lines before the final answer (docs/protocol.md).
+    ``cli``: alma-ctl offers it (the chat's own commands are for ``alma chat`` only).
+    """
+
+    __slots__ = ("args", "by_name", "cli", "help", "name", "streamed", "timeout")
 
     def __init__(
-        self, name: str, help: str, args: tuple[Arg, ...] = (), *, timeout: float = 30.0
+        self,
+        name: str,
+        help: str,
+        args: tuple[Arg, ...] = (),
+        *,
+        timeout: float = 30.0,
+        streamed: bool = False,
+        cli: bool = True,
     ) -> None:
         self.name = name
         self.help = help
         self.args = args
         self.timeout = timeout
+        self.streamed = streamed
+        self.cli = cli
         self.by_name = {arg.name: arg for arg in args}
         if len(self.by_name) != len(args):
             raise ValueError(f"duplicate argument in command {name}")
@@ -168,6 +181,11 @@ _TAGS = Arg(
 )
 _SLOW = 3600.0  # accept/undo/analyze may move thousands of files; the daemon bounds them itself
 _MODEL = 300.0  # the first memory call may load the embedding model
+#: Longest chat message: a person types it; a pasted page fits, a pasted book does not.
+MAX_MESSAGE = 32_000
+#: Longest path of a model file; Linux's PATH_MAX.
+MAX_PATH = 4096
+_SESSION = Arg("session", "str", required=True, non_empty=True, max_len=SHORT_TEXT)
 
 _TABLE: tuple[Command, ...] = (
     Command("status", N_("daemon, root, socket, autonomy, sandbox and counts"), timeout=10.0),
@@ -298,6 +316,39 @@ _TABLE: tuple[Command, ...] = (
         timeout=_MODEL,
     ),
     Command("trash.list", N_("what is in ALMA's trash")),
+    Command(
+        "model.status",
+        "which model answers: path, backend, loaded, context size, threads, last tokens/s",
+    ),
+    Command(
+        "model.use",
+        "answer with another GGUF model file, after checking it loads (the old one stays if not)",
+        (
+            Arg(
+                "path",
+                "str",
+                required=True,
+                non_empty=True,
+                max_len=MAX_PATH,
+                positional=True,
+                metavar="PATH",
+            ),
+        ),
+        timeout=_MODEL,
+    ),
+    Command("chat.start", "open a chat session: its id, pending suggestions, the model", cli=False),
+    Command(
+        "chat.send",
+        "one message of a chat session; the answer streams as token events",
+        (
+            _SESSION,
+            Arg("message", "str", required=True, non_empty=True, max_len=MAX_MESSAGE),
+        ),
+        timeout=_MODEL,
+        streamed=True,
+        cli=False,
+    ),
+    Command("chat.cancel", "stop the answer streaming on this connection", cli=False),
     Command(
         "trash.empty",
         N_("remove for good what has been in the trash at least DAYS days"),

@@ -146,6 +146,8 @@ def build_parser() -> argparse.ArgumentParser:
     init.set_defaults(wire=None)
     groups: dict[str, argparse._SubParsersAction[argparse.ArgumentParser]] = {}
     for command in COMMANDS.values():
+        if not command.cli:
+            continue
         group, _dot, leaf = command.name.rpartition(".")
         if group:
             if group not in groups:
@@ -223,7 +225,9 @@ def _argparse_line(argv: list[str]) -> _Line:
 
 
 #: The first words of the two-word commands (``memory``, ``suggestions``, ...).
-_GROUPS = frozenset(name.partition(".")[0] for name in COMMANDS if "." in name)
+_GROUPS = frozenset(
+    name.partition(".")[0] for name, command in COMMANDS.items() if "." in name and command.cli
+)
 
 
 _NOT_SURE = None  # what _quick_line returns when argparse must read the line
@@ -272,7 +276,7 @@ def _quick_line(argv: list[str]) -> _Line | None:
                 positionals.append(token)
                 continue
             name = f"{group}.{token}" if group else token
-            if name in COMMANDS:
+            if name in COMMANDS and COMMANDS[name].cli:
                 command = COMMANDS[name]
                 flags = {
                     spec.flag or "--" + spec.name.replace("_", "-"): spec
@@ -646,7 +650,7 @@ def _write_new(path: str | os.PathLike[str], data: bytes, mode: int = 0o644) -> 
 
 
 def _init(root: Path, with_examples: bool) -> _Outcome:
-    from policies.defaults import DEFAULT_POLICY_TOML, DEFAULT_PRINCIPLES_MD
+    from policies.defaults import DEFAULT_PERSONA_MD, DEFAULT_POLICY_TOML, DEFAULT_PRINCIPLES_MD
     from policies.layout import ROOT_FOLDERS, RootLayout
 
     if root.exists() and not root.is_dir():
@@ -669,6 +673,7 @@ def _init(root: Path, with_examples: bool) -> _Outcome:
     for path, text in (
         (layout.policy_file, DEFAULT_POLICY_TOML),
         (layout.principles_file, DEFAULT_PRINCIPLES_MD),
+        (layout.persona_file, DEFAULT_PERSONA_MD),
     ):
         rel = path.relative_to(root).as_posix()
         (created if _write_new(path, text.encode("utf-8")) else kept).append(rel)

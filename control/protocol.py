@@ -3,6 +3,8 @@
 Request:  ``{"v": 1, "id": 7, "cmd": "suggestions.show", "args": {"id": 3}}``
 Response: ``{"v": 1, "id": 7, "ok": true, "result": ...}`` or
           ``{"v": 1, "id": 7, "ok": false, "error": {"code": 40, "message": "..."}}``
+Streamed commands (``chat.send``) first send zero or more event lines
+          ``{"v": 1, "id": 7, "stream": {"type": "token", "text": "Ho"}}``, then one answer.
 
 Only numbered codes and one sentence travel on the wire; exit codes and wording for people live
 in the client. Nothing read here is ever executed: requests become plain data (a :class:`Request`)
@@ -206,6 +208,11 @@ def encode_result(request_id: int, result: object) -> bytes:
     return dumps_line({"v": PROTOCOL_VERSION, "id": request_id, "ok": True, "result": result})
 
 
+def encode_event(request_id: int, event: dict[str, object]) -> bytes:
+    """One event line of a streamed answer (``{"type": "token", "text": "..."}``)."""
+    return dumps_line({"v": PROTOCOL_VERSION, "id": request_id, "stream": event})
+
+
 def encode_error(request_id: int | None, code: int, message: str) -> bytes:
     error = {"code": int(code), "message": message}
     return dumps_line({"v": PROTOCOL_VERSION, "id": request_id, "ok": False, "error": error})
@@ -325,6 +332,23 @@ def parse_response(line: bytes, expected_id: int) -> object:
     raise ERROR_CLASSES.get(code, AlmaError)(text)
 
 
+def stream_event(line: bytes, expected_id: int) -> dict[str, object] | None:
+    """The event of an event line of request ``expected_id``, or None when ``line`` is not one
+    (then it is the final answer: :func:`parse_response` reads it)."""
+    try:
+        message = loads_strict(line)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or message.get("v") != PROTOCOL_VERSION:
+        return None
+    event = message.get("stream")
+    if not isinstance(event, dict) or "ok" in message:
+        return None
+    if message.get("id") != expected_id:
+        raise BadRequestError("The daemon streamed an answer to a different request; try again.")
+    return event
+
+
 def version_mismatch_sentence(other: object, *, ours_is_client: bool = False) -> str:
     values = {"other": _clip(repr(other)), "ours": PROTOCOL_VERSION}
     if ours_is_client:
@@ -352,9 +376,11 @@ __all__ = [
     "Request",
     "WireError",
     "encode_error",
+    "encode_event",
     "encode_request",
     "encode_result",
     "parse_request",
     "parse_response",
     "socket_path_for",
+    "stream_event",
 ]

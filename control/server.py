@@ -21,8 +21,10 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 from control import commands, protocol
+from control.stream import StreamReply
 from policies.errors import AlmaError, ErrorCode, TooLargeError, UnavailableError
 from policies.i18n import N_, _, language
 
@@ -32,6 +34,26 @@ _PEERCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
 _CHUNK = 64 * 1024
 _INTERNAL_SENTENCE = N_("The daemon hit an internal error; its log has the details.")
 _umask_lock = threading.Lock()
+
+
+class _Streaming:
+    """A request whose handler returned a :class:`StreamReply`."""
+
+    __slots__ = ("reply", "request_id")
+
+    def __init__(self, request_id: int, reply: StreamReply) -> None:
+        self.request_id = request_id
+        self.reply = reply
+
+
+def _cancel_request_id(line: bytes) -> int | None:
+    """The id of ``line`` when it is a well-formed ``chat.cancel`` request, else None."""
+    try:
+        request = protocol.parse_request(line.rstrip(b"\r"))
+        commands.validate(request.cmd, request.args)
+    except (protocol.WireError, AlmaError):
+        return None
+    return request.id if request.cmd == "chat.cancel" else None
 
 
 def prepare_socket_dir(directory: Path, uid: int) -> None:
@@ -347,6 +369,7 @@ class ControlServer:
         buffer = bytearray()
         scanned = 0  # bytes already searched for a newline, so a long line is scanned once
         deadline = 0.0  # when the request being received must be whole (if buffer is not empty)
+        cancels: set[int] = set()  # ids of chat.cancel requests that cancelled a stream
         while not self._closing.is_set():
             newline = buffer.find(b"\n", scanned)
             if newline < 0:
@@ -379,7 +402,14 @@ class ControlServer:
             if len(line) > self._max_request:
                 self._answer_too_large(conn)
                 return
-            if not self._send_quietly(conn, self._answer(line)):
+            answer = self._answer(line, cancels)
+            if isinstance(answer, _Streaming):
+                cancels.clear()
+                if not self._stream(conn, answer, buffer, cancels):
+                    return
+                deadline = time.monotonic() + self._request_timeout  # for what came meanwhile
+                continue
+            if not self._send_quietly(conn, answer):
                 return
             deadline = time.monotonic() + self._request_timeout  # for what is already buffered
 
@@ -391,37 +421,125 @@ class ControlServer:
         )
         _finish(conn, protocol.encode_error(None, ErrorCode.BAD_REQUEST, sentence), linger=0.0)
 
+    def _stream(
+        self, conn: socket.socket, streaming: _Streaming, buffer: bytearray, cancels: set[int]
+    ) -> bool:
+        """Forward a streamed answer's events, then its final answer; False if the peer is gone.
+
+        Meanwhile the connection is still read: a ``chat.cancel`` line cancels the generation
+        at once; every request read meanwhile (the cancel too) waits in ``buffer`` and is
+        answered afterwards, since answers keep the order of requests. End of input, or a peer
+        that stops reading, cancels too.
+        """
+        reply, request_id = streaming.reply, streaming.request_id
+        peer_gone = False
+        # A generation may take minutes and the person may read slowly: the idle bound applies
+        # to each send, not the per-request deadline of reading a request.
+        conn.settimeout(self._idle_timeout)
+        try:
+            with selectors.DefaultSelector() as selector:
+                selector.register(reply, selectors.EVENT_READ)
+                selector.register(conn, selectors.EVENT_READ)
+                while True:
+                    for key, _mask in selector.select():
+                        if key.fileobj is conn:
+                            if not self._read_while_streaming(conn, buffer, reply, cancels):
+                                # End of input: the person hung up (or only half-closed, so
+                                # the final answer is still sent if it can be).
+                                reply.cancel()
+                                selector.unregister(conn)
+                            continue
+                        for kind, payload in reply.take():
+                            if kind == "event":
+                                line = protocol.encode_event(
+                                    request_id, cast(dict[str, object], payload)
+                                )
+                            elif kind == "result":
+                                line = self._encode_result(request_id, "chat.send", payload)
+                            else:
+                                error = payload
+                                assert isinstance(error, AlmaError)
+                                line = protocol.encode_error(request_id, error.code, error.message)
+                            if not peer_gone and not self._send_quietly(conn, line):
+                                peer_gone = True
+                                reply.cancel()
+                                with contextlib.suppress(KeyError, ValueError):
+                                    selector.unregister(conn)
+                            if kind != "event":
+                                return not peer_gone
+                    if self._closing.is_set():
+                        reply.cancel()
+        finally:
+            reply.close()
+
+    def _read_while_streaming(
+        self, conn: socket.socket, buffer: bytearray, reply: StreamReply, cancels: set[int]
+    ) -> bool:
+        """Read what arrived; a ``chat.cancel`` line cancels now. False at end of input.
+
+        Every line stays in ``buffer``, to be answered in order after the final answer; the ids
+        of the cancels seen go in ``cancels`` so they are answered ``{"cancelled": true}``.
+        """
+        try:
+            chunk = conn.recv(_CHUNK)
+        except OSError:
+            return False
+        if not chunk:
+            return False
+        start = len(buffer)
+        buffer += chunk
+        line_start = buffer.rfind(b"\n", 0, start) + 1
+        while (newline := buffer.find(b"\n", line_start)) >= 0:
+            cancel_id = _cancel_request_id(bytes(buffer[line_start:newline]))
+            if cancel_id is not None:
+                cancels.add(cancel_id)
+                reply.cancel()
+            line_start = newline + 1
+        # A line longer than the limit cannot be framed: stop reading, like end of input.
+        return len(buffer) - line_start <= self._max_request
+
     def _answer_too_large(self, conn: socket.socket) -> None:
         # Framing is lost once a line is cut, so the connection ends after this answer.
         sentence = f"The request is larger than {self._max_request} bytes; send a smaller one."
         _finish(conn, protocol.encode_error(None, TooLargeError.code, sentence))
 
-    def _answer(self, line: bytes) -> bytes:
+    def _answer(self, line: bytes, cancels: set[int]) -> bytes | _Streaming:
         try:
             request = protocol.parse_request(line.rstrip(b"\r"))
         except protocol.WireError as exc:
             return protocol.encode_error(exc.request_id, exc.error.code, exc.error.message)
         # Every sentence made while answering is in the language of the client's person.
         with language(request.lang):
-            return self._answer_request(request)
+            return self._answer_request(request, cancels)
 
-    def _answer_request(self, request: protocol.Request) -> bytes:
+    def _answer_request(self, request: protocol.Request, cancels: set[int]) -> bytes | _Streaming:
         try:
             args = commands.validate(request.cmd, request.args)
+            if request.cmd == "chat.cancel":
+                # The connection's own business: answered after the stream it cancelled, in
+                # order, true only if it cancelled one. Nothing for the dispatcher to do.
+                cancelled = request.id in cancels
+                cancels.discard(request.id)
+                return protocol.encode_result(request.id, {"cancelled": cancelled})
             result = self._dispatch(request.cmd, args)
         except AlmaError as exc:
             return protocol.encode_error(request.id, exc.code, exc.message)
         except Exception:
             self._log.exception("command %s failed", request.cmd)
             return protocol.encode_error(request.id, ErrorCode.INTERNAL, _(_INTERNAL_SENTENCE))
+        if isinstance(result, StreamReply):
+            return _Streaming(request.id, result)
+        return self._encode_result(request.id, request.cmd, result)
+
+    def _encode_result(self, request_id: int, cmd: str, result: object) -> bytes:
         try:
-            encoded = protocol.encode_result(request.id, result)
+            encoded = protocol.encode_result(request_id, result)
         except (TypeError, ValueError, RecursionError):
-            self._log.exception("command %s returned a result that is not JSON", request.cmd)
-            return protocol.encode_error(request.id, ErrorCode.INTERNAL, _(_INTERNAL_SENTENCE))
+            self._log.exception("command %s returned a result that is not JSON", cmd)
+            return protocol.encode_error(request_id, ErrorCode.INTERNAL, _(_INTERNAL_SENTENCE))
         if len(encoded) > self._max_response:
             return protocol.encode_error(
-                request.id,
+                request_id,
                 ErrorCode.TOO_LARGE,
                 _(
                     "The answer is too large to send; ask for fewer items "

@@ -237,7 +237,12 @@ def test_table_is_exactly_the_documented_commands() -> None:
         "memory.add", "memory.search", "memory.list", "memory.show", "memory.forget",
         "memory.restore", "memory.export", "memory.examples", "memory.stats",
         "context", "trash.list", "trash.empty", "feedback", "stats",
+        "model.status", "model.use", "chat.start", "chat.send", "chat.cancel",
     }  # fmt: skip
+    streamed = {name for name, command in COMMANDS.items() if command.streamed}
+    assert streamed == {"chat.send"}
+    not_in_ctl = {name for name, command in COMMANDS.items() if not command.cli}
+    assert not_in_ctl == {"chat.start", "chat.send", "chat.cancel"}
 
 
 def test_duplicates_are_refused_when_building_the_table() -> None:
