@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from agent.chat import ChatService
 from agent.core import Agent
 from agent.memory_gate import MemoryGate
 from policies.layout import RootLayout
@@ -26,6 +27,7 @@ class Api:
         layout: RootLayout,
         agent: Agent,
         memory: MemoryGate,
+        chat: ChatService,
         *,
         socket_path: str,
         sandbox_detail: str,
@@ -34,6 +36,7 @@ class Api:
         self.layout = layout
         self.agent = agent
         self.memory = memory
+        self.chat = chat
         self.socket_path = socket_path
         self.sandbox_detail = sandbox_detail
         self.recovered = recovered
@@ -88,6 +91,10 @@ class Api:
             "memory.examples": lambda a: self._mem().load_examples(),
             "memory.stats": lambda a: self._mem().stats(),
             "context": lambda a: self._mem().context(a["prompt"], budget_tokens=a["budget"]),
+            "model.status": lambda a: chat.runtime.status(),
+            "model.use": lambda a: chat.runtime.use(a["path"]),
+            "chat.start": lambda a: chat.start(),
+            "chat.send": lambda a: chat.send(a["session"], a["message"]),
         }
 
     def dispatch(self, cmd: str, args: dict[str, Any]) -> Any:
@@ -146,6 +153,7 @@ class Api:
             "last_analysis": self.agent.store.setting("last_analysis"),
             "memories": memories,
             "memory": "ready" if self.memory.loaded else (self.memory.error or "loading"),
+            "model": self.chat.runtime.status(),
             "policy": {"file": str(policy.path), "ok": policy.error is None, "error": policy.error},
             "recovered_at_start": self.recovered,
             "uptime_seconds": round(time.time() - self.started, 1),

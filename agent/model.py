@@ -1,0 +1,387 @@
+"""The daemon's one model: loaded lazily in its own worker thread, used by one job at a time.
+
+A person's machine cannot hold two models, so everything that wants one (the chat, the memory
+enricher, the daily analysis, proposals) goes through :class:`ModelRuntime`. Its worker thread
+is the only thread that touches the backend, which serialises loading, switching and
+generating without a lock around a model call; the socket's threads only read a snapshot of
+its status, so ``status`` and every other command keep answering while it works.
+
+Chat jobs go before background ones. A second chat job while one is queued or running is
+refused (``UNAVAILABLE``); a background :meth:`ModelRuntime.complete` waits up to its timeout
+and then gives up (``None``): its caller always has a deterministic result to fall back on.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from agent.model_files import check_gguf, resolve_model_path
+from policies.errors import AlmaError, UnavailableError
+
+log = logging.getLogger("alma.model")
+
+Message = dict[str, str]
+Stopped = Literal["done", "cancelled", "max_tokens", "timeout"]
+#: A piece of text and, on the last piece, why the backend stopped ("stop", "length").
+Chunk = tuple[str, str | None]
+
+NO_MODEL = (
+    "No model is set up to answer; point ALMA at a GGUF file with `alma-ctl model use PATH` "
+    '(or set [model] path = "embedded" in system/alma.toml for the small built-in one).'
+)
+
+
+class Backend(Protocol):
+    """What the runtime needs of a loaded model (llama-cpp here, or a loopback server)."""
+
+    kind: str  # "llama-cpp" | "openai"
+    path: str  # the file, or the server's URL, for status
+    n_ctx: int
+    threads: int | None
+
+    def count_tokens(self, text: str) -> int: ...
+
+    def stream(
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        json_schema: dict[str, Any] | None = None,
+    ) -> Iterator[Chunk]: ...
+
+    def close(self) -> None: ...
+
+
+Loader = Callable[[str], Backend]
+
+
+class Complete(Protocol):
+    """:meth:`ModelRuntime.complete`, for whatever does background work with the model."""
+
+    def __call__(
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        json_schema: dict[str, Any] | None = None,
+        timeout_s: float,
+    ) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class Generation:
+    text: str
+    stopped: Stopped
+    tokens: int
+    ms: int
+    first_token_ms: int | None
+    model: str
+
+
+class _Job:
+    __slots__ = ("abandoned", "done", "error", "fn", "result")
+
+    def __init__(self, fn: Callable[[Backend | None], Any]) -> None:
+        self.fn = fn
+        self.done = threading.Event()
+        self.abandoned = False
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+
+class ModelRuntime:
+    """``path`` is "embedded", a GGUF path, an ``http://127.0.0.1:P`` server URL, or "" (none).
+
+    ``loader`` turns a path into a :class:`Backend` (raising :class:`BadArgumentError` with one
+    sentence when it cannot); tests pass a fake, the daemon :func:`agent.backends.load`.
+    """
+
+    def __init__(self, path: str, loader: Loader, *, on_use: Callable[[str], None] | None = None):
+        self._path = path
+        self._loader = loader
+        self._on_use = on_use
+        self._backend: Backend | None = None
+        self._load_error: str | None = None
+        self._tokens_per_second: float | None = None
+        self._lock = threading.Lock()
+        self._wake = threading.Condition(self._lock)
+        self._chat: deque[_Job] = deque()
+        self._background: deque[_Job] = deque()
+        self._chat_busy = False
+        self._closing = False
+        self._thread = threading.Thread(target=self._work, name="alma-model", daemon=True)
+        self._thread.start()
+
+    # ------------------------------------------------------------------ what callers use
+
+    def status(self) -> dict[str, Any]:
+        """A snapshot; never waits for the worker."""
+        with self._lock:
+            backend = self._backend
+            out: dict[str, Any] = {
+                "path": backend.path if backend else self._display_path(),
+                "backend": backend.kind if backend else self._kind_of(self._path),
+                "loaded": backend is not None,
+                "n_ctx": backend.n_ctx if backend else None,
+                "threads": backend.threads if backend else None,
+                "tokens_per_second": self._tokens_per_second,
+                "busy": self._chat_busy,
+            }
+            if self._load_error and backend is None:
+                out["error"] = self._load_error
+            return out
+
+    @property
+    def configured(self) -> bool:
+        return bool(self._path)
+
+    def use(self, path: str, timeout_s: float = 600.0) -> dict[str, Any]:
+        """Load ``path`` and answer with it from now on; on any failure the old model stays.
+
+        Checked before it is loaded (a missing path or a file that is not a GGUF is told at
+        once, in one sentence); loading waits for the job in flight."""
+        path = path.strip()
+        if not path.startswith(("http://", "https://")) and path != "embedded":
+            check_gguf(resolve_model_path(path))
+
+        def load(_: Backend | None) -> dict[str, Any]:
+            new = self._loader(path)  # raises with one sentence; the old backend is untouched
+            with self._lock:
+                old, self._backend = self._backend, new
+                self._path = path
+                self._load_error = None
+                self._tokens_per_second = None
+            if old is not None:
+                old.close()
+            log.info("model in use: %s (%s)", new.path, new.kind)
+            if self._on_use is not None:
+                self._on_use(path)
+            return self.status()
+
+        return self._run(_Job(load), chat=True, timeout_s=timeout_s)  # type: ignore[no-any-return]
+
+    def submit_chat(self, fn: Callable[[Backend | None], None]) -> None:
+        """Run ``fn(backend)`` in the worker, before any background job; ``backend`` is None
+        when no model could be loaded. Raises UNAVAILABLE when a chat job is already queued
+        or running (one generation at a time)."""
+        with self._lock:
+            if self._closing:
+                raise UnavailableError("ALMA is stopping; try again when it is back.")
+            if self._chat_busy:
+                raise UnavailableError(
+                    "ALMA is already answering another message; wait for it to finish, or stop "
+                    "it (Ctrl-C in the chat), then send yours again."
+                )
+            self._chat_busy = True
+            self._chat.append(_Job(fn))
+            self._wake.notify()
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        json_schema: dict[str, Any] | None = None,
+        timeout_s: float,
+    ) -> str | None:
+        """The model's whole answer for background work, or None when there is no model, it
+        is busy past ``timeout_s``, or it fails. Callers validate the text and fall back to
+        their deterministic result."""
+        if not self._path:
+            return None
+        deadline = time.monotonic() + timeout_s
+
+        def job(backend: Backend | None) -> str | None:
+            if backend is None:
+                return None
+            result = generate(
+                backend,
+                messages,
+                max_tokens=max_tokens,
+                json_schema=json_schema,
+                deadline=deadline,
+                cancelled=lambda: False,
+            )
+            return result.text if result.stopped == "done" else None
+
+        try:
+            value = self._run(_Job(job), chat=False, timeout_s=timeout_s)
+        except Exception:
+            log.exception("background completion failed")
+            return None
+        return value if isinstance(value, str) else None
+
+    def record_speed(self, generation: Generation) -> None:
+        if generation.tokens >= 2 and generation.ms > 0:
+            with self._lock:
+                self._tokens_per_second = round(generation.tokens * 1000 / generation.ms, 1)
+
+    def close(self, timeout: float = 30.0) -> None:
+        with self._lock:
+            self._closing = True
+            self._wake.notify()
+        self._thread.join(timeout)
+        with self._lock:
+            backend, self._backend = self._backend, None
+        if backend is not None:
+            backend.close()
+
+    # ------------------------------------------------------------------ the worker
+
+    def _run(self, job: _Job, *, chat: bool, timeout_s: float) -> Any:
+        with self._lock:
+            if self._closing:
+                raise UnavailableError("ALMA is stopping; try again when it is back.")
+            (self._chat if chat else self._background).append(job)
+            self._wake.notify()
+        if not job.done.wait(timeout_s):
+            job.abandoned = True  # the worker skips it if it has not started yet
+            if chat:
+                raise UnavailableError(
+                    f"The model did not finish within {timeout_s:g} seconds; try again."
+                )
+            return None
+        if job.error is not None:
+            raise job.error
+        return job.result
+
+    def _work(self) -> None:
+        while True:
+            with self._lock:
+                while not (self._chat or self._background or self._closing):
+                    self._wake.wait()
+                if self._closing:
+                    for job in (*self._chat, *self._background):
+                        job.error = UnavailableError("ALMA is stopping; try again when it is back.")
+                        job.done.set()
+                    return
+                is_chat = bool(self._chat)
+                job = self._chat.popleft() if is_chat else self._background.popleft()
+            try:
+                if not job.abandoned:
+                    job.result = job.fn(self._ensure_loaded())
+            except AlmaError as exc:
+                job.error = exc
+            except Exception as exc:  # a job may fail; the worker may not
+                log.exception("model job failed")
+                job.error = exc
+            finally:
+                if is_chat:
+                    with self._lock:
+                        self._chat_busy = bool(self._chat)
+                job.done.set()
+
+    def _ensure_loaded(self) -> Backend | None:
+        """The backend, loading the configured model on first use; None if there is none."""
+        with self._lock:
+            if self._backend is not None or not self._path or self._load_error:
+                return self._backend
+            path = self._path
+        started = time.monotonic()
+        try:
+            backend = self._loader(path)
+        except AlmaError as exc:
+            log.error("model not loaded: %s", exc.message)
+            with self._lock:
+                self._load_error = exc.message
+            return None
+        log.info("model loaded in %.2f s: %s (%s)", time.monotonic() - started, path, backend.kind)
+        with self._lock:
+            self._backend = backend
+        return backend
+
+    def loading_needed(self) -> bool:
+        with self._lock:
+            return self._backend is None and bool(self._path) and not self._load_error
+
+    def unavailable_sentence(self) -> str:
+        with self._lock:
+            if self._load_error:
+                return (
+                    f"The model could not be loaded: {self._load_error} Choose another with "
+                    "`alma-ctl model use PATH`."
+                )
+        return NO_MODEL
+
+    def _display_path(self) -> str | None:
+        if self._path == "embedded":
+            try:
+                return str(resolve_model_path("embedded"))
+            except AlmaError:
+                return "embedded"
+        return self._path or None
+
+    @staticmethod
+    def _kind_of(path: str) -> str | None:
+        if not path:
+            return None
+        return "openai" if path.startswith(("http://", "https://")) else "llama-cpp"
+
+
+def generate(
+    backend: Backend,
+    messages: Sequence[Message],
+    *,
+    max_tokens: int,
+    deadline: float,
+    cancelled: Callable[[], bool],
+    json_schema: dict[str, Any] | None = None,
+    on_text: Callable[[str], None] | None = None,
+) -> Generation:
+    """Run one generation to its end, a cancel, ``max_tokens`` or the ``deadline`` (monotonic),
+    whichever comes first; each is checked between tokens."""
+    started = time.monotonic()
+    first: int | None = None
+    pieces: list[str] = []
+    tokens = 0
+    stopped: Stopped = "done"
+    chunks = backend.stream(messages, max_tokens=max_tokens, json_schema=json_schema)
+    try:
+        for text, finish in chunks:
+            if text:
+                tokens += 1
+                pieces.append(text)
+                if first is None:
+                    first = int((time.monotonic() - started) * 1000)
+                if on_text is not None:
+                    on_text(text)
+            if finish == "length":
+                stopped = "max_tokens"
+            if finish is not None:
+                break
+            if cancelled():
+                stopped = "cancelled"
+                break
+            if time.monotonic() >= deadline:
+                stopped = "timeout"
+                break
+    finally:
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()  # ends the backend's generation (and an HTTP stream) now
+    ms = int((time.monotonic() - started) * 1000)
+    return Generation("".join(pieces), stopped, tokens, ms, first, model_name(backend))
+
+
+def model_name(backend: Backend) -> str:
+    """The name written in the chat log: the file's stem, or the server's URL."""
+    if backend.kind == "openai":
+        return backend.path
+    return Path(backend.path).stem
+
+
+__all__ = [
+    "NO_MODEL",
+    "Backend",
+    "Complete",
+    "Generation",
+    "ModelRuntime",
+    "generate",
+]
