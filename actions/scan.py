@@ -3,8 +3,8 @@
 Every folder is reached through directory fds with ``O_NOFOLLOW`` (:mod:`actions.safefs`), and
 every entry is ``lstat``-ed relative to its folder's fd, so a symlink is seen as a symlink and
 never followed. A scan keeps only what an action may safely touch later; everything else is
-reported in ``skipped`` with the reason (in Spanish, the person's language, since it ends up in
-a suggestion's evidence), so a person can see why a file was left out:
+reported in ``skipped`` with the reason (in the person's language, :mod:`policies.i18n`, since
+it ends up in a suggestion's evidence), so a person can see why a file was left out:
 
 - names :func:`~actions.safefs.check_name` refuses (newline and other control characters,
   invalid UTF-8, which ``os.listdir`` gives as surrogate escapes, more than 255 bytes);
@@ -34,6 +34,7 @@ from actions.ops import FileKind, Identity
 from actions.safefs import NAME_MAX, check_name, identity_of, kind_of, open_dir, split_relpath
 from actions.tree import Tree
 from policies.errors import RefusedError
+from policies.i18n import _
 
 ENGINE_TMP_PREFIX = ".alma-tmp-"
 #: Folders a recursive scan never enters: ALMA's own data, and trees that tools own (moving or
@@ -128,14 +129,14 @@ def _refusal(name: str) -> str | None:
         check_name(name, where="name")
     except RefusedError:
         if any(ord(c) < 32 or ord(c) == 127 for c in name):
-            return "el nombre tiene un carácter de control (como un salto de línea); renómbralo"
+            return _("the name has a control character (such as a line break); rename it")
         try:
             encoded = name.encode("utf-8")
         except UnicodeEncodeError:
-            return "el nombre no es UTF-8 válido; renómbralo"
+            return _("the name is not valid UTF-8; rename it")
         if len(encoded) > NAME_MAX:
-            return f"el nombre pasa de {NAME_MAX} bytes"
-        return "ALMA no acepta ese nombre"
+            return _("the name is longer than {limit} bytes", limit=NAME_MAX)
+        return _("ALMA does not accept that name")
     return None
 
 
@@ -168,23 +169,30 @@ def _classify(
         skipped.append(Skipped(shown, refusal))
         return None
     if kind == "symlink":
-        skipped.append(Skipped(shown, "es un enlace simbólico: ALMA nunca sigue ni mueve enlaces"))
+        skipped.append(
+            Skipped(shown, _("it is a symbolic link: ALMA never follows or moves links"))
+        )
         return None
     if kind == "dir":
         return st
     if kind != "file":
-        skipped.append(Skipped(shown, "no es un archivo normal (dispositivo, fifo o socket)"))
+        skipped.append(Skipped(shown, _("it is not a regular file (a device, fifo or socket)")))
         return None
     if name.startswith(ENGINE_TMP_PREFIX):
-        skipped.append(Skipped(shown, "es un temporal de una acción de ALMA en curso"))
+        skipped.append(Skipped(shown, _("it is a temporary file of an ALMA action in progress")))
         return None
     if st.st_nlink > 1:
         skipped.append(
-            Skipped(shown, f"tiene {st.st_nlink} enlaces duros: otros nombres comparten sus bytes")
+            Skipped(
+                shown,
+                _("it has {n} hard links: other names share its bytes", n=st.st_nlink),
+            )
         )
         return None
     if cutoff_ns is not None and st.st_mtime_ns > cutoff_ns:
-        skipped.append(Skipped(shown, "cambió hace muy poco (quizá aún se está escribiendo)"))
+        skipped.append(
+            Skipped(shown, _("it changed very recently (it may still be being written)"))
+        )
         return None
     files.append(ScannedFile(path=_join(folder, name), name=name, identity=identity_of(st)))
     return None
@@ -272,7 +280,7 @@ def scan_tree(
     top_parts = tuple(split_relpath(top))
     excluded = [tuple(split_relpath(e)) for e in exclude]
     if _inside(top_parts, [(".alma",), *excluded]):
-        return TreeScan(top, (), (Skipped(top, "es de solo lectura o interna de ALMA"),), False)
+        return TreeScan(top, (), (Skipped(top, _("it is read-only or ALMA's own")),), False)
     cutoff = _cutoff_ns(now, settle_seconds)
     queue: deque[tuple[str, ...]] = deque([top_parts])
     folders: list[FolderScan] = []
@@ -304,13 +312,11 @@ def scan_tree(
             child = (*parts, name)
             shown = _join(folder, name)
             if name in SKIP_DIR_NAMES or name.startswith("."):
-                skipped.append(
-                    Skipped(shown, "carpeta oculta, de una herramienta o interna de ALMA")
-                )
+                skipped.append(Skipped(shown, _("a hidden folder, a tool's or ALMA's own")))
             elif _inside(child, excluded):
-                skipped.append(Skipped(shown, "zona de solo lectura"))
+                skipped.append(Skipped(shown, _("a read-only zone")))
             elif len(child) - len(top_parts) > max_depth:
-                skipped.append(Skipped(shown, f"a más de {max_depth} niveles de profundidad"))
+                skipped.append(Skipped(shown, _("deeper than {n} levels", n=max_depth)))
                 truncated = True
             else:
                 queue.append(child)
@@ -346,13 +352,11 @@ def with_sha256(
             out.append(replace(f, identity=ident._replace(sha256=cache[key])))
             continue
         if budget is not None and f.identity.size > budget:
-            skipped.append(
-                Skipped(f.path, "sin revisar: se agotó lo que esta exploración puede leer")
-            )
+            skipped.append(Skipped(f.path, _("not checked: this scan has read all it may")))
             continue
         digest = _hash_if_same(tree, f)
         if digest is None:
-            skipped.append(Skipped(f.path, "cambió o desapareció durante la exploración"))
+            skipped.append(Skipped(f.path, _("it changed or disappeared during the scan")))
             continue
         if budget is not None:
             budget -= f.identity.size

@@ -100,6 +100,15 @@ def current_language() -> str:
     lang = _request_language.get()
     if lang is not None:
         return lang
+    return process_language()
+
+
+def process_language() -> str:
+    """The process's own language, whoever it is answering: :func:`set_language`, else the locale.
+
+    What the daemon decides on its own, such as the names of the folders it creates, follows
+    this and not the language of the request that happened to start an analysis.
+    """
     global _process_language
     if _process_language is None:
         _process_language = locale_language()

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from actions.planners.base import PlanResult, fingerprint, identity_key
 from actions.planners.dedupe import plan_dedupe, size_candidates
-from actions.planners.organize import destination_filter, loose_files, plan_organize
+from actions.planners.organize import destination_filter, folders_for, loose_files, plan_organize
 from actions.planners.temp_cleanup import is_temp_name, plan_temp_cleanup
 
 __all__ = [
     "PlanResult",
     "destination_filter",
     "fingerprint",
+    "folders_for",
     "identity_key",
     "is_temp_name",
     "loose_files",

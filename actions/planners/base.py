@@ -1,7 +1,8 @@
 """What every planner returns, and the fingerprint that recognizes a finding again.
 
-Titles, reasons and evidence are written in Spanish, the person's language; ``kind`` names stay
-as the contract spells them (``organize``, ``duplicates``...), because scripts match on them.
+Titles, reasons and evidence are in the person's language (:mod:`policies.i18n`: the daemon's
+language while it analyses); ``kind`` names stay as the contract spells them (``organize``,
+``duplicates``...), because scripts match on them.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from actions.ops import Identity, Op, plan_to_list
+from policies.i18n import ngettext
 
 #: Evidence lists are for a person to read: longer ones are cut with a count of the rest.
 MAX_EVIDENCE = 40
@@ -64,7 +66,7 @@ def cap_evidence(lines: list[str], limit: int = MAX_EVIDENCE) -> list[str]:
     if len(lines) <= limit:
         return lines
     rest = len(lines) - (limit - 1)
-    return [*lines[: limit - 1], f"… y {rest} más"]
+    return [*lines[: limit - 1], ngettext("… and {n} more", "… and {n} more", rest)]
 
 
 def plural(n: int, one: str, many: str) -> str:

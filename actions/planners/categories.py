@@ -2,7 +2,8 @@
 
 Matching is on the last extension only, case-insensitively (``Foto.JPG`` is an image,
 ``x.tar.gz`` an archive). A name without an extension, or with one not listed here, is
-``other``. The category names are the subfolder names ``organize`` creates.
+``other``. The category names are the catalog's keys of the subfolder names ``organize``
+creates (``policies.i18n.folder_name``: ``images`` is ``imágenes`` in Spanish).
 """
 
 from __future__ import annotations

@@ -19,10 +19,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from actions.ops import Keep, Op, Trash, files_touched
-from actions.planners.base import PlanResult, cap_evidence, fingerprint, identity_key, plural
+from actions.planners.base import PlanResult, cap_evidence, fingerprint, identity_key
 from actions.planners.categories import category_of
 from actions.planners.temp_cleanup import is_temp_name
 from actions.scan import ScannedFile
+from policies.i18n import _, ngettext
 
 KIND = "duplicates"
 DEDUPE_CATEGORIES = frozenset(
@@ -92,7 +93,11 @@ def plan_dedupe(
             ops += len(g) - 1
         if len(taken) < len(groups):
             notes.append(
-                f"Solo {len(taken)} de {len(groups)} grupos (el límite de un plan); el resto, después."
+                _(
+                    "Only {count} of {total} groups (the limit of one plan); the rest, later.",
+                    count=len(taken),
+                    total=len(groups),
+                )
             )
         groups = taken
     if not groups:
@@ -106,17 +111,24 @@ def plan_dedupe(
         plan += [Trash(path=f.path, expect=f.identity) for f in copies]
         sha = keep.identity.sha256 or ""
         evidence.append(
-            f"Se conserva {keep.path}; a la papelera: {', '.join(f.path for f in copies)} "
-            f"({keep.identity.size} bytes, sha256 {sha[:12]}…)"
+            _(
+                "Kept: {path}; to the trash: {copies} ({size} bytes, sha256 {sha}…)",
+                path=keep.path,
+                copies=", ".join(f.path for f in copies),
+                size=keep.identity.size,
+                sha=sha[:12],
+            )
         )
     trashed = files_touched(plan)  # the kept files are preconditions, not changes
     return PlanResult(
         kind=KIND,
         target=target,
-        title=f"Quitar archivos duplicados en {target}",
-        reason=(
-            f"{plural(trashed, 'copia idéntica', 'copias idénticas')} "
-            f"de {plural(len(groups), 'archivo', 'archivos')}"
+        title=_("Remove duplicate files in {folder}", folder=target),
+        reason=ngettext(
+            "{n} identical copy of {files}",
+            "{n} identical copies of {files}",
+            trashed,
+            files=ngettext("{n} file", "{n} files", len(groups)),
         ),
         evidence=cap_evidence(notes + evidence),
         plan=plan,

@@ -1,5 +1,11 @@
 """``organize``: a folder's loose files into subfolders, by type (``images/``...) or by month.
 
+The subfolders of types are named in the person's language: the caller passes ``folders``
+(category -> its names, the first one created, the others reused when a folder already has
+one of them, e.g. ``images/`` made before the person's language was Spanish); by default the
+category names themselves (:func:`english_folders`). The daemon builds them with
+:func:`policies.i18n.folder_name`.
+
 Rules, in the order they apply:
 
 - Only the folder's direct regular files move ("loose files"); subfolders are never touched.
@@ -27,15 +33,16 @@ seen by the scan.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Literal
 
 from actions.ops import Mkdir, Move, Op
-from actions.planners.base import PlanResult, cap_evidence, fingerprint, identity_key, plural
+from actions.planners.base import PlanResult, cap_evidence, fingerprint, identity_key
 from actions.planners.categories import CATEGORIES, category_of
 from actions.planners.temp_cleanup import is_temp_name
 from actions.scan import FolderScan, ScannedFile
+from policies.i18n import LANGUAGES, _, folder_name, ngettext
 
 KIND = "organize"
 OrganizeBy = Literal["type", "month"]
@@ -59,15 +66,36 @@ PROJECT_MARKERS = frozenset(
     }
 )
 _MONTH = re.compile(r"^\d{4}-\d{2}$")
-_CATEGORY_FOLDS = frozenset(c.casefold() for c in CATEGORIES)
-_TITLE_BY = {"type": "por tipo de archivo", "month": "por mes"}
+#: Category -> the names of its folder, the one to create first.
+Folders = Mapping[str, Sequence[str]]
 
 
-def destination_filter(by: OrganizeBy) -> Callable[[str], bool]:
+def english_folders() -> dict[str, tuple[str, ...]]:
+    return {category: (category,) for category in CATEGORIES}
+
+
+def folders_for(lang: str) -> dict[str, tuple[str, ...]]:
+    """Folder names in ``lang`` first, then those of the other languages (reused if present)."""
+    return {
+        category: tuple(
+            dict.fromkeys(
+                [
+                    folder_name(category, lang),
+                    *(folder_name(category, other) for other in LANGUAGES),
+                ]
+            )
+        )
+        for category in CATEGORIES
+    }
+
+
+def destination_filter(by: OrganizeBy, folders: Folders | None = None) -> Callable[[str], bool]:
     """Which subfolders a scan must look into (``scan_folder(peek=...)``) for this planner."""
     if by == "month":
         return lambda name: bool(_MONTH.match(name))
-    return lambda name: name.casefold() in _CATEGORY_FOLDS
+    names = folders if folders is not None else english_folders()
+    folds = frozenset(name.casefold() for group in names.values() for name in group)
+    return lambda name: name.casefold() in folds
 
 
 def loose_files(scan: FolderScan) -> list[ScannedFile]:
@@ -85,64 +113,95 @@ def group_of(f: ScannedFile, by: OrganizeBy) -> str:
     return category_of(f.name)
 
 
-def _existing_folder(scan: FolderScan, group: str) -> tuple[str | None, str | None]:
-    """(name of the existing subfolder to use, or None to create one; why the group is blocked)."""
-    kind = scan.entries.get(group)
-    if kind == "dir":
-        return group, None
-    if kind is not None:
-        return None, f"«{group}» ya existe y no es una carpeta"
-    variants = sorted(n for n in scan.entries if n.casefold() == group.casefold())
+def _existing_folder(scan: FolderScan, names: Sequence[str]) -> tuple[str | None, str | None]:
+    """(name of the existing subfolder to use, or None to create ``names[0]``; why the group is
+    blocked). Any of ``names`` that is a folder is used, the first one preferred."""
+    folds = {name.casefold() for name in names}
+    for name in names:
+        if scan.entries.get(name) == "dir":
+            return name, None
+    variants = sorted(n for n in scan.entries if n.casefold() in folds)
     for name in variants:
         if scan.entries[name] == "dir":
             return name, None
-    if variants:
-        return None, f"«{variants[0]}» ya existe y no es una carpeta"
+    # Only the name to create can be in the way; another language's name that is a file is not.
+    wanted = names[0].casefold()
+    for name in [names[0], *variants]:
+        if name in scan.entries and name.casefold() == wanted:
+            return None, _("“{name}” already exists and is not a folder", name=name)
     return None, None
 
 
 def _placements(
-    scan: FolderScan, groups: dict[str, list[ScannedFile]], notes: list[str]
+    scan: FolderScan, groups: dict[str, list[ScannedFile]], notes: list[str], folders: Folders
 ) -> list[tuple[str, bool, list[ScannedFile]]]:
     """(destination subfolder, whether it must be created, files that can go there) per group;
     why a group or a file stays goes to ``notes``."""
     out: list[tuple[str, bool, list[ScannedFile]]] = []
     for group in sorted(groups):
         members = sorted(groups[group], key=lambda f: f.name)
-        dest, blocked = _existing_folder(scan, group)
+        names = folders.get(group) or (group,)
+        dest, blocked = _existing_folder(scan, names)
         if blocked:
-            notes.append(f"{plural(len(members), 'archivo', 'archivos')} de {group}: {blocked}")
+            notes.append(
+                ngettext(
+                    "{n} file of {group}: {why}",
+                    "{n} files of {group}: {why}",
+                    len(members),
+                    group=names[0],
+                    why=blocked,
+                )
+            )
             continue
         if dest is not None and dest not in scan.peeked:
-            notes.append(f"{group}: no se pudo revisar «{dest}», así que sus archivos se quedan")
+            notes.append(
+                _(
+                    "{group}: “{folder}” could not be looked into, so its files stay",
+                    group=names[0],
+                    folder=dest,
+                )
+            )
             continue
         taken = frozenset(n.casefold() for n in scan.peeked.get(dest or "", ()))
         placed: list[ScannedFile] = []
         for f in members:
             if dest is not None and f.name.casefold() in taken:
-                notes.append(f"{f.path}: ya existe uno con ese nombre en {dest}/; se queda")
+                notes.append(
+                    _(
+                        "{path}: {folder}/ already has one with that name; it stays",
+                        path=f.path,
+                        folder=dest,
+                    )
+                )
             else:
                 placed.append(f)
         if placed:
-            out.append((dest or group, dest is None, placed))
+            out.append((dest or names[0], dest is None, placed))
     return out
 
 
 def plan_organize(
-    scan: FolderScan, *, by: OrganizeBy = "type", max_ops: int | None = None
+    scan: FolderScan,
+    *,
+    by: OrganizeBy = "type",
+    max_ops: int | None = None,
+    folders: Folders | None = None,
 ) -> PlanResult | None:
     """The organize plan for one folder's scan, or None when there is nothing sound to do.
 
     With ``max_ops``, only that many files move (the first groups in name order); the rest wait
-    for the next scan.
+    for the next scan. ``folders`` names the subfolders of types (see the module docstring).
     """
+    folders = folders if folders is not None else english_folders()
     if is_project(scan):
         return None
     groups: dict[str, list[ScannedFile]] = {}
     for f in loose_files(scan):
         groups.setdefault(group_of(f, by), []).append(f)
-    notes: list[str] = [f"{s.path}: se queda ({s.reason})" for s in scan.skipped]
-    placements = _placements(scan, groups, notes)
+    notes: list[str] = [
+        _("{path}: stays ({reason})", path=s.path, reason=s.reason) for s in scan.skipped
+    ]
+    placements = _placements(scan, groups, notes, folders)
     if not placements or (len(groups) == 1 and placements[0][1]):
         # nothing can move, or all the loose files would land in one new subfolder: that only
         # adds a level
@@ -150,7 +209,12 @@ def plan_organize(
     total = sum(len(placed) for _, _, placed in placements)
     if max_ops is not None and total > max_ops:
         notes.insert(
-            0, f"Solo {max_ops} de {total} archivos (el límite de un plan); el resto, después."
+            0,
+            _(
+                "Only {count} of {total} files (the limit of one plan); the rest, later.",
+                count=max_ops,
+                total=total,
+            ),
         )
         budget, capped = max_ops, []
         for dest, new, placed in placements:
@@ -168,15 +232,30 @@ def plan_organize(
             depends.append(identity_key(f.path, f.identity))
         names = [f.name for f in placed]
         shown = ", ".join(names[:5]) + (", …" if len(names) > 5 else "")
-        evidence.append(f"{dest}/: {plural(len(names), 'archivo', 'archivos')} ({shown})")
-    unit = ("tipo", "tipos") if by == "type" else ("mes", "meses")
+        evidence.append(
+            ngettext(
+                "{folder}/: {n} file ({names})",
+                "{folder}/: {n} files ({names})",
+                len(names),
+                folder=dest,
+                names=shown,
+            )
+        )
+    if by == "type":
+        title = _("Organize {folder} by file type", folder=scan.folder)
+        groups_text = ngettext("{n} type", "{n} types", len(placements))
+    else:
+        title = _("Organize {folder} by month", folder=scan.folder)
+        groups_text = ngettext("{n} month", "{n} months", len(placements))
     return PlanResult(
         kind=KIND,
         target=scan.folder,
-        title=f"Ordenar {scan.folder} {_TITLE_BY[by]}",
-        reason=(
-            f"{plural(len(moves), 'archivo suelto', 'archivos sueltos')} "
-            f"de {plural(len(placements), *unit)}"
+        title=title,
+        reason=ngettext(
+            "{n} loose file of {groups}",
+            "{n} loose files of {groups}",
+            len(moves),
+            groups=groups_text,
         ),
         evidence=cap_evidence(evidence + notes),
         plan=mkdirs + moves,

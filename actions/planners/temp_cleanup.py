@@ -28,9 +28,9 @@ from actions.planners.base import (
     cap_evidence,
     fingerprint,
     identity_key,
-    plural,
 )
 from actions.scan import ScannedFile
+from policies.i18n import _, ngettext
 
 KIND = "temp_cleanup"
 _SUFFIXES = (".tmp", ".temp", ".swp", ".swo")
@@ -69,7 +69,11 @@ def plan_temp_cleanup(
     evidence: list[str] = []
     if max_ops is not None and len(old) > max_ops:
         evidence.append(
-            f"Solo los primeros {max_ops} de {len(old)} (el límite de un plan); el resto, después."
+            _(
+                "Only the first {count} of {total} (the limit of one plan); the rest, later.",
+                count=max_ops,
+                total=len(old),
+            )
         )
         old = old[:max_ops]
     plan: list[Op] = [Trash(path=f.path, expect=f.identity) for f in old]
@@ -77,10 +81,12 @@ def plan_temp_cleanup(
     return PlanResult(
         kind=KIND,
         target=target,
-        title=f"Limpiar archivos temporales en {target}",
-        reason=(
-            f"{plural(len(old), 'archivo temporal', 'archivos temporales')} "
-            f"con más de {plural(age_days, 'día', 'días')}"
+        title=_("Clean up temporary files in {folder}", folder=target),
+        reason=ngettext(
+            "{n} temporary file older than {age}",
+            "{n} temporary files older than {age}",
+            len(old),
+            age=ngettext("{n} day", "{n} days", age_days),
         ),
         evidence=evidence,
         plan=plan,
@@ -91,4 +97,4 @@ def plan_temp_cleanup(
 
 def _age(now: float, f: ScannedFile) -> str:
     days = int((now - f.identity.mtime_ns / 1e9) // 86_400)
-    return f"sin cambios desde hace {plural(days, 'día', 'días')}"
+    return ngettext("unchanged for {n} day", "unchanged for {n} days", days)

@@ -25,6 +25,7 @@ from pathlib import Path
 from actions.planners import (
     PlanResult,
     destination_filter,
+    folders_for,
     loose_files,
     plan_dedupe,
     plan_organize,
@@ -35,6 +36,7 @@ from actions.scan import HashCache, TreeScan, scan_folder, scan_tree, with_sha25
 from actions.tree import Tree
 from policies.config import Policy
 from policies.errors import RefusedError
+from policies.i18n import process_language
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,7 @@ def _organize(
     tree: Tree, zone: str, scan: TreeScan, policy: Policy, now: float, lim: FileLimits
 ) -> list[PlanResult]:
     by = policy.monitor.organize_by
+    folders = folders_for(process_language())  # the daemon's language, not a request's
     depth0 = zone.count("/")
     messy = [
         (len(loose_files(f)), f.folder)
@@ -138,11 +141,11 @@ def _organize(
                 folder,
                 now=now,
                 settle_seconds=policy.monitor.settle_seconds,
-                peek=destination_filter(by),
+                peek=destination_filter(by, folders),
             )
         except (FileNotFoundError, NotADirectoryError, RefusedError):
             continue
-        result = plan_organize(full, by=by, max_ops=policy.thresholds.max_files)
+        result = plan_organize(full, by=by, max_ops=policy.thresholds.max_files, folders=folders)
         if result is not None:
             out.append(result)
     return out

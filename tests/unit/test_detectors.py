@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,15 @@ from agent.detectors import detect_files, detect_logs
 from agent.detectors.failures import is_failure, signature
 from agent.detectors.pending import fold, is_promise
 from policies.config import Policy, policy_from_dict
+from policies.i18n import language
+
+
+@pytest.fixture(autouse=True)
+def spanish() -> Iterator[None]:
+    # The findings' sentences are read here as a Spanish person's daemon writes them.
+    with language("es"):
+        yield
+
 
 NOW = time.time()
 OLD = NOW - 30 * 86_400

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from actions.ops import Keep, Mkdir, Move, Trash, files_touched, plan_from_list,
 from actions.planners import (
     PlanResult,
     destination_filter,
+    folders_for,
     is_temp_name,
     plan_dedupe,
     plan_organize,
@@ -23,6 +25,15 @@ from actions.planners.categories import category_of
 from actions.planners.organize import OrganizeBy
 from actions.scan import FolderScan, ScannedFile, scan_folder, scan_tree, with_sha256
 from actions.tree import Tree
+from policies.i18n import language
+
+
+@pytest.fixture(autouse=True)
+def spanish() -> Iterator[None]:
+    # The sentences of plans and scans are read here as a Spanish person's daemon writes them.
+    with language("es"):
+        yield
+
 
 NOW = time.time()
 OLD = NOW - 3600
@@ -92,6 +103,60 @@ def test_organize_by_type_like_the_contract(tmp_path: Path) -> None:
             assert op.expect is not None and op.expect.ino == os.lstat(tmp_path / op.src).st_ino
     # the plan survives the strict parser the executor uses
     assert plan_from_list(plan_to_list(result.plan)) == result.plan
+
+
+def test_organize_names_folders_in_the_language_it_is_given(tmp_path: Path) -> None:
+    p = tmp_path / "user/proyecto"
+    for name in ("a.jpg", "b.pdf", "c.mp4", "d.ods", "e.mp3", "ñandú.xlsx"):
+        touch(p / name)
+    folders = folders_for("es")
+    with Tree(tmp_path) as tree:
+        scan = scan_folder(
+            tree,
+            "user/proyecto",
+            now=NOW,
+            settle_seconds=120,
+            peek=destination_filter("type", folders),
+        )
+    result = plan_organize(scan, folders=folders)
+    assert result is not None
+    assert sorted(op.path for op in result.plan if isinstance(op, Mkdir)) == [
+        "user/proyecto/audio",
+        "user/proyecto/documentos",
+        "user/proyecto/hojas de cálculo",
+        "user/proyecto/imágenes",
+        "user/proyecto/vídeos",
+    ]
+    assert moves(result)["user/proyecto/ñandú.xlsx"] == "user/proyecto/hojas de cálculo/ñandú.xlsx"
+    assert "imágenes/: 1 archivo (a.jpg)" in result.evidence
+    assert plan_from_list(plan_to_list(result.plan)) == result.plan
+    # English names stay English: what the planner is given is what it creates.
+    english = plan_organize(folder_scan(tmp_path, "user/proyecto"))
+    assert english is not None
+    assert "user/proyecto/images" in [op.path for op in english.plan if isinstance(op, Mkdir)]
+
+
+def test_organize_reuses_a_folder_named_in_another_language(tmp_path: Path) -> None:
+    p = tmp_path / "user/proyecto"
+    touch(p / "Images/old.jpg")  # organized before the person's language was Spanish
+    touch(p / "a.jpg")
+    touch(p / "b.pdf")
+    touch(p / "c.pdf")
+    (p / "documents").write_bytes(b"a file with an English folder's name is in nobody's way")
+    folders = folders_for("es")
+    with Tree(tmp_path) as tree:
+        scan = scan_folder(
+            tree,
+            "user/proyecto",
+            now=NOW,
+            settle_seconds=120,
+            peek=destination_filter("type", folders),
+        )
+    result = plan_organize(scan, folders=folders)
+    assert result is not None
+    assert [op.path for op in result.plan if isinstance(op, Mkdir)] == ["user/proyecto/documentos"]
+    assert moves(result)["user/proyecto/a.jpg"] == "user/proyecto/Images/a.jpg"
+    assert moves(result)["user/proyecto/b.pdf"] == "user/proyecto/documentos/b.pdf"
 
 
 def test_organize_reuses_existing_folders_and_never_picks_an_existing_destination(

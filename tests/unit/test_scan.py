@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -13,6 +13,15 @@ import pytest
 from actions.scan import FolderScan, TreeScan, printable, scan_folder, scan_tree, with_sha256
 from actions.tree import Tree
 from policies.errors import RefusedError
+from policies.i18n import language
+
+
+@pytest.fixture(autouse=True)
+def spanish() -> Iterator[None]:
+    # The sentences of plans and scans are read here as a Spanish person's daemon writes them.
+    with language("es"):
+        yield
+
 
 NOW = time.time()
 OLD = NOW - 3600

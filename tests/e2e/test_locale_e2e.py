@@ -1,0 +1,128 @@
+"""One language per screen, against the real daemon and the real alma-ctl (issue 8).
+
+The person's locale decides: under ``LANG=es_ES.UTF-8`` help, errors, ``status``, suggestion
+titles and the folders organize creates are Spanish; under ``en_US.UTF-8`` or ``C`` English.
+The Spanish folder names (``imágenes/``, ``vídeos/``...) go through accept and undo.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.support.daemon import DaemonRoot
+from tests.support.trees import snapshot
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+EXTS = ("jpg", "pdf", "mp4", "mp3", "ods", "txt")
+
+
+def _organize(alma: DaemonRoot, folder: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    files = alma.messy_folder(folder, 24, exts=EXTS)
+    assert len(files) == 24
+    listed = alma.wait_suggestion(kind="organize", target=folder, timeout=60)
+    shown = alma.ok("suggestions", "show", str(listed["id"]))
+    return listed, shown["plan"]
+
+
+def test_a_spanish_person_reads_spanish_and_gets_spanish_folders(
+    alma: DaemonRoot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LANG", "es_ES.UTF-8")  # the daemon and every alma-ctl below
+    alma.start()
+
+    help_text = alma.ctl("--help", json_out=False).ok().stdout
+    assert "Códigos de salida" in help_text and "opciones:" in help_text
+    assert "Exit codes" not in help_text
+
+    bad = alma.ctl("trash", "empty", "--older-than", "-1", json_out=False)
+    assert bad.rc == 2
+    assert bad.stderr == (
+        "--older-than de `alma-ctl trash empty` debe ser un número entero de 0 a 100000.\n"
+    )
+    assert "older_than_days" not in bad.stderr
+
+    status = alma.ctl("status", json_out=False).ok().stdout
+    assert "en marcha: sí" in status and f"raíz: {alma.root}" in status
+    assert "running" not in status and "pending_suggestions" not in status
+
+    folder = "user/fotos del año"
+    listed, plan = _organize(alma, folder)
+    before = snapshot(alma.root / "user", skip=())
+    assert listed["title"] == f"Ordenar {folder} por tipo de archivo"
+    created = sorted(op["path"] for op in plan if op["op"] == "mkdir")
+    assert created == [
+        f"{folder}/{name}"
+        for name in ("audio", "documentos", "hojas de cálculo", "imágenes", "vídeos")
+    ]
+    human = alma.ctl("suggestions", "show", str(listed["id"]), json_out=False).ok().stdout
+    assert human.startswith(f"Sugerencia {listed['id']}: Ordenar {folder}")
+    assert f"Plan ({len(plan)} ops):" in human and "Pruebas:" in human
+
+    action = alma.ok("suggestions", "accept", str(listed["id"]))
+    assert action["status"] == "done"
+    assert (alma.root / folder / "imágenes" / "file00000.jpg").is_file()
+    assert (alma.root / folder / "vídeos" / "file00002.mp4").is_file()
+    assert (alma.root / folder / "hojas de cálculo" / "file00004.ods").is_file()
+    assert not (alma.root / folder / "images").exists()
+
+    undone = alma.ok("undo")
+    assert undone["status"] == "done"
+    assert snapshot(alma.root / "user", skip=()) == before  # byte for byte, folders gone
+
+
+@pytest.mark.parametrize("locale", ["en_US.UTF-8", "C"])
+def test_english_and_the_c_locale_read_english(
+    alma: DaemonRoot, monkeypatch: pytest.MonkeyPatch, locale: str
+) -> None:
+    monkeypatch.setenv("LANG", locale)
+    alma.start()
+    help_text = alma.ctl("--help", json_out=False).ok().stdout
+    assert "Exit codes" in help_text and "Códigos" not in help_text
+    bad = alma.ctl("trash", "empty", "--older-than", "-1", json_out=False)
+    assert bad.rc == 2
+    assert (
+        bad.stderr
+        == "--older-than of `alma-ctl trash empty` must be an integer from 0 to 100000.\n"
+    )
+    status = alma.ctl("status", json_out=False).ok().stdout
+    assert "running: yes" in status and f"root: {alma.root}" in status
+    assert "pending suggestions: " in status and "pending_suggestions" not in status
+    folder = "user/photos"
+    listed, plan = _organize(alma, folder)
+    assert listed["title"] == f"Organize {folder} by file type"
+    created = sorted(op["path"] for op in plan if op["op"] == "mkdir")
+    assert created == [
+        f"{folder}/{name}" for name in ("audio", "documents", "images", "spreadsheets", "video")
+    ]
+
+
+def test_every_status_field_has_a_name_for_people(alma: DaemonRoot) -> None:
+    from control.ctl import _FIELD_LABELS
+
+    alma.start()
+    status = alma.ok("status")
+    unnamed = sorted(key for key in status if key not in _FIELD_LABELS)
+    assert unnamed == [], f"add these to control.ctl._FIELD_LABELS (and es.po): {unnamed}"
+    for nested in ("autonomy", "policy"):
+        inner = status[nested]
+        assert isinstance(inner, dict)
+        assert sorted(k for k in inner if k not in _FIELD_LABELS) == [], nested
+
+
+def test_the_language_setting_names_the_folders_whatever_the_daemons_locale(
+    alma: DaemonRoot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LANG", "C")
+    (alma.root / "system" / "alma.toml").write_text('language = "es"\n', encoding="utf-8")
+    alma.start()
+    folder = "user/descargas"
+    listed, plan = _organize(alma, folder)
+    # What the daemon writes on its own follows the setting...
+    assert listed["title"] == f"Ordenar {folder} por tipo de archivo"
+    assert f"{folder}/imágenes" in [op["path"] for op in plan if op["op"] == "mkdir"]
+    # ...and what alma-ctl shows follows the locale of the person at it.
+    status = alma.ctl("status", json_out=False).ok().stdout
+    assert "running: yes" in status
