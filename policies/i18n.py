@@ -216,12 +216,13 @@ def _catalog(lang: str) -> dict[str, tuple[str, ...]]:
     return catalog
 
 
-def parse_po(text: str) -> dict[str, tuple[str, ...]]:
+def parse_po(text: str, duplicates: list[str] | None = None) -> dict[str, tuple[str, ...]]:
     """``msgid`` (with ``msgctxt`` and the 0x04 separator when there is one) -> its msgstr(s).
 
     Reads what gettext's ``.po`` files hold: comments, ``#, fuzzy`` entries (skipped, as
     msgfmt does), ``msgctxt``, ``msgid_plural`` with ``msgstr[N]``, and strings continued on
-    the following lines. The header (empty msgid) is left out.
+    the following lines. The header (empty msgid) is left out. A key seen twice is appended to
+    ``duplicates`` when given (msgfmt refuses such a file; the last entry wins here).
     """
     entries: dict[str, tuple[str, ...]] = {}
     fields: dict[str, str] = {}
@@ -239,6 +240,8 @@ def parse_po(text: str) -> dict[str, tuple[str, ...]]:
                 forms = tuple(fields.get(f"msgstr[{i}]", "") for i in range(2))
             else:
                 forms = (fields.get("msgstr", ""),)
+            if duplicates is not None and key in entries:
+                duplicates.append(key)
             entries[key] = forms
         fields.clear()
         fuzzy = False

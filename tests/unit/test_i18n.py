@@ -120,6 +120,9 @@ msgstr ""
 msgid "after a glued entry"
 msgstr "tras una entrada pegada"
 """
+    duplicates: list[str] = []
+    catalog = parse_po(text + '\nmsgid "one"\nmsgstr "otra vez"\n', duplicates)
+    assert duplicates == ["one"]
     catalog = parse_po(text)
     assert catalog == {
         "Hello {name}.": ("Hola {name}.",),
@@ -142,6 +145,13 @@ def test_a_missing_catalog_means_english(monkeypatch: pytest.MonkeyPatch, tmp_pa
 
 def _catalog(lang: str) -> dict[str, tuple[str, ...]]:
     return parse_po(Path(i18n.catalog_path(lang)).read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("lang", [lang for lang in LANGUAGES if lang != SOURCE_LANGUAGE])
+def test_no_entry_is_in_the_catalog_twice(lang: str) -> None:
+    duplicates: list[str] = []
+    parse_po(Path(i18n.catalog_path(lang)).read_text(encoding="utf-8"), duplicates)
+    assert duplicates == [], "two entries of one message (msgfmt refuses that): keep one"
 
 
 def test_every_message_in_the_code_can_be_read_from_the_source() -> None:
