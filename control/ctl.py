@@ -417,6 +417,14 @@ _FIELD_LABELS: dict[str, str] = {
     "created_at": N_("created"),
     "source": N_("source"),
     "layer": N_("layer"),
+    "model": N_("model"),
+    "path": N_("path"),
+    "backend": N_("backend"),
+    "loaded": N_("loaded"),
+    "n_ctx": N_("context tokens"),
+    "threads": N_("threads"),
+    "tokens_per_second": N_("tokens per second"),
+    "busy": N_("busy"),
 }
 #: Status words of suggestions and actions (contract §3), as a person reads them.
 _WORDS = frozenset(

@@ -106,7 +106,7 @@ def test_every_status_field_has_a_name_for_people(alma: DaemonRoot) -> None:
     status = alma.ok("status")
     unnamed = sorted(key for key in status if key not in _FIELD_LABELS)
     assert unnamed == [], f"add these to control.ctl._FIELD_LABELS (and es.po): {unnamed}"
-    for nested in ("autonomy", "policy"):
+    for nested in ("autonomy", "policy", "model"):
         inner = status[nested]
         assert isinstance(inner, dict)
         assert sorted(k for k in inner if k not in _FIELD_LABELS) == [], nested
