@@ -58,6 +58,7 @@ class Api:
             "autonomy.allow": lambda a: agent.allow(a["kind"], a.get("folder")),
             "feedback": lambda a: agent.feedback(a["id"], a["verdict"] == "util", a.get("reason")),
             "stats": lambda a: agent.stats(),
+            "report": lambda a: agent.report(a.get("date")),
             "undo": lambda a: agent.undo(a.get("id")),
             "history": lambda a: agent.engine.journal.history(a["limit"]),
             "trash.list": lambda a: agent.engine.trash_list(),

@@ -13,11 +13,12 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
+from datetime import date, datetime
 from typing import Any, Literal
 
 from actions.ops import Op, files_touched, plan_from_list, write_paths
 from actions.planners import PlanResult
-from agent import loop, memory_actions
+from agent import daily, loop, memory_actions, report
 from agent.autonomy import Autonomy, PolicyHolder
 from agent.memory_gate import MemoryGate
 from agent.recall import MemoryNote, recall_notes, rejection_memory
@@ -185,6 +186,8 @@ class Agent:
         """Write an outcome back: the track record, and for a rejection a decision memory with
         its reason, which recall reads at the next analysis."""
         row = self.store.row(sid)
+        if outcome == "executed" and action is not None:
+            self._audit(action, dict(row))
         event = {"executed": "accepted", "rejected": "rejected"}.get(outcome)
         if event is not None:
             self.store.record_outcome(
@@ -320,8 +323,51 @@ class Agent:
                     action = memory_actions.undo(self.engine.journal, service, int(target["id"]))
             else:
                 action = self.engine.undo(int(target["id"]))
-            self._undone(self.engine.journal.action(int(action["undoes"])))
+            original = self.engine.journal.action(int(action["undoes"]))
+            self._undone(original)
+            sid = original["suggestion_id"]
+            self._audit(action, dict(self.store.row(int(sid))) if sid is not None else None)
             return action
+
+    def _audit(self, action: dict[str, Any], suggestion: dict[str, Any] | None) -> None:
+        """Every action goes to logs/alma/acciones.md; a failed write is logged, never fatal
+        (the journal and `alma-ctl history` hold the same facts)."""
+        try:
+            ops = self.engine.journal.plan(int(action["id"]))
+            entry = report.audit_entry(action, suggestion, ops, datetime.now())
+            report.append_audit(self.layout, entry)
+        except (OSError, AlmaError) as exc:
+            log.error("action %s is not in logs/alma/acciones.md: %s", action["id"], exc)
+
+    # -- the daily analysis -----------------------------------------------------------------
+    def report(self, day: str | None) -> dict[str, Any]:
+        """The day's analysis, written to logs/alma/DATE-analisis.md now (today by default;
+        a past day's is built again from what its logs and ALMA's records still hold)."""
+        try:
+            when = date.fromisoformat(day) if day else datetime.fromtimestamp(self.clock()).date()
+        except ValueError:
+            raise BadArgumentError(f"{day!r} is not a date; write it as YYYY-MM-DD.") from None
+        memory_projects: list[str] = []
+        memories: dict[str, int] | None = None
+        if self.memory is not None and self.memory.loaded:
+            try:
+                recent = self.memory.service.list(limit=1000)
+                todays = [m for m in recent if _local_day(str(m["created_at"])) == when]
+                memory_projects = [str(m["project"]) for m in todays if m.get("project")]
+                memories = {"added": len(todays), "total": int(self.memory.service.count())}
+            except AlmaError as exc:
+                log.error("the report goes without memory: %s", exc)
+        facts = daily.day_facts(self.layout.root, when, memory_projects=memory_projects)
+        with self._lock:
+            made = [s for s in self.store.list(all_=True) if _local_day(s["created_at"]) == when]
+            done = [
+                a
+                for a in self.engine.journal.history(1000)
+                if _local_day(a["started_at"]) == when and a["status"] in ("done", "undone")
+            ]
+        text = daily.render(facts, suggestions=made, actions=done[::-1], memories=memories)
+        path = report.write_own(self.layout, f"{when.isoformat()}-analisis.md", text, append=False)
+        return {"date": when.isoformat(), "path": path, "text": text}
 
     def _undone(self, original: dict[str, Any]) -> None:
         """The track record learns of an undo; at auto, a kind whose actions of its own were
@@ -365,6 +411,13 @@ class Agent:
         swept = self.loop.sweep({int(r["id"]) for r in self.store.with_status("pending")})
         if swept:
             log.info("%s finished decision threads removed from the checkpoints", swept)
+
+
+def _local_day(stamp: str) -> date | None:
+    try:
+        return datetime.fromisoformat(stamp).astimezone().date()
+    except ValueError:
+        return None
 
 
 def _not_open(sid: int, status: str, action_id: int | None) -> str:

@@ -15,7 +15,6 @@ import os
 import signal
 import sys
 import threading
-from datetime import datetime
 
 from watchdog.events import FileSystemEvent
 
@@ -33,7 +32,6 @@ from agent.memory_gate import MemoryGate
 from agent.model import Backend as ModelBackend
 from agent.model import Complete, ModelRuntime
 from agent.notify import make_notifier
-from agent.report import write_daily_report
 from agent.schedule import start_schedule
 from agent.settings import Settings, load_settings
 from agent.watch import Debouncer, Watcher, chat_logs_touched
@@ -266,9 +264,7 @@ class Daemon:
 
         def daily() -> None:
             agent.analyze(trigger="schedule")
-            write_daily_report(
-                layout, store.list(status="pending"), journal.history(200), datetime.now()
-            )
+            agent.report(None)
 
         scheduler = start_schedule(settings.schedule, rescan=rescan, daily=daily)
         signal.signal(signal.SIGTERM, lambda *_: self.stop.set())

@@ -1,9 +1,17 @@
-"""The daily report in logs/alma/: what was proposed, what is pending, what ran on its own."""
+"""ALMA's own writing in ``logs/alma/``: the daily analysis and the audit log ``acciones.md``.
+
+Both are written through one helper that reaches ``logs/alma`` through folder fds
+(:meth:`actions.tree.Tree.ensure_dir`: a ``logs/alma`` planted as a symlink is refused, never
+written through) and opens files with ``O_NOFOLLOW``: the analysis is replaced whole (written beside, then renamed
+over), the audit log only ever appended to.
+"""
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -12,37 +20,103 @@ from policies.errors import RefusedError
 from policies.layout import RootLayout
 
 REPORTS = "logs/alma"  # the daemon's own reports; the detectors never read them
+AUDIT_LOG = "acciones.md"
+#: Lines of ops written per action in the audit log; the rest is counted (the journal has all).
+MAX_AUDIT_OPS = 200
 
 
-def write_daily_report(
-    layout: RootLayout, pending: list[dict[str, Any]], history: list[dict[str, Any]], now: datetime
+def _open_regular(name: str, flags: int, dir_fd: int) -> int:
+    try:
+        fd = os.open(
+            name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644, dir_fd=dir_fd
+        )
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise RefusedError(
+                f"logs/alma/{name} is a symlink; ALMA never writes through links."
+            ) from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise RefusedError(f"logs/alma/{name} is not a regular file; move it away.")
+    return fd
+
+
+def write_own(
+    layout: RootLayout, name: str, text: str, *, append: bool, header: str = ""
 ) -> str:
-    """Append today's section to ``logs/alma/YYYY-MM-DD-analisis.md`` (never overwrites)."""
-    day = now.strftime("%Y-%m-%d")
-    lines = [f"\n## Análisis de las {now.strftime('%H:%M')}\n"]
-    if pending:
-        lines.append(f"Sugerencias pendientes: {len(pending)}\n")
-        for s in pending:
-            lines.append(f"- #{s['id']} ({s['kind']}) {s['title']}: {s['reason']}")
-        lines.append("\nDecide con `alma-ctl suggestions show ID`, `accept ID` o `reject ID`.")
-    else:
-        lines.append("No hay sugerencias pendientes.")
-    auto = [a for a in history if a.get("auto") and a["started_at"].startswith(day)]
-    if auto:
-        lines.append("\nHecho por ALMA por su cuenta hoy (se puede deshacer):")
-        lines += [f"- acción {a['id']} ({a['kind']}), `alma-ctl undo {a['id']}`" for a in auto]
-    # Through folder fds, never a link: a symlinked logs/alma/ must not carry the report away.
-    name = f"{day}-analisis.md"
+    """Write ``logs/alma/NAME`` (appended to, ``header`` first when it is new, or replaced
+    whole); returns its path."""
     with Tree(layout.root) as tree:
         folder = tree.ensure_dir(tuple(REPORTS.split("/")), 0o755)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
-        fd = os.open(name, flags | os.O_NONBLOCK, 0o644, dir_fd=folder)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise RefusedError(f"{REPORTS}/{name} is not a regular file; move it away.")
-        if os.fstat(fd).st_size == 0:
-            os.write(fd, f"# Informe diario de ALMA · {day}\n".encode())
-        os.write(fd, ("\n".join(lines) + "\n").encode())
-    finally:
-        os.close(fd)
+        if append:
+            fd = _open_regular(name, os.O_WRONLY | os.O_CREAT | os.O_APPEND, folder)
+            try:
+                if header and os.fstat(fd).st_size == 0:
+                    text = header + text
+                os.write(fd, text.encode("utf-8"))
+            finally:
+                os.close(fd)
+        else:
+            tmp = f".{name}.{os.getpid()}.tmp"
+            fd = _open_regular(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, folder)
+            try:
+                os.write(fd, text.encode("utf-8"))
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
     return str(layout.reports / name)
+
+
+def _op_line(op: dict[str, Any]) -> str:
+    if op["op"] == "move":
+        return f"- movido {op['src']} → {op['dst']}"
+    if op["op"] == "trash":
+        return f"- a la papelera: {op['path']}"
+    if op["op"] == "restore":
+        return f"- recuperado de la papelera: {op['path']}"
+    if op["op"] == "mkdir":
+        return f"- carpeta creada: {op['path']}"
+    if op["op"] == "rmdir":
+        return f"- carpeta quitada: {op['path']}"
+    if op["op"] == "memory_merge":
+        return f"- recuerdos unidos en {op['keep']}: {', '.join(op['merge'])}"
+    return f"- {op['op']} {op.get('path', '')}".rstrip()
+
+
+def audit_entry(
+    action: dict[str, Any],
+    suggestion: dict[str, Any] | None,
+    ops: Sequence[dict[str, Any]],
+    now: datetime,
+) -> str:
+    """One action in ``acciones.md``: what moved from where to where, why, by whom, and the
+    command that undoes it."""
+    who = "ALMA por su cuenta" if action.get("auto") else "la persona"
+    when = now.strftime("%Y-%m-%d %H:%M")
+    if action.get("undoes"):
+        head = f"## {when} · acción {action['id']} · deshace la acción {action['undoes']}"
+        why = f"Por qué: lo pidió {who} (`alma-ctl undo`)."
+        undo = "Deshacer: no se deshace un deshacer; vuelve a aceptar la sugerencia si la quieres."
+    else:
+        head = f"## {when} · acción {action['id']} ({action['kind']})"
+        because = (
+            f"la sugerencia {suggestion['id']}: «{suggestion['title']}» ({suggestion['reason']})"
+            if suggestion
+            else "sin sugerencia"
+        )
+        why = f"Por qué: {because}. Decidió: {who}."
+        undo = f"Deshacer: `alma-ctl undo {action['id']}`"
+    shown = [_op_line(op) for op in ops if op["op"] != "keep"]
+    if len(shown) > MAX_AUDIT_OPS:
+        rest = len(shown) - MAX_AUDIT_OPS
+        shown = [*shown[:MAX_AUDIT_OPS], f"- … y {rest} más (`alma-ctl history`)"]
+    return "\n".join(["", head, "", *shown, "", why, undo, ""])
+
+
+AUDIT_HEADER = "# Acciones de ALMA\n\nCada cambio que hizo ALMA, por qué y cómo deshacerlo.\n"
+
+
+def append_audit(layout: RootLayout, entry: str) -> None:
+    write_own(layout, AUDIT_LOG, entry, append=True, header=AUDIT_HEADER)

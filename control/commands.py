@@ -246,6 +246,12 @@ _TABLE: tuple[Command, ...] = (
         ),
     ),
     Command(
+        "report",
+        N_("the day's analysis (logs/alma/DATE-analisis.md), written now; today by default"),
+        (Arg("date", "str", nullable=True, max_len=10, positional=True, metavar="DATE"),),
+        timeout=_MODEL,
+    ),
+    Command(
         "undo",
         N_("revert the newest action not yet undone, or the one named"),
         (Arg("id", "int", nullable=True, min=1, max=MAX_ID, positional=True, metavar="ACTION_ID"),),

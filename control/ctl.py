@@ -611,6 +611,8 @@ _RENDER: dict[str, Callable[[object], str]] = {
     "memory.list": _memories,
     "context": _context,
     "trash.list": _list_or(N_("The trash is empty.")),
+    # the report is already written for a person (in Spanish, like logs/alma/)
+    "report": lambda r: str(r.get("text", "")) if isinstance(r, dict) else str(r),
 }
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -155,4 +156,56 @@ def test_a_principle_in_memory_suppresses_or_reshapes_and_a_rejection_reason_is_
     assert pending_for(alma, "user/fotos") == []
     (skip,) = find(done["skipped"], kind="organize", target="user/fotos")
     assert skip["by"] == [decision["id"]] and "esa carpeta la ordeno yo" in skip["why"]
+    alma.stop()
+
+
+# --------------------------------------------------------------------------- report and audit
+
+EXAMPLES = Path(__file__).parents[1] / "data" / "examples" / "logs"
+
+
+def test_the_report_of_an_example_day_has_its_projects_hours_failures_and_promises(
+    alma: DaemonRoot,
+) -> None:
+    for f in EXAMPLES.iterdir():
+        alma.write(f"logs/{f.name}", f.read_bytes())
+    alma.start()  # no model, memory off: the report is extractive
+    report = alma.ok("report", "2026-11-17")
+    text = report["text"]
+    for needle in (
+        "proyectoY",  # project
+        "08:02",  # hours
+        "22:47",
+        '"/mnt/ALMA_RESIST" failed',  # failure
+        "backup.sh exited with status 23",
+        "Mañana ordeno la carpeta de proyectoY",  # promise
+        "#backup",  # topic
+    ):
+        assert needle in text, (needle, text)
+    written = alma.root / "logs/alma/2026-11-17-analisis.md"
+    assert report["path"] == str(written) and written.read_text(encoding="utf-8") == text
+    human = alma.ctl("report", "2026-11-17", json_out=False).ok().stdout
+    assert "Mañana ordeno la carpeta de proyectoY" in human
+    bad = alma.ctl("report", "ayer")
+    assert bad.rc == 2 and "YYYY-MM-DD" in bad.stderr
+    alma.stop()
+
+
+def test_the_audit_log_lists_an_accepted_organize_and_its_undo(alma: DaemonRoot) -> None:
+    alma.start()
+    files = alma.messy_folder("user/inbox", 16)
+    s = alma.wait_suggestion(kind="organize", target="user/inbox")
+    action = alma.ok("suggestions", "accept", str(s["id"]))
+    undo = alma.ok("undo")
+    audit = (alma.root / "logs/alma/acciones.md").read_text(encoding="utf-8")
+    assert audit.startswith("# Acciones de ALMA")
+    done, undone = audit.split(f"· acción {undo['id']} ·")
+    assert f"acción {action['id']} (organize)" in done
+    assert f"la sugerencia {s['id']}: «{s['title']}»" in done and "Decidió: la persona" in done
+    for f in files:
+        assert f"- movido user/inbox/{f.name} → user/inbox/" in done
+    assert f"Deshacer: `alma-ctl undo {action['id']}`" in done
+    assert f"deshace la acción {action['id']}" in undone
+    for f in files:
+        assert f"→ user/inbox/{f.name}\n" in undone
     alma.stop()

@@ -21,7 +21,7 @@ from actions.tree import Tree
 from agent.chatlog import MAX_DAY_BYTES
 from agent.memory.export import export
 from agent.memory.service import MemoryService
-from agent.report import write_daily_report
+from agent.report import append_audit, write_own
 from policies.errors import RefusedError
 from policies.layout import RootLayout
 
@@ -113,15 +113,37 @@ def test_the_report_is_never_written_through_a_linked_folder(root: Path, tmp_pat
     elsewhere.mkdir()
     (root / "logs" / "alma").symlink_to(elsewhere)
     with pytest.raises(RefusedError, match="link"):
-        write_daily_report(layout, [], [], datetime(2026, 11, 22, 21, 0))
+        write_own(layout, "2026-11-22-analisis.md", "# Análisis\n", append=False)
+    with pytest.raises(RefusedError, match="link"):
+        append_audit(layout, "## acción 1\n")
     assert list(elsewhere.iterdir()) == []
 
 
-def test_the_report_creates_its_folder_and_appends(root: Path) -> None:
+def test_a_report_planted_as_a_link_is_replaced_not_followed(root: Path, tmp_path: Path) -> None:
     layout = RootLayout(root)
-    now = datetime(2026, 11, 22, 21, 0)
-    path = Path(write_daily_report(layout, [], [], now))
-    write_daily_report(layout, [], [], now)
-    text = path.read_text()
+    secret = tmp_path / "secreto.txt"
+    secret.write_text("no me toques\n")
+    (root / "logs" / "alma").mkdir()
+    (root / "logs" / "alma" / "2026-11-22-analisis.md").symlink_to(secret)
+    (root / "logs" / "alma" / "acciones.md").symlink_to(secret)
+    path = Path(write_own(layout, "2026-11-22-analisis.md", "# Análisis\n", append=False))
+    assert not path.is_symlink() and path.read_text() == "# Análisis\n"
+    with pytest.raises(RefusedError, match="link"):
+        append_audit(layout, "## acción 1\n")
+    assert secret.read_text() == "no me toques\n"
+
+
+def test_the_report_creates_its_folder_the_analysis_is_replaced_the_audit_appended(
+    root: Path,
+) -> None:
+    layout = RootLayout(root)
+    path = Path(write_own(layout, "2026-11-22-analisis.md", "primera\n", append=False))
+    write_own(layout, "2026-11-22-analisis.md", "segunda\n", append=False)
     assert path.parent == root / "logs" / "alma"
-    assert text.count("# Informe diario") == 1 and text.count("## Análisis") == 2
+    assert path.read_text() == "segunda\n"
+    assert sorted(p.name for p in path.parent.iterdir()) == ["2026-11-22-analisis.md"]
+    append_audit(layout, "\n## acción 1\n")
+    append_audit(layout, "\n## acción 2\n")
+    audit = (path.parent / "acciones.md").read_text()
+    assert audit.count("# Acciones de ALMA") == 1
+    assert audit.index("## acción 1") < audit.index("## acción 2")
