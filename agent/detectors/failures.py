@@ -16,7 +16,8 @@ file was last written.
 
 A log is reported when one signature occurs at least :data:`MIN_OCCURRENCES` times on at least
 :data:`MIN_DAYS` distinct days within the last :data:`WINDOW_DAYS` days (one failing run a
-day for a few days is the pattern; a burst on one day is one bad day). One finding per log,
+day for a few days is the pattern), or at least :data:`BURST_OCCURRENCES` times on one day (a
+burst: something broke badly today, its own higher threshold). One finding per log,
 listing every signature that qualifies; its fingerprint is (log, signatures), so the same
 recurring problem is not proposed again as it keeps failing, and a new kind of failure is.
 """
@@ -34,6 +35,7 @@ from actions.planners.base import PlanResult, cap_evidence, fingerprint, plural
 KIND = "repeated_failure"
 MIN_OCCURRENCES = 3
 MIN_DAYS = 2
+BURST_OCCURRENCES = 10
 WINDOW_DAYS = 14
 
 _LEAD_TS = re.compile(
@@ -57,6 +59,7 @@ _SCRIPT = re.compile(r"(?<![\w/.-])([\w.-]+\.(?:sh|py|pl|rb|js|ts|php|bash|ps1))
 class _Signature:
     count: int = 0
     days: set[date] = field(default_factory=set)
+    per_day: Counter[date] = field(default_factory=Counter)
     last_line: int = 0
     example: str = ""
 
@@ -122,12 +125,14 @@ def detect_failures(
         s = seen.setdefault(sig, _Signature())
         s.count += 1
         s.days.add(day)
+        s.per_day[day] += 1
         s.last_line, s.example = number, raw
     hits = sorted(
         (
             (sig, s)
             for sig, s in seen.items()
-            if s.count >= MIN_OCCURRENCES and len(s.days) >= MIN_DAYS
+            if (s.count >= MIN_OCCURRENCES and len(s.days) >= MIN_DAYS)
+            or max(s.per_day.values()) >= BURST_OCCURRENCES
         ),
         key=lambda item: (-item[1].count, item[0]),
     )
@@ -145,14 +150,18 @@ def detect_failures(
         evidence.append(
             f"{s.count} veces en {plural(len(s.days), 'día', 'días')}, la última en {where}: {s.example[:200]}"
         )
+    if len(days) == 1:
+        reason = f"{plural(runs, 'fallo', 'fallos')} el {last.isoformat()} en {path}: una ráfaga"
+    else:
+        reason = (
+            f"{plural(runs, 'fallo', 'fallos')} en {plural(len(days), 'día distinto', 'días distintos')} "
+            f"en {path} (el último, el {last.isoformat()})"
+        )
     return PlanResult(
         kind=KIND,
         target=path,
         title=f"«{name}» falla una y otra vez",
-        reason=(
-            f"{plural(runs, 'fallo', 'fallos')} en {plural(len(days), 'día distinto', 'días distintos')} "
-            f"en {path} (el último, el {last.isoformat()})"
-        ),
+        reason=reason,
         evidence=cap_evidence(evidence),
         plan=[],
         files=0,

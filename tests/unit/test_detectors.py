@@ -30,7 +30,8 @@ def spanish() -> Iterator[None]:
 
 NOW = time.time()
 OLD = NOW - 30 * 86_400
-EXAMPLES = Path(__file__).resolve().parents[3] / "shared" / "examples" / "logs"
+#: A copy of ../shared/examples/logs kept in the repository, so this runs on any machine.
+EXAMPLES = Path(__file__).resolve().parents[1] / "data" / "examples" / "logs"
 
 
 def touch(path: Path, data: bytes = b"x", mtime: float = OLD) -> Path:
@@ -249,6 +250,22 @@ def test_repeated_failure_needs_several_days(tmp_path: Path) -> None:
     assert r.title == "«sync.sh» falla una y otra vez"
     assert r.plan == [] and r.files == 0
     assert "3 fallos en 3 días distintos" in r.reason
+
+
+def test_a_burst_of_failures_on_one_day_is_a_finding_with_its_own_threshold(
+    tmp_path: Path,
+) -> None:
+    from agent.detectors.failures import BURST_OCCURRENCES
+
+    day = days_ago(1)
+    few = [f"{day:%Y-%m-%d} 0{i % 10}:00:00 ERROR flaky {i}" for i in range(BURST_OCCURRENCES - 1)]
+    write_log(tmp_path, "flaky.log", few)
+    assert "repeated_failure" not in by_kind(detect_logs(tmp_path, Policy(), T))
+    burst = [f"{day:%Y-%m-%d} 0{i % 10}:00:00 ERROR flaky {i}" for i in range(BURST_OCCURRENCES)]
+    write_log(tmp_path, "flaky.log", burst)
+    (r,) = by_kind(detect_logs(tmp_path, Policy(), T))["repeated_failure"]
+    assert r.target == "logs/flaky.log"
+    assert r.reason == f"{BURST_OCCURRENCES} fallos el {day:%Y-%m-%d} en logs/flaky.log: una ráfaga"
 
 
 def test_repeated_failure_reads_tracebacks_and_ignores_old_ones(tmp_path: Path) -> None:
