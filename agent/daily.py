@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from actions.tree import Tree
-from agent.chatlog import Paragraph, parse
+from agent.chatlog import MAX_DAY_BYTES, Paragraph, parse
 from agent.detectors.failures import failures
-from agent.detectors.logread import CHAT_BYTES, TAIL_BYTES, list_logs, read_text
+from agent.detectors.logread import TAIL_BYTES, list_logs, read_text
 from agent.detectors.pending import is_promise, sentences
 from policies.errors import RefusedError
 
@@ -71,7 +71,7 @@ def day_facts(root: Path, day: date, *, memory_projects: Sequence[str] = ()) -> 
         for d, f in logs.chats:
             if d != day:
                 continue
-            read = read_text(tree, f, limit=CHAT_BYTES, tail=False)
+            read = read_text(tree, f, limit=MAX_DAY_BYTES, tail=False)
             if read is not None:
                 paragraphs += [(f.path, p) for p in parse(read[0])]
         for f in logs.scripts:

@@ -42,9 +42,7 @@ def _open_regular(name: str, flags: int, dir_fd: int) -> int:
     return fd
 
 
-def write_own(
-    layout: RootLayout, name: str, text: str, *, append: bool, header: str = ""
-) -> str:
+def write_own(layout: RootLayout, name: str, text: str, *, append: bool, header: str = "") -> str:
     """Write ``logs/alma/NAME`` (appended to, ``header`` first when it is new, or replaced
     whole); returns its path."""
     with Tree(layout.root) as tree:
