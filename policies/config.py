@@ -21,6 +21,7 @@ from pydantic_settings import (
 )
 
 from policies.errors import ConfigError
+from policies.i18n import N_, _, ngettext
 from policies.layout import HARD_READ_ONLY
 
 Level = Literal["off", "manual", "suggest", "auto"]
@@ -46,11 +47,19 @@ def level_rank(level: Level) -> int:
 def split_zone(zone: str) -> tuple[str, ...]:
     """A zone as path components; raises ValueError with the fix when it is not a plain path."""
     if not zone or zone.startswith("/") or "\\" in zone or "\x00" in zone:
-        raise ValueError(f"zone {zone!r} must be a folder relative to the ALMA root, like 'user'")
+        raise ValueError(
+            _(
+                "zone {zone} must be a folder relative to the ALMA root, like 'user'",
+                zone=repr(zone),
+            )
+        )
     parts = tuple(p for p in zone.split("/") if p != "")
     if not parts or any(p in (".", "..") for p in parts):
         raise ValueError(
-            f"zone {zone!r} must name a folder inside the ALMA root, without '.' or '..'"
+            _(
+                "zone {zone} must name a folder inside the ALMA root, without '.' or '..'",
+                zone=repr(zone),
+            )
         )
     return parts
 
@@ -72,14 +81,18 @@ class Zones(_Section):
     @classmethod
     def _writable_ok(cls, value: list[str]) -> list[str]:
         if not value:
-            raise ValueError('at least one writable zone is needed, like writable = ["user"]')
+            raise ValueError(_('at least one writable zone is needed, like writable = ["user"]'))
         for zone in value:
             parts = split_zone(zone)
             for hard in HARD_READ_ONLY:
                 if _overlaps(parts, (hard,)):
                     raise ValueError(
-                        f"writable zone {zone!r} overlaps {hard}/, which is read-only whatever "
-                        "this file says; name a folder such as 'user' instead"
+                        _(
+                            "writable zone {zone} overlaps {hard}/, which is read-only whatever "
+                            "this file says; name a folder such as 'user' instead",
+                            zone=repr(zone),
+                            hard=hard,
+                        )
                     )
         return value
 
@@ -105,8 +118,12 @@ class Thresholds(_Section):
     def _ordered(self) -> Thresholds:
         if self.approval_files > self.max_files:
             raise ValueError(
-                f"approval_files ({self.approval_files}) is larger than max_files "
-                f"({self.max_files}); make approval_files smaller or equal"
+                _(
+                    "approval_files ({approval}) is larger than max_files ({limit}); "
+                    "make approval_files smaller or equal",
+                    approval=self.approval_files,
+                    limit=self.max_files,
+                )
             )
         return self
 
@@ -119,7 +136,13 @@ class Auto(_Section):
     def _known(cls, value: list[str]) -> list[str]:
         for kind in value:
             if kind not in KNOWN_KINDS:
-                raise ValueError(f"unknown kind {kind!r}; use some of {', '.join(KNOWN_KINDS)}")
+                raise ValueError(
+                    _(
+                        "unknown kind {kind}; use some of {kinds}",
+                        kind=repr(kind),
+                        kinds=", ".join(KNOWN_KINDS),
+                    )
+                )
         return value
 
 
@@ -172,15 +195,15 @@ class Policy(BaseSettings):
 
 
 _FIXES = {
-    "extra_forbidden": "remove it or fix its spelling",
-    "literal_error": "use one of the values named",
-    "int_type": "write a whole number without quotes",
-    "bool_type": "write true or false without quotes",
-    "string_type": "write text in double quotes",
-    "list_type": 'write a list such as ["user"]',
-    "greater_than_equal": "use a larger number",
-    "less_than_equal": "use a smaller number",
-    "model_type": "write it as a [section] table",
+    "extra_forbidden": N_("remove it or fix its spelling"),
+    "literal_error": N_("use one of the values named"),
+    "int_type": N_("write a whole number without quotes"),
+    "bool_type": N_("write true or false without quotes"),
+    "string_type": N_("write text in double quotes"),
+    "list_type": N_('write a list such as ["user"]'),
+    "greater_than_equal": N_("use a larger number"),
+    "less_than_equal": N_("use a smaller number"),
+    "model_type": N_("write it as a [section] table"),
 }
 
 
@@ -210,15 +233,23 @@ def _describe(path: Path, text: str, exc: ValidationError) -> str:
     loc = tuple(first["loc"])
     key = ".".join(str(k) for k in loc) or "(top level)"
     line = _line_of(text, loc)
-    where = f"{path}, line {line}, key {key}" if line else f"{path}, key {key}"
+    if line:
+        where = _("{path}, line {line}, key {key}", path=path, line=line, key=key)
+    else:
+        where = _("{path}, key {key}", path=path, key=key)
+    # Our validators' sentences are already translated; pydantic's own stay as it writes them.
     msg = str(first["msg"]).removeprefix("Value error, ")
-    fix = _FIXES.get(str(first["type"]), "")
+    fix = _(_FIXES[str(first["type"])]) if str(first["type"]) in _FIXES else ""
     if first["type"] == "extra_forbidden":
-        msg = "unknown key"
+        msg = _("unknown key")
     sentence = f"{where}: {msg}" + (f"; {fix}" if fix and fix not in msg else "")
     more = len(errors) - 1
     if more:
-        sentence += f" (and {more} more problem{'s' if more > 1 else ''} in the same file)"
+        sentence += ngettext(
+            " (and {n} more problem in the same file)",
+            " (and {n} more problems in the same file)",
+            more,
+        )
     return sentence + "."
 
 
@@ -228,11 +259,16 @@ def parse_toml(path: Path, text: str) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}; fix the syntax there.") from None
+        raise ConfigError(
+            _("{path}: not valid TOML: {error}; fix the syntax there.", path=path, error=exc)
+        ) from None
     except RecursionError:
         raise ConfigError(
-            f"{path}: tables or lists nested too deeply to be a configuration; "
-            "fix the file (the commented default of `alma-ctl init` shows its shape)."
+            _(
+                "{path}: tables or lists nested too deeply to be a configuration; "
+                "fix the file (the commented default of `alma-ctl init` shows its shape).",
+                path=path,
+            )
         ) from None
 
 
@@ -242,11 +278,18 @@ def load_policy(path: Path) -> Policy:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(
-            f"{path} does not exist; run `alma-ctl init` to create a commented default."
+            _(
+                "{path} does not exist; run `alma-ctl init` to create a commented default.",
+                path=path,
+            )
         ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(
-            f"{path} cannot be read ({exc}); check its permissions and encoding."
+            _(
+                "{path} cannot be read ({error}); check its permissions and encoding.",
+                path=path,
+                error=exc,
+            )
         ) from None
     parse_toml(path, text)
     token = _policy_file.set(path)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from policies.config import Level, Policy, level_rank
+from policies.i18n import _
 
 
 class Verdict(StrEnum):
@@ -64,21 +65,25 @@ class ZoneCheck:
     def problem(self, relpath: str) -> str | None:
         """Why ``relpath`` may not be written, or None when it may (lexical check)."""
         if not relpath or relpath.startswith("/"):
-            return f"{relpath!r} is not a path relative to the ALMA root"
+            return _("{path} is not a path relative to the ALMA root", path=repr(relpath))
         parts = relpath.split("/")
         if "" in parts or "." in parts or ".." in parts:
-            return f"{relpath!r} contains an empty, '.' or '..' component"
+            return _("{path} contains an empty, '.' or '..' component", path=repr(relpath))
         if "\x00" in relpath:
-            return f"{relpath!r} contains a NUL byte"
+            return _("{path} contains a NUL byte", path=repr(relpath))
         if relpath in self._read_only or relpath.startswith(self._read_only_prefixes):
             zone = next(
                 ro for ro in self._read_only if relpath == ro or relpath.startswith(ro + "/")
             )
-            return f"{relpath!r} is inside the read-only zone {zone}/"
+            return _("{path} is inside the read-only zone {zone}/", path=repr(relpath), zone=zone)
         # A zone itself is never a target, only what is inside it: "user/" + something.
         if relpath.startswith(self._writable):
             return None
-        return f"{relpath!r} is outside the writable zones ({self._writable_names})"
+        return _(
+            "{path} is outside the writable zones ({zones})",
+            path=repr(relpath),
+            zones=self._writable_names,
+        )
 
 
 def path_zone_problem(policy: Policy, relpath: str) -> str | None:
@@ -91,35 +96,55 @@ def decide(policy: Policy, facts: PlanFacts, ctx: RunContext) -> Decision:
     for path in facts.paths:
         problem = zones.problem(path)
         if problem:
-            return Decision(Verdict.REFUSE, f"{problem}; only writable zones may change.")
+            return Decision(
+                Verdict.REFUSE, _("{problem}; only writable zones may change.", problem=problem)
+            )
     limit = policy.thresholds.max_files
     if facts.files > limit:
         return Decision(
             Verdict.REFUSE,
-            f"the plan touches {facts.files} files, more than max_files = {limit} in "
-            "system/autonomy.conf; split the work or raise max_files there.",
+            _(
+                "the plan touches {files} files, more than max_files = {limit} in "
+                "system/autonomy.conf; split the work or raise max_files there.",
+                files=facts.files,
+                limit=limit,
+            ),
         )
     if ctx.approved_by_person:
-        return Decision(Verdict.ALLOW, "approved by a person")
+        return Decision(Verdict.ALLOW, _("approved by a person"))
     approval = policy.thresholds.approval_files
     if facts.files > approval:
         return Decision(
             Verdict.ASK,
-            f"it touches {facts.files} files, more than approval_files = {approval}: "
-            "a person must accept it.",
+            _(
+                "it touches {files} files, more than approval_files = {limit}: "
+                "a person must accept it.",
+                files=facts.files,
+                limit=approval,
+            ),
         )
     if ctx.paused:
-        return Decision(Verdict.ASK, "autonomy is paused (alma-ctl autonomy on resumes it).")
+        return Decision(Verdict.ASK, _("autonomy is paused (alma-ctl autonomy on resumes it)."))
     if level_rank(ctx.effective_level) < level_rank("auto"):
         return Decision(
-            Verdict.ASK, f"the autonomy level is {ctx.effective_level}: a person decides."
+            Verdict.ASK,
+            _("the autonomy level is {level}: a person decides.", level=ctx.effective_level),
         )
     if facts.kind not in policy.auto.kinds:
-        return Decision(Verdict.ASK, f"{facts.kind} is not among the kinds [auto].kinds may run.")
+        return Decision(
+            Verdict.ASK,
+            _("{kind} is not among the kinds [auto].kinds may run.", kind=facts.kind),
+        )
     if facts.kind in ctx.auto_disabled_kinds:
         return Decision(
             Verdict.ASK,
-            f"{facts.kind} stopped running on its own after a person undid one "
-            f"(alma-ctl autonomy allow {facts.kind} turns it back on).",
+            _(
+                "{kind} stopped running on its own after a person undid one "
+                "(alma-ctl autonomy allow {kind} turns it back on).",
+                kind=facts.kind,
+            ),
         )
-    return Decision(Verdict.ALLOW, f"level auto allows {facts.kind} under {approval} files")
+    return Decision(
+        Verdict.ALLOW,
+        _("level auto allows {kind} under {limit} files", kind=facts.kind, limit=approval),
+    )
