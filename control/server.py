@@ -71,22 +71,34 @@ def prepare_socket_dir(directory: Path, uid: int) -> None:
         pass
     except OSError as exc:
         raise UnavailableError(
-            f"Cannot create the socket directory {directory} ({exc.strerror}); "
-            "set XDG_RUNTIME_DIR to a directory you own."
+            _(
+                "Cannot create the socket directory {path} ({reason}); "
+                "set XDG_RUNTIME_DIR to a directory you own.",
+                path=directory,
+                reason=exc.strerror,
+            )
         ) from None
     try:
         fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError:
         raise UnavailableError(
-            f"The socket directory {directory} is a symlink or not a directory; "
-            "remove it and start the daemon again."
+            _(
+                "The socket directory {path} is a symlink or not a directory; "
+                "remove it and start the daemon again.",
+                path=directory,
+            )
         ) from None
     try:
         info = os.fstat(fd)
         if info.st_uid != uid:
             raise UnavailableError(
-                f"The socket directory {directory} belongs to uid {info.st_uid}, not {uid}; "
-                "remove it (or set XDG_RUNTIME_DIR) and start the daemon again."
+                _(
+                    "The socket directory {path} belongs to uid {owner}, not {uid}; "
+                    "remove it (or set XDG_RUNTIME_DIR) and start the daemon again.",
+                    path=directory,
+                    owner=info.st_uid,
+                    uid=uid,
+                )
             )
         if created and stat.S_IMODE(info.st_mode) != 0o700:
             os.fchmod(fd, 0o700)
@@ -94,8 +106,12 @@ def prepare_socket_dir(directory: Path, uid: int) -> None:
         mode = stat.S_IMODE(info.st_mode)
         if mode != 0o700:
             raise UnavailableError(
-                f"The socket directory {directory} has mode {mode:04o}, not 0700; "
-                f"run `chmod 700 {directory}` and start the daemon again."
+                _(
+                    "The socket directory {path} has mode {mode}, not 0700; "
+                    "run `chmod 700 {path}` and start the daemon again.",
+                    path=directory,
+                    mode=f"{mode:04o}",
+                )
             )
     finally:
         os.close(fd)
@@ -122,11 +138,14 @@ def _clear_stale_socket(path: Path) -> None:
         return
     if not stat.S_ISSOCK(info.st_mode):
         raise UnavailableError(
-            f"{path} exists and is not a socket; remove it and start the daemon again."
+            _("{path} exists and is not a socket; remove it and start the daemon again.", path=path)
         )
     if _somebody_listens(path):
         raise UnavailableError(
-            f"Another alma-agentd already listens on {path}; stop it before starting a new one."
+            _(
+                "Another alma-agentd already listens on {path}; stop it before starting a new one.",
+                path=path,
+            )
         )
     path.unlink()
 
@@ -149,7 +168,9 @@ def _bind_private(path: Path, uid: int) -> socket.socket:
             or info.st_uid != uid
             or stat.S_IMODE(info.st_mode) != 0o600
         ):
-            raise UnavailableError(f"The socket {path} is not a private socket after creating it.")
+            raise UnavailableError(
+                _("The socket {path} is not a private socket after creating it.", path=path)
+            )
         listener.listen(64)
     except BaseException:
         listener.close()
@@ -225,8 +246,12 @@ class ControlServer:
         encoded = os.fsencode(self.socket_path)
         if len(encoded) > protocol.MAX_SOCKET_PATH_BYTES:
             raise UnavailableError(
-                f"The socket path {self.socket_path} is longer than "
-                f"{protocol.MAX_SOCKET_PATH_BYTES} bytes; set XDG_RUNTIME_DIR to a shorter path."
+                _(
+                    "The socket path {path} is longer than {limit} bytes; "
+                    "set XDG_RUNTIME_DIR to a shorter path.",
+                    path=self.socket_path,
+                    limit=protocol.MAX_SOCKET_PATH_BYTES,
+                )
             )
         try:
             prepare_socket_dir(self.socket_path.parent, self.expected_uid)
@@ -300,13 +325,13 @@ class ControlServer:
             selector.register(listener, selectors.EVENT_READ)
             selector.register(self._wake_r, selectors.EVENT_READ)
             while not self._closing.is_set():
-                for key, _ in selector.select():
+                for key, _events in selector.select():
                     if key.fileobj is listener and not self._closing.is_set():
                         self._accept_one(listener)
 
     def _accept_one(self, listener: socket.socket) -> None:
         try:
-            conn, _ = listener.accept()
+            conn, _addr = listener.accept()
         except (BlockingIOError, InterruptedError):
             return
         except OSError as exc:  # e.g. EMFILE: keep serving the connections we have
@@ -319,7 +344,7 @@ class ControlServer:
             answer = protocol.encode_error(
                 None,
                 ErrorCode.UNAVAILABLE,
-                "The daemon is serving too many connections; try again in a moment.",
+                _("The daemon is serving too many connections; try again in a moment."),
             )
             # No thread to spare for a patient goodbye: only what already arrived is drained.
             _finish(conn, answer, linger=0.0)
@@ -356,7 +381,7 @@ class ControlServer:
         if uid == self.expected_uid:
             return True
         self._log.warning("control socket: refused a connection from uid %s (pid %s)", uid, pid)
-        sentence = "Only the user who runs alma-agentd may use its control socket."
+        sentence = _("Only the user who runs alma-agentd may use its control socket.")
         _finish(conn, protocol.encode_error(None, ErrorCode.REFUSED, sentence))
         return False
 
@@ -500,7 +525,9 @@ class ControlServer:
 
     def _answer_too_large(self, conn: socket.socket) -> None:
         # Framing is lost once a line is cut, so the connection ends after this answer.
-        sentence = f"The request is larger than {self._max_request} bytes; send a smaller one."
+        sentence = _(
+            "The request is larger than {limit} bytes; send a smaller one.", limit=self._max_request
+        )
         _finish(conn, protocol.encode_error(None, TooLargeError.code, sentence))
 
     def _answer(self, line: bytes, cancels: set[int]) -> bytes | _Streaming:

@@ -36,6 +36,7 @@ from policies.errors import (
     RefusedError,
     UnavailableError,
 )
+from policies.i18n import current_language
 from policies.layout import RootLayout
 from sandbox.confine import Backend, Confinement
 from state.journal import Journal
@@ -139,6 +140,8 @@ class Engine:
             argv += ["--read-only", zone]
         cmd = self.confinement.wrap(argv, self._writable_dirs(policy))
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", TMPDIR=str(self.layout.journal_dir))
+        # The child's sentences (conflicts, refusals) are for the person who asked: their language.
+        env["LANGUAGE"] = current_language()
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_REPO), env.get("PYTHONPATH")]))
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
         lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]

@@ -206,7 +206,7 @@ def plan_organize(
         # nothing can move, or all the loose files would land in one new subfolder: that only
         # adds a level
         return None
-    total = sum(len(placed) for _, _, placed in placements)
+    total = sum(len(placed) for _dest, _new, placed in placements)
     if max_ops is not None and total > max_ops:
         notes.insert(
             0,
@@ -222,7 +222,9 @@ def plan_organize(
                 capped.append((dest, new, placed[:budget]))
                 budget -= len(capped[-1][2])
         placements = capped
-    mkdirs: list[Op] = [Mkdir(path=f"{scan.folder}/{dest}") for dest, new, _ in placements if new]
+    mkdirs: list[Op] = [
+        Mkdir(path=f"{scan.folder}/{dest}") for dest, new, _placed in placements if new
+    ]
     moves: list[Op] = []
     depends: list[str] = [f"by={by}"]
     evidence: list[str] = []

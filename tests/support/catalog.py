@@ -65,6 +65,7 @@ def extract(packages: tuple[str, ...] = PACKAGES) -> Extracted:
         for path in sorted((REPO / package).rglob("*.py")):
             tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
             rel = path.relative_to(REPO).as_posix()
+            problems += _shadowed_marker(tree, rel)
             for node in ast.walk(tree):
                 if not isinstance(node, ast.Call):
                     continue
@@ -99,6 +100,25 @@ def extract(packages: tuple[str, ...] = PACKAGES) -> Extracted:
     for category in CATEGORIES:
         add("folder" + _CONTEXT_SEP + category, "actions/planners/categories.py")
     return Extracted(messages, problems)
+
+
+def _shadowed_marker(tree: ast.Module, rel: str) -> list[str]:
+    """``_`` bound as a throwaway (``conn, _ = ...``) in a module that translates with ``_``:
+    inside that function every ``_("...")`` then fails (UnboundLocalError) or calls a string."""
+    imported = any(
+        isinstance(node, ast.ImportFrom)
+        and node.module == "policies.i18n"
+        and any(alias.name == "_" and alias.asname is None for alias in node.names)
+        for node in tree.body
+    )
+    if not imported:
+        return []
+    return [
+        f"{rel}:{node.lineno}: `_` is assigned here but is the translation function; "
+        "name the throwaway `_unused` or similar"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name) and node.id == "_" and isinstance(node.ctx, ast.Store)
+    ]
 
 
 def fields(text: str) -> set[str]:
