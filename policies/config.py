@@ -152,6 +152,8 @@ class Monitor(_Section):
     messy_folder_files: int = Field(15, ge=2, le=100_000)
     temp_age_days: int = Field(7, ge=0, le=36500)
     organize_by: Literal["type", "month"] = "type"
+    #: Notice a growing trend of negative words in the person's own chat turns (low_mood).
+    low_mood: bool = True
 
 
 class SandboxSettings(_Section):

@@ -38,6 +38,9 @@ messy_folder_files = 15
 temp_age_days = 7
 # How `organize` groups loose files: "type" (images/, documents/, ...) or "month" (2026-11/).
 organize_by = "type"
+# Notice when your own chat messages sound more and more tired or sad over days (gently, by
+# rule, never a diagnosis); false turns it off.
+low_mood = true
 
 [sandbox]
 # Where approved plans run: "auto" (the strongest that works: landlock, bwrap, firejail),

@@ -2,7 +2,8 @@
 
 - ``repeated_failure`` (:mod:`agent.detectors.failures`): from ``logs/**/*.log``;
 - ``long_hours`` (:mod:`agent.detectors.long_hours`) and ``pending_task``
-  (:mod:`agent.detectors.pending`): from the chat logs ``logs/YYYY-MM-DD.md``.
+  (:mod:`agent.detectors.pending`) and ``low_mood`` (:mod:`agent.detectors.low_mood`, off
+  with ``[monitor] low_mood = false``): from the chat logs ``logs/YYYY-MM-DD.md``.
 
 Only chat days that can matter are read: the last ``pending.MAX_AGE_DAYS`` days (long hours
 look at fewer). Titles and reasons are in Spanish, the person's language.
@@ -19,14 +20,14 @@ from agent.chatlog import MAX_DAY_BYTES, Paragraph, parse
 from agent.detectors.failures import detect_failures
 from agent.detectors.logread import TAIL_BYTES, list_logs, read_text
 from agent.detectors.long_hours import detect_long_hours
+from agent.detectors.low_mood import detect_low_mood
 from agent.detectors.pending import MAX_AGE_DAYS, detect_pending
 from policies.config import Policy
 
 
 def detect_logs(root: Path, policy: Policy, now: float) -> list[PlanResult]:
-    """Every log finding as of ``now``. ``policy`` is taken for symmetry with detect_files:
-    logs are only read, so no zone or threshold applies."""
-    del policy
+    """Every log finding as of ``now``. Logs are only read, so no zone or threshold applies;
+    the policy says whether ``low_mood`` is looked for."""
     results: list[PlanResult] = []
     today = datetime.fromtimestamp(now).date()
     with Tree(root) as tree:
@@ -51,4 +52,8 @@ def detect_logs(root: Path, policy: Policy, now: float) -> list[PlanResult]:
     if long_hours is not None:
         results.append(long_hours)
     results += detect_pending(days, now)
+    if policy.monitor.low_mood:
+        low_mood = detect_low_mood(days, now)
+        if low_mood is not None:
+            results.append(low_mood)
     return results

@@ -1,0 +1,112 @@
+"""``low_mood``: more and more negative words in the person's own chat turns, over days.
+
+Rule-based Spanish (folded: case and accents ignored). A word or phrase of :data:`_LEXICON`
+counts unless one of "no", "nunca", "ni", "tampoco", "jamás" stands among the three words
+before it ("no estoy triste" does not count). Only the person's turns are read, never ALMA's.
+
+Each day of the last :data:`WINDOW_DAYS` with turns of the person gets a score: negative words
+per turn. With at least :data:`MIN_DAYS` such days, the older half and the recent half are
+compared: a finding when the recent mean is higher by :data:`MIN_RISE` or more and the recent
+days hold at least :data:`MIN_WORDS` negative words. One bad day, or a mood that stays the same,
+is not a trend. The words are gentle and never name a condition: ALMA only says what it read,
+and suggests a pause. ``[monitor] low_mood = false`` in the policy turns it off.
+
+One finding at most; its fingerprint is the ISO week of the newest day, so it comes at most once
+a week.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from datetime import date, datetime, timedelta
+
+from actions.planners.base import PlanResult, cap_evidence, fingerprint
+from agent.chatlog import Paragraph
+
+KIND = "low_mood"
+WINDOW_DAYS = 7
+MIN_DAYS = 3
+MIN_RISE = 0.5
+MIN_WORDS = 4
+
+_LEXICON = (
+    r"triste[sz]?|tristeza|agotad[oa]s?|cansad[oa]s?|cansancio|hart[oa]s?|ansiedad|ansios[oa]s?"
+    r"|angustia(?:d[oa]s?)?|fatal|desanimad[oa]s?|frustrad[oa]s?|frustracion|agobiad[oa]s?"
+    r"|agobio|estresad[oa]s?|estres|deprimid[oa]s?|sin ganas|no puedo mas|lloro|llorar|llorando"
+    r"|solo[a]? en el mundo|fracaso|fracasad[oa]s?|desesperad[oa]s?|quemad[oa]s?|abrumad[oa]s?"
+    r"|fatiga|insomnio|no duermo|odio mi"
+)
+_WORD = re.compile(rf"\b(?:{_LEXICON})\b")
+_NEGATION = {"no", "nunca", "ni", "tampoco", "jamas"}
+_TOKEN = re.compile(r"[a-zñ]+")
+
+
+def _plain(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def negative_words(text: str) -> list[str]:
+    """The negative words of ``text`` that are not negated."""
+    folded = _plain(text)
+    out: list[str] = []
+    for m in _WORD.finditer(folded):
+        if m.group(0).startswith("no ") or m.group(0) == "sin ganas":
+            out.append(m.group(0))
+            continue
+        before = _TOKEN.findall(folded[: m.start()])[-3:]
+        if _NEGATION & set(before):
+            continue
+        out.append(m.group(0))
+    return out
+
+
+def detect_low_mood(
+    days: Sequence[tuple[date, str, list[Paragraph]]], now: float
+) -> PlanResult | None:
+    """``days``: (day, log path, parsed paragraphs) for each chat log, any order."""
+    today = datetime.fromtimestamp(now).date()
+    since = today - timedelta(days=WINDOW_DAYS - 1)
+    scores: list[tuple[date, float, int]] = []
+    evidence: list[str] = []
+    for day, path, paragraphs in sorted(days, key=lambda d: d[0]):
+        if not since <= day <= today:
+            continue
+        turns = [p for p in paragraphs if p.by_person and p.kind == "turn"]
+        if not turns:
+            continue
+        words = 0
+        for p in turns:
+            found = negative_words(p.text)
+            words += len(found)
+            if found:
+                shown = p.text if len(p.text) <= 120 else p.text[:119] + "…"
+                evidence.append(f"{path}:{p.line}: «{shown}»")
+        scores.append((day, words / len({p.turn for p in turns}), words))
+    if len(scores) < MIN_DAYS:
+        return None
+    half = len(scores) // 2
+    older, recent = scores[:half], scores[half:]
+    older_mean = sum(s for _, s, _ in older) / len(older)
+    recent_mean = sum(s for _, s, _ in recent) / len(recent)
+    recent_words = sum(w for _, _, w in recent)
+    if recent_mean - older_mean < MIN_RISE or recent_words < MIN_WORDS:
+        return None
+    newest = scores[-1][0]
+    year, week, _ = newest.isocalendar()
+    return PlanResult(
+        kind=KIND,
+        target="logs",
+        title="Estos días tus mensajes suenan más cansados",
+        reason=(
+            "En tus mensajes de los últimos días aparecen cada vez más palabras como "
+            "«agotado», «triste» o «harto». Solo es lo que leo; si te sirve, una pausa o "
+            "hablar con alguien de confianza puede ayudar."
+        ),
+        evidence=cap_evidence(evidence[-10:]),
+        plan=[],
+        files=0,
+        fingerprint=fingerprint(KIND, "logs", [f"{year}-W{week:02d}"]),
+    )

@@ -1,0 +1,65 @@
+"""low_mood: a growing trend of negative words in the person's own turns, read by rule."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta
+
+import pytest
+
+from agent.chatlog import parse
+from agent.detectors.low_mood import KIND, detect_low_mood, negative_words
+from policies.config import policy_from_dict
+
+TODAY = date(2026, 11, 23)
+NOW = datetime(2026, 11, 23, 20, 0).timestamp()
+
+
+def day(n: int, person: list[str], alma: str = "Vaya, lo siento.") -> tuple[date, str, list]:
+    d = TODAY - timedelta(days=n)
+    turns = []
+    for i, text in enumerate(person):
+        turns.append(f"## 1{i}:00:00 · usuario\n{text}\n")
+        turns.append(f"## 1{i}:00:05 · alma\n{alma}\n<!-- model: m -->\n")
+    return d, f"logs/{d.isoformat()}.md", parse("\n".join(turns))
+
+
+@pytest.mark.parametrize(
+    ("text", "count"),
+    [
+        ("Estoy agotado y triste.", 2),
+        ("No estoy triste, estoy contento.", 0),  # negated
+        ("Nada me sale bien, me siento fatal.", 1),
+        ("ESTOY HARTA, ¡qué ANSIEDAD!", 2),  # case and accents folded
+        ("El test falla otra vez.", 0),  # the scripts' failures are not the person's mood
+    ],
+)
+def test_negative_words_are_counted_with_negation(text: str, count: int) -> None:
+    assert len(negative_words(text)) == count
+
+
+def test_a_growing_trend_over_days_is_a_gentle_finding_with_its_evidence() -> None:
+    days = [
+        day(6, ["Buen día, todo bien."]),
+        day(5, ["Avanzo con el proyecto."]),
+        day(3, ["Estoy cansado."]),
+        day(2, ["Estoy agotado y triste, nada sale."]),
+        day(1, ["Me siento fatal, agotada, sin ganas de nada.", "Harta de todo."]),
+    ]
+    found = detect_low_mood(days, NOW)
+    assert found is not None and found.kind == KIND
+    assert found.plan == [] and found.files == 0
+    assert "diagn" not in found.reason.lower() and "depres" not in found.title.lower()
+    assert any("logs/" in e and "agotad" in e for e in found.evidence)
+    # ALMA's own turns never count (its "lo siento" is not the person's)
+    assert detect_low_mood([day(1, ["Hola."], alma="Triste, agotado, fatal.")], NOW) is None
+
+
+def test_one_bad_day_or_a_steady_mood_is_not_a_trend() -> None:
+    assert detect_low_mood([day(1, ["Estoy agotado y triste, fatal."])], NOW) is None
+    steady = [day(n, ["Estoy cansado."]) for n in range(1, 7)]
+    assert detect_low_mood(steady, NOW) is None
+
+
+def test_off_with_one_line_in_the_policy() -> None:
+    assert policy_from_dict({}).monitor.low_mood is True
+    assert policy_from_dict({"monitor": {"low_mood": False}}).monitor.low_mood is False
