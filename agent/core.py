@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from actions.ops import Op, files_touched, plan_from_list, write_paths
 from actions.planners import PlanResult
-from agent import daily, loop, memory_actions, report
+from agent import daily, diagnose, loop, memory_actions, report
 from agent.autonomy import Autonomy, PolicyHolder
 from agent.memory_gate import MemoryGate
 from agent.recall import MemoryNote, recall_notes, rejection_memory
@@ -85,6 +85,7 @@ class Agent:
                 execute=self._execute,
                 reject=self._reject,
                 learn=self._learn,
+                explain=lambda finding: diagnose.explain_failure(layout.root, finding),
             ),
             layout.checkpoints_file,
         )

@@ -116,6 +116,8 @@ class LoopDeps:
     reject: Callable[[int, str | None], None]
     #: write an outcome back: statistics, a decision memory, the audit log
     learn: Callable[[int, Decision, str, dict[str, Any] | None], None]
+    #: what the files say about a new finding (a failing script's configuration)
+    explain: Callable[[dict[str, Any]], dict[str, Any]] = lambda finding: finding
 
 
 def _skip(finding: dict[str, Any], why: str, by: list[str] | None = None) -> Skipped:
@@ -157,6 +159,10 @@ def build_analysis(deps: LoopDeps) -> Any:
         proposals: list[dict[str, Any]] = []
         skipped = list(state["skipped"])
         for finding in state["findings"]:
+            try:
+                finding = deps.explain(finding)
+            except (OSError, AlmaError) as exc:  # proposed as detected, without the explanation
+                log.error("could not look into %s: %s", finding["target"], exc)
             shaped = apply_recall(finding, state["notes"])
             if shaped.finding is None:
                 skipped.append(_skip(finding, shaped.why, shaped.by))

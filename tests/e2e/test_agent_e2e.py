@@ -209,3 +209,24 @@ def test_the_audit_log_lists_an_accepted_organize_and_its_undo(alma: DaemonRoot)
     for f in files:
         assert f"→ user/inbox/{f.name}\n" in undone
     alma.stop()
+
+
+def test_a_failing_script_whose_config_names_a_wrong_path_gets_the_fix_in_its_words(
+    alma: DaemonRoot,
+) -> None:
+    wrong, right = alma.root / "mnt" / "ALMA_RESIST", alma.root / "mnt" / "ALMA_RESISTE"
+    right.mkdir(parents=True)
+    alma.write("user/scripts/backup.sh", b'#!/bin/sh\n. ./backup.conf\nrsync -a ~ "$DEST"\n')
+    alma.write("user/scripts/backup.conf", f'# destino\nDEST="{wrong}"\n'.encode())
+    days = [time.strftime("%Y-%m-%d", time.localtime(time.time() - n * DAY)) for n in (3, 2, 1)]
+    lines = [
+        f'{d} 02:00:01 ERROR rsync: change_dir "{wrong}" failed: No such file or directory (2)'
+        for d in days
+    ]
+    alma.write("logs/backup.log", ("\n".join(lines) + "\n").encode())
+    alma.start()
+    s = alma.wait_suggestion(kind="repeated_failure", target="logs/backup.log")
+    assert f"user/scripts/backup.conf:2 lo nombra; existe {right}" in s["reason"]
+    assert "El script: user/scripts/backup.sh" in s["evidence"]
+    assert any(e.startswith("user/scripts/backup.conf:2: DEST=") for e in s["evidence"])
+    alma.stop()

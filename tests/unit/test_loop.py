@@ -195,3 +195,15 @@ def test_storage_stays_bounded_over_many_decided_suggestions(make: Any, tmp_path
     rows = the_loop.saver.conn.execute("SELECT COUNT(*) FROM checkpoints").fetchone()[0]
     writes = the_loop.saver.conn.execute("SELECT COUNT(*) FROM writes").fetchone()[0]
     assert (rows, writes) == (0, 0)
+
+
+def test_propose_asks_the_files_about_a_new_finding_before_recall(
+    make: Any, tmp_path: Path
+) -> None:
+    edges = Edges([_finding("logs/backup.log", kind="repeated_failure")])
+    deps = edges.deps()
+    deps.explain = lambda f: {**f, "reason": f["reason"] + ". backup.conf:3 nombra /mnt/X"}
+    the_loop = loop.Loop(deps, tmp_path / "cp2.db")
+    state = the_loop.analyze(0.0)
+    (proposal,) = state["proposals"]
+    assert proposal["reason"].endswith("backup.conf:3 nombra /mnt/X")

@@ -1,0 +1,54 @@
+"""A repeated failure explained from the files: the script, its configuration, a wrong path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agent.diagnose import explain_failure
+
+
+def _finding(example: str, log: str = "logs/backup.log") -> dict[str, Any]:
+    return {
+        "kind": "repeated_failure",
+        "target": log,
+        "title": "«backup.sh» falla una y otra vez",
+        "reason": "3 fallos en 3 días distintos",
+        "evidence": [f"3 veces en 3 días, la última en {log}:8: {example}"],
+        "plan": [],
+        "files": 0,
+        "fingerprint": "f" * 16,
+    }
+
+
+def _root(tmp_path: Path) -> Path:
+    root = tmp_path / "ALMA"
+    (root / "user" / "scripts").mkdir(parents=True)
+    (root / "user" / "scripts" / "backup.sh").write_text("#!/bin/sh\n. ./backup.conf\n")
+    (root / "mnt" / "ALMA_RESISTE").mkdir(parents=True)  # the disk's real name
+    return root
+
+
+def test_a_path_the_error_and_the_config_name_that_does_not_exist_with_a_close_one(
+    tmp_path: Path,
+) -> None:
+    root = _root(tmp_path)
+    wrong = root / "mnt" / "ALMA_RESIST"
+    conf = root / "user" / "scripts" / "backup.conf"
+    conf.write_text(f'# destino\nSRC="$HOME"\nDEST="{wrong}"\n', encoding="utf-8")
+    example = f'ERROR rsync: change_dir "{wrong}" failed: No such file or directory (2)'
+    out = explain_failure(root, _finding(example))
+    assert out["plan"] == []  # explained; the change is the person's to make
+    text = "\n".join(out["evidence"])
+    assert "user/scripts/backup.sh" in text
+    assert f'user/scripts/backup.conf:3: DEST="{wrong}"' in text
+    assert f"{wrong} no existe" in text and f"{root}/mnt/ALMA_RESISTE" in text
+    assert f"{root}/mnt/ALMA_RESISTE" in out["reason"]
+
+
+def test_nothing_found_leaves_the_finding_as_it_was(tmp_path: Path) -> None:
+    root = _root(tmp_path)
+    finding = _finding("ERROR backup.sh exited with status 23")
+    assert explain_failure(root, finding) == finding
+    other = _finding('ERROR rsync: change_dir "/no/such/place/at/all" failed')
+    assert explain_failure(root, other) == other  # no config names it, no close name
