@@ -159,7 +159,9 @@ def _summary(word: str, rest: str) -> Decision:
         return Run("report", {})
     if len(date) != 10 or not date.replace("-", "").isdigit() or date[4] + date[7] != "--":
         return _needs(word, "[YYYY-MM-DD]", N_("the day's analysis (today by default)"))
-    return Run("report", {"date": date})
+    report = COMMANDS.get("report")
+    name = report.args[0].name if report is not None and report.args else "date"
+    return Run("report", {name: date})  # the report's one argument, whatever the table names it
 
 
 def _no_args(result: Decision) -> Callable[[str, str], Decision]:

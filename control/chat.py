@@ -1,0 +1,454 @@
+"""``alma chat``: a conversation with the local model through alma-agentd (contract §7).
+
+The daemon owns the model, the memories and the suggestions; this is only the person's end.
+A line the person types that starts with ``!`` is a command (:mod:`control.chat_commands`), sent
+through the same :class:`control.client.Client` and the same command table as alma-ctl and shown
+with alma-ctl's own renderer; any other line is a message, streamed back as the model writes it.
+Nothing that comes back (the model's words, memories, file names) is ever parsed for commands,
+and all of it is stripped of terminal control sequences before it is printed.
+
+Two front ends share :class:`Chat`: :class:`PlainScreen` when stdin or stdout is not a terminal
+(one message a line, plain text, scriptable) and, on a terminal, :class:`RichScreen` with
+prompt_toolkit for input (multiline, history across sessions) and rich for the streamed markdown.
+Both are imported only here: alma-ctl never pays for them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import signal
+import sys
+import threading
+from datetime import date, datetime
+from typing import TYPE_CHECKING, Protocol
+
+from control import chat_commands
+from control.chat_commands import Local, Run, Send, Usage
+from control.client import Client, DaemonUnreachable
+from control.commands import COMMANDS
+from control.ctl import EXIT_CODES_HELP, daemon_start_hint, render_result, translate_argparse
+from policies.errors import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, AlmaError, exit_code_for
+from policies.i18n import _, ngettext
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from types import FrameType
+
+    from control.client import Stream
+
+#: The history of what the person typed, per root, private like the memories it may repeat.
+HISTORY_FILE = "chat_history"
+
+# ESC-introduced sequences (CSI, OSC, DCS and the two-byte ones) are removed whole, so nothing of
+# them is left to print; then any C0/C1 control but newline and tab, and the bidirectional
+# overrides that can make a file name read as something else. Their bodies are bounded (and a
+# string ends at a line's end), so a stray ESC never swallows the rest of an answer.
+_CSI = r"[0-?]{0,64}[ -/]{0,8}"
+_STRING = r"[^\x07\x1b\n]{0,256}"
+_ESCAPES = re.compile(
+    rf"\x1b(?:\[{_CSI}[@-~]|[\]PX^_]{_STRING}(?:\x07|\x1b\\)?|[ -/]{{0,8}}[0-~])?"
+    rf"|\x9b{_CSI}[@-~]"
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
+)
+# The beginning of such a sequence that more text could still complete.
+_PARTIAL = re.compile(rf"\x1b(?:\[{_CSI}|[\]PX^_]{_STRING}\x1b?|[ -/]{{0,8}})?|\x9b{_CSI}")
+_LONGEST_PARTIAL = 2 + 256 + 1
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` without anything a terminal would act on: only newlines and tabs stay.
+
+    Every text that comes from the daemon passes through here before it is printed: the model
+    writes whatever its prompt invites, and memories, logs and file names are anyone's text.
+    """
+    return _ESCAPES.sub("", text)
+
+
+class StreamCleaner:
+    """:func:`terminal_safe` for a text that arrives in pieces (an answer, token by token).
+
+    A sequence split across pieces is held back until it is complete, so it is removed whole,
+    exactly as from the whole text: ``feed`` every piece, then ``end``.
+    """
+
+    def __init__(self) -> None:
+        self._held = ""
+
+    def feed(self, piece: str) -> str:
+        text = self._held + piece
+        for at in range(max(0, len(text) - _LONGEST_PARTIAL), len(text)):
+            if text[at] in "\x1b\x9b" and _PARTIAL.fullmatch(text, at):
+                self._held = text[at:]
+                return terminal_safe(text[:at])
+        self._held = ""
+        return terminal_safe(text)
+
+    def end(self) -> str:
+        held, self._held = self._held, ""
+        return terminal_safe(held)
+
+
+# --------------------------------------------------------------------------- the screens
+
+
+class Screen(Protocol):
+    """What :class:`Chat` needs from a front end. Texts given to it are already safe."""
+
+    def read(self) -> str | None:
+        """The next thing the person typed; None when they leave (end of input, Ctrl-D)."""
+
+    def show(self, text: str) -> None:
+        """A block of text: a command's result, the help, the pending suggestions."""
+
+    def problem(self, text: str) -> None:
+        """One sentence about something that went wrong."""
+
+    def answer(self, tokens: Iterator[str]) -> None:
+        """Show an answer as its pieces arrive (the iterator ends when the answer does)."""
+
+    def thinking(self, text: str) -> None:
+        """A status while no token has arrived yet (``pensando``)."""
+
+    def note(self, text: str) -> None:
+        """A short remark after an answer (stopped, which model, how fast)."""
+
+
+class PlainScreen:
+    """Lines in, plain text out: for pipes, files and scripts. Notes go to stderr."""
+
+    def __init__(self, stdin: io.TextIOBase, stdout: io.TextIOBase, stderr: io.TextIOBase) -> None:
+        self._in = stdin
+        self._out = stdout
+        self._err = stderr
+
+    def read(self) -> str | None:
+        line = self._in.readline()
+        if not line:
+            return None
+        return line.rstrip("\n").rstrip("\r")
+
+    def show(self, text: str) -> None:
+        self._out.write(text + "\n")
+        self._out.flush()
+
+    def problem(self, text: str) -> None:
+        self._out.flush()
+        self._err.write(text + "\n")
+        self._err.flush()
+
+    def answer(self, tokens: Iterator[str]) -> None:
+        wrote = False
+        ended_with_newline = False
+        for piece in tokens:
+            if piece:
+                self._out.write(piece)
+                self._out.flush()
+                wrote = True
+                ended_with_newline = piece.endswith("\n")
+        if wrote and not ended_with_newline:
+            self._out.write("\n")
+        self._out.flush()
+
+    def thinking(self, text: str) -> None:
+        pass  # a script wants the answer, not a spinner
+
+    def note(self, text: str) -> None:
+        self.problem(text)
+
+
+# --------------------------------------------------------------------------- the chat
+
+
+class _Interrupts:
+    """While an answer streams, Ctrl-C asks the daemon to stop it (then, a second time, hangs up).
+
+    A handler rather than KeyboardInterrupt: an exception raised at an arbitrary point of the
+    read loop could drop bytes already received and leave the answer's framing broken.
+    """
+
+    def __init__(self, stream: Stream) -> None:
+        self._stream = stream
+        self.count = 0
+        self._previous: object = None
+        self._installed = False
+
+    def _on_sigint(self, signum: int, frame: FrameType | None) -> None:
+        self.count += 1
+        if self.count == 1:
+            self._stream.cancel()
+        else:
+            self._stream.close()
+
+    def __enter__(self) -> _Interrupts:
+        if threading.current_thread() is threading.main_thread():  # signals reach only it
+            self._previous = signal.signal(signal.SIGINT, self._on_sigint)
+            self._installed = True
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._installed:
+            signal.signal(signal.SIGINT, self._previous)  # type: ignore[arg-type]  # whatever signal.signal gave back
+
+
+class Chat:
+    """One chat session with the daemon, whatever the screen."""
+
+    def __init__(self, client: Client, screen: Screen) -> None:
+        self._client = client
+        self._screen = screen
+        self.session: str | None = None
+        self.last_message: str | None = None
+        self.exit_code = EXIT_OK  # of the last line that failed, for scripts
+
+    # -- start ---------------------------------------------------------------------------
+    def start(self, *, greet: bool = True) -> None:
+        """Open the session (``chat.start``); show the model and the pending suggestions.
+
+        Raises :class:`DaemonUnreachable` when nobody answers, like every call.
+        """
+        started = self._client.call("chat.start")
+        if not isinstance(started, dict) or not isinstance(started.get("session"), str):
+            raise AlmaError(_("alma-agentd sent an unexpected answer to chat.start; update it."))
+        self.session = started["session"]
+        if not greet:
+            return
+        model = started.get("model")
+        self._screen.show(terminal_safe(_model_line(model)))
+        pending = started.get("pending")
+        if isinstance(pending, list) and pending:
+            self._screen.show(terminal_safe(_pending_block(pending)))
+
+    # -- one line ------------------------------------------------------------------------
+    def handle(self, line: str) -> bool:
+        """Do what ``line`` (typed by the person) asks; False when they want to leave."""
+        decision = chat_commands.parse_line(line)
+        if decision is None:
+            return True
+        try:
+            if isinstance(decision, Usage):
+                self._failed(decision.sentence, EXIT_USAGE)
+            elif isinstance(decision, Local):
+                return self._local(decision.name)
+            elif isinstance(decision, Run):
+                self._run(decision.cmd, dict(decision.args))
+            elif isinstance(decision, Send):
+                self._send(decision.text)
+        except DaemonUnreachable:
+            raise
+        except AlmaError as exc:
+            self._failed(terminal_safe(exc.message), exit_code_for(exc.code))
+        return True
+
+    def _failed(self, sentence: str, code: int) -> None:
+        self.exit_code = code
+        self._screen.problem(sentence)
+
+    def _local(self, name: str) -> bool:
+        if name == "quit":
+            return False
+        if name == "help":
+            self._screen.show(chat_commands.help_text())
+        elif name == "memory_today":
+            self._memory_today()
+        elif name == "context_last":
+            if self.last_message is None:
+                self._failed(
+                    _("No message yet: write one first, or give the text (!contexto TEXT)."),
+                    EXIT_USAGE,
+                )
+            else:
+                self._run("context", {"prompt": self.last_message})
+        return True
+
+    def _run(self, cmd: str, args: dict[str, object]) -> None:
+        result = self._call(cmd, args)
+        self._screen.show(terminal_safe(render_result(cmd, args, result)))
+
+    def _call(self, cmd: str, args: dict[str, object]) -> object:
+        return self._client_for(cmd).call(cmd, **args)
+
+    def _client_for(self, cmd: str) -> Client:
+        """A client that waits as long as alma-ctl does for ``cmd`` (accept may move many files)."""
+        timeout = COMMANDS[cmd].timeout
+        client = self._client
+        if timeout == client.timeout:
+            return client
+        return Client(client.socket_path, timeout, start_hint=client.start_hint)
+
+    def _memory_today(self) -> None:
+        result = self._call("memory.list", {"limit": 1000})
+        today = date.today()
+        mine = [m for m in result if _local_day(m) == today] if isinstance(result, list) else []
+        if not mine:
+            self._screen.show(_("No memories stored today."))
+            return
+        self._screen.show(terminal_safe(render_result("memory.list", {}, mine)))
+
+    # -- a message -----------------------------------------------------------------------
+    def _send(self, text: str) -> None:
+        if self.session is None:
+            raise AlmaError(_("The chat session has not started."))
+        self.last_message = text
+        stream = self._client_for("chat.send").stream(
+            "chat.send", session=self.session, message=text
+        )
+        with stream, _Interrupts(stream) as interrupts:
+            try:
+                self._screen.answer(self._tokens(stream))
+            except DaemonUnreachable:
+                if interrupts.count < 2:
+                    raise  # the daemon went away; a second Ctrl-C hangs up on purpose
+        if interrupts.count and stream.result is None:
+            self._screen.note(_("Answer stopped."))
+            return
+        self._after(stream.result)
+
+    def _tokens(self, stream: Stream) -> Iterator[str]:
+        thinking = True
+        cleaner = StreamCleaner()
+        for event in stream:
+            kind = event.get("type")
+            text = event.get("text")
+            if not isinstance(text, str):
+                continue
+            if kind == "token":
+                thinking = False
+                yield cleaner.feed(text)
+            elif kind == "status" and thinking:
+                self._screen.thinking(terminal_safe(text))
+        yield cleaner.end()
+
+    def _after(self, result: object) -> None:
+        if not isinstance(result, dict):
+            return
+        stopped = result.get("stopped")
+        if stopped == "cancelled":
+            self._screen.note(_("Answer stopped."))
+        elif stopped == "max_tokens":
+            self._screen.note(_("The answer reached its length limit."))
+        elif stopped == "timeout":
+            self._screen.note(_("The answer reached its time limit."))
+        if not result.get("text") and stopped == "done":
+            self._screen.note(_("The model gave an empty answer."))
+
+
+def _local_day(memory: object) -> date | None:
+    if not isinstance(memory, dict) or not isinstance(memory.get("created_at"), str):
+        return None
+    try:
+        when = datetime.fromisoformat(memory["created_at"])
+    except ValueError:
+        return None
+    return (when.astimezone() if when.tzinfo else when).date()
+
+
+def _model_line(model: object) -> str:
+    if not isinstance(model, dict) or not model.get("path"):
+        return _(
+            "No model is set: pick a GGUF model file with `alma-ctl model use PATH`. "
+            "The ! commands work without one."
+        )
+    name = os.path.basename(str(model["path"]))
+    backend = model.get("backend") or "?"
+    return _("Model: {name} ({backend}). !ayuda lists the commands.", name=name, backend=backend)
+
+
+def _pending_block(pending: list[object]) -> str:
+    lines = [_("Pending suggestions:")]
+    for item in pending:
+        if not isinstance(item, dict):
+            continue
+        files = item.get("files")
+        extra = (
+            ngettext(", {n} file", ", {n} files", files) if isinstance(files, int) and files else ""
+        )
+        lines.append(
+            f"  {item.get('id')}. {item.get('title', '')} ({item.get('kind', '?')}{extra})"
+        )
+    lines.append(_("!ver N shows one with its plan; !aceptar N runs it; !rechazar N rejects it."))
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- main
+
+
+def _arguments(argv: list[str]) -> tuple[str | None, str | None]:
+    import argparse
+
+    translate_argparse()
+    parser = argparse.ArgumentParser(
+        prog="alma chat",
+        description=_(
+            "Talk with ALMA's local model through alma-agentd. Lines that start with ! "
+            "are commands (!ayuda lists them)."
+        ),
+        epilog=_(EXIT_CODES_HELP),
+    )
+    parser.add_argument(
+        "--root", metavar="DIR", help=_("the ALMA root (default: $ALMA_ROOT, else ~/ALMA)")
+    )
+    parser.add_argument(
+        "--once", metavar=_("MESSAGE"), help=_("answer one message (or !command) and exit")
+    )
+    words = list(argv)
+    if words[:1] == ["chat"]:  # `alma chat ...`: the one subcommand of `alma`
+        words = words[1:]
+    args = parser.parse_args(words)
+    return args.root, args.once
+
+
+def _utf8(stream: object) -> None:
+    if isinstance(stream, io.TextIOWrapper):
+        stream.reconfigure(encoding="utf-8", errors="backslashreplace")
+
+
+def main(argv: list[str] | None = None) -> int:
+    from control.protocol import socket_name_for
+    from policies.layout import root_name
+
+    _utf8(sys.stdout)
+    _utf8(sys.stderr)
+    try:
+        cli_root, once = _arguments(sys.argv[1:] if argv is None else argv)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    root = root_name(cli_root)
+    client = Client(socket_name_for(root), 30.0, start_hint=daemon_start_hint(root))
+    interactive = once is None and sys.stdin.isatty() and sys.stdout.isatty()
+    screen: Screen
+    if interactive:
+        from control.chat_terminal import RichScreen
+
+        screen = RichScreen(root)
+    else:
+        if isinstance(sys.stdin, io.TextIOWrapper):
+            sys.stdin.reconfigure(encoding="utf-8", errors="replace")
+        screen = PlainScreen(sys.stdin, sys.stdout, sys.stderr)  # type: ignore[arg-type]  # the std streams are text streams
+    chat = Chat(client, screen)
+    try:
+        chat.start(greet=once is None)
+        if once is not None:
+            chat.handle(once)
+            return chat.exit_code
+        while True:
+            line = screen.read()
+            if line is None or not chat.handle(line):
+                return chat.exit_code
+    except DaemonUnreachable as exc:
+        screen.problem(exc.message)
+        return EXIT_UNREACHABLE
+    except AlmaError as exc:
+        screen.problem(terminal_safe(exc.message))
+        return exit_code_for(exc.code)
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,154 @@
+"""``alma chat`` on a terminal: prompt_toolkit reads, rich writes.
+
+Input: Enter sends, Alt-Enter (Esc then Enter on any terminal) starts a new line, a pasted block
+stays one message; the history of what the person typed is kept across sessions in the root's
+``.alma/chat_history`` (mode 0600, like the memories it may repeat). Output: the answer is drawn
+as markdown while it streams, under a "pensando…" spinner until the first token. Everything
+shown is plain text to rich (no markup, no emoji codes, no hyperlinks): the daemon's texts were
+already stripped of terminal controls, and must not gain new meaning here either.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import sys
+import termios
+from typing import TYPE_CHECKING
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.history import FileHistory, History, InMemoryHistory
+from prompt_toolkit.key_binding import KeyBindings
+from rich.console import Console
+from rich.live import Live
+from rich.markdown import Markdown
+from rich.spinner import Spinner
+from rich.text import Text
+
+from control.chat import HISTORY_FILE
+from control.chat_commands import KEYS_HELP
+from policies.i18n import _
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from prompt_toolkit.key_binding import KeyPressEvent
+
+
+def history_for(root: str) -> History:
+    """The person's input history for ``root``: ``.alma/chat_history``, private, never a link.
+
+    A root without ``.alma/`` (not initialised) or a history path that is not a plain file of
+    ours gets a history that lasts this session only, rather than writing somewhere unexpected.
+    """
+    path = os.path.join(root, ".alma", HISTORY_FILE)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return InMemoryHistory()
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
+            return InMemoryHistory()
+        if stat.S_IMODE(info.st_mode) != 0o600:
+            os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
+    return FileHistory(path)
+
+
+@contextlib.contextmanager
+def _no_echo() -> Iterator[None]:
+    """The terminal does not echo keys while an answer is drawn.
+
+    The live area is redrawn by moving the cursor up over it; a ``^C`` (or anything typed) echoed
+    at the end of its last, full-width line wraps to a new line, and the next redraw lands one
+    line low, leaving a copy of the answer's first line behind. What is typed meanwhile is not
+    lost: it waits for the next prompt, which shows it.
+    """
+    try:
+        fd = sys.stdin.fileno()
+        saved = termios.tcgetattr(fd)
+    except (OSError, ValueError, termios.error):
+        yield  # not a terminal: nothing echoes
+        return
+    quiet = list(saved)
+    quiet[3] &= ~(termios.ECHO | termios.ECHOCTL)
+    termios.tcsetattr(fd, termios.TCSANOW, quiet)
+    try:
+        yield
+    finally:
+        termios.tcsetattr(fd, termios.TCSANOW, saved)
+
+
+def _keys() -> KeyBindings:
+    keys = KeyBindings()
+
+    @keys.add("enter")
+    def _send(event: KeyPressEvent) -> None:
+        event.current_buffer.validate_and_handle()
+
+    @keys.add("escape", "enter")
+    def _new_line(event: KeyPressEvent) -> None:
+        event.current_buffer.insert_text("\n")
+
+    return keys
+
+
+class RichScreen:
+    """The interactive front end of :class:`control.chat.Chat`."""
+
+    def __init__(self, root: str) -> None:
+        self._console = Console(markup=False, emoji=False, highlight=False)
+        self._session: PromptSession[str] = PromptSession(
+            history=history_for(root),
+            multiline=True,
+            key_bindings=_keys(),
+            prompt_continuation="… ",
+        )
+        self._spinner: Spinner | None = None
+        banner = _("ALMA chat. !ayuda lists the commands.") + " " + _(KEYS_HELP)
+        self._console.print(Text(banner, style="dim"))
+
+    def read(self) -> str | None:
+        while True:
+            try:
+                return self._session.prompt("› ")
+            except KeyboardInterrupt:  # Ctrl-C at the prompt clears the line, as in a shell
+                continue
+            except EOFError:
+                return None
+
+    def show(self, text: str) -> None:
+        self._console.print(Text(text))
+
+    def problem(self, text: str) -> None:
+        self._console.print(Text(text, style="bold red"))
+
+    def note(self, text: str) -> None:
+        self._console.print(Text(text, style="dim italic"))
+
+    def thinking(self, text: str) -> None:
+        if self._spinner is not None:
+            self._spinner.update(text=Text(text.rstrip("…. ") + "…", style="dim"))
+
+    def answer(self, tokens: Iterator[str]) -> None:
+        text = ""
+        self._spinner = Spinner("dots", text=Text(_("thinking…"), style="dim"))
+        try:
+            with (
+                _no_echo(),
+                Live(
+                    self._spinner,
+                    console=self._console,
+                    refresh_per_second=10,
+                    vertical_overflow="visible",
+                ) as live,
+            ):
+                for piece in tokens:
+                    text += piece
+                    if text.strip():
+                        live.update(Markdown(text, hyperlinks=False), refresh=False)
+        finally:
+            self._spinner = None
