@@ -1,0 +1,184 @@
+"""``alma chat`` in a real terminal, with the real daemon and the real embedded model (issue 9,
+Must show 1).
+
+tmux runs the chat on its own server (``tmux -L``); the test types with ``send-keys`` and reads
+the screen with ``capture-pane``, as a person would. Every wait polls the screen (or the root)
+with a generous bound, so a machine loaded by others only makes the test slower.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from datetime import date, timedelta
+from pathlib import Path
+
+import pytest
+
+from agent import chatlog
+from tests.support.daemon import ALMA_CTL, DaemonRoot, wait_for
+from tests.support.tmux import TMUX, Tmux, after, environment_for
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.slow,
+    pytest.mark.timeout(1800),  # every wait inside is bounded; a loaded machine only waits longer
+    pytest.mark.skipif(TMUX is None, reason="tmux is not installed"),
+]
+
+ALMA = str(Path(ALMA_CTL).parent / "alma")
+PROMPT = "› "
+LONG = "Escribe una lista larga de veinte frutas, con una frase sobre cada una."
+
+
+def tree(root: Path) -> dict[str, bytes | None]:
+    """Every path under ``root``: bytes for files, None for folders."""
+    out: dict[str, bytes | None] = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        out[rel] = None if path.is_dir() else path.read_bytes()
+    return out
+
+
+@pytest.fixture
+def alma() -> Iterator[DaemonRoot]:
+    d = DaemonRoot(memory=True).init()
+    d.policy(monitor__settle_seconds=0)
+    # Answers long enough to watch them stream, short enough for a loaded machine.
+    d.set_settings("model", "max_tokens", 96)
+    try:
+        yield d
+    finally:
+        d.close()
+
+
+@pytest.fixture
+def term() -> Iterator[Tmux]:
+    t = Tmux()
+    try:
+        yield t
+    finally:
+        t.close()
+
+
+def answered(term: Tmux, sent: str, *, timeout: float = 300.0) -> str:
+    """Wait until the answer to the line ``sent`` is over (the prompt is back); return it."""
+    marker = PROMPT + sent
+
+    def done(screen: str) -> bool:
+        rest = after(screen, marker)
+        return bool(rest) and ("\n" + PROMPT.rstrip()) in rest
+
+    screen = term.wait(done, what=f"the answer to {sent!r} to end", timeout=timeout)
+    rest = after(screen, marker)
+    return rest[: rest.rfind("\n" + PROMPT.rstrip())]
+
+
+def answer_text(shown: str) -> str:
+    """The answer's own words: what follows the typed line, without the spinner."""
+    return "\n".join(
+        line for line in shown.splitlines() if line.strip() and "pensando" not in line
+    ).strip()
+
+
+def test_a_person_chats_in_a_real_terminal(alma: DaemonRoot, term: Tmux) -> None:
+    # A pending suggestion to show at the start: a messy folder.
+    alma.messy_folder("user/fotos", n=24)
+    alma.start(timeout=120)
+    alma.analyze()
+    suggestion = alma.wait_suggestion(kind="organize", target="user/fotos", timeout=120)
+    before = tree(alma.root / "user")
+
+    term.start([ALMA, "chat", "--root", str(alma.root)], environment_for(alma.env))
+    term.wait(
+        lambda s: suggestion["title"] in s and PROMPT.rstrip() in s,
+        what="the pending suggestion at the start, then the prompt",
+        timeout=120,
+    )
+
+    # 1. The answer streams: the screen changes while the model writes, before the prompt is back.
+    term.line(LONG)
+    marker = PROMPT + LONG
+    frames: list[str] = []
+
+    def prompt_back(screen: str) -> bool:
+        rest = after(screen, marker)
+        words = answer_text(rest.split("\n" + PROMPT.rstrip())[0])
+        if words and (not frames or frames[-1] != words):
+            frames.append(words)
+        return ("\n" + PROMPT.rstrip()) in rest
+
+    term.wait(prompt_back, what="the long answer to end", timeout=300)
+    assert len(frames) >= 3, f"the answer did not stream: only {len(frames)} states seen: {frames}"
+    assert len(frames[0]) < len(frames[-1]), frames
+    assert "\x1b" not in term.screen()
+
+    # 2. The turn is in logs/DATE.md, in the format of contract §6.
+    def logged() -> list[chatlog.Paragraph] | None:
+        for day in (date.today(), date.today() - timedelta(days=1)):
+            path = alma.root / "logs" / chatlog.file_name(day)
+            if path.exists():
+                turns = [p for p in chatlog.parse(path.read_bytes()) if p.kind == "turn"]
+                mine = [i for i, p in enumerate(turns) if p.by_person and p.text == LONG]
+                if mine and len(turns) > mine[0] + 1 and turns[mine[0] + 1].meta:
+                    return turns[mine[0] : mine[0] + 2]
+        return None
+
+    person, model = alma.wait_for(logged, timeout=60, what="the turn in logs/DATE.md")
+    assert (person.speaker, model.speaker) == ("usuario", "alma")
+    for turn in (person, model):
+        assert re.fullmatch(r"\d{2}:\d{2}:\d{2}", turn.time), turn.time
+    # Contract §6's comment; fields may be added after the three it names.
+    meta = r"<!-- model: [^·]+ · tokens: \d+ · ms: \d+( · [\w ]+: [^·]+)* -->"
+    assert re.fullmatch(meta, model.meta[0].strip()), model.meta
+    assert model.text.strip()
+
+    # 3. !recordar, then !buscar finds it.
+    term.line("!recordar Mi gata se llama Ñoqui y duerme en la estantería #mascotas")
+    term.wait(lambda s: "Stored memory" in after(s, "!recordar Mi gata"), what="the memory stored")
+    term.line("!buscar cómo se llama mi gata")
+    term.wait(
+        lambda s: "Ñoqui" in after(s, PROMPT + "!buscar cómo se llama mi gata"),
+        what="!buscar to find the memory",
+    )
+
+    # 4. !aceptar N runs the suggestion; !deshacer reverts it byte for byte.
+    n = suggestion["id"]
+    term.line(f"!aceptar {n}")
+    term.wait(
+        lambda s: re.search(rf"Action \d+: organize done, \d+ ops, from suggestion {n}\.", after(s, f"!aceptar {n}")),
+        what="the suggestion executed",
+    )  # fmt: skip
+    assert tree(alma.root / "user") != before
+    term.line("!deshacer")
+    term.wait(
+        lambda s: re.search(r"Action \d+: \w+ done, \d+ ops, undoing action \d+\.", after(s, PROMPT + "!deshacer")),
+        what="the undo done",
+    )  # fmt: skip
+    assert tree(alma.root / "user") == before
+
+    # 5. Ctrl-C while the model writes stops the answer; the next message works.
+    stopped = False
+    for attempt in range(3):  # a very short answer may end before the key arrives: ask again
+        message = f"{LONG} ({attempt + 1})"
+        term.line(message)
+        term.wait(
+            lambda s, m=message: answer_text(after(s, PROMPT + m)) or "\n" + PROMPT.rstrip() in after(s, PROMPT + m),
+            what="the answer to start",
+            timeout=300,
+        )  # fmt: skip
+        term.keys("C-c")
+        shown = answered(term, message)
+        if "Answer stopped." in shown:
+            stopped = True
+            break
+    assert stopped, "Ctrl-C never caught an answer being written"
+    term.line("Gracias. ¿Cómo te llamas?")
+    shown = answered(term, "Gracias. ¿Cómo te llamas?")
+    assert answer_text(shown) and "Answer stopped." not in shown
+
+    # 6. Ctrl-D leaves, with exit status 0.
+    term.keys("C-d")
+    wait_for(term.dead, timeout=60, what="alma chat to exit on Ctrl-D", detail=term.screen)
+    assert term.exit_status() == 0
+    assert alma.ok("status")["running"]
