@@ -89,6 +89,11 @@ def validate_writable(writable: Sequence[os.PathLike[str] | str]) -> list[str]:
 _LAUNCHER = (sys.executable, "-I", str(Path(landlock.__file__).resolve()))
 
 
+#: Run inside bubblewrap and firejail, in front of the command: the child makes no socket (the
+#: Landlock launcher installs the same filter itself). See landlock.deny_sockets.
+_DENY_SOCKETS = (*_LAUNCHER, "--only-deny-sockets", "--")
+
+
 def _tool(name: str) -> str:
     found = shutil.which(name)
     if found is None:
@@ -113,6 +118,7 @@ def _bwrap_prefix(zones: list[str], detail: str) -> list[str]:
         *binds,
         *("--setenv", landlock.ENV_REPORT, detail),
         *("--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--"),
+        *_DENY_SOCKETS,
     ]
 
 
@@ -137,6 +143,7 @@ def _firejail_prefix(zones: list[str], detail: str) -> list[str]:
         "--seccomp",
         "--nonewprivs",
         "--",
+        *_DENY_SOCKETS,
     ]
     return [*shim, *firejail, *rw, *flags]
 
@@ -193,6 +200,12 @@ except OSError:
     pass
 else:
     sys.exit("the sandbox let a TCP connection through")
+try:
+    socket.socketpair()
+except OSError:
+    pass
+else:
+    sys.exit("the sandbox let a Unix socket be made (the control socket would be reachable)")
 print(os.environ.get("ALMA_SANDBOX", ""))
 """
 

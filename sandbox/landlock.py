@@ -59,6 +59,23 @@ NET_CONNECT_TCP = 1 << 1  # 4
 SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0  # 6
 SCOPE_SIGNAL = 1 << 1  # 6
 
+# seccomp: the confined command makes no socket at all (see deny_sockets).
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
+SECCOMP_RET_ALLOW = 0x7FFF0000
+SECCOMP_RET_ERRNO = 0x00050000
+_BPF_LD_W_ABS = 0x20
+_BPF_JEQ_K = 0x15
+_BPF_JGE_K = 0x35
+_BPF_RET_K = 0x06
+_X32_SYSCALL_BIT = 0x40000000
+#: machine -> (AUDIT_ARCH of its native calls, the numbers of socket, socketpair, connect and
+#: io_uring_setup: io_uring can open and connect sockets without the first three).
+_SOCKET_CALLS = {
+    "x86_64": (0xC000003E, (41, 53, 42, 425)),
+    "aarch64": (0xC00000B7, (198, 199, 203, 425)),
+}
+
 #: ABI 1 refuses every rename or link across directories (no REFER), which breaks moves.
 MIN_ABI = 2
 
@@ -75,6 +92,9 @@ _LINUX_CAPABILITY_VERSION_3 = 0x20080522
 LAUNCHER_FAILED = 125
 #: The launcher tells the confined command (and the probe) what held, in this variable.
 ENV_REPORT = "ALMA_SANDBOX"
+
+#: What deny_sockets adds to the report once the filter holds.
+SOCKETS_DENIED = "sockets denied (seccomp)"
 
 _READ_EVERYWHERE = FS_EXECUTE | FS_READ_FILE | FS_READ_DIR
 
@@ -94,6 +114,19 @@ class _RulesetAttr(ctypes.Structure):
 class _PathBeneathAttr(ctypes.Structure):
     _pack_ = 1  # the kernel struct is packed: 12 bytes, not 16
     _fields_ = (("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32))
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = (
+        ("code", ctypes.c_uint16),
+        ("jt", ctypes.c_uint8),
+        ("jf", ctypes.c_uint8),
+        ("k", ctypes.c_uint32),
+    )
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = (("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter)))
 
 
 class _CapHeader(ctypes.Structure):
@@ -305,6 +338,52 @@ def drop_capabilities() -> None:
         raise LandlockError("cannot empty the capability bounding set of a root process")
 
 
+def socket_filter(machine: str) -> list[tuple[int, int, int, int]]:
+    """The seccomp program (code, jt, jf, k) that makes every way to a socket fail with EPERM.
+
+    Calls of another ABI (i386 through int 0x80, x32) are refused whole: they would reach
+    socketcall() or other numbers this program does not list.
+    """
+    if machine not in _SOCKET_CALLS:
+        raise LandlockError(f"no socket filter is known for this machine ({machine})")
+    arch, calls = _SOCKET_CALLS[machine]
+    deny = 6 + len(calls)  # the index of the final RET ERRNO (after the RET ALLOW)
+    prog = [
+        (_BPF_LD_W_ABS, 0, 0, 4),  # seccomp_data.arch
+        (_BPF_JEQ_K, 1, 0, arch),
+        (_BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.EPERM),
+        (_BPF_LD_W_ABS, 0, 0, 0),  # seccomp_data.nr
+        (_BPF_JGE_K, deny - 5, 0, _X32_SYSCALL_BIT),
+    ]
+    for number in calls:
+        prog.append((_BPF_JEQ_K, deny - len(prog) - 1, 0, number))
+    prog.append((_BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW))
+    prog.append((_BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.EPERM))
+    assert len(prog) == deny + 1
+    return prog
+
+
+def deny_sockets() -> None:
+    """Install the socket filter on this process (kept across exec and fork), then check it.
+
+    The child needs no socket, and one is dangerous: the daemon's control socket is a pathname
+    Unix socket, which neither Landlock's filesystem rules nor a network namespace cover, and
+    the daemon's peer-uid check would pass. Needs no_new_privs (set here; harmless if set).
+    """
+    program = socket_filter(os.uname().machine)
+    filters = (_SockFilter * len(program))(*(_SockFilter(*insn) for insn in program))
+    fprog = _SockFprog(len(program), filters)
+    _prctl(PR_SET_NO_NEW_PRIVS, 1, "set no_new_privs")
+    if _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0) != 0:
+        raise LandlockError(f"cannot install the seccomp filter against sockets: {_errno_text()}")
+    # What held, not what was asked: socket(AF_UNIX, SOCK_STREAM, 0) must now fail with EPERM.
+    fd = _syscall(_SOCKET_CALLS[os.uname().machine][1][0], 1, 1, 0)
+    if fd >= 0 or ctypes.get_errno() != errno.EPERM:
+        if fd >= 0:
+            os.close(fd)
+        raise LandlockError("a socket could still be made after the seccomp filter")
+
+
 def die_with_parent(expected_parent: int | None) -> None:
     """SIGKILL this process (and what it execs) when its parent dies.
 
@@ -317,24 +396,20 @@ def die_with_parent(expected_parent: int | None) -> None:
 
 
 class _Options:
-    __slots__ = ("command", "only_die_with_parent", "parent", "writable")
+    __slots__ = ("command", "only", "parent", "writable")
 
     def __init__(
-        self,
-        writable: list[str],
-        parent: int | None,
-        only_die_with_parent: bool,
-        command: list[str],
+        self, writable: list[str], parent: int | None, only: str, command: list[str]
     ) -> None:
         self.writable = writable
         self.parent = parent
-        self.only_die_with_parent = only_die_with_parent
+        self.only = only  # "", or the one step to take: "die-with-parent", "deny-sockets"
         self.command = command
 
 
 def _parse(argv: Sequence[str]) -> _Options:
-    """``[--rw DIR]... [--parent PID] [--only-die-with-parent] -- CMD ARGS...`` (also
-    ``--rw=DIR``, ``--parent=PID``); anything else is refused."""
+    """``[--rw DIR]... [--parent PID] [--only-die-with-parent | --only-deny-sockets] -- CMD
+    ARGS...`` (also ``--rw=DIR``, ``--parent=PID``); anything else is refused."""
     args = list(argv)
     if "--" not in args:
         raise LandlockError("usage: python -m sandbox.landlock --rw DIR ... -- CMD ARGS...")
@@ -342,13 +417,15 @@ def _parse(argv: Sequence[str]) -> _Options:
     options, command = args[:cut], args[cut + 1 :]
     writable: list[str] = []
     parent: int | None = None
-    only_die = False
+    only = ""
     i = 0
     while i < len(options):
         name, equals, value = options[i].partition("=")
         i += 1
-        if name == "--only-die-with-parent" and not equals:
-            only_die = True
+        if name in ("--only-die-with-parent", "--only-deny-sockets") and not equals:
+            if only:
+                raise LandlockError("give at most one --only-... option")
+            only = name.removeprefix("--only-")
             continue
         if name not in ("--rw", "--parent"):
             raise LandlockError("unknown or malformed launcher options")
@@ -366,9 +443,9 @@ def _parse(argv: Sequence[str]) -> _Options:
             raise LandlockError("unknown or malformed launcher options") from None
     if not command:
         raise LandlockError("no command to run after '--'")
-    if only_die and writable:
-        raise LandlockError("--only-die-with-parent confines nothing: it takes no --rw")
-    return _Options(writable, parent, only_die, command)
+    if only and writable:
+        raise LandlockError(f"--only-{only} confines no folder: it takes no --rw")
+    return _Options(writable, parent, only, command)
 
 
 def confine(writable: Sequence[str], parent: int | None) -> str:
@@ -386,21 +463,31 @@ def confine(writable: Sequence[str], parent: int | None) -> str:
         _prctl(PR_SET_NO_NEW_PRIVS, 1, "set no_new_privs")
         drop_capabilities()
         restrict_self(zone_fds, abi)
+        deny_sockets()
     finally:
         for fd in zone_fds:
             os.close(fd)
     tcp = "Landlock TCP deny + " if handled_net(abi) else ""
     scope = ", signals and abstract sockets scoped" if scoped(abi) else ""
-    return f"landlock ABI {abi}, network denied ({tcp}{net}){scope}, capabilities dropped"
+    return (
+        f"landlock ABI {abi}, network denied ({tcp}{net}){scope}, {SOCKETS_DENIED}, "
+        "capabilities dropped"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Confine, then exec the command. With ``--only-die-with-parent`` skip Landlock: that is
-    the shim that gives firejail (no such option of its own) the die-with-parent guarantee."""
+    """Confine, then exec the command. ``--only-die-with-parent`` skips Landlock: that is the
+    shim that gives firejail (no such option of its own) the die-with-parent guarantee.
+    ``--only-deny-sockets`` installs only the socket filter: bubblewrap and firejail run it
+    inside their sandbox, in front of the command, and it adds what held to ALMA_SANDBOX."""
     try:
         opts = _parse(sys.argv[1:] if argv is None else argv)
-        if opts.only_die_with_parent:
+        if opts.only == "die-with-parent":
             die_with_parent(opts.parent)
+        elif opts.only == "deny-sockets":
+            deny_sockets()
+            told = os.environ.get(ENV_REPORT, "")
+            os.environ[ENV_REPORT] = f"{told}, {SOCKETS_DENIED}" if told else SOCKETS_DENIED
         else:
             os.environ[ENV_REPORT] = confine(opts.writable, opts.parent)
     except (LandlockError, OSError) as exc:

@@ -461,10 +461,18 @@ def test_probe_is_cached_per_process() -> None:
 
 def test_landlock_launcher_options_are_read_exactly() -> None:
     opts = landlock._parse(["--rw", "/a", "--rw=/b", "--parent", "7", "--", "x", "--rw", "y"])
-    assert (opts.writable, opts.parent, opts.only_die_with_parent) == (["/a", "/b"], 7, False)
+    assert (opts.writable, opts.parent, opts.only) == (["/a", "/b"], 7, "")
     assert opts.command == ["x", "--rw", "y"]  # after "--", everything is the command's
     die = landlock._parse(["--only-die-with-parent", "--parent=3", "--", "x"])
-    assert (die.writable, die.parent, die.only_die_with_parent) == ([], 3, True)
-    for bad in (["--bogus", "--", "x"], ["--parent", "x", "--", "y"], ["--rw", "--", "x"][:1]):
+    assert (die.writable, die.parent, die.only) == ([], 3, "die-with-parent")
+    deny = landlock._parse(["--only-deny-sockets", "--", "x"])
+    assert (deny.writable, deny.only, deny.command) == ([], "deny-sockets", ["x"])
+    for bad in (
+        ["--bogus", "--", "x"],
+        ["--parent", "x", "--", "y"],
+        ["--rw", "--", "x"][:1],
+        ["--only-deny-sockets", "--only-die-with-parent", "--", "x"],
+        ["--only-deny-sockets", "--rw", "/a", "--", "x"],
+    ):
         with pytest.raises(landlock.LandlockError):
             landlock._parse(bad)
