@@ -25,13 +25,14 @@ from agent.recall import MemoryNote, recall_notes, rejection_memory
 from agent.track import ANY_FOLDER, UNDOS_TO_STOP, TrackRecord
 from policies.decide import PlanFacts, RunContext, Verdict, decide
 from policies.errors import (
-    ERROR_CLASSES,
     AlmaError,
     BadArgumentError,
     ConflictError,
     InvalidStateError,
     RefusedError,
     UnavailableError,
+    cause_of,
+    error_from_wire,
 )
 from policies.layout import RootLayout
 from sandbox.engine import Engine
@@ -149,7 +150,14 @@ class Agent:
         except AlmaError as exc:
             self.store.update(sid, status="failed", error=str(exc))
             raise
-        self.store.update(sid, status="executed", action_id=action["id"])
+        try:
+            self.store.update(sid, status="executed", action_id=action["id"])
+        except Exception as exc:  # the action is done: say so, whatever failed after it
+            log.exception("suggestion %s: action %s done but not recorded", sid, action["id"])
+            raise AlmaError(
+                f"Action {action['id']} was done (`alma-ctl undo {action['id']}` reverts it), "
+                f"but suggestion {sid} could not be marked executed: {cause_of(exc)}."
+            ) from exc
         if auto:
             log.info("suggestion %s executed on its own as action %s", sid, action["id"])
             self.notify(
@@ -324,6 +332,8 @@ class Agent:
                     action = memory_actions.undo(self.engine.journal, service, int(target["id"]))
             else:
                 action = self.engine.undo(int(target["id"]))
+            if action["undoes"] is None:
+                return action  # a failed action's rollback finished: nothing was undone
             original = self.engine.journal.action(int(action["undoes"]))
             self._undone(original)
             sid = original["suggestion_id"]
@@ -433,6 +443,5 @@ def _action_or_raise(result: loop.DecisionState) -> dict[str, Any]:
     action = result.get("action")
     if result.get("outcome") == "executed" and action is not None:
         return action
-    error = result.get("error") or {"code": 1, "message": "The suggestion could not be executed."}
-    cls = ERROR_CLASSES.get(int(error["code"]), AlmaError)
-    raise cls(str(error["message"]))
+    fallback = AlmaError("The suggestion could not be executed.").to_wire()
+    raise error_from_wire(result.get("error") or fallback)

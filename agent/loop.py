@@ -218,7 +218,7 @@ def build_decision(deps: LoopDeps, saver: SqliteSaver) -> Any:
         try:
             action = deps.execute(sid, decision.by == "auto")
         except AlmaError as exc:
-            return {"outcome": "failed", "error": {"code": int(exc.code), "message": str(exc)}}
+            return {"outcome": "failed", "error": exc.to_wire()}
         return {"outcome": "executed", "action": action}
 
     def learn(state: DecisionState) -> DecisionState:

@@ -19,7 +19,7 @@ import os
 from enum import Enum
 
 from control.commands import MAX_ID
-from policies.errors import ERROR_CLASSES, AlmaError, BadRequestError, VersionMismatchError
+from policies.errors import AlmaError, BadRequestError, VersionMismatchError, error_from_wire
 from policies.i18n import _, language, ngettext, normalize, supported
 
 TYPE_CHECKING = False
@@ -329,7 +329,7 @@ def parse_response(line: bytes, expected_id: int) -> object:
     text = error.get("message")
     if isinstance(code, bool) or not isinstance(code, int) or not isinstance(text, str):
         raise BadRequestError(_("The daemon sent an error without a code or a message."))
-    raise ERROR_CLASSES.get(code, AlmaError)(text)
+    raise error_from_wire({"code": code, "message": text})
 
 
 def stream_event(line: bytes, expected_id: int) -> dict[str, object] | None:

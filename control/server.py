@@ -25,7 +25,14 @@ from typing import cast
 
 from control import commands, protocol
 from control.stream import StreamReply
-from policies.errors import AlmaError, ErrorCode, TooLargeError, UnavailableError
+from policies.errors import (
+    AlmaError,
+    ErrorCode,
+    TooLargeError,
+    UnavailableError,
+    as_alma_error,
+    explained,
+)
 from policies.i18n import N_, _, language
 
 Dispatch = Callable[[str, dict[str, object]], object]
@@ -551,8 +558,11 @@ class ControlServer:
             result = self._dispatch(request.cmd, args)
         except AlmaError as exc:
             return protocol.encode_error(request.id, exc.code, exc.message)
-        except Exception:
+        except Exception as exc:
             self._log.exception("command %s failed", request.cmd)
+            if explained(exc):  # a full disk is said as a full disk
+                error = as_alma_error(exc)
+                return protocol.encode_error(request.id, error.code, error.message)
             return protocol.encode_error(request.id, ErrorCode.INTERNAL, _(_INTERNAL_SENTENCE))
         if isinstance(result, StreamReply):
             return _Streaming(request.id, result)

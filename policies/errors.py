@@ -7,7 +7,9 @@ that says what happened and what to do; the client turns codes into exit codes.
 
 from __future__ import annotations
 
+import errno
 from enum import IntEnum
+from typing import Any
 
 
 class ErrorCode(IntEnum):
@@ -52,6 +54,11 @@ class AlmaError(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+    def to_wire(self) -> dict[str, Any]:
+        """The error as it crosses a boundary (the socket, the confined child's answer, the
+        loop's stored state): its code and its sentence, nothing else."""
+        return {"code": int(self.code), "message": self.message}
 
 
 class BadRequestError(AlmaError):
@@ -121,3 +128,60 @@ ERROR_CLASSES: dict[int, type[AlmaError]] = {
         ConfigError,
     )
 }
+
+
+def error_from_wire(data: Any) -> AlmaError:
+    """The exception a ``{"code", "message"}`` from :meth:`AlmaError.to_wire` stands for: the
+    one way back from a number to a class. Anything malformed is an internal error."""
+    if isinstance(data, dict):
+        code, message = data.get("code"), data.get("message")
+        if type(code) is int and isinstance(message, str) and message:
+            return ERROR_CLASSES.get(code, AlmaError)(message)
+    return AlmaError("ALMA answered with a malformed error; see the daemon log.")
+
+
+#: What an operating-system error means for a person, by errno.
+_OS_CAUSES = {
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "the disk quota is used up",
+    errno.EACCES: "permission was denied",
+    errno.EPERM: "the operation was not permitted",
+    errno.EROFS: "the filesystem is read-only",
+    errno.ELOOP: "a folder was replaced by a symbolic link",
+    errno.ENOTDIR: "a folder was replaced by something that is not a folder",
+    errno.EIO: "the disk reported an input/output error",
+    errno.ENOENT: "a file or folder disappeared",
+    errno.EMFILE: "too many files were open",
+}
+
+
+def explained(exc: BaseException) -> bool:
+    """Whether :func:`cause_of` says more of ``exc`` than "an internal error"."""
+    return isinstance(exc, AlmaError | OSError) or type(exc).__module__ == "sqlite3"
+
+
+def cause_of(exc: BaseException) -> str:
+    """What went wrong, as a clause for a sentence ("the disk is full (…: 'user/a')"): never a
+    traceback, never a class name. AlmaErrors already are sentences: their text is returned."""
+    if isinstance(exc, AlmaError):
+        return exc.message.rstrip(".")
+    if isinstance(exc, OSError):
+        what = _OS_CAUSES.get(exc.errno or 0, f"the system said {exc.strerror or exc}")
+        where = f": {exc.filename!r}" if isinstance(exc.filename, str) else ""
+        detail = exc.strerror or ""
+        return f"{what} ({detail}{where})" if detail or where else what
+    # sqlite3 is not imported here (alma-ctl imports this module): its errors by their text.
+    text = str(exc)
+    if type(exc).__module__ == "sqlite3" and "disk is full" in text:
+        return "the disk is full (the database could not be written)"
+    if type(exc).__module__ == "sqlite3":
+        return f"the database could not be used ({text})"
+    return "an internal error happened (the daemon log has the details)"
+
+
+def as_alma_error(exc: BaseException) -> AlmaError:
+    """``exc`` as the AlmaError a person is shown: itself, or an internal error whose sentence
+    says what went wrong (see :func:`cause_of`)."""
+    if isinstance(exc, AlmaError):
+        return exc
+    return AlmaError(f"ALMA stopped: {cause_of(exc)}.")

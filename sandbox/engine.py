@@ -30,11 +30,14 @@ from actions.safefs import path_problem
 from policies.config import Policy
 from policies.decide import Decision, PlanFacts, RunContext, Verdict, decide
 from policies.errors import (
-    ERROR_CLASSES,
     AlmaError,
+    ErrorCode,
     InvalidStateError,
     RefusedError,
     UnavailableError,
+    as_alma_error,
+    cause_of,
+    error_from_wire,
 )
 from policies.i18n import current_language
 from policies.layout import RootLayout
@@ -145,6 +148,8 @@ class Engine:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_REPO), env.get("PYTHONPATH")]))
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
         lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+        if lines and proc.stderr.strip():
+            log.warning("executor child said: %s", proc.stderr[-4000:])
         if not lines:
             log.error("executor child failed (exit %s): %s", proc.returncode, proc.stderr[-4000:])
             return {
@@ -205,25 +210,69 @@ class Engine:
                 undoes=undoes,
                 sandbox=str(self.confinement.backend),
             )
-            result = self._run_child(["--action", str(action_id)], policy)
-            if result.get("crashed"):
-                self._recover_locked(policy)
-                raise AlmaError(
-                    f"The executor stopped unexpectedly (exit {result.get('rc')}); action "
-                    f"{action_id} was rolled back and nothing was changed. See the daemon log."
-                )
-            if not result.get("ok"):
-                cls = ERROR_CLASSES.get(int(result.get("code", 1)), AlmaError)
-                raise cls(str(result.get("message")))
+            self._run_action(["--action", str(action_id)], action_id, policy)
         return self.journal.action(action_id)
+
+    def _run_action(self, args: list[str], action_id: int, policy: Policy) -> None:
+        """Run the child on one action; raise what stopped it. Whatever happens (the child
+        crashed, could not start, answered nonsense), the action is not left ``running``:
+        recovery takes it back from the files, or it is closed ``failed`` with a sentence that
+        says how to finish."""
+        try:
+            result = self._run_child(args, policy)
+            if result.get("crashed"):
+                raise self._after_crash(action_id, result, policy)
+            if not result.get("ok"):
+                raise error_from_wire(result)
+        except Exception as exc:
+            error = as_alma_error(exc)
+            if error is not exc:
+                log.error("action %s: %s", action_id, cause_of(exc), exc_info=exc)
+            raise error from (None if error is exc else exc)
+        finally:
+            self._close_if_running(action_id, policy)
+
+    def _after_crash(self, action_id: int, result: dict[str, Any], policy: Policy) -> AlmaError:
+        report = self._recover_locked(policy)
+        for entry in report:
+            if entry.get("action") == action_id and entry.get("status") == "failed":
+                return AlmaError(str(entry.get("error")))
+        return AlmaError(
+            f"The executor stopped unexpectedly (exit {result.get('rc')}); action "
+            f"{action_id} was rolled back and nothing was changed. See the daemon log."
+        )
+
+    def _close_if_running(self, action_id: int, policy: Policy) -> None:
+        try:
+            if self.journal.action_row(action_id)["status"] != "running":
+                return
+            self._recover_locked(policy)
+            if self.journal.action_row(action_id)["status"] != "running":
+                return
+        except Exception:
+            log.exception("action %s: recovery after a failure did not finish", action_id)
+        try:
+            self.journal.finish(
+                action_id,
+                "failed",
+                error=f"ALMA could not check what action {action_id} left; run "
+                f"`alma-ctl undo {action_id}` to take back whatever of it is still done.",
+                code=int(ErrorCode.INTERNAL),
+            )
+        except Exception:
+            log.exception("action %s stays running: the journal cannot be written", action_id)
 
     def undo_target(self, action_id: int | None) -> sqlite3.Row:
         """The action an undo reverts: the one named, or the newest done one that is not itself
-        an undo. InvalidStateError when it is not done (already undone, rolled back, ...)."""
+        an undo. InvalidStateError when it is not done (already undone, rolled back, ...); a
+        failed file action named by its id is one whose rollback stopped halfway, and undoing
+        it finishes that rollback."""
         target = action_id if action_id is not None else self.journal.newest_undoable()
         if target is None:
             raise InvalidStateError("There is nothing to undo: no action is done and not undone.")
         row = self.journal.action_row(target)
+        if row["status"] == "failed" and action_id is not None and row["sandbox"] != "memory":
+            return row
         if row["status"] != "done":
             detail = f" (undone by action {row['undone_by']})" if row["undone_by"] else ""
             raise InvalidStateError(
@@ -232,9 +281,14 @@ class Engine:
         return row
 
     def undo(self, action_id: int | None = None) -> dict[str, Any]:
-        """Revert an action as a new journaled action (a bare undo never reverts an undo)."""
+        """Revert an action as a new journaled action (a bare undo never reverts an undo), or
+        finish taking back a failed one (then the result is that action, now rolled back)."""
         row = self.undo_target(action_id)
         target = int(row["id"])
+        if row["status"] == "failed":
+            with self._lock:
+                self._run_action(["--rollback", str(target)], target, self.policy())
+            return self.journal.action(target)
         with _collector_paused():
             rows = self.journal.done_rows(target)
             plan = _relax_ctime(inverse_plan(rows), self.journal.paths_touched_after(target))

@@ -15,15 +15,23 @@ import json
 import os
 import signal
 import sys
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from actions.tree import Tree
-from policies.errors import AlmaError, ConflictError, ErrorCode
+from policies.errors import (
+    AlmaError,
+    ConflictError,
+    ErrorCode,
+    InvalidStateError,
+    as_alma_error,
+    cause_of,
+)
 from sandbox import recovery
 from sandbox.executor import Executor, Zones
-from state.journal import Journal
+from state.journal import TRANSFERS, Journal
 
 Checkpoint = Callable[[str], None]
 EXIT_HANDLED = 10  # the JSON line on stdout says what went wrong
@@ -49,19 +57,66 @@ def execute(
         executor = Executor(tree, journal, action_id, zones, checkpoint=checkpoint)
         try:
             executor.run()
-        except AlmaError as exc:
-            try:
-                recovery.rollback(
-                    tree, journal, action_id, checkpoint, stopped_at=executor.attempted
+        except Exception as exc:  # whatever stopped it, what was done is taken back
+            error = as_alma_error(exc)
+            if not isinstance(exc, AlmaError):
+                error = AlmaError(
+                    f"Action {action_id} stopped: {cause_of(exc)}; ALMA took back what it had "
+                    "done, so nothing was changed."
                 )
-            except ConflictError as conflict:
-                journal.finish(action_id, "failed", error=str(conflict), code=conflict.code)
+            take_back(tree, journal, action_id, checkpoint, stopped_at=executor.attempted)
+            journal.finish(action_id, "rolled_back", error=str(error), code=error.code)
+            if error is exc:
                 raise
-            journal.finish(action_id, "rolled_back", error=str(exc), code=exc.code)
-            raise
+            raise error from exc
         _finish_done(journal, action_id, row["undoes"])
         checkpoint("finished")
     return {"ok": True, "action": action_id}
+
+
+def take_back(
+    tree: Tree,
+    journal: Journal,
+    action_id: int,
+    checkpoint: Checkpoint,
+    *,
+    stopped_at: int | None = None,
+) -> None:
+    """Roll the action back (see recovery.rollback). If that cannot finish, whatever the error
+    (a conflict, a symlink swapped in, EACCES, a full disk), the action ends ``failed`` with a
+    sentence naming what is still moved and the one command that finishes the job, raised."""
+    try:
+        recovery.rollback(tree, journal, action_id, checkpoint, stopped_at=stopped_at)
+    except Exception as exc:
+        message = unfinished(journal, action_id, cause_of(exc), stopped_at)
+        journal.finish(action_id, "failed", error=message, code=int(ErrorCode.INTERNAL))
+        raise AlmaError(message) from exc
+
+
+def unfinished(journal: Journal, action_id: int, cause: str, stopped_at: int | None) -> str:
+    """The sentence for an action whose rollback stopped: what is still moved, and how to
+    finish (``alma-ctl undo ID`` takes back a failed action's rest: Engine.undo)."""
+    moved: list[str] = []
+    unsure = False
+    for row in journal.rows(action_id):
+        if row.state == "rolled_back" or row.op.get("op") not in TRANSFERS:
+            continue
+        if stopped_at is not None and row.idx > stopped_at:
+            continue  # never started
+        unsure = unsure or row.state != "done"
+        moved.append(f"{row.aux['src']} -> {row.aux['dst']}")
+    command = f"`alma-ctl undo {action_id}`"
+    if not moved:
+        return (
+            f"Action {action_id} could not be taken back whole ({cause}); no file is still "
+            f"moved, but a folder it created may be left. Fix that and run {command}."
+        )
+    count = f"{'up to ' if unsure else ''}{len(moved)} file{'s' if len(moved) != 1 else ''}"
+    shown = "; ".join(moved[:3]) + ("; ..." if len(moved) > 3 else "")
+    return (
+        f"Action {action_id} could not be taken back whole ({cause}): {count} still where it "
+        f"put them ({shown}). Fix that and run {command} to put them back."
+    )
 
 
 def _finish_done(journal: Journal, action_id: int, undoes: int | None) -> None:
@@ -77,9 +132,8 @@ def recover(root: Path, journal: Journal, checkpoint: Checkpoint) -> dict[str, A
     with Tree(root) as tree:
         for action_id in journal.running():
             try:
-                recovery.rollback(tree, journal, action_id, checkpoint)
-            except ConflictError as exc:
-                journal.finish(action_id, "failed", error=f"recovery stopped: {exc}", code=exc.code)
+                take_back(tree, journal, action_id, checkpoint)
+            except AlmaError as exc:
                 report.append({"action": action_id, "status": "failed", "error": str(exc)})
                 continue
             journal.finish(
@@ -92,11 +146,30 @@ def recover(root: Path, journal: Journal, checkpoint: Checkpoint) -> dict[str, A
     return {"ok": True, "recovered": report}
 
 
+def finish_rollback(
+    root: Path, journal: Journal, action_id: int, checkpoint: Checkpoint
+) -> dict[str, Any]:
+    """Take back the rest of a failed action (``alma-ctl undo ID`` on it), from the files."""
+    row = journal.action_row(action_id)
+    if row["status"] != "failed":
+        raise InvalidStateError(f"Action {action_id} is {row['status']}, not failed.")
+    with Tree(root) as tree:
+        take_back(tree, journal, action_id, checkpoint)
+    journal.finish(
+        action_id,
+        "rolled_back",
+        error="it had stopped halfway; the rest was taken back with alma-ctl undo",
+        code=row["error_code"],
+    )
+    return {"ok": True, "action": action_id}
+
+
 def main(argv: list[str] | None = None, *, checkpoint: Checkpoint = _no_checkpoint) -> int:
     parser = argparse.ArgumentParser(prog="python -m sandbox.runner")
     parser.add_argument("--root", required=True, type=Path)
     parser.add_argument("--action", type=int)
     parser.add_argument("--recover", action="store_true")
+    parser.add_argument("--rollback", type=int)
     parser.add_argument("--writable", action="append", default=[])
     parser.add_argument("--read-only", action="append", default=[])
     args = parser.parse_args(argv)
@@ -111,11 +184,15 @@ def main(argv: list[str] | None = None, *, checkpoint: Checkpoint = _no_checkpoi
     try:
         if args.recover:
             result = recover(root, journal, checkpoint)
+        elif args.rollback is not None:
+            result = finish_rollback(root, journal, args.rollback, checkpoint)
         else:
             zones = Zones.from_lists(args.writable, args.read_only)
             result = execute(root, journal, args.action, zones, checkpoint)
-    except AlmaError as exc:
-        print(json.dumps({"ok": False, "code": int(exc.code), "message": str(exc)}), flush=True)
+    except Exception as exc:
+        if not isinstance(exc, AlmaError):
+            traceback.print_exc()  # for the daemon's log; the person reads the sentence
+        print(json.dumps({"ok": False, **as_alma_error(exc).to_wire()}), flush=True)
         return EXIT_HANDLED
     finally:
         journal.close()
