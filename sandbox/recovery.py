@@ -54,7 +54,7 @@ def rollback(
                 continue
             checkpoint(f"rollback{row.idx}")
             if stopped_at is None or row.idx < stopped_at:
-                _rollback_one(tree, row.op, row.pre, row.post, row.aux)
+                _rollback_one(tree, journal, row.op, row.pre, row.post, row.aux)
             elif row.idx == stopped_at:
                 _clean_failed(tree, row.op, row.pre, row.aux)
             marks.append(row.idx)
@@ -76,6 +76,7 @@ def _mark(journal: Journal, action_id: int, marks: list[int]) -> None:
 
 def _rollback_one(
     tree: Tree,
+    journal: Journal,
     raw_op: dict[str, Any],
     pre: dict[str, Any] | None,
     post: dict[str, Any] | None,
@@ -110,6 +111,11 @@ def _rollback_one(
         return  # an intent without identity was never applied (validation records one always)
     it = Intent.from_row(aux, pre)
     transfer.revert(tree, it, transfer.probe(tree, it, None))
+    copy = transfer.copied_back(tree, it)
+    if copy is not None:
+        # Durable before the op is marked rolled back: killed in between, the next run finds
+        # the copy in place again and records it again.
+        journal.record_copy(it.pre, copy)
 
 
 def _clean_failed(

@@ -181,6 +181,18 @@ def _src_in_place(tree: Tree, it: Intent) -> bool:
     return it.xdev and _holds(tree, it.src, it.pre.sha256)
 
 
+def copied_back(tree: Tree, it: Intent) -> Identity | None:
+    """The identity of the file at ``src`` when a rollback (this one or an interrupted earlier
+    one) copied it back across filesystems: the same bytes under a new inode, which the action
+    that left the original must from now on expect instead (Journal.record_copy)."""
+    if not it.xdev:
+        return None
+    st = tree.lstat(it.src)
+    if st is None or _is(st, it.pre) or not _holds(tree, it.src, it.pre.sha256):
+        return None
+    return identity_of(st, sha256=it.pre.sha256)
+
+
 def probe(tree: Tree, it: Intent, post: Identity | None) -> State:
     """How far the transfer got, from identities. ConflictError when the evidence disagrees."""
     if not it.xdev:

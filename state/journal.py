@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from actions.ops import Identity
 from policies.errors import NotFoundError
 from state.db import connect, migrate, utcnow
 
@@ -82,6 +83,14 @@ MIGRATIONS = (
         ops INTEGER NOT NULL
     )
     """,
+    # 3: a rollback that copied a file back across filesystems left the same bytes under a new
+    # inode; the action that left the original expects this copy instead (see done_rows).
+    """
+    CREATE TABLE journal_copies (
+        old TEXT PRIMARY KEY,
+        new TEXT NOT NULL
+    )
+    """,
 )
 #: Ops that move one file; the others (mkdir, rmdir, keep, memory ops) have no pre or aux.
 TRANSFERS = frozenset({"move", "trash", "restore"})
@@ -97,6 +106,11 @@ class JournalRow:
     pre: dict[str, Any] | None
     post: dict[str, Any] | None
     aux: dict[str, Any]
+
+
+def _copy_key(ident: dict[str, Any]) -> str:
+    """What tells one file from another across a copy's life: not ctime, which our renames move."""
+    return f"{ident.get('dev')}:{ident.get('ino')}:{ident.get('size')}:{ident.get('mtime_ns')}"
 
 
 def _loads(text: str | None) -> Any:
@@ -357,8 +371,29 @@ class Journal:
     def done_rows(
         self, action_id: int
     ) -> list[tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]]]:
-        """(op, post, aux) of the ops done, in order: what an undo inverts."""
-        return [(r.op, r.post, r.aux) for r in self.rows(action_id) if r.state == "done"]
+        """(op, post, aux) of the ops done, in order: what an undo inverts. A post whose file a
+        rollback later copied back across filesystems is the copy's identity."""
+        copies = dict(self.conn.execute("SELECT old, new FROM journal_copies").fetchall())
+        rows = []
+        for r in self.rows(action_id):
+            if r.state != "done":
+                continue
+            post = r.post
+            for _ in range(len(copies)):  # a chain, when it was copied back more than once
+                if post is None or (new := copies.get(_copy_key(post))) is None:
+                    break
+                post = json.loads(new)
+            rows.append((r.op, post, r.aux))
+        return rows
+
+    def record_copy(self, old: Identity, new: Identity) -> None:
+        """A rollback replaced the file ``old`` by its verified copy ``new`` (durable)."""
+        with self.transaction():
+            self.conn.execute(
+                "INSERT INTO journal_copies(old, new) VALUES (?, ?) "
+                "ON CONFLICT(old) DO UPDATE SET new = excluded.new",
+                (_copy_key(old._asdict()), _dumps(new.to_dict())),
+            )
 
     def _op_reader(self, action_id: int) -> Callable[[int, str | None], dict[str, Any]]:
         """Reads a row's op: its own JSON, or for NULL the plan's op at that index (the plan is

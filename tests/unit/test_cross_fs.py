@@ -4,15 +4,19 @@ and source removal: after recovery exactly one verified copy exists and no temp 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import random
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from actions.ops import Move, Op, Trash
+from actions.inverse import inverse_plan
+from actions.ops import Identity, Move, Op, Trash, plan_to_list
 from actions.safefs import identity_of
+from sandbox.engine import _relax_ctime
 from tests.support.trees import snapshot
 from tests.unit.test_crash import child, engine, new_action, status
 
@@ -113,3 +117,87 @@ def test_cross_fs_move_done_then_undone(two_fs_root: Path) -> None:
         eng.journal.close()
     assert snapshot(root) == before
     assert _temps(root) == []
+
+
+def _many_files(root: Path) -> dict[str, str]:
+    """Five files whose moves cross the mount, both ways, and one trashed from the tmpfs."""
+    for i in range(3):
+        (root / "user" / f"disco_{i}_ñ.bin").write_bytes(os.urandom(4096 + i))
+    (root / "user" / "shm" / "memoria.bin").write_bytes(os.urandom(5000))
+    (root / "user" / "shm" / "viejo.tmp").write_bytes(b"scratch \xc3\xb1")
+    return snapshot(root)
+
+
+def _many_plan(root: Path) -> list[Op]:
+    """The plan over _many_files as they are now (each round's undo leaves new identities)."""
+
+    def ident(rel: str) -> Identity:
+        return identity_of((root / rel).lstat())
+
+    plan: list[Op] = [
+        Move(f"user/disco_{i}_ñ.bin", f"user/shm/disco_{i}_ñ.bin", ident(f"user/disco_{i}_ñ.bin"))
+        for i in range(3)
+    ]
+    plan.append(Move("user/shm/memoria.bin", "user/memoria.bin", ident("user/shm/memoria.bin")))
+    plan.append(Trash("user/shm/viejo.tmp", ident("user/shm/viejo.tmp")))
+    return plan
+
+
+def _undo_action(root: Path, target: int) -> int:
+    """The undo of ``target`` journaled as Engine.undo journals it, not started."""
+    eng = engine(root)
+    try:
+        row = eng.undo_target(target)
+        plan = _relax_ctime(
+            inverse_plan(eng.journal.done_rows(target)), eng.journal.paths_touched_after(target)
+        )
+        return eng.journal.create_action(
+            kind=str(row["kind"]), plan=plan_to_list(plan), undoes=target
+        )
+    finally:
+        eng.journal.close()
+
+
+@pytest.mark.slow
+def test_cross_fs_undo_killed_anywhere_can_be_undone_afterwards(two_fs_root: Path) -> None:
+    """Issue 8: an undo across filesystems killed midway, then recovered, left the action
+    impossible to undo (the rollback copied a file back: a new inode). Kill the undo at every
+    checkpoint (and recovery too, at random): afterwards undo works, the tree is the original."""
+    root = two_fs_root
+    before = _many_files(root)
+    labels: list[str] = []
+    rng = random.Random(8)
+    kills = 0
+    k = 0
+    while True:
+        action = new_action(root, _many_plan(root))
+        assert child(root, action, -1, "execute").returncode == 0
+        assert status(root, action) == "done"
+        undo = _undo_action(root, action)
+        run = child(root, undo, k, "execute")
+        if run.returncode == 0:  # past the last checkpoint: the undo finished
+            labels = json.loads(run.stdout.splitlines()[-1])
+            assert k >= len(labels)
+            assert status(root, undo) == "done" and status(root, action) == "undone"
+            assert snapshot(root) == before
+            break
+        assert run.returncode == -9, run.stdout + run.stderr
+        kills += 1
+        if rng.random() < 0.4:  # recovery itself killed once, somewhere
+            died = child(root, 0, rng.randint(0, 12), "recover")
+            assert died.returncode in (0, -9), died.stderr
+        rec = child(root, 0, -1, "recover")
+        assert rec.returncode == 0, rec.stdout + rec.stderr
+        if status(root, undo) == "done":
+            assert status(root, action) == "undone"
+        else:
+            assert status(root, undo) == "rolled_back", (k, status(root, undo))
+            eng = engine(root)
+            try:
+                eng.undo(action)  # the undo works afterwards
+            finally:
+                eng.journal.close()
+        assert snapshot(root) == before, f"killed at checkpoint {k}"
+        assert _temps(root) == [], f"killed at checkpoint {k}"
+        k += 1
+    assert kills >= 20, (kills, labels)
