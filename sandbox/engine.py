@@ -273,6 +273,11 @@ class Engine:
         row = self.journal.action_row(target)
         if row["status"] == "failed" and action_id is not None and row["sandbox"] != "memory":
             return row
+        if row["trash_emptied_at"] is not None:
+            raise InvalidStateError(
+                f"Action {target} can no longer be undone: `trash empty` removed what it had put "
+                f"in the trash for good ({row['trash_emptied_at']})."
+            )
         if row["status"] != "done":
             detail = f" (undone by action {row['undone_by']})" if row["undone_by"] else ""
             raise InvalidStateError(
@@ -345,6 +350,13 @@ class Engine:
     def trash_empty(self, older_than_days: int) -> dict[str, Any]:
         """Remove for good the trash of actions older than ``older_than_days`` (a person's
         command only: the daemon never calls this on its own)."""
+        keep = self.policy().trash.retention_days
+        if older_than_days < keep:
+            raise RefusedError(
+                f"The trash keeps everything at least {keep} days (retention_days in "
+                f"system/autonomy.conf): ask for {keep} days or more, or lower retention_days "
+                "there first."
+            )
         cutoff = time.time() - older_than_days * 86400
         removed = 0
         with self._lock:
@@ -356,4 +368,5 @@ class Engine:
                     1 for p in adir.rglob("*") if p.is_file() and p.name != "manifest.json"
                 )
                 shutil.rmtree(adir)
+                self.journal.mark_trash_emptied(int(adir.name))
         return {"removed": removed, "older_than_days": older_than_days}

@@ -85,11 +85,13 @@ MIGRATIONS = (
     """,
     # 3: a rollback that copied a file back across filesystems left the same bytes under a new
     # inode; the action that left the original expects this copy instead (see done_rows).
+    # And the day `trash empty` removed an action's trash for good: it can no longer be undone.
     """
     CREATE TABLE journal_copies (
         old TEXT PRIMARY KEY,
         new TEXT NOT NULL
-    )
+    );
+    ALTER TABLE actions ADD COLUMN trash_emptied_at TEXT
     """,
 )
 #: Ops that move one file; the others (mkdir, rmdir, keep, memory ops) have no pre or aux.
@@ -237,12 +239,26 @@ class Journal:
         return [int(r[0]) for r in rows]
 
     def newest_undoable(self) -> int | None:
-        """The newest action that is done, not undone, and not itself an undo."""
-        row = self.conn.execute(
-            "SELECT id FROM actions WHERE status = 'done' AND undoes IS NULL "
-            "ORDER BY id DESC LIMIT 1"
-        ).fetchone()
-        return None if row is None else int(row[0])
+        """The newest done action a bare undo reverts: one that does something forward (an
+        action, or a redo: the undo of an undo does the action again), never an undo of one,
+        and never one whose trash was emptied for good."""
+        undoes = dict(self.conn.execute("SELECT id, undoes FROM actions WHERE undoes IS NOT NULL"))
+        rows = self.conn.execute(
+            "SELECT id FROM actions WHERE status = 'done' AND trash_emptied_at IS NULL "
+            "ORDER BY id DESC"
+        )
+        for (action_id,) in rows:
+            depth, current = 0, undoes.get(action_id)
+            while current is not None:
+                depth, current = depth + 1, undoes.get(current)
+            if depth % 2 == 0:
+                return int(action_id)
+        return None
+
+    def mark_trash_emptied(self, action_id: int) -> None:
+        self.conn.execute(
+            "UPDATE actions SET trash_emptied_at = ? WHERE id = ?", (utcnow(), action_id)
+        )
 
     def finish(
         self, action_id: int, status: str, *, error: str | None = None, code: int | None = None

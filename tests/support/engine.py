@@ -143,10 +143,12 @@ def require_backend(name: str) -> Confinement:
     return Confinement(backend, detail)
 
 
-def default_policy(**thresholds: int) -> Policy:
+def default_policy(*, retention_days: int | None = None, **thresholds: int) -> Policy:
     data: dict[str, Any] = {"sandbox": {"allow_unconfined": True}}
     if thresholds:
         data["thresholds"] = thresholds
+    if retention_days is not None:
+        data["trash"] = {"retention_days": retention_days}
     return policy_from_dict(data)
 
 

@@ -17,10 +17,10 @@ import pytest
 
 from actions.ops import Mkdir, Op
 from policies.decide import RunContext
-from policies.errors import ConflictError, InvalidStateError, NotFoundError
+from policies.errors import ConflictError, InvalidStateError, NotFoundError, RefusedError
 from sandbox.engine import Engine
 from state.journal import PLAIN_TRANSFER, Journal, compact_aux
-from tests.support.engine import REAL_BACKENDS, AlmaRoot, make_engine
+from tests.support.engine import REAL_BACKENDS, AlmaRoot, default_policy, make_engine
 
 APPROVED = RunContext(approved_by_person=True)
 FILES = {
@@ -128,6 +128,22 @@ def test_bare_undo_never_reverts_an_undo(alma: AlmaRoot, engine: Engine) -> None
     assert alma.path("user/proyecto/foto2.jpg").is_file()
     with pytest.raises(InvalidStateError):
         engine.undo()
+
+
+def test_a_bare_undo_reverts_a_redo(alma: AlmaRoot, engine: Engine) -> None:
+    """Issue 8: after undoing an undo, a bare undo said nothing was done, though the redo is.
+    A redo does the original again, so a bare undo takes it back (an undo it never takes)."""
+    before = alma.world()
+    done = engine.execute(organize(alma), kind="organize", ctx=APPROVED)
+    undo = engine.undo()
+    redo = engine.undo(undo["id"])
+    again = engine.undo()
+    assert again["undoes"] == redo["id"]
+    assert without_trash(alma.world()) == without_trash(before)
+    assert engine.journal.action(redo["id"])["status"] == "undone"
+    assert engine.journal.action(done["id"])["status"] == "undone"
+    with pytest.raises(InvalidStateError):
+        engine.undo()  # what is left done is two undos: a bare undo reverts neither
 
 
 def test_undo_refuses_what_cannot_be_undone(alma: AlmaRoot, engine: Engine) -> None:
@@ -250,6 +266,7 @@ def test_trash_empty_removes_only_what_is_older_than_asked(alma: AlmaRoot, engin
     assert {e["original"] for e in engine.trash_list()} == {"user/viejo.tmp", "user/nuevo.tmp"}
     ten_days_ago = time.time() - 10 * 86400
     os.utime(alma.root / ".alma/trash" / str(old["id"]), (ten_days_ago, ten_days_ago))
+    engine.policy = lambda: default_policy(retention_days=7)
 
     assert engine.trash_empty(30)["removed"] == 0
     assert len(engine.trash_list()) == 2
@@ -260,9 +277,35 @@ def test_trash_empty_removes_only_what_is_older_than_asked(alma: AlmaRoot, engin
     gone = {k for k in before if k.startswith(f".alma/trash/{old['id']}")}
     assert gone and set(before) - set(alma.world()) == gone
     # the emptied action can no longer be undone, and saying so changes nothing
-    _undo_conflict(alma, engine, old["id"])
+    actions = len(engine.journal.history(100))
+    after = alma.world()
+    with pytest.raises(InvalidStateError, match="trash"):
+        engine.undo(old["id"])
+    assert alma.world() == after and len(engine.journal.history(100)) == actions
     engine.undo(new["id"])
     assert alma.path("user/nuevo.tmp").read_bytes() == b"trashed today"
+
+
+def test_trash_empty_keeps_the_policys_retention_and_forgets_emptied_actions(
+    alma: AlmaRoot, engine: Engine
+) -> None:
+    """Issue 8: ``trash empty --older-than 0`` ignored ``[trash] retention_days``, and every bare
+    undo afterwards aimed at the emptied action, failed, and added a rolled_back row."""
+    alma.write("user/viejo.tmp", b"trashed long ago")
+    old = engine.execute([alma.trash("user/viejo.tmp")], kind="temp_cleanup", ctx=APPROVED)
+    before = alma.world()
+    with pytest.raises(RefusedError, match="retention_days"):
+        engine.trash_empty(0)  # the default policy keeps the trash 30 days
+    assert alma.world() == before
+    engine.policy = lambda: default_policy(retention_days=0)
+    assert engine.trash_empty(0)["removed"] == 1
+    actions = len(engine.journal.history(100))
+    for _ in range(3):
+        with pytest.raises(InvalidStateError):
+            engine.undo()  # nothing else is done: the emptied action is not a target
+    with pytest.raises(InvalidStateError, match="trash"):
+        engine.undo(old["id"])
+    assert len(engine.journal.history(100)) == actions
 
 
 def test_journal_rows_read_back_the_plans_ops_and_each_transfers_aux(
