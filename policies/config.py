@@ -94,14 +94,14 @@ class Zones(_Section):
                             hard=hard,
                         )
                     )
-        return value
+        # Normalised here, once: "user/" and "user" are one zone for the gate, the executor
+        # and the confinement alike.
+        return ["/".join(split_zone(zone)) for zone in value]
 
     @field_validator("read_only")
     @classmethod
     def _read_only_ok(cls, value: list[str]) -> list[str]:
-        for zone in value:
-            split_zone(zone)
-        return value
+        return ["/".join(split_zone(zone)) for zone in value]
 
     def writable_parts(self) -> list[tuple[str, ...]]:
         return [split_zone(z) for z in self.writable]

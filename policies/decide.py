@@ -11,8 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from policies.config import Level, Policy, level_rank
+from policies.config import Level, Policy, level_rank, split_zone
 from policies.i18n import _
+from policies.layout import HARD_READ_ONLY
 
 
 class Verdict(StrEnum):
@@ -48,19 +49,26 @@ class RunContext:
 
 
 class ZoneCheck:
-    """The policy's zones split once, to check many paths: a plan of 10,000 moves names 20,000,
-    and splitting every zone again for each of them was most of the gate's time."""
+    """The zone rule, its one owner: may ``relpath`` be written? The gate asks it of a policy
+    (:meth:`of`), the confined executor of the zones it is given on its command line, and both
+    get the same answer. Zones are split once, to check many paths: a plan of 10,000 moves
+    names 20,000, and splitting every zone again for each was most of the gate's time."""
 
     __slots__ = ("_read_only", "_read_only_prefixes", "_writable", "_writable_names")
 
-    def __init__(self, policy: Policy) -> None:
+    def __init__(self, writable: Sequence[str], read_only: Sequence[str]) -> None:
         # Components are checked before the zones are, so a plain string prefix "a/b/" matches
         # exactly the paths whose leading components are the zone's (str.startswith takes all
-        # the zones in one call).
-        self._read_only = ["/".join(parts) for parts in policy.zones.read_only_parts()]
-        self._read_only_prefixes = tuple(ro + "/" for ro in self._read_only)
-        self._writable = tuple("/".join(parts) + "/" for parts in policy.zones.writable_parts())
-        self._writable_names = ", ".join(policy.zones.writable)
+        # the zones in one call). system/ and .alma/ are read-only whatever the lists say.
+        ro = [*read_only, *(z for z in HARD_READ_ONLY if z not in read_only)]
+        self._read_only = ["/".join(split_zone(z)) for z in ro]
+        self._read_only_prefixes = tuple(z + "/" for z in self._read_only)
+        self._writable = tuple("/".join(split_zone(z)) + "/" for z in writable)
+        self._writable_names = ", ".join(z.rstrip("/") for z in self._writable)
+
+    @classmethod
+    def of(cls, policy: Policy) -> ZoneCheck:
+        return cls(policy.zones.writable, policy.zones.read_only)
 
     def problem(self, relpath: str) -> str | None:
         """Why ``relpath`` may not be written, or None when it may (lexical check)."""
@@ -88,11 +96,11 @@ class ZoneCheck:
 
 def path_zone_problem(policy: Policy, relpath: str) -> str | None:
     """Why ``relpath`` may not be written under ``policy``, or None when it may (lexical check)."""
-    return ZoneCheck(policy).problem(relpath)
+    return ZoneCheck.of(policy).problem(relpath)
 
 
 def decide(policy: Policy, facts: PlanFacts, ctx: RunContext) -> Decision:
-    zones = ZoneCheck(policy)
+    zones = ZoneCheck.of(policy)
     for path in facts.paths:
         problem = zones.problem(path)
         if problem:

@@ -27,7 +27,7 @@ from typing import Any
 from actions.inverse import inverse_plan
 from actions.ops import Keep, Move, Op, Restore, Trash, files_touched, plan_to_list, write_paths
 from actions.safefs import path_problem
-from policies.config import Policy
+from policies.config import Policy, split_zone
 from policies.decide import Decision, PlanFacts, RunContext, Verdict, decide
 from policies.errors import (
     AlmaError,
@@ -124,14 +124,20 @@ class Engine:
     def _writable_dirs(self, policy: Policy) -> list[str]:
         dirs = [self.layout.journal_dir, self.layout.trash]
         for zone in policy.zones.writable:
-            path = self.layout.root / zone
-            try:
-                st = path.lstat()
-            except FileNotFoundError:
-                continue
-            if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
-                continue  # the executor's fd walk refuses it anyway; never grant through a link
-            dirs.append(path)
+            # Every component from the root down, not only the last: a zone reached through a
+            # symlinked parent would grant a folder outside the root. The executor's fd walk
+            # refuses it anyway; the confinement must not grant it either.
+            path = self.layout.root
+            for part in split_zone(zone):
+                path = path / part
+                try:
+                    st = path.lstat()
+                except FileNotFoundError:
+                    break
+                if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+                    break
+            else:
+                dirs.append(path)
         return [os.path.realpath(d) for d in dirs]
 
     def _run_child(self, args: list[str], policy: Policy) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 from actions.ops import Identity, Keep, Mkdir, Move, Op, Restore, Rmdir, Trash, plan_from_list
 from actions.safefs import NAME_MAX, identity_of, sha256_at, split_relpath, split_relpath_cached
 from actions.tree import Tree, prefixes, still_there
+from policies.decide import ZoneCheck
 from policies.errors import AlmaError, ConflictError, RefusedError
 from sandbox import transfer
 from sandbox.transfer import Intent
@@ -45,39 +46,25 @@ def _no_checkpoint(label: str) -> None:
     return None
 
 
-@dataclass(frozen=True)
 class Zones:
-    """Writable and read-only zones as component tuples (read-only includes system, .alma)."""
+    """The zones the child was given, checked by the policy's own rule (policies.decide.ZoneCheck:
+    normalised, system/ and .alma/ read-only whatever is passed), after every component of the
+    path is checked as a valid name."""
 
-    writable: tuple[tuple[str, ...], ...]
-    read_only: tuple[tuple[str, ...], ...]
-    # Derived once: "zone/" prefixes, and the read-only zones themselves.
-    _writable_prefixes: tuple[str, ...] = field(init=False, repr=False, compare=False)
-    _read_only_prefixes: tuple[str, ...] = field(init=False, repr=False, compare=False)
-    _read_only_names: frozenset[str] = field(init=False, repr=False, compare=False)
+    __slots__ = ("rule",)
 
-    def __post_init__(self) -> None:
-        ro = ["/".join(z) for z in self.read_only]
-        object.__setattr__(self, "_read_only_names", frozenset(ro))
-        object.__setattr__(self, "_read_only_prefixes", tuple(z + "/" for z in ro))
-        object.__setattr__(
-            self, "_writable_prefixes", tuple("/".join(z) + "/" for z in self.writable)
-        )
+    def __init__(self, rule: ZoneCheck) -> None:
+        self.rule = rule
 
     @classmethod
     def from_lists(cls, writable: Sequence[str], read_only: Sequence[str]) -> Zones:
-        ro = {tuple(z.split("/")) for z in (*read_only, "system", ".alma")}
-        return cls(tuple(tuple(z.split("/")) for z in writable), tuple(sorted(ro)))
+        return cls(ZoneCheck(writable, read_only))
 
     def check(self, relpath: str) -> None:
         split_relpath_cached(relpath)  # every component a valid name, or RefusedError
-        # With every component checked, a path is inside a zone exactly when it starts with
-        # "zone/" (str.startswith takes all the zones in one call); the zone itself is never a
-        # target of a writable zone, and is refused for a read-only one.
-        if relpath in self._read_only_names or relpath.startswith(self._read_only_prefixes):
-            raise RefusedError(f"{relpath!r} is in a read-only zone; only writable zones change.")
-        if not relpath.startswith(self._writable_prefixes):
-            raise RefusedError(f"{relpath!r} is outside the writable zones; nothing was changed.")
+        problem = self.rule.problem(relpath)
+        if problem is not None:
+            raise RefusedError(f"{problem}; only writable zones change, nothing was changed.")
 
 
 @dataclass
