@@ -35,8 +35,8 @@ from actions.safefs import NAME_MAX, check_name, identity_of, kind_of, open_dir,
 from actions.tree import Tree
 from policies.errors import RefusedError
 from policies.i18n import _
+from policies.layout import ENGINE_TMP_PREFIX
 
-ENGINE_TMP_PREFIX = ".alma-tmp-"
 #: Folders a recursive scan never enters: ALMA's own data, and trees that tools own (moving or
 #: trashing a file in them breaks a program, and they hold many files no person placed).
 SKIP_DIR_NAMES = frozenset(

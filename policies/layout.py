@@ -14,6 +14,19 @@ ROOT_FOLDERS = ("system", "logs", "logs/alma", "user", "docs", ".alma")
 POLICY_FILE = "system/autonomy.conf"
 #: Folders no action may ever change, whatever the policy file says.
 HARD_READ_ONLY = ("system", ".alma")
+#: Root-relative, ``/``-separated, as plans and journal rows name them: ALMA's trash (an entry
+#: of action A's op I is ``TRASH/A/I/NAME``) and the journal, the two parts of ``.alma/`` the
+#: confined executor may write.
+TRASH = ".alma/trash"
+TRASH_PARTS = (".alma", "trash")
+JOURNAL = ".alma/journal"
+#: The name prefix of the engine's temporary copies (a transfer across filesystems).
+ENGINE_TMP_PREFIX = ".alma-tmp-"
+
+
+def trash_entry(action_id: int, idx: int, name: str) -> str:
+    """Where op ``idx`` of action ``action_id`` keeps the file ``name`` in the trash."""
+    return f"{TRASH}/{action_id}/{idx}/{name}"
 
 
 def root_name(cli_root: str | None) -> str:
@@ -107,7 +120,7 @@ class RootLayout:
     @property
     def journal_dir(self) -> Path:
         """The action journal: the only part of ``.alma/`` the confined executor may write."""
-        return self.data / "journal"
+        return self.root / JOURNAL
 
     @property
     def journal_file(self) -> Path:
@@ -115,7 +128,7 @@ class RootLayout:
 
     @property
     def trash(self) -> Path:
-        return self.data / "trash"
+        return self.root / TRASH
 
     @property
     def memory_dir(self) -> Path:

@@ -29,12 +29,12 @@ from actions.safefs import NAME_MAX, identity_of, sha256_at, split_relpath, spli
 from actions.tree import Tree, prefixes, still_there
 from policies.decide import ZoneCheck
 from policies.errors import AlmaError, ConflictError, RefusedError
+from policies.layout import ENGINE_TMP_PREFIX, TRASH, TRASH_PARTS, trash_entry
 from sandbox import transfer
 from sandbox.transfer import Intent
 from state.journal import Journal
 
 Checkpoint = Callable[[str], None]
-TRASH = ".alma/trash"
 #: Group commit: ops applied are marked done (folders fsynced, then one commit) every this many
 #: ops or seconds. The marks are hints for recovery, which examines every op's files anyway, so
 #: a larger batch costs nothing in safety; each commit costs a few fsyncs.
@@ -219,11 +219,11 @@ class Executor:
             src, dst, expect = op.src, op.dst, op.expect
         elif isinstance(op, Trash):
             src, expect = op.path, op.expect
-            dst = f"{TRASH}/{self.action_id}/{idx}/{op.path.rpartition('/')[2]}"
+            dst = trash_entry(self.action_id, idx, op.path.rpartition("/")[2])
         elif isinstance(op, Restore):
             src, dst, expect = op.trash, op.path, op.expect
             parts = split_relpath(src)
-            if parts[:2] != [".alma", "trash"] or len(parts) < 3:
+            if tuple(parts[:2]) != TRASH_PARTS or len(parts) < 3:
                 raise RefusedError(f"{src!r} is not an entry of ALMA's trash.")
         else:  # pragma: no cover - the vocabulary is closed
             raise RefusedError(f"unknown op {op.op!r}.")
@@ -280,13 +280,13 @@ class Executor:
         # unless either end already is the trash: a restore's source *is* a trash entry, and
         # keeping it again would leave a second copy listed in the trash after every undo.
         if xdev and not dst.startswith(TRASH + "/") and not src.startswith(TRASH + "/"):
-            src_trash = f"{TRASH}/{self.action_id}/{idx}/{src.rpartition('/')[2]}"
+            src_trash = trash_entry(self.action_id, idx, src.rpartition("/")[2])
         return Intent(
             src=src,
             dst=dst,
             pre=pre,
             xdev=xdev,
-            tmp=f".alma-tmp-{self.action_id}-{idx}" if xdev else None,
+            tmp=f"{ENGINE_TMP_PREFIX}{self.action_id}-{idx}" if xdev else None,
             src_trash=src_trash,
         )
 
@@ -386,7 +386,7 @@ class Executor:
             folders = []
             for relpath in (it.src, it.dst, *([it.src_trash] if it.src_trash else [])):
                 parts = tuple(split_relpath(relpath))[:-1]
-                if parts[:2] == (".alma", "trash"):
+                if parts[:2] == TRASH_PARTS:
                     parts = parts[:2]  # the action's own trash folders are created as it goes
                 folders.append(parts)
             check = self._folders[sig] = _FolderCheck(prefixes(folders))
@@ -420,10 +420,10 @@ class Executor:
         }
         if not entries:
             return
-        trash_fd = self.tree.dir((".alma", "trash"))
+        trash_fd = self.tree.dir(TRASH_PARTS)
         with contextlib.suppress(FileExistsError):
             os.mkdir(str(self.action_id), 0o700, dir_fd=trash_fd)
-        afd = self.tree.dir((".alma", "trash", str(self.action_id)))
+        afd = self.tree.dir((*TRASH_PARTS, str(self.action_id)))
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         try:
             fd = os.open("manifest.json", flags, 0o600, dir_fd=afd)

@@ -16,9 +16,9 @@ from collections.abc import Callable
 from typing import Any
 
 from actions.ops import Mkdir, Move, Restore, Rmdir, Trash, op_from_dict
-from actions.safefs import split_relpath
 from actions.tree import Tree
 from policies.errors import ConflictError
+from policies.layout import TRASH, TRASH_PARTS
 from sandbox import transfer
 from sandbox.transfer import Intent
 from state.journal import Journal
@@ -136,20 +136,20 @@ def _clean_failed(
 def _clean_trash_dirs(tree: Tree, action_id: int) -> None:
     """Remove the action's trash folders left empty (and its manifest once nothing is left)."""
     try:
-        afd = tree.dir((".alma", "trash", str(action_id)))
+        afd = tree.dir((*TRASH_PARTS, str(action_id)))
     except FileNotFoundError:
         return
     for entry in os.listdir(afd):
         if entry.isdigit():
             try:
-                tree.forget(f".alma/trash/{action_id}/{entry}")
+                tree.forget(f"{TRASH}/{action_id}/{entry}")
                 os.rmdir(entry, dir_fd=afd)
             except OSError:
                 pass  # holds a file: keep it
     if set(os.listdir(afd)) <= {"manifest.json"}:
         with contextlib.suppress(FileNotFoundError):
             os.unlink("manifest.json", dir_fd=afd)
-        tree.forget(f".alma/trash/{action_id}")
-        tfd = tree.dir(tuple(split_relpath(".alma/trash")))
+        tree.forget(f"{TRASH}/{action_id}")
+        tfd = tree.dir(TRASH_PARTS)
         os.rmdir(str(action_id), dir_fd=tfd)
         os.fsync(tfd)

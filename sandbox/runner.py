@@ -29,6 +29,7 @@ from policies.errors import (
     as_alma_error,
     cause_of,
 )
+from policies.layout import RootLayout
 from sandbox import recovery
 from sandbox.executor import Executor, Zones
 from state.journal import TRANSFERS, Journal
@@ -178,7 +179,7 @@ def main(argv: list[str] | None = None, *, checkpoint: Checkpoint = _no_checkpoi
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     root: Path = args.root
-    journal_dir = root / ".alma" / "journal"
+    journal_dir = RootLayout(root).journal_dir
     lock = lock_executor(journal_dir)
     journal = Journal(journal_dir / "journal.db")
     try:

@@ -31,6 +31,7 @@ from actions.safefs import (
 )
 from actions.tree import Tree
 from policies.errors import AlmaError, ConflictError
+from policies.layout import TRASH
 
 Checkpoint = Callable[[str], None]
 
@@ -80,7 +81,7 @@ def apply(tree: Tree, it: Intent, checkpoint: Checkpoint = _no_checkpoint) -> Id
     """Carry out a transfer; return the identity of the file at ``dst``. Raises ConflictError
     (nothing changed) when the source is not the file the plan saw or ``dst`` is occupied."""
     sdir, sname = tree.parent(it.src)
-    if it.dst.startswith(".alma/trash/"):
+    if it.dst.startswith(TRASH + "/"):
         _mkdirs(tree, it.dst)
     ddir, dname = tree.parent(it.dst)
     if not it.xdev:
