@@ -174,15 +174,16 @@ class Agent:
         if self.memory is None:
             raise UnavailableError("The memory store is not part of this daemon.")
         service = self.memory.get()
-        with self.engine._lock:
-            return memory_actions.execute(
-                self.engine.journal,
+        return self.engine.run_in_daemon(
+            lambda journal: memory_actions.execute(
+                journal,
                 service,
                 plan,
                 kind=kind,
                 suggestion_id=sid,
                 auto=not ctx.approved_by_person,
             )
+        )
 
     def _reject(self, sid: int, reason: str | None) -> None:
         row = self.store.row(sid)
@@ -328,8 +329,10 @@ class Agent:
                 if self.memory is None:
                     raise UnavailableError("The memory store is not part of this daemon.")
                 service = self.memory.get()
-                with self.engine._lock:
-                    action = memory_actions.undo(self.engine.journal, service, int(target["id"]))
+                target_id = int(target["id"])
+                action = self.engine.run_in_daemon(
+                    lambda journal: memory_actions.undo(journal, service, target_id)
+                )
             else:
                 action = self.engine.undo(int(target["id"]))
             if action["undoes"] is None:

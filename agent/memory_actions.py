@@ -14,7 +14,7 @@ from typing import Any
 
 from actions.ops import MemoryMerge, Op, plan_to_list
 from actions.planners import PlanResult, fingerprint
-from policies.errors import AlmaError, ConflictError
+from policies.errors import AlmaError, ConflictError, as_alma_error
 from state.journal import Journal
 
 log = logging.getLogger("alma.memory")
@@ -97,11 +97,14 @@ def execute(
         for i, op in enumerate(merges):
             memory.merge(op.keep, list(op.merge))
             done.append(i)
-    except AlmaError as exc:
+    except Exception as exc:  # whatever stopped it, the row is closed: never left running
+        error = as_alma_error(exc)
         for i in reversed(done):
             memory.unmerge(records[i])
-        journal.finish(action_id, "rolled_back", error=str(exc), code=int(exc.code))
-        raise
+        journal.finish(action_id, "rolled_back", error=str(error), code=int(error.code))
+        if error is exc:
+            raise
+        raise error from exc
     journal.mark_done(action_id, [(i, None) for i in done])
     journal.finish(action_id, "done")
     return journal.action(action_id)
@@ -136,9 +139,12 @@ def _unmerge_all(journal: Journal, memory: Any, action_id: int) -> None:
     try:
         for r in reversed(rows) if undoes is None else rows:
             memory.unmerge(r.aux["record"])
-    except AlmaError as exc:
-        journal.finish(action_id, "failed", error=str(exc), code=int(exc.code))
-        raise
+    except Exception as exc:
+        error = as_alma_error(exc)
+        journal.finish(action_id, "failed", error=str(error), code=int(error.code))
+        if error is exc:
+            raise
+        raise error from exc
     journal.mark_done(action_id, [(r.idx, None) for r in rows])
     with journal.transaction():
         if undoes is None:

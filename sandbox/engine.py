@@ -312,6 +312,13 @@ class Engine:
             undoes=target,
         )
 
+    def run_in_daemon(self, apply: Callable[[Journal], dict[str, Any]]) -> dict[str, Any]:
+        """Run a journaled change of ALMA's own data (a memory merge, or its undo) here in the
+        daemon rather than in the sandbox, one action at a time with the file actions: ``apply``
+        records its action in this journal. The caller passed the policy gate (``admit``)."""
+        with self._lock:
+            return apply(self.journal)
+
     def recover(self) -> list[dict[str, Any]]:
         """At start, before anything else: roll back every interrupted action."""
         with self._lock:

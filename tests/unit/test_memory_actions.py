@@ -12,7 +12,7 @@ from actions.ops import MemoryMerge, op_from_dict, plan_from_list
 from actions.tree import Tree
 from agent import memory_actions
 from agent.memory.service import MemoryService
-from policies.errors import BadArgumentError, ConflictError, RefusedError
+from policies.errors import AlmaError, BadArgumentError, ConflictError, RefusedError
 from policies.layout import RootLayout
 from sandbox.executor import Executor, Zones
 from state.journal import Journal
@@ -143,3 +143,24 @@ def test_the_examples_module_really_stores_them_without_a_daemon(tmp_path: Path)
     assert json.loads(first.stdout)["added"] == len(load_examples_file()) >= 15
     again = subprocess.run(cmd, capture_output=True, text=True, check=True)
     assert json.loads(again.stdout)["added"] == 0  # idempotent
+
+
+def test_a_merge_stopped_by_any_error_is_taken_back_and_closed(
+    svc: MemoryService, journal: Journal, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 8: any error that is not an AlmaError after the action started left it running."""
+    a, b = _cluster(svc)
+    before = (svc.show(a), svc.show(b))
+    plan = memory_actions.merge_findings(svc)[0].plan
+
+    def full_disk(keep: str, merge: list[str]) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(svc, "merge", full_disk)
+    with pytest.raises(AlmaError, match="disk is full"):
+        memory_actions.execute(
+            journal, svc, plan, kind="memory_merge", suggestion_id=None, auto=False
+        )
+    [action] = journal.history()
+    assert action["status"] == "rolled_back"
+    assert (svc.show(a), svc.show(b)) == before
