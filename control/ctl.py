@@ -18,6 +18,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import sys
 
 from control.commands import COMMANDS, Arg, Command
@@ -616,8 +617,26 @@ _RENDER: dict[str, Callable[[object], str]] = {
 }
 
 
+#: What a terminal would obey instead of showing: C0 controls but tab and newline (ESC starts
+#: the sequences that clear the screen, retitle the window or fake a prompt; CR overwrites a
+#: line), DEL, C1 controls, and the bidirectional overrides that reorder what is read.
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` safe to write to a terminal: every control character shown as an escape
+    (``\\x1b``), never sent raw. Names, logs, memories and model output reach the person's
+    screen through here (alma-ctl, alma chat); Spanish text and emoji pass untouched."""
+    return _UNPRINTABLE.sub(lambda m: ascii(m[0])[1:-1], text)
+
+
 def render_result(wire: str, args: dict[str, object], result: object) -> str:
-    """How alma-ctl and alma chat show the result of ``wire`` to a person (one renderer)."""
+    """How alma-ctl and alma chat show the result of ``wire`` to a person (one renderer),
+    made :func:`printable`."""
+    return printable(_render(wire, args, result))
+
+
+def _render(wire: str, args: dict[str, object], result: object) -> str:
     render = _RENDER.get(wire)
     if render is not None:
         return render(result)
@@ -843,7 +862,7 @@ def main(argv: list[str] | None = None) -> int:
         code = EXIT_UNREACHABLE if isinstance(exc, DaemonUnreachable) else exit_code_for(exc.code)
         if as_json:
             _print_json({"ok": False, "error": {"code": int(exc.code), "message": exc.message}})
-        sys.stderr.write(exc.message + "\n")
+        sys.stderr.write(printable(exc.message) + "\n")
         return code
     except KeyboardInterrupt:
         sys.stderr.write(_("Interrupted.") + "\n")
@@ -866,7 +885,7 @@ def main(argv: list[str] | None = None) -> int:
     if as_json:
         _print_json(outcome.json)
     elif outcome.human:
-        sys.stdout.write(outcome.human + "\n")
+        sys.stdout.write(printable(outcome.human) + "\n")
     sys.stdout.flush()
     return outcome.code
 

@@ -545,3 +545,53 @@ def test_an_undo_and_an_auto_action_say_what_they_are() -> None:
     assert ctl._action(undo) == "Action 8: organize done, 32 ops, undoing action 7."
     auto = {"id": 9, "kind": "temp_cleanup", "status": "done", "ops": 2, "auto": True}
     assert ctl._action(auto) == "Action 9: temp_cleanup done, 2 ops, done by ALMA on its own."
+
+
+HOSTILE = "Nota \x1b[2J\x1b]0;pwned\x07 con\r retorno \u202eoculto\u202c y ñ 😀"
+
+
+@pytest.mark.parametrize(
+    ("wire", "argv", "result"),
+    [
+        ("memory.search", ["memory", "search", "nota"], [{**MEMORY, "content": HOSTILE}]),
+        ("memory.list", ["memory", "list"], [{**MEMORY, "content": HOSTILE}]),
+        (
+            "suggestions.show",
+            ["suggestions", "show", "1"],
+            {**SUGGESTION, "title": HOSTILE, "evidence": [HOSTILE], "plan": PLAN},
+        ),
+        ("suggestions.list", ["suggestions", "list"], [{**SUGGESTION, "title": HOSTILE}]),
+        ("context", ["context", "nota"], {"context": HOSTILE, "tokens": 3}),
+    ],
+)
+def test_terminal_escapes_from_logs_and_memories_are_shown_never_obeyed(
+    capsys: pytest.CaptureFixture[str],
+    root: Path,
+    fake: FakeDispatcher,
+    daemon: ControlServer,
+    wire: str,
+    argv: list[str],
+    result: object,
+) -> None:
+    """On main ``show`` and ``list`` printed ESC, BEL, CR and bidi overrides raw (issue 8)."""
+    fake.results[wire] = result
+    code, out, _err = run(capsys, "--root", str(root), *argv)
+    assert code == 0
+    assert not any(c in out for c in "\x1b\x07\r\u202e\u202c"), repr(out)
+    assert "\\x1b" in out or "\\u202e" in out  # shown, so the person sees something was there
+    assert "ñ 😀" in out or "ñ" in out
+
+
+def test_error_sentences_are_printable_too(
+    capsys: pytest.CaptureFixture[str], root: Path, fake: FakeDispatcher, daemon: ControlServer
+) -> None:
+    fake.raises["suggestions.show"] = NotFoundError("No suggestion \x1b[31m99\x1b[0m.")
+    code, _out, err = run(capsys, "--root", str(root), "suggestions", "show", "99")
+    assert code == 6 and "\x1b" not in err and "\\x1b[31m99" in err
+
+
+def test_printable_keeps_text_and_is_idempotent() -> None:
+    text = "Línea uno\n\tcon tabulador, ñ, ¿qué? 😀"
+    assert ctl.printable(text) == text
+    once = ctl.printable(HOSTILE)
+    assert ctl.printable(once) == once
