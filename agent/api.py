@@ -13,7 +13,7 @@ from typing import Any
 
 from agent.chat import ChatService
 from agent.core import Agent
-from agent.memory_gate import MemoryGate
+from agent.memory_gate import Memory, MemoryGate
 from policies.layout import RootLayout
 
 log = logging.getLogger("alma.agent")
@@ -101,7 +101,7 @@ class Api:
     def dispatch(self, cmd: str, args: dict[str, Any]) -> Any:
         return self.handlers[cmd](args)
 
-    def _mem(self) -> Any:
+    def _mem(self) -> Memory:
         return self.memory.get()
 
     def analyze(self, args: dict[str, Any]) -> dict[str, Any]:

@@ -40,6 +40,7 @@ from control.server import ControlServer
 from policies.errors import AlmaError, ConfigError, UnavailableError
 from policies.i18n import set_language
 from policies.layout import RootLayout, resolve_root
+from policies.modes import PRIVATE_DIR, PRIVATE_FILE, ensure_private_dir
 from sandbox.confine import Backend, Confinement, choose
 from sandbox.engine import Engine
 from state.journal import Journal
@@ -53,8 +54,12 @@ class Refusal(Exception):
 
 
 def _lock_root(layout: RootLayout) -> int:
-    layout.data.mkdir(mode=0o700, exist_ok=True)
-    fd = os.open(layout.lock_file, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        if ensure_private_dir(layout.data):
+            log.warning("%s was readable by other users; it is private (0700) now", layout.data)
+    except PermissionError as exc:
+        raise Refusal(str(exc)) from None
+    fd = os.open(layout.lock_file, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, PRIVATE_FILE)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -183,7 +188,7 @@ class Daemon:
     def _serve(self, holder: PolicyHolder, settings: Settings) -> int:
         layout = self.layout
         for d in (layout.journal_dir, layout.trash):
-            d.mkdir(mode=0o700, parents=True, exist_ok=True)
+            d.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
         confinement = _confinement(holder)
         journal = Journal(layout.journal_file)
         engine = Engine(layout, journal, confinement, holder)

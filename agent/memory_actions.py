@@ -14,6 +14,7 @@ from typing import Any
 
 from actions.ops import MemoryMerge, Op, plan_to_list
 from actions.planners import PlanResult, fingerprint
+from agent.memory_gate import Memory
 from policies.errors import AlmaError, ConflictError, as_alma_error
 from state.journal import Journal
 
@@ -31,7 +32,7 @@ def _short(text: str, n: int = 90) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def merge_findings(memory: Any) -> list[PlanResult]:
+def merge_findings(memory: Memory) -> list[PlanResult]:
     """One ``memory_merge`` finding per cluster of near-identical memories."""
     results: list[PlanResult] = []
     for cluster in memory.merge_candidates():
@@ -66,7 +67,7 @@ def merge_findings(memory: Any) -> list[PlanResult]:
 
 def execute(
     journal: Journal,
-    memory: Any,
+    memory: Memory,
     plan: Sequence[Op],
     *,
     kind: str,
@@ -110,7 +111,7 @@ def execute(
     return journal.action(action_id)
 
 
-def undo(journal: Journal, memory: Any, target: int) -> dict[str, Any]:
+def undo(journal: Journal, memory: Memory, target: int) -> dict[str, Any]:
     row = journal.action_row(target)
     rows = list(reversed(journal.rows(target)))
     plan = [{"op": "memory_unmerge", "keep": r.op["keep"], "merge": r.op["merge"]} for r in rows]
@@ -132,7 +133,7 @@ def undo(journal: Journal, memory: Any, target: int) -> dict[str, Any]:
     return journal.action(action_id)
 
 
-def _unmerge_all(journal: Journal, memory: Any, action_id: int) -> None:
+def _unmerge_all(journal: Journal, memory: Memory, action_id: int) -> None:
     """Write back every before-state of the action's records (idempotent), and finish it."""
     rows = journal.rows(action_id)
     undoes = journal.action_row(action_id)["undoes"]
@@ -154,7 +155,7 @@ def _unmerge_all(journal: Journal, memory: Any, action_id: int) -> None:
             journal.mark_undone(int(undoes), action_id)
 
 
-def recover(journal: Journal, memory: Any) -> list[int]:
+def recover(journal: Journal, memory: Memory) -> list[int]:
     """When the store loads: a merge interrupted by a crash is taken back; an interrupted undo
     of one is completed (unmerging is writing the before-state again, safe to repeat)."""
     recovered: list[int] = []

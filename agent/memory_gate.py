@@ -2,10 +2,71 @@
 
 from __future__ import annotations
 
+import builtins
 import threading
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
+from policies import limits as L
 from policies.errors import UnavailableError
+
+
+class Memory(Protocol):
+    """What the daemon asks of its memory (agent.memory.service.MemoryService): typed here so
+    the socket handlers, the loop and the merge actions are checked without importing the
+    store (Chroma and the embedder load in the background)."""
+
+    def add(
+        self,
+        content: str,
+        *,
+        tags: Sequence[str] = (),
+        project: str = "",
+        importance: int | None = None,
+        memory_type: str | None = None,
+        source: str = "alma-ctl",
+    ) -> dict[str, Any]: ...
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 5,
+        tags: Sequence[str] = (),
+        project: str | None = None,
+        memory_type: str | None = None,
+        min_importance: int | None = None,
+    ) -> builtins.list[dict[str, Any]]: ...
+
+    def list(
+        self,
+        *,
+        limit: int = 20,
+        tag: str | None = None,
+        project: str | None = None,
+        memory_type: str | None = None,
+        archived: bool = False,
+    ) -> builtins.list[dict[str, Any]]: ...
+
+    def show(self, memory_id: str) -> dict[str, Any]: ...
+    def forget(self, memory_id: str) -> dict[str, Any]: ...
+    def restore(self, memory_id: str) -> dict[str, Any]: ...
+
+    def context(
+        self, prompt: str, *, budget_tokens: int = L.CONTEXT_BUDGET_DEFAULT
+    ) -> dict[str, Any]: ...
+
+    def export(self, fmt: str) -> builtins.list[dict[str, Any]]: ...
+    def load_examples(self) -> dict[str, int]: ...
+    def stats(self) -> dict[str, Any]: ...
+    def count(self) -> int: ...
+    def merge_candidates(self) -> builtins.list[builtins.list[str]]: ...
+    def merge(self, keep_id: str, other_ids: builtins.list[str]) -> dict[str, Any]: ...
+    def merge_record(self, keep_id: str, other_ids: builtins.list[str]) -> dict[str, Any]: ...
+    def unmerge(self, record: dict[str, Any]) -> None: ...
+    def log_changed(self, name: str) -> None: ...
+    def rescan_logs(self) -> int: ...
+    def close(self) -> None: ...
 
 
 class MemoryGate:
@@ -14,24 +75,29 @@ class MemoryGate:
 
     def __init__(self) -> None:
         self._ready = threading.Event()
-        self.service: Any = None
+        self._service: Memory | None = None
         self.error: str | None = None
 
-    def set(self, service: Any) -> None:
-        self.service = service
+    def set(self, service: Memory) -> None:
+        self._service = service
         self._ready.set()
 
     def fail(self, error: str) -> None:
         self.error = error
         self._ready.set()
 
-    def get(self, wait: float = 120.0) -> Any:
+    def get(self, wait: float = 120.0) -> Memory:
         if not self._ready.wait(wait):
             raise UnavailableError("The memory store is still loading; try again in a few seconds.")
-        if self.service is None:
+        if self._service is None:
             raise UnavailableError(f"The memory store is not available: {self.error}")
-        return self.service
+        return self._service
+
+    @property
+    def service(self) -> Memory:
+        """The service once :attr:`loaded` (check that first: this never waits)."""
+        return self.get(wait=0.0)
 
     @property
     def loaded(self) -> bool:
-        return self.service is not None
+        return self._service is not None

@@ -49,9 +49,7 @@ _OWN = re.compile(
 class MemoryReader(Protocol):
     """The part of the memory service recall reads (agent.memory.service.MemoryService)."""
 
-    def list(
-        self, *, limit: int = 20, memory_type: str | None = None, **filters: Any
-    ) -> list[dict[str, Any]]: ...
+    def list(self, *, limit: int = 20, memory_type: str | None = None) -> list[dict[str, Any]]: ...
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from typing import Any
 from actions.tree import Tree
 from policies.errors import RefusedError
 from policies.layout import RootLayout
+from policies.modes import SHARED_DIR, SHARED_FILE
 
 REPORTS = "logs/alma"  # the daemon's own reports; the detectors never read them
 AUDIT_LOG = "acciones.md"
@@ -28,7 +29,7 @@ MAX_AUDIT_OPS = 200
 def _open_regular(name: str, flags: int, dir_fd: int) -> int:
     try:
         fd = os.open(
-            name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644, dir_fd=dir_fd
+            name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, SHARED_FILE, dir_fd=dir_fd
         )
     except OSError as exc:
         if exc.errno == errno.ELOOP:
@@ -46,7 +47,7 @@ def write_own(layout: RootLayout, name: str, text: str, *, append: bool, header:
     """Write ``logs/alma/NAME`` (appended to, ``header`` first when it is new, or replaced
     whole); returns its path."""
     with Tree(layout.root) as tree:
-        folder = tree.ensure_dir(tuple(REPORTS.split("/")), 0o755)
+        folder = tree.ensure_dir(tuple(REPORTS.split("/")), SHARED_DIR)
         if append:
             fd = _open_regular(name, os.O_WRONLY | os.O_CREAT | os.O_APPEND, folder)
             try:

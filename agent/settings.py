@@ -19,6 +19,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from policies import limits as L
 from policies.config import parse_toml
 from policies.errors import AlmaError, ConfigError
 
@@ -77,7 +78,9 @@ class Memory(_Section):
         return value.strip() or None if value is not None else None  # "" means no server
 
     cap: int = Field(50_000, ge=100)
-    context_budget: int = Field(1500, ge=100, le=32000)
+    context_budget: int = Field(
+        L.CONTEXT_BUDGET_DEFAULT, ge=L.CONTEXT_BUDGET_MIN, le=L.CONTEXT_BUDGET_MAX
+    )
 
 
 _settings_file: ContextVar[Path] = ContextVar("_settings_file")

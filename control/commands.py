@@ -8,6 +8,7 @@ here is never looked up anywhere else.
 
 from __future__ import annotations
 
+from policies import limits as L
 from policies.errors import BadArgumentError, UnknownCommandError
 from policies.i18n import N_, _
 
@@ -23,10 +24,6 @@ MAX_ID = (1 << 63) - 1
 SUGGESTION_STATUSES = ("pending", "accepted", "rejected", "executed", "failed", "expired")
 AUTONOMY_LEVELS = ("off", "manual", "suggest", "auto")
 EXPORT_FORMATS = ("chatml", "alpaca")
-#: Longest text a short argument (an id, a kind, a tag) may carry; long text has its own limit.
-SHORT_TEXT = 200
-#: The request limit (1 MiB) already bounds long text; this only keeps one list from being silly.
-MAX_LIST_ITEMS = 100
 
 
 class Arg:
@@ -158,23 +155,23 @@ class Command:
 
 _ID = Arg("id", "int", required=True, min=1, max=MAX_ID, positional=True, metavar="ID")
 _MEMORY_ID = Arg(
-    "id", "str", required=True, non_empty=True, max_len=SHORT_TEXT, positional=True, metavar="ID"
+    "id", "str", required=True, non_empty=True, max_len=L.SHORT_TEXT, positional=True, metavar="ID"
 )
 _TYPE = Arg(
     "memory_type",
     "str",
     nullable=True,
-    max_len=SHORT_TEXT,
+    max_len=L.TYPE_CHARS,
     flag="--type",
     metavar="TYPE",
     help=N_("memory type (institutional, context, architecture, principle, fact, episode, ...)"),
 )
-_PROJECT = Arg("project", "str", nullable=True, max_len=SHORT_TEXT, metavar="P")
+_PROJECT = Arg("project", "str", nullable=True, max_len=L.PROJECT_CHARS, metavar="P")
 _TAGS = Arg(
     "tags",
     "list[str]",
     default=(),
-    max_len=SHORT_TEXT,
+    max_len=L.TAG_CHARS,
     flag="--tag",
     metavar="T",
     help=N_("a tag (repeat for more)"),
@@ -225,7 +222,9 @@ _TABLE: tuple[Command, ...] = (
             "propose KIND there again after rejections stopped it"
         ),
         (
-            Arg("kind", "str", required=True, non_empty=True, max_len=SHORT_TEXT, positional=True),
+            Arg(
+                "kind", "str", required=True, non_empty=True, max_len=L.SHORT_TEXT, positional=True
+            ),
             Arg("folder", "str", nullable=True, non_empty=True, max_len=4096, metavar="F"),
         ),
     ),
@@ -260,15 +259,23 @@ _TABLE: tuple[Command, ...] = (
     Command(
         "history",
         N_("executed actions, newest first"),
-        (Arg("limit", "int", default=20, min=1, max=1000, metavar="N"),),
+        (Arg("limit", "int", default=20, min=1, max=L.LIST_MAX, metavar="N"),),
     ),
     Command(
         "memory.add",
         N_("store a memory"),
         (
-            Arg("content", "str", required=True, non_empty=True, positional=True, metavar="TEXT"),
+            Arg(
+                "content",
+                "str",
+                required=True,
+                non_empty=True,
+                max_len=L.CONTENT_CHARS,
+                positional=True,
+                metavar="TEXT",
+            ),
             _TAGS,
-            Arg("project", "str", default="", max_len=SHORT_TEXT, metavar="P"),
+            Arg("project", "str", default="", max_len=L.PROJECT_CHARS, metavar="P"),
             Arg("importance", "int", nullable=True, min=1, max=5, metavar="1-5"),
             _TYPE,
         ),
@@ -278,8 +285,16 @@ _TABLE: tuple[Command, ...] = (
         "memory.search",
         N_("semantic search with filters"),
         (
-            Arg("query", "str", required=True, non_empty=True, positional=True, metavar="QUERY"),
-            Arg("limit", "int", default=5, min=1, max=100, metavar="N"),
+            Arg(
+                "query",
+                "str",
+                required=True,
+                non_empty=True,
+                max_len=L.QUERY_CHARS,
+                positional=True,
+                metavar="QUERY",
+            ),
+            Arg("limit", "int", default=5, min=1, max=L.SEARCH_MAX, metavar="N"),
             _TAGS,
             _PROJECT,
             _TYPE,
@@ -291,8 +306,8 @@ _TABLE: tuple[Command, ...] = (
         "memory.list",
         N_("stored memories, newest first"),
         (
-            Arg("limit", "int", default=20, min=1, max=1000, metavar="N"),
-            Arg("tag", "str", nullable=True, max_len=SHORT_TEXT, metavar="T"),
+            Arg("limit", "int", default=20, min=1, max=L.LIST_MAX, metavar="N"),
+            Arg("tag", "str", nullable=True, max_len=L.TAG_CHARS, metavar="T"),
             _PROJECT,
             _TYPE,
             Arg(
@@ -316,8 +331,23 @@ _TABLE: tuple[Command, ...] = (
         "context",
         N_("the context the chat would be given for PROMPT"),
         (
-            Arg("prompt", "str", required=True, positional=True, metavar="PROMPT"),
-            Arg("budget", "int", default=1500, min=100, max=32000, metavar="TOKENS"),
+            Arg(
+                "prompt",
+                "str",
+                required=True,
+                non_empty=True,
+                max_len=L.CONTENT_CHARS,
+                positional=True,
+                metavar="PROMPT",
+            ),
+            Arg(
+                "budget",
+                "int",
+                default=L.CONTEXT_BUDGET_DEFAULT,
+                min=L.CONTEXT_BUDGET_MIN,
+                max=L.CONTEXT_BUDGET_MAX,
+                metavar="TOKENS",
+            ),
         ),
         timeout=_MODEL,
     ),
@@ -460,8 +490,8 @@ def _check(cmd: Command, spec: Arg, value: object) -> object:
         return value
     if spec.type == "str":
         return _check_text(cmd, spec, value)
-    if not isinstance(value, list) or len(value) > MAX_LIST_ITEMS:
-        raise _wrong(cmd, spec, _(" (at most {count})", count=MAX_LIST_ITEMS))
+    if not isinstance(value, list) or len(value) > L.MAX_TAGS:
+        raise _wrong(cmd, spec, _(" (at most {count})", count=L.MAX_TAGS))
     return [_check_text(cmd, spec, item) for item in value]
 
 

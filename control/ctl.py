@@ -24,6 +24,7 @@ import sys
 from control.commands import COMMANDS, Arg, Command
 from policies.errors import EXIT_ERROR, EXIT_OK, EXIT_UNREACHABLE, AlmaError, exit_code_for
 from policies.i18n import N_, _, ngettext
+from policies.modes import PRIVATE_FILE, SHARED_FILE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -667,7 +668,7 @@ class _Outcome:
         self.code = code
 
 
-def _write_new(path: str | os.PathLike[str], data: bytes, mode: int = 0o644) -> bool:
+def _write_new(path: str | os.PathLike[str], data: bytes, mode: int = SHARED_FILE) -> bool:
     """Write a file that must not exist yet; False (and nothing written) if it does."""
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
@@ -681,6 +682,7 @@ def _write_new(path: str | os.PathLike[str], data: bytes, mode: int = 0o644) -> 
 def _init(root: Path, with_examples: bool) -> _Outcome:
     from policies.defaults import DEFAULT_PERSONA_MD, DEFAULT_POLICY_TOML, DEFAULT_PRINCIPLES_MD
     from policies.layout import ROOT_FOLDERS, RootLayout
+    from policies.modes import SHARED_DIR, ensure_private_dir
 
     if root.exists() and not root.is_dir():
         raise AlmaError(_("{path} exists and is not a folder; choose another --root.", path=root))
@@ -690,8 +692,16 @@ def _init(root: Path, with_examples: bool) -> _Outcome:
     root.mkdir(parents=True, exist_ok=True)
     for folder in ROOT_FOLDERS:
         path = root / folder
+        if path == layout.data:  # private data: created or narrowed to 0700, never left loose
+            existed = path.is_dir()
+            try:
+                ensure_private_dir(path)
+            except PermissionError as exc:
+                raise AlmaError(str(exc)) from None
+            (kept if existed else created).append(folder + "/")
+            continue
         try:
-            path.mkdir(mode=0o700 if folder == ".alma" else 0o755)  # .alma holds private data
+            path.mkdir(mode=SHARED_DIR)
             created.append(folder + "/")
         except FileExistsError:
             if not path.is_dir():
@@ -804,7 +814,7 @@ def _export(result: object, output: str | None) -> _Outcome:
         text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
     if output is None:
         return _Outcome(result, text.rstrip("\n"))
-    if not _write_new(output, text.encode("utf-8"), 0o600):  # memories are private
+    if not _write_new(output, text.encode("utf-8"), PRIVATE_FILE):  # memories are private
         raise AlmaError(
             _("{path} already exists; alma-ctl never overwrites, choose another file.", path=output)
         )

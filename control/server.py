@@ -87,7 +87,24 @@ def prepare_socket_dir(directory: Path, uid: int) -> None:
         ) from None
     try:
         fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-    except OSError:
+    except OSError as exc:
+        # Say why: another user's 0700 folder cannot even be opened (EACCES), and calling it
+        # "a symlink" sent people looking for the wrong thing.
+        try:
+            seen = os.lstat(directory)
+        except OSError:
+            seen = None
+        if seen is not None and stat.S_ISDIR(seen.st_mode) and seen.st_uid != uid:
+            raise _not_ours(directory, seen.st_uid, uid) from None
+        if seen is not None and not (stat.S_ISLNK(seen.st_mode) or not stat.S_ISDIR(seen.st_mode)):
+            raise UnavailableError(
+                _(
+                    "Cannot open the socket directory {path} ({reason}); "
+                    "set XDG_RUNTIME_DIR to a directory you own.",
+                    path=directory,
+                    reason=exc.strerror,
+                )
+            ) from None
         raise UnavailableError(
             _(
                 "The socket directory {path} is a symlink or not a directory; "
@@ -98,15 +115,7 @@ def prepare_socket_dir(directory: Path, uid: int) -> None:
     try:
         info = os.fstat(fd)
         if info.st_uid != uid:
-            raise UnavailableError(
-                _(
-                    "The socket directory {path} belongs to uid {owner}, not {uid}; "
-                    "remove it (or set XDG_RUNTIME_DIR) and start the daemon again.",
-                    path=directory,
-                    owner=info.st_uid,
-                    uid=uid,
-                )
-            )
+            raise _not_ours(directory, info.st_uid, uid)
         if created and stat.S_IMODE(info.st_mode) != 0o700:
             os.fchmod(fd, 0o700)
             info = os.fstat(fd)
@@ -122,6 +131,18 @@ def prepare_socket_dir(directory: Path, uid: int) -> None:
             )
     finally:
         os.close(fd)
+
+
+def _not_ours(directory: Path, owner: int, uid: int) -> UnavailableError:
+    return UnavailableError(
+        _(
+            "The socket directory {path} belongs to uid {owner}, not {uid}; "
+            "remove it (or set XDG_RUNTIME_DIR) and start the daemon again.",
+            path=directory,
+            owner=owner,
+            uid=uid,
+        )
+    )
 
 
 def _somebody_listens(path: Path) -> bool:

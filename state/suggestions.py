@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from policies.errors import NotFoundError
+from policies.modes import PRIVATE_DIR
 from state.db import connect, migrate, utcnow
 
 STATUSES = ("pending", "accepted", "rejected", "executed", "failed", "expired")
@@ -76,7 +77,7 @@ OUTCOMES = ("proposed", "accepted", "rejected", "undone", "useful", "useless", "
 
 class SuggestionStore:
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        path.parent.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
         self.conn = connect(path, durable=True)
         self._lock = threading.RLock()
         migrate(self.conn, MIGRATIONS, name="alma")

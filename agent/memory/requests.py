@@ -1,4 +1,6 @@
-"""Validation of what callers hand the memory service (the socket's arguments, at the edge)."""
+"""Validation of what callers hand the memory service (the socket's arguments, at the edge).
+
+The numbers are :mod:`policies.limits`, the same the socket's command table checks."""
 
 from __future__ import annotations
 
@@ -6,6 +8,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from policies import limits as L
 from policies.errors import BadArgumentError
 
 M = TypeVar("M", bound=BaseModel)
@@ -21,34 +24,36 @@ class _Strict(BaseModel):
 
 
 class AddRequest(_Strict):
-    content: str = Field(min_length=1, max_length=20_000)
-    tags: list[str] = Field(default_factory=list, max_length=30)
-    project: str = Field(default="", max_length=80)
+    content: str = Field(min_length=1, max_length=L.CONTENT_CHARS)
+    tags: list[str] = Field(default_factory=list, max_length=L.MAX_TAGS)
+    project: str = Field(default="", max_length=L.PROJECT_CHARS)
     importance: int | None = Field(default=None, ge=1, le=5)
-    memory_type: str | None = Field(default=None, min_length=1, max_length=40)
-    source: str = Field(default="alma-ctl", max_length=200)
+    memory_type: str | None = Field(default=None, min_length=1, max_length=L.TYPE_CHARS)
+    source: str = Field(default="alma-ctl", max_length=L.SHORT_TEXT)
 
 
 class SearchRequest(_Strict):
-    query: str = Field(min_length=1, max_length=4_000)
-    limit: int = Field(default=5, ge=1, le=100)
-    tags: list[str] = Field(default_factory=list, max_length=10)
-    project: str | None = Field(default=None, max_length=80)
-    memory_type: str | None = Field(default=None, max_length=40)
+    query: str = Field(min_length=1, max_length=L.QUERY_CHARS)
+    limit: int = Field(default=5, ge=1, le=L.SEARCH_MAX)
+    tags: list[str] = Field(default_factory=list, max_length=L.MAX_TAGS)
+    project: str | None = Field(default=None, max_length=L.PROJECT_CHARS)
+    memory_type: str | None = Field(default=None, max_length=L.TYPE_CHARS)
     min_importance: int | None = Field(default=None, ge=1, le=5)
 
 
 class ListRequest(_Strict):
-    limit: int = Field(default=20, ge=1, le=10_000)
-    tag: str | None = Field(default=None, max_length=60)
-    project: str | None = Field(default=None, max_length=80)
-    memory_type: str | None = Field(default=None, max_length=40)
+    limit: int = Field(default=20, ge=1, le=L.LIST_MAX)
+    tag: str | None = Field(default=None, max_length=L.TAG_CHARS)
+    project: str | None = Field(default=None, max_length=L.PROJECT_CHARS)
+    memory_type: str | None = Field(default=None, max_length=L.TYPE_CHARS)
     archived: bool = False
 
 
 class ContextRequest(_Strict):
-    prompt: str = Field(min_length=1, max_length=20_000)
-    budget_tokens: int = Field(default=1500, ge=50, le=200_000)
+    prompt: str = Field(min_length=1, max_length=L.CONTENT_CHARS)
+    budget_tokens: int = Field(
+        default=L.CONTEXT_BUDGET_DEFAULT, ge=L.CONTEXT_BUDGET_MIN, le=L.CONTEXT_BUDGET_MAX
+    )
 
 
 def parse(model: type[M], **values: Any) -> M:

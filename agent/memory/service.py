@@ -29,8 +29,10 @@ from agent.memory.requests import (
 )
 from agent.memory.rules import derive
 from agent.memory.search import search as semantic_search
+from policies import limits as L
 from policies.errors import NotFoundError
 from policies.layout import RootLayout
+from policies.modes import PRIVATE_DIR
 from state.memory import MemoryRecord, MemoryStateDB, MemoryStore, get_embedder, layer_for
 from state.memory.normalize import project_key, tag_key
 from state.memory.store import where_all
@@ -58,7 +60,7 @@ class MemoryService:
         self.layout = layout
         self._clock = clock
         self._projects: set[str] = set()
-        layout.memory_dir.mkdir(parents=True, exist_ok=True)
+        layout.memory_dir.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
         self._state = MemoryStateDB(layout.memory_dir / "memory_state.db")
         self.store = MemoryStore(
             layout.memory_dir / "chroma", get_embedder(embedder), self._state, url=chroma_url
@@ -217,7 +219,9 @@ class MemoryService:
         return rec.public(archived=archived)
 
     # -- context, export, examples, stats ----------------------------------------------------
-    def context(self, prompt: str, *, budget_tokens: int = 1500) -> dict[str, Any]:
+    def context(
+        self, prompt: str, *, budget_tokens: int = L.CONTEXT_BUDGET_DEFAULT
+    ) -> dict[str, Any]:
         req = parse(ContextRequest, prompt=prompt, budget_tokens=budget_tokens)
         ctx, over = build_context(
             self.store, self.layout.principles_file, req.prompt, req.budget_tokens

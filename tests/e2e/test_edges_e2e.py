@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -130,4 +131,13 @@ def test_a_root_named_through_a_symlink_is_the_same_root(alma: DaemonRoot) -> No
         [ALMA_AGENTD, "--root", str(link)], capture_output=True, text=True, env=alma.env, timeout=60
     )
     assert second.returncode != 0 and "already" in second.stderr, second.stderr
+    alma.stop()
+
+
+def test_the_daemon_makes_a_loose_alma_folder_private(alma: DaemonRoot) -> None:
+    """On main a pre-existing ``.alma/`` of mode 0755 stayed so under a running daemon."""
+    data = alma.root / ".alma"
+    os.chmod(data, 0o755)
+    alma.start()
+    assert stat.S_IMODE(os.lstat(data).st_mode) == 0o700
     alma.stop()

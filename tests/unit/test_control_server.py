@@ -24,7 +24,8 @@ import pytest
 from control import protocol
 from control.client import Client, DaemonUnreachable
 from control.commands import COMMANDS, validate
-from control.server import ControlServer
+from control.server import ControlServer, prepare_socket_dir
+from policies import limits as L
 from policies.errors import (
     AlmaError,
     BadArgumentError,
@@ -238,9 +239,18 @@ def test_oversized_request_and_answer(
 
 
 def test_full_size_request_is_accepted(server: ControlServer, fake: FakeDispatcher) -> None:
+    # The framing reads a line of the full request size whole and answers it by the command
+    # table (a memory's content has its own, smaller limit: policies.limits).
     content = "ñ" * ((protocol.MAX_REQUEST_BYTES - 200) // 2)
-    Client(server.socket_path, 10).call("memory.add", content=content)
-    assert fake.calls[0][1]["content"] == content
+    line = protocol.encode_request(1, "memory.add", {"content": content})
+    assert len(line) > protocol.MAX_REQUEST_BYTES - 300
+    (answer,) = raw_exchange(server.socket_path, line)
+    error = answer["error"]
+    assert isinstance(error, dict) and error["code"] == ErrorCode.BAD_ARGUMENT, answer
+    assert fake.calls == []
+    at_limit = "ñ" * L.CONTENT_CHARS
+    Client(server.socket_path, 10).call("memory.add", content=at_limit)
+    assert fake.calls[0][1]["content"] == at_limit
 
 
 def test_connection_cap(make_server: Callable[..., ControlServer]) -> None:
@@ -689,7 +699,9 @@ def test_quiet_between_requests_is_not_a_slow_request(
         assert json.loads(conn.recv(65536).splitlines()[0])["ok"] is True
 
 
-def test_a_busy_daemon_is_reported_busy_not_gone(base: Path) -> None:
+def test_a_busy_daemon_is_reported_busy_not_gone(
+    base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The daemon refuses a connection over its limit by answering UNAVAILABLE and closing
     without reading; the client's request then fails to send. On main the client took that for
     a dead daemon (DaemonUnreachable: "not running", exit 3) instead of reading the answer."""
@@ -705,10 +717,13 @@ def test_a_busy_daemon_is_reported_busy_not_gone(base: Path) -> None:
         conn.sendall(busy)
         conn.close()  # unread input: the client's send fails (EPIPE/ECONNRESET)
 
+    # The subject is the client's reading of a refusal, not its checks: a request larger than
+    # the socket buffers hold (over a memory's content limit) makes the send meet the close.
+    monkeypatch.setattr("control.client.commands.validate", lambda cmd, args: args)
     try:
-        refuser = threading.Thread(target=refuse_one)
+        refuser = threading.Thread(target=refuse_one, daemon=True)
         refuser.start()
-        big = "ñ" * 300_000  # more than the socket buffers hold: the send must meet the close
+        big = "ñ" * 300_000
         with pytest.raises(UnavailableError) as caught:
             Client(path, 10).call("memory.add", content=big)
         refuser.join(10)
@@ -741,3 +756,20 @@ def test_lone_surrogates_are_a_bad_request_and_the_connection_goes_on(
 
 def test_surrogate_pairs_are_text() -> None:
     assert protocol.loads_strict(b'["\\ud83d\\ude00 \\u00f1"]') == ["\U0001f600 ñ"]
+
+
+def test_a_runtime_folder_of_another_user_is_named_as_such(base: Path) -> None:
+    """Another user's 0700 socket folder cannot even be opened; on main the daemon then said
+    it was "a symlink or not a directory" (issue 8). Run as uid 65534 against root's folder."""
+    (base / "alma").mkdir(mode=0o700)
+    os.chown(base / "alma", 0, 0)
+
+    def work() -> bytes:
+        try:
+            prepare_socket_dir(base / "alma", NOBODY)
+        except UnavailableError as exc:
+            return exc.message.encode()
+        return b"accepted"
+
+    said = _as_nobody(work).decode()
+    assert f"belongs to uid 0, not {NOBODY}" in said, said

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -595,3 +596,28 @@ def test_printable_keeps_text_and_is_idempotent() -> None:
     assert ctl.printable(text) == text
     once = ctl.printable(HOSTILE)
     assert ctl.printable(once) == once
+
+
+def test_init_narrows_a_loose_alma_folder(capsys: pytest.CaptureFixture[str], root: Path) -> None:
+    """On main a pre-existing ``.alma/`` of mode 0755 stayed so: other users could read the
+    memories, the journal and the trash (issue 8)."""
+    (root / ".alma").mkdir(parents=True, mode=0o755)
+    os.chmod(root / ".alma", 0o755)
+    assert run(capsys, "--root", str(root), "init")[0] == 0
+    assert stat.S_IMODE(os.lstat(root / ".alma").st_mode) == 0o700
+    assert stat.S_IMODE(os.lstat(root / "user").st_mode) & 0o777 == 0o755 & ~_umask()
+
+
+def test_init_refuses_a_linked_alma_folder(
+    capsys: pytest.CaptureFixture[str], root: Path, tmp_path: Path
+) -> None:
+    root.mkdir(parents=True)
+    (root / ".alma").symlink_to(tmp_path)
+    code, _out, err = run(capsys, "--root", str(root), "init")
+    assert code == 1 and "symlink" in err and len(err.splitlines()) == 1
+
+
+def _umask() -> int:
+    old = os.umask(0)
+    os.umask(old)
+    return old

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from control import commands, protocol
 from control.commands import COMMANDS, MAX_ID, validate
+from policies import limits as L
 from policies.errors import (
     ERROR_CLASSES,
     AlmaError,
@@ -308,7 +309,7 @@ def test_unknown_command() -> None:
         ("memory.show", {"id": "a\x00b"}, "id"),
         ("memory.show", {"id": "x" * 201}, "id"),
         ("memory.export", {"format": "csv"}, "format"),
-        ("context", {"prompt": "p", "budget": 99}, "budget"),
+        ("context", {"prompt": "p", "budget": L.CONTEXT_BUDGET_MIN - 1}, "budget"),
         ("trash.empty", {}, "older_than_days"),
         ("trash.empty", {"older_than_days": -1}, "older_than_days"),
     ],

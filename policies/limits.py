@@ -1,0 +1,30 @@
+"""What a request may ask for: the one table of limits.
+
+The socket's command table (:mod:`control.commands`, checked by alma-ctl before sending and by
+the daemon on receipt) and the memory service's own checks of its callers
+(:mod:`agent.memory.requests`, for callers inside the daemon such as the chat) both read these
+numbers, so a value one accepts the other never refuses. Standard library only: alma-ctl
+imports it on every start.
+"""
+
+from __future__ import annotations
+
+#: Longest text a short argument (an id, a kind) may carry.
+SHORT_TEXT = 200
+#: Items of one list argument (tags); the request size (1 MiB) bounds everything else.
+MAX_TAGS = 30
+#: A tag, a project, a memory type.
+TAG_CHARS = 60
+PROJECT_CHARS = 80
+TYPE_CHARS = 40
+#: A memory's content, and the prompt the chat's context is built for.
+CONTENT_CHARS = 20_000
+#: A search query.
+QUERY_CHARS = 4_000
+#: How many rows one answer may list (memories, actions) and how many search hits.
+LIST_MAX = 1_000
+SEARCH_MAX = 100
+#: Tokens of memory context for one chat message (``memory.context_budget`` in alma.toml too).
+CONTEXT_BUDGET_DEFAULT = 1_500
+CONTEXT_BUDGET_MIN = 50
+CONTEXT_BUDGET_MAX = 32_000
