@@ -182,7 +182,7 @@ _MODEL = 300.0  # the first memory call may load the embedding model
 MAX_MESSAGE = 32_000
 #: Longest path of a model file; Linux's PATH_MAX.
 MAX_PATH = 4096
-_SESSION = Arg("session", "str", required=True, non_empty=True, max_len=SHORT_TEXT)
+_SESSION = Arg("session", "str", required=True, non_empty=True, max_len=L.SHORT_TEXT)
 
 _TABLE: tuple[Command, ...] = (
     Command("status", N_("daemon, root, socket, autonomy, sandbox and counts"), timeout=10.0),
