@@ -9,7 +9,9 @@ nothing they say can run a command.
 
 from __future__ import annotations
 
+import contextlib
 import unicodedata
+from datetime import date, timedelta
 from typing import NamedTuple
 
 from control.commands import COMMANDS, MAX_ID
@@ -154,14 +156,22 @@ def _context(word: str, rest: str) -> Decision:
 
 
 def _summary(word: str, rest: str) -> Decision:
-    date = rest.strip()
-    if not date:
+    when = _fold(rest)
+    if when in ("", "hoy", "today"):
         return Run("report", {})
-    if len(date) != 10 or not date.replace("-", "").isdigit() or date[4] + date[7] != "--":
-        return _needs(word, "[YYYY-MM-DD]", N_("the day's analysis (today by default)"))
+    day: date | None = None
+    if when in ("ayer", "yesterday"):
+        day = date.today() - timedelta(days=1)
+    elif len(when) == 10:
+        with contextlib.suppress(ValueError):
+            day = date.fromisoformat(when)
+    if day is None:
+        return _needs(
+            word, N_("[YYYY-MM-DD|yesterday]"), N_("the day's analysis (today by default)")
+        )
     report = COMMANDS.get("report")
     name = report.args[0].name if report is not None and report.args else "date"
-    return Run("report", {name: date})  # the report's one argument, whatever the table names it
+    return Run("report", {name: day.isoformat()})  # the report's one argument, as named
 
 
 def _no_args(result: Decision) -> Callable[[str, str], Decision]:
@@ -249,7 +259,7 @@ CHAT_COMMANDS: tuple[ChatCommand, ...] = (
     ),
     ChatCommand(
         ("resumir", "summary"),
-        "[YYYY-MM-DD]",
+        N_("[YYYY-MM-DD|yesterday]"),
         N_("the day's analysis (today by default)"),
         "report",
         _summary,

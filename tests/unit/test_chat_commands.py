@@ -6,6 +6,8 @@ never hands it the model's output, memories or anything else read from the daemo
 
 from __future__ import annotations
 
+from datetime import date, timedelta
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -54,6 +56,10 @@ from control.commands import COMMANDS, validate
         ("!autonomia", "autonomy.status", {}),
         ("!autonomy status", "autonomy.status", {}),
         ("!AUTONOMÍA OFF", "autonomy.off", {}),
+        ("!resumir", "report", {}),
+        ("!resumir hoy", "report", {}),
+        ("!summary 2026-11-22", "report", {"date": "2026-11-22"}),
+        ("!resumir ayer", "report", {"date": (date.today() - timedelta(days=1)).isoformat()}),
         ("  !Ayuda", None, None),
     ],
 )  # fmt: skip
@@ -108,6 +114,8 @@ def test_commands_the_chat_answers_itself(line: str, local: str) -> None:
         ("!autonomia level auto", "!autonomia"),
         ("!historial muchos", "!historial"),
         ("!aceptar 99999999999999999999999", "!aceptar N"),
+        ("!resumir 2026-13-45", "!resumir [YYYY-MM-DD|yesterday]"),
+        ("!resumir mañana", "!resumir [YYYY-MM-DD|yesterday]"),
     ],
 )
 def test_a_malformed_command_gets_its_usage_and_runs_nothing(line: str, must_say: str) -> None:
