@@ -12,6 +12,7 @@ from typing import Any
 from policies.config import LEVELS, Level, Policy, level_rank, load_policy
 from policies.decide import RunContext
 from policies.errors import BadArgumentError, ConfigError, RefusedError
+from policies.i18n import _
 from policies.layout import RootLayout
 from state.db import utcnow
 from state.suggestions import SuggestionStore
@@ -35,7 +36,11 @@ class PolicyHolder:
             try:
                 self.policy = load_policy(self.path)
             except ConfigError as exc:
-                self.error = f"{exc} The last good policy (loaded {self.loaded_at}) stays in force."
+                self.error = _(
+                    "{error} The last good policy (loaded {when}) stays in force.",
+                    error=exc,
+                    when=self.loaded_at,
+                )
                 return False
             self.error = None
             self.loaded_at = utcnow()
@@ -87,11 +92,15 @@ class Autonomy:
 
     def set_level(self, level: str) -> dict[str, Any]:
         if level not in LEVELS:
-            raise BadArgumentError(f"level must be one of {', '.join(LEVELS)}.")
+            raise BadArgumentError(_("LEVEL must be one of {levels}.", levels=", ".join(LEVELS)))
         if level_rank(level) > level_rank(self.configured):
             raise RefusedError(
-                f"Autonomy can only be lowered at run time (configured: {self.configured}); "
-                f"to raise it, a person edits level in {self.policy.path}."
+                _(
+                    "Autonomy can only be lowered at run time (configured: {level}); "
+                    "to raise it, a person edits level in {path}.",
+                    level=self.configured,
+                    path=self.policy.path,
+                )
             )
         self.store.set_setting("level_override", None if level == self.configured else level)
         return self.status()
@@ -103,7 +112,7 @@ class Autonomy:
     def allow_kind(self, kind: str) -> dict[str, Any]:
         kinds = set(self.disabled_kinds)
         if kind not in kinds:
-            raise BadArgumentError(f"{kind} is not stopped; nothing to allow.")
+            raise BadArgumentError(_("{kind} is not stopped; nothing to allow.", kind=kind))
         self.store.set_setting("auto_disabled", sorted(kinds - {kind}) or None)
         return self.status()
 

@@ -34,6 +34,7 @@ from policies.errors import (
     cause_of,
     error_from_wire,
 )
+from policies.i18n import _
 from policies.layout import RootLayout
 from sandbox.engine import Engine
 from state.db import utcnow
@@ -123,7 +124,8 @@ class Agent:
         log.info("suggestion %s proposed: %s", sid, finding.title)
         if needs_approval:
             self.notify(
-                f"ALMA: sugerencia {sid}", f"{finding.title}. alma-ctl suggestions show {sid}"
+                _("ALMA: suggestion {id}", id=sid),
+                _("{title}. alma-ctl suggestions show {id}", title=finding.title, id=sid),
             )
         return sid
 
@@ -161,8 +163,8 @@ class Agent:
         if auto:
             log.info("suggestion %s executed on its own as action %s", sid, action["id"])
             self.notify(
-                f"ALMA hizo: {row['title']}",
-                f"Acción {action['id']} (alma-ctl undo {action['id']} la deshace).",
+                _("ALMA did: {title}", title=row["title"]),
+                _("Action {id} (alma-ctl undo {id} undoes it).", id=action["id"]),
             )
         return action
 
@@ -172,7 +174,7 @@ class Agent:
         """The same policy gate as files; then the merge, journaled, in the daemon's own store."""
         self.engine.admit(plan, kind, ctx)
         if self.memory is None:
-            raise UnavailableError("The memory store is not part of this daemon.")
+            raise UnavailableError(_("The memory store is not part of this daemon."))
         service = self.memory.get()
         return self.engine.run_in_daemon(
             lambda journal: memory_actions.execute(
@@ -228,7 +230,7 @@ class Agent:
         if level == "off":
             if trigger == "person":
                 raise RefusedError(
-                    "Autonomy is off, so nothing is proposed; `alma-ctl autonomy on` resumes it."
+                    _("Autonomy is off, so nothing is proposed; `alma-ctl autonomy on` resumes it.")
                 )
             return {"proposed": [], "skipped": []}
         if level == "manual" and trigger != "person":
@@ -241,7 +243,8 @@ class Agent:
             for skip in state["skipped"]:
                 log.info("not proposed (%s %s): %s", skip["kind"], skip["target"], skip["why"])
             self.store.set_setting("last_analysis", utcnow())
-            return {"proposed": [sid for sid, _ in state["admitted"]], "skipped": state["skipped"]}
+            proposed = [sid for sid, _auto in state["admitted"]]
+            return {"proposed": proposed, "skipped": state["skipped"]}
 
     def _expire_stale(self, current: set[str]) -> None:
         """A pending plan whose files changed under it no longer describes them: expire it."""
@@ -253,8 +256,10 @@ class Agent:
                 self.store.update(
                     row["id"],
                     status="expired",
-                    error="its files changed after it was proposed; a new analysis proposes "
-                    "a fresh plan if it still applies",
+                    error=_(
+                        "its files changed after it was proposed; a new analysis proposes "
+                        "a fresh plan if it still applies"
+                    ),
                 )
                 self.loop.forget(int(row["id"]))
 
@@ -280,8 +285,12 @@ class Agent:
                 return status
             if self._track_record().stopped(kind, folder) is None:
                 raise BadArgumentError(
-                    f"{kind} is still proposed in {folder}; nothing to allow "
-                    "(`alma-ctl stats` lists what ALMA stopped proposing)."
+                    _(
+                        "{kind} is still proposed in {folder}; nothing to allow "
+                        "(`alma-ctl stats` lists what ALMA stopped proposing).",
+                        kind=kind,
+                        folder=folder,
+                    )
                 )
             self.store.record_outcome("lifted", kind, folder)
             return self.autonomy.status()
@@ -307,9 +316,10 @@ class Agent:
                 plan = json.dumps(finding.to_dict()["plan"], ensure_ascii=False)
                 self.store.update(row["id"], plan=plan)
                 return self.store.row(row["id"])
-        message = (
-            f"The files of suggestion {row['id']} changed since it failed, so its plan no longer "
-            "applies; `alma-ctl analyze` proposes a fresh one."
+        message = _(
+            "The files of suggestion {id} changed since it failed, so its plan no longer "
+            "applies; `alma-ctl analyze` proposes a fresh one.",
+            id=row["id"],
         )
         self.store.update(row["id"], status="expired", error=message)
         raise ConflictError(message)
@@ -327,7 +337,7 @@ class Agent:
             target = self.engine.undo_target(action_id)
             if target["sandbox"] == memory_actions.SANDBOX:
                 if self.memory is None:
-                    raise UnavailableError("The memory store is not part of this daemon.")
+                    raise UnavailableError(_("The memory store is not part of this daemon."))
                 service = self.memory.get()
                 target_id = int(target["id"])
                 action = self.engine.run_in_daemon(
@@ -360,7 +370,9 @@ class Agent:
         try:
             when = date.fromisoformat(day) if day else datetime.fromtimestamp(self.clock()).date()
         except ValueError:
-            raise BadArgumentError(f"{day!r} is not a date; write it as YYYY-MM-DD.") from None
+            raise BadArgumentError(
+                _("{day} is not a date; write it as YYYY-MM-DD.", day=repr(day))
+            ) from None
         memory_projects: list[str] = []
         memories: dict[str, int] | None = None
         if self.memory is not None and self.memory.loaded:
@@ -436,15 +448,28 @@ def _local_day(stamp: str) -> date | None:
 
 def _not_open(sid: int, status: str, action_id: int | None) -> str:
     if status == "executed":
-        return f"Suggestion {sid} was already executed as action {action_id}; `alma-ctl undo {action_id}` reverts it."
+        return _(
+            "Suggestion {id} was already executed as action {action}; "
+            "`alma-ctl undo {action}` reverts it.",
+            id=sid,
+            action=action_id,
+        )
     if status == "expired":
-        return f"Suggestion {sid} expired because its files changed; `alma-ctl analyze` proposes a fresh plan."
-    return f"Suggestion {sid} is {status}; only pending or failed suggestions can be decided."
+        return _(
+            "Suggestion {id} expired because its files changed; "
+            "`alma-ctl analyze` proposes a fresh plan.",
+            id=sid,
+        )
+    return _(
+        "Suggestion {id} is {status}; only pending or failed suggestions can be decided.",
+        id=sid,
+        status=_(status),
+    )
 
 
 def _action_or_raise(result: loop.DecisionState) -> dict[str, Any]:
     action = result.get("action")
     if result.get("outcome") == "executed" and action is not None:
         return action
-    fallback = AlmaError("The suggestion could not be executed.").to_wire()
+    fallback = AlmaError(_("The suggestion could not be executed.")).to_wire()
     raise error_from_wire(result.get("error") or fallback)

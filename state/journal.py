@@ -17,6 +17,7 @@ from typing import Any
 
 from actions.ops import Identity
 from policies.errors import NotFoundError
+from policies.i18n import _
 from state.db import connect, migrate, utcnow
 
 ACTION_STATUSES = ("running", "done", "failed", "rolled_back", "undone")
@@ -192,7 +193,9 @@ class Journal:
             "SELECT * FROM actions WHERE id = ?", (action_id,)
         ).fetchone()
         if row is None:
-            raise NotFoundError(f"there is no action {action_id}; `alma-ctl history` lists them.")
+            raise NotFoundError(
+                _("There is no action {id}; `alma-ctl history` lists them.", id=action_id)
+            )
         return row
 
     def action(self, action_id: int) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from policies.errors import NotFoundError
+from policies.i18n import _
 from policies.modes import PRIVATE_DIR
 from state.db import connect, migrate, utcnow
 
@@ -134,8 +135,10 @@ class SuggestionStore:
         ).fetchone()
         if row is None:
             raise NotFoundError(
-                f"There is no suggestion {suggestion_id}; `alma-ctl suggestions list --all` "
-                "lists them."
+                _(
+                    "There is no suggestion {id}; `alma-ctl suggestions list --all` lists them.",
+                    id=suggestion_id,
+                )
             )
         return row
 

@@ -67,7 +67,3 @@ def cap_evidence(lines: list[str], limit: int = MAX_EVIDENCE) -> list[str]:
         return lines
     rest = len(lines) - (limit - 1)
     return [*lines[: limit - 1], ngettext("… and {n} more", "… and {n} more", rest)]
-
-
-def plural(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"

@@ -30,7 +30,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
-from actions.planners.base import PlanResult, cap_evidence, fingerprint, plural
+from actions.planners.base import PlanResult, cap_evidence, fingerprint
+from policies.i18n import _, ngettext
 
 KIND = "repeated_failure"
 MIN_OCCURRENCES = 3
@@ -138,32 +139,48 @@ def detect_failures(
     )
     if not hits:
         return None
-    scripts = Counter(m for _, s in hits for m in _SCRIPT.findall(s.example))
+    scripts = Counter(m for _sig, s in hits for m in _SCRIPT.findall(s.example))
     name = scripts.most_common(1)[0][0] if scripts else path.rpartition("/")[2].removesuffix(".log")
     # a failing run often writes several failure lines: the most repeated one counts the runs
-    runs = max(s.count for _, s in hits)
-    days = set().union(*(s.days for _, s in hits))
+    runs = max(s.count for _sig, s in hits)
+    days = set().union(*(s.days for _sig, s in hits))
     last = max(days)
     evidence = []
     for _sig, s in hits:
         where = f"{path}:{s.last_line}" if s.last_line else path
         evidence.append(
-            f"{s.count} veces en {plural(len(s.days), 'día', 'días')}, la última en {where}: {s.example[:200]}"
+            ngettext(
+                "{n} time in {days}, the last one at {where}: {example}",
+                "{n} times in {days}, the last one at {where}: {example}",
+                s.count,
+                days=ngettext("{n} day", "{n} days", len(s.days)),
+                where=where,
+                example=s.example[:200],
+            )
         )
+    how_many = ngettext("{n} failure", "{n} failures", runs)
     if len(days) == 1:
-        reason = f"{plural(runs, 'fallo', 'fallos')} el {last.isoformat()} en {path}: una ráfaga"
+        reason = _(
+            "{failures} on {day} in {path}: a burst",
+            failures=how_many,
+            day=last.isoformat(),
+            path=path,
+        )
     else:
-        reason = (
-            f"{plural(runs, 'fallo', 'fallos')} en {plural(len(days), 'día distinto', 'días distintos')} "
-            f"en {path} (el último, el {last.isoformat()})"
+        reason = _(
+            "{failures} on {days} in {path} (the last one on {day})",
+            failures=how_many,
+            days=ngettext("{n} different day", "{n} different days", len(days)),
+            path=path,
+            day=last.isoformat(),
         )
     return PlanResult(
         kind=KIND,
         target=path,
-        title=f"«{name}» falla una y otra vez",
+        title=_("“{name}” fails again and again", name=name),
         reason=reason,
         evidence=cap_evidence(evidence),
         plan=[],
         files=0,
-        fingerprint=fingerprint(KIND, path, (sig for sig, _ in hits)),
+        fingerprint=fingerprint(KIND, path, (sig for sig, _hit in hits)),
     )

@@ -15,8 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import date, datetime, timedelta
 
-from actions.planners.base import PlanResult, fingerprint, plural
+from actions.planners.base import PlanResult, fingerprint
 from agent.chatlog import Paragraph
+from policies.i18n import _, ngettext
 
 KIND = "long_hours"
 LONG_DAY_HOURS = 10
@@ -45,9 +46,17 @@ def day_summary(entries: Sequence[Paragraph]) -> str | None:
     reasons = []
     if span > LONG_DAY_HOURS * 3600:
         h, m = divmod(span // 60, 60)
-        reasons.append(f"de {_hm(first)} a {_hm(last)} ({h} h {m:02d} min)")
+        reasons.append(
+            _(
+                "from {start} to {end} ({hours} h {minutes} min)",
+                start=_hm(first),
+                end=_hm(last),
+                hours=h,
+                minutes=f"{m:02d}",
+            )
+        )
     if night:
-        reasons.append(f"escribiste pasada la medianoche ({_hm(max(night))})")
+        reasons.append(_("you wrote past midnight ({time})", time=_hm(max(night))))
     return "; ".join(reasons) or None
 
 
@@ -67,15 +76,22 @@ def detect_long_hours(
         return None
     long_days.sort()
     newest = long_days[-1][0]
-    year, week, _ = newest.isocalendar()
+    year, week, _weekday = newest.isocalendar()
     n = len(long_days)
     return PlanResult(
         kind=KIND,
         target="logs",
-        title=f"Jornadas largas: {plural(n, 'día', 'días')} en la última semana",
-        reason=(
-            f"{n} de los últimos {WINDOW_DAYS} días con conversaciones de más de "
-            f"{LONG_DAY_HOURS} horas o pasada la medianoche"
+        title=ngettext(
+            "Long working days: {n} day in the last week",
+            "Long working days: {n} days in the last week",
+            n,
+        ),
+        reason=_(
+            "{n} of the last {window} days with conversations of more than {hours} hours "
+            "or past midnight",
+            n=n,
+            window=WINDOW_DAYS,
+            hours=LONG_DAY_HOURS,
         ),
         evidence=[f"{day.isoformat()} ({path}): {why}" for day, path, why in long_days],
         plan=[],

@@ -36,6 +36,7 @@ from datetime import date, datetime, timedelta
 
 from actions.planners.base import PlanResult, cap_evidence, fingerprint
 from agent.chatlog import Paragraph
+from policies.i18n import _
 
 KIND = "pending_task"
 MAX_AGE_DAYS = 30
@@ -157,15 +158,21 @@ def detect_pending(
             continue
         where = f"{s.path}:{s.line}" + (f" ({s.clock})" if s.clock else "")
         evidence = [f"{where}: {s.text}"]
-        evidence += [f"Vuelve a mencionarse en {t.path}:{t.line}: {t.text}" for t in later]
+        evidence += [
+            _("Mentioned again at {path}:{line}: {text}", path=t.path, line=t.line, text=t.text)
+            for t in later
+        ]
         shown = task if len(task) <= 80 else task[:79] + "…"
-        when = f"el {s.day.isoformat()}" + (f" a las {s.clock}" if s.clock else "")
+        if s.clock:
+            when = _("on {day} at {time}", day=s.day.isoformat(), time=s.clock)
+        else:
+            when = _("on {day}", day=s.day.isoformat())
         results.append(
             PlanResult(
                 kind=KIND,
                 target=s.path,
-                title=f"Pendiente: {shown}",
-                reason=f"Lo anotaste {when} y no consta que esté hecho",
+                title=_("Pending: {task}", task=shown),
+                reason=_("You wrote it down {when} and nothing says it is done", when=when),
                 evidence=cap_evidence(evidence),
                 plan=[],
                 files=0,

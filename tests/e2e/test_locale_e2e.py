@@ -43,6 +43,9 @@ def test_a_spanish_person_reads_spanish_and_gets_spanish_folders(
         "--older-than de `alma-ctl trash empty` debe ser un número entero de 0 a 100000.\n"
     )
     assert "older_than_days" not in bad.stderr
+    missing = alma.ctl("suggestions", "show", "999", json_out=False)  # the daemon's own sentence
+    assert missing.rc == 6
+    assert missing.stderr.startswith("No existe la sugerencia 999; ")
 
     status = alma.ctl("status", json_out=False).ok().stdout
     assert "en marcha: sí" in status and f"raíz: {alma.root}" in status
@@ -87,6 +90,8 @@ def test_english_and_the_c_locale_read_english(
         bad.stderr
         == "--older-than of `alma-ctl trash empty` must be an integer from 0 to 100000.\n"
     )
+    missing = alma.ctl("suggestions", "show", "999", json_out=False)
+    assert missing.rc == 6 and missing.stderr.startswith("There is no suggestion 999; ")
     status = alma.ctl("status", json_out=False).ok().stdout
     assert "running: yes" in status and f"root: {alma.root}" in status
     assert "pending suggestions: " in status and "pending_suggestions" not in status
