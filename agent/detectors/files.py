@@ -36,7 +36,7 @@ from actions.scan import HashCache, TreeScan, scan_folder, scan_tree, with_sha25
 from actions.tree import Tree
 from policies.config import Policy
 from policies.errors import RefusedError
-from policies.i18n import process_language
+from policies.i18n import _, process_language
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ def _partial(result: PlanResult | None, scan: TreeScan) -> list[PlanResult]:
         return []
     if not scan.truncated:
         return [result]
-    note = "Exploración parcial: la zona tiene más archivos o carpetas de los que se revisan de una vez."
+    note = _("Partial scan: the zone has more files or folders than are looked at in one go.")
     return [dataclasses.replace(result, evidence=[*result.evidence, note])]
 
 
@@ -109,7 +109,7 @@ def detect_files(
             except (FileNotFoundError, NotADirectoryError, RefusedError):
                 continue  # a missing zone, or one that is a link: nothing ALMA may touch
             results += _organize(tree, zone, scan, policy, now, lim)
-            hashed, _ = with_sha256(
+            hashed, _unread = with_sha256(
                 tree, size_candidates(scan.files), max_bytes=lim.hash_bytes, cache=hash_cache
             )
             results += _partial(plan_dedupe(zone, hashed, max_ops=max_ops), scan)

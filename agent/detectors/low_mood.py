@@ -24,6 +24,7 @@ from datetime import date, datetime, timedelta
 
 from actions.planners.base import PlanResult, cap_evidence, fingerprint
 from agent.chatlog import Paragraph
+from policies.i18n import _
 
 KIND = "low_mood"
 WINDOW_DAYS = 7
@@ -89,21 +90,21 @@ def detect_low_mood(
         return None
     half = len(scores) // 2
     older, recent = scores[:half], scores[half:]
-    older_mean = sum(s for _, s, _ in older) / len(older)
-    recent_mean = sum(s for _, s, _ in recent) / len(recent)
-    recent_words = sum(w for _, _, w in recent)
+    older_mean = sum(s for _day, s, _words in older) / len(older)
+    recent_mean = sum(s for _day, s, _words in recent) / len(recent)
+    recent_words = sum(w for _day, _score, w in recent)
     if recent_mean - older_mean < MIN_RISE or recent_words < MIN_WORDS:
         return None
     newest = scores[-1][0]
-    year, week, _ = newest.isocalendar()
+    year, week, _weekday = newest.isocalendar()
     return PlanResult(
         kind=KIND,
         target="logs",
-        title="Estos días tus mensajes suenan más cansados",
-        reason=(
-            "En tus mensajes de los últimos días aparecen cada vez más palabras como "
-            "«agotado», «triste» o «harto». Solo es lo que leo; si te sirve, una pausa o "
-            "hablar con alguien de confianza puede ayudar."
+        title=_("These days your messages sound more tired"),
+        reason=_(
+            "Your messages of the last days hold more and more words like “exhausted”, "
+            "“sad” or “fed up”. It is only what I read; if it helps, a break or talking "
+            "with someone you trust can help."
         ),
         evidence=cap_evidence(evidence[-10:]),
         plan=[],
