@@ -398,7 +398,7 @@ class Journal:
             if r.state != "done":
                 continue
             post = r.post
-            for _ in range(len(copies)):  # a chain, when it was copied back more than once
+            for _hop in range(len(copies)):  # a chain, when it was copied back more than once
                 if post is None or (new := copies.get(_copy_key(post))) is None:
                     break
                 post = json.loads(new)
