@@ -9,6 +9,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from agent.chat import ChatService
@@ -59,6 +60,7 @@ class Api:
             "feedback": lambda a: agent.feedback(a["id"], a["verdict"] == "util", a.get("reason")),
             "stats": lambda a: agent.stats(),
             "report": lambda a: agent.report(a.get("date")),
+            "reminders": lambda a: agent.reminders.listing(datetime.now()),
             "undo": lambda a: agent.undo(a.get("id")),
             "history": lambda a: agent.engine.journal.history(a["limit"]),
             "trash.list": lambda a: agent.engine.trash_list(),

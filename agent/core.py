@@ -22,6 +22,7 @@ from agent import daily, diagnose, loop, memory_actions, report
 from agent.autonomy import Autonomy, PolicyHolder
 from agent.memory_gate import MemoryGate
 from agent.recall import MemoryNote, recall_notes, rejection_memory
+from agent.reminders import Reminders, plan_words
 from agent.track import ANY_FOLDER, UNDOS_TO_STOP, TrackRecord
 from policies.decide import PlanFacts, RunContext, Verdict, decide
 from policies.errors import (
@@ -74,6 +75,7 @@ class Agent:
         self.clock = clock
         self.memory = memory
         self._lock = threading.RLock()
+        self.reminders = Reminders(store)
         self._track = self._track_record()
         self.loop = loop.Loop(
             loop.LoopDeps(
@@ -87,7 +89,7 @@ class Agent:
                 execute=self._execute,
                 reject=self._reject,
                 learn=self._learn,
-                explain=lambda finding: diagnose.explain_failure(layout.root, finding),
+                explain=self._explain,
             ),
             layout.checkpoints_file,
         )
@@ -98,6 +100,21 @@ class Agent:
         facts = PlanFacts(kind=finding.kind, paths=write_paths(plan), files=files_touched(plan))
         decision = decide(self.policy(), facts, self.autonomy.run_context(approved_by_person=False))
         return decision.verdict, decision.reason
+
+    def _explain(self, finding: dict[str, Any]) -> dict[str, Any]:
+        """The words of a plan the files or the clock give: a failing script's configuration,
+        the time of the break a long_hours suggestion offers."""
+        if finding["kind"] == "long_hours":
+            when = datetime.fromtimestamp(self.clock())
+            return {**finding, "evidence": [*finding["evidence"], plan_words(when)]}
+        return diagnose.explain_failure(self.layout.root, finding)
+
+    def remind_due(self) -> list[dict[str, Any]]:
+        """Show the reminders that are due as desktop notifications (the schedule calls it)."""
+        due = self.reminders.due(datetime.fromtimestamp(self.clock()))
+        for item in due:
+            self.notify("ALMA: un descanso", str(item["text"]))
+        return due
 
     def _track_record(self) -> TrackRecord:
         return TrackRecord(self.store.outcomes(), auto_kinds=self.policy().auto.kinds)
@@ -200,6 +217,8 @@ class Agent:
         row = self.store.row(sid)
         if outcome == "executed" and action is not None:
             self._audit(action, dict(row))
+        if outcome == "executed" and row["kind"] == "long_hours" and decision.by == "person":
+            self.reminders.add_break(sid, datetime.fromtimestamp(self.clock()))
         event = {"executed": "accepted", "rejected": "rejected"}.get(outcome)
         if event is not None:
             self.store.record_outcome(

@@ -263,6 +263,7 @@ class Daemon:
         watcher.start()
 
         def rescan() -> None:
+            agent.remind_due()
             agent.analyze(trigger="schedule")
             if memory.loaded:
                 memory.service.rescan_logs()

@@ -245,6 +245,10 @@ _TABLE: tuple[Command, ...] = (
         ),
     ),
     Command(
+        "reminders",
+        N_("the break reminders and pending promises the chat shows when a session starts"),
+    ),
+    Command(
         "report",
         N_("the day's analysis (logs/alma/DATE-analisis.md), written now; today by default"),
         (Arg("date", "str", nullable=True, max_len=10, positional=True, metavar="DATE"),),

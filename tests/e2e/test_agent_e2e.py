@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -229,4 +230,25 @@ def test_a_failing_script_whose_config_names_a_wrong_path_gets_the_fix_in_its_wo
     assert f"user/scripts/backup.conf:2 lo nombra; existe {right}" in s["reason"]
     assert "El script: user/scripts/backup.sh" in s["evidence"]
     assert any(e.startswith("user/scripts/backup.conf:2: DEST=") for e in s["evidence"])
+    alma.stop()
+
+
+def test_long_days_offer_a_break_that_accepting_sets_and_the_chat_can_list(
+    alma: DaemonRoot,
+) -> None:
+    for n in (2, 1):
+        d = time.strftime("%Y-%m-%d", time.localtime(time.time() - n * DAY))
+        alma.write(
+            f"logs/{d}.md",
+            f"# {d}\n\n## 07:30:00 · usuario\nEmpiezo.\n\n## 23:10:00 · usuario\nSigo.\n".encode(),
+        )
+    alma.start()
+    s = alma.wait_suggestion(kind="long_hours", target="logs")
+    assert any(e.startswith("Plan: si aceptas, a las ") for e in s["evidence"]), s["evidence"]
+    assert alma.ok("reminders")["breaks"] == []
+    alma.ok("suggestions", "accept", str(s["id"]))
+    (pause,) = alma.ok("reminders")["breaks"]
+    assert pause["suggestion_id"] == s["id"] and pause["kind"] == "break"
+    at = datetime.fromisoformat(pause["at"])
+    assert at > datetime.now() - timedelta(minutes=1) and f"{at:%H:%M}" in pause["text"]
     alma.stop()
