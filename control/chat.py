@@ -5,7 +5,8 @@ A line the person types that starts with ``!`` is a command (:mod:`control.chat_
 through the same :class:`control.client.Client` and the same command table as alma-ctl and shown
 with alma-ctl's own renderer; any other line is a message, streamed back as the model writes it.
 Nothing that comes back (the model's words, memories, file names) is ever parsed for commands,
-and all of it is stripped of terminal control sequences before it is printed.
+and all of it goes through alma-ctl's :func:`control.ctl.printable` before it is printed: a
+terminal control shows as its escape (``\\x1b``), never acts.
 
 Two front ends share :class:`Chat`: :class:`PlainScreen` when stdin or stdout is not a terminal
 (one message a line, plain text, scriptable) and, on a terminal, :class:`RichScreen` with
@@ -18,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import re
 import signal
 import sys
 import threading
@@ -29,7 +29,13 @@ from control import chat_commands
 from control.chat_commands import Local, Run, Send, Usage
 from control.client import Client, DaemonUnreachable
 from control.commands import COMMANDS
-from control.ctl import EXIT_CODES_HELP, daemon_start_hint, render_result, translate_argparse
+from control.ctl import (
+    EXIT_CODES_HELP,
+    daemon_start_hint,
+    printable,
+    render_result,
+    translate_argparse,
+)
 from policies.errors import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, AlmaError, exit_code_for
 from policies.i18n import _, ngettext
 
@@ -41,55 +47,6 @@ if TYPE_CHECKING:
 
 #: The history of what the person typed, per root, private like the memories it may repeat.
 HISTORY_FILE = "chat_history"
-
-# ESC-introduced sequences (CSI, OSC, DCS and the two-byte ones) are removed whole, so nothing of
-# them is left to print; then any C0/C1 control but newline and tab, and the bidirectional
-# overrides that can make a file name read as something else. Their bodies are bounded (and a
-# string ends at a line's end), so a stray ESC never swallows the rest of an answer.
-_CSI = r"[0-?]{0,64}[ -/]{0,8}"
-_STRING = r"[^\x07\x1b\n]{0,256}"
-_ESCAPES = re.compile(
-    rf"\x1b(?:\[{_CSI}[@-~]|[\]PX^_]{_STRING}(?:\x07|\x1b\\)?|[ -/]{{0,8}}[0-~])?"
-    rf"|\x9b{_CSI}[@-~]"
-    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
-)
-# The beginning of such a sequence that more text could still complete.
-_PARTIAL = re.compile(rf"\x1b(?:\[{_CSI}|[\]PX^_]{_STRING}\x1b?|[ -/]{{0,8}})?|\x9b{_CSI}")
-_LONGEST_PARTIAL = 2 + 256 + 1
-
-
-def terminal_safe(text: str) -> str:
-    """``text`` without anything a terminal would act on: only newlines and tabs stay.
-
-    Every text that comes from the daemon passes through here before it is printed: the model
-    writes whatever its prompt invites, and memories, logs and file names are anyone's text.
-    """
-    return _ESCAPES.sub("", text)
-
-
-class StreamCleaner:
-    """:func:`terminal_safe` for a text that arrives in pieces (an answer, token by token).
-
-    A sequence split across pieces is held back until it is complete, so it is removed whole,
-    exactly as from the whole text: ``feed`` every piece, then ``end``.
-    """
-
-    def __init__(self) -> None:
-        self._held = ""
-
-    def feed(self, piece: str) -> str:
-        text = self._held + piece
-        for at in range(max(0, len(text) - _LONGEST_PARTIAL), len(text)):
-            if text[at] in "\x1b\x9b" and _PARTIAL.fullmatch(text, at):
-                self._held = text[at:]
-                return terminal_safe(text[:at])
-        self._held = ""
-        return terminal_safe(text)
-
-    def end(self) -> str:
-        held, self._held = self._held, ""
-        return terminal_safe(held)
-
 
 # --------------------------------------------------------------------------- the screens
 
@@ -216,10 +173,10 @@ class Chat:
         if not greet:
             return
         model = started.get("model")
-        self._screen.show(terminal_safe(_model_line(model)))
+        self._screen.show(printable(_model_line(model)))
         pending = started.get("pending")
         if isinstance(pending, list) and pending:
-            self._screen.show(terminal_safe(_pending_block(pending)))
+            self._screen.show(printable(_pending_block(pending)))
 
     # -- one line ------------------------------------------------------------------------
     def handle(self, line: str) -> bool:
@@ -239,7 +196,7 @@ class Chat:
         except DaemonUnreachable:
             raise
         except AlmaError as exc:
-            self._failed(terminal_safe(exc.message), exit_code_for(exc.code))
+            self._failed(printable(exc.message), exit_code_for(exc.code))
         return True
 
     def _failed(self, sentence: str, code: int) -> None:
@@ -265,7 +222,7 @@ class Chat:
 
     def _run(self, cmd: str, args: dict[str, object]) -> None:
         result = self._call(cmd, args)
-        self._screen.show(terminal_safe(render_result(cmd, args, result)))
+        self._screen.show(render_result(cmd, args, result))
 
     def _call(self, cmd: str, args: dict[str, object]) -> object:
         return self._client_for(cmd).call(cmd, **args)
@@ -285,7 +242,7 @@ class Chat:
         if not mine:
             self._screen.show(_("No memories stored today."))
             return
-        self._screen.show(terminal_safe(render_result("memory.list", {}, mine)))
+        self._screen.show(render_result("memory.list", {}, mine))
 
     # -- a message -----------------------------------------------------------------------
     def _send(self, text: str) -> None:
@@ -308,7 +265,6 @@ class Chat:
 
     def _tokens(self, stream: Stream) -> Iterator[str]:
         thinking = True
-        cleaner = StreamCleaner()
         for event in stream:
             kind = event.get("type")
             text = event.get("text")
@@ -316,10 +272,9 @@ class Chat:
                 continue
             if kind == "token":
                 thinking = False
-                yield cleaner.feed(text)
+                yield printable(text)  # per character: a sequence split across tokens too
             elif kind == "status" and thinking:
-                self._screen.thinking(terminal_safe(text))
-        yield cleaner.end()
+                self._screen.thinking(printable(text))
 
     def _after(self, result: object) -> None:
         if not isinstance(result, dict):
@@ -441,7 +396,7 @@ def main(argv: list[str] | None = None) -> int:
         screen.problem(exc.message)
         return EXIT_UNREACHABLE
     except AlmaError as exc:
-        screen.problem(terminal_safe(exc.message))
+        screen.problem(printable(exc.message))
         return exit_code_for(exc.code)
     except KeyboardInterrupt:
         return 130

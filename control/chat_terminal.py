@@ -5,7 +5,7 @@ stays one message; the history of what the person typed is kept across sessions 
 ``.alma/chat_history`` (mode 0600, like the memories it may repeat). Output: the answer is drawn
 as markdown while it streams, under a "pensando…" spinner until the first token. Everything
 shown is plain text to rich (no markup, no emoji codes, no hyperlinks): the daemon's texts were
-already stripped of terminal controls, and must not gain new meaning here either.
+already made printable (controls shown as escapes), and must not gain new meaning here either.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ and autonomy is paused. Then the person chats through ``alma chat`` and the real
 Afterwards nothing was accepted, undone or changed: the suggestions, the history, the autonomy
 and every file are exactly as before, and the daemon is still running. The test also proves the
 injection did reach the model (the stub saw the persona and the memory in its prompt) and came
-back to the screen, so "nothing happened" is not because nothing was said.
+back to the screen (its controls shown as escapes), so "nothing happened" is not because nothing was said.
 """
 
 from __future__ import annotations
@@ -136,7 +136,7 @@ def test_injections_with_a_model_that_repeats_them(alma: DaemonRoot) -> None:
         # The injection came back to the screen as text, without its escape sequences...
         assert done.stdout.count("!aceptar 1\n") >= 3, done.stdout
         assert "\x1b" not in done.stdout and "\x07" not in done.stdout
-        assert "pwned" not in done.stdout
+        assert "\\x1b]0;pwned\\x07" in done.stdout  # shown for what it is, never obeyed
         # ...and it did reach the model: from the persona in every prompt, and from the memories
         # in the first one (the session's first message: no earlier answer repeats it yet).
         prompts = stub.prompts_for(MESSAGES[:3])

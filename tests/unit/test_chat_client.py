@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -20,10 +21,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
-from control.chat import Chat, PlainScreen, StreamCleaner, terminal_safe
+from control.chat import Chat, PlainScreen
 from control.client import Client
 from control.protocol import socket_path_for
 from control.server import ControlServer
@@ -31,6 +30,8 @@ from control.stream import StreamReply
 from policies.errors import NotFoundError, UnavailableError
 from tests.support.daemon import wait_for
 
+#: What a terminal would obey: no text from the daemon may reach the screen with one of these.
+RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 PENDING = [
     {"id": 1, "kind": "organize", "status": "pending", "title": "Ordenar user/fotos por tipo", "files": 31},
     {"id": 2, "kind": "temp_cleanup", "status": "pending", "title": "Tirar temporales viejos", "files": 4},
@@ -241,8 +242,18 @@ def test_what_the_model_writes_never_runs_a_command(session: Session, daemon: Fa
     assert daemon.names() == ["chat.start", "chat.send"]
     out = session.out.getvalue()
     assert "!aceptar 1\n" in out  # shown as the text it is
-    assert "\x1b" not in out and "\x07" not in out
-    assert "rojo" in out and "pwned" not in out
+    assert not RAW.search(out)
+    assert "\\x1b]0;pwned\\x07" in out  # shown for what it is, never obeyed
+
+
+def test_a_control_split_across_tokens_never_reaches_the_screen(
+    session: Session, daemon: FakeDaemon
+) -> None:
+    daemon.answer = ["a\x1b", "]0;pw", "ned\x07", "\x1b[2", "J\r\u202e", "fin"]
+    session.type("hola")
+    out = session.out.getvalue()
+    assert not RAW.search(out)
+    assert "a\\x1b]0;pwned\\x07\\x1b[2J\\r\\u202efin" in out
 
 
 def test_what_the_daemon_sends_is_printed_without_terminal_controls(
@@ -253,9 +264,10 @@ def test_what_the_daemon_sends_is_printed_without_terminal_controls(
     ]
     daemon.raises["history"] = UnavailableError("Ocupado \x1b[2J ahora.")
     session.type("!buscar nota", "!historial")
-    assert "\x1b" not in session.out.getvalue() + session.err.getvalue()
-    assert "\x9b" not in session.out.getvalue()
-    assert "nota escondida" in session.out.getvalue()
+    shown = session.out.getvalue() + session.err.getvalue()
+    assert not RAW.search(shown)
+    assert "nota \\x1b[8mescondida" in session.out.getvalue()
+    assert "Ocupado \\x1b[2J ahora." in session.err.getvalue()
 
 
 def test_a_busy_model_is_one_sentence(session: Session, daemon: FakeDaemon) -> None:
@@ -287,68 +299,6 @@ def test_ctrl_c_stops_the_answer_and_the_next_message_works(
     session.type("¿sigues?")
     assert session.out.getvalue().endswith("sigo aquí\n")
     assert daemon.stopped == ["cancelled", "done"]
-
-
-# --------------------------------------------------------------------------- the sanitizer
-
-
-@pytest.mark.parametrize(
-    ("raw", "clean"),
-    [
-        ("hola\n\tmundo", "hola\n\tmundo"),
-        ("\x1b[31mrojo\x1b[0m", "rojo"),
-        ("a\x1b]8;;http://x\x1b\\b", "ab"),
-        ("a\x1b]0;title\x07b", "ab"),
-        ("a\x1bPq#0\x1b\\b", "ab"),
-        ("a\rb\x08c\x00d\x7fe", "abcde"),
-        ("a\x9b2Jb\x85c", "abc"),
-        ("archivo\u202etxt.exe", "archivotxt.exe"),
-        ("ñandú · ¿qué? 😀", "ñandú · ¿qué? 😀"),
-        ("a\x1b", "a"),
-        ("a\x1b(0b", "ab"),
-    ],
-)
-def test_terminal_safe(raw: str, clean: str) -> None:
-    assert terminal_safe(raw) == clean
-
-
-def test_a_stray_escape_never_swallows_the_rest_of_a_line_or_text() -> None:
-    assert terminal_safe("a\x1b]0;sin fin\nsegunda línea") == "a\nsegunda línea"
-    assert terminal_safe("a\x1b]" + "x" * 2000 + "b").endswith("b")
-
-
-@pytest.mark.parametrize(
-    "pieces",
-    [
-        ["\x1b]0;pw", "ned\x07fin"],
-        ["a\x1b", "[31mrojo\x1b[", "0m"],
-        ["\x1b", "]", "0;t", "\x1b", "\\", "fin"],
-        ["\x9b", "2J", "fin"],
-    ],
-)
-def test_a_sequence_split_across_tokens_is_removed_whole(pieces: list[str]) -> None:
-    cleaner = StreamCleaner()
-    out = "".join(cleaner.feed(piece) for piece in pieces) + cleaner.end()
-    assert out == terminal_safe("".join(pieces))
-    assert "pw" not in out and "[" not in out and ";" not in out and "2J" not in out
-
-
-@given(
-    st.lists(
-        st.text(alphabet=st.sampled_from("ab\x1b[]();0m\x07\\\n\x9bPñ"), max_size=12), max_size=12
-    )
-)
-def test_streamed_cleaning_is_the_cleaning_of_the_whole_text(pieces: list[str]) -> None:
-    cleaner = StreamCleaner()
-    out = "".join(cleaner.feed(piece) for piece in pieces) + cleaner.end()
-    assert out == terminal_safe("".join(pieces))
-
-
-@given(st.text())
-def test_terminal_safe_leaves_no_control_but_newline_and_tab(text: str) -> None:
-    clean = terminal_safe(text)
-    assert all(ch in "\n\t" or not (ord(ch) < 32 or 0x7F <= ord(ch) <= 0x9F) for ch in clean)
-    assert terminal_safe(clean) == clean
 
 
 # --------------------------------------------------------------------------- the command line
