@@ -20,6 +20,7 @@ from typing import Any
 from agent.model import Backend, Chunk, Message
 from agent.model_files import check_gguf, resolve_model_path
 from policies.errors import AlmaError, BadArgumentError
+from policies.i18n import _
 
 log = logging.getLogger("alma.model")
 
@@ -46,15 +47,21 @@ class LlamaBackend:
         except (ValueError, RuntimeError, OSError) as exc:
             log.warning("llama.cpp refused %s: %s", model, exc)
             raise BadArgumentError(
-                f"{model} could not be loaded as a model (it may be truncated, damaged or of "
-                "an architecture this llama.cpp does not know); download it again or choose "
-                "another GGUF file."
+                _(
+                    "{path} could not be loaded as a model (it may be truncated, damaged or of "
+                    "an architecture this llama.cpp does not know); download it again or "
+                    "choose another GGUF file.",
+                    path=model,
+                )
             ) from None
         if not llama.metadata.get("tokenizer.chat_template"):
             llama.close()
             raise BadArgumentError(
-                f"{model} has no chat template, so it cannot hold a conversation (it is "
-                "probably a base model); choose an instruction-tuned (Instruct or Chat) GGUF."
+                _(
+                    "{path} has no chat template, so it cannot hold a conversation (it is "
+                    "probably a base model); choose an instruction-tuned (Instruct or Chat) GGUF.",
+                    path=model,
+                )
             )
         # A context larger than the model was trained on only gives it text it cannot read.
         trained = int(llama._model.n_ctx_train())  # no public accessor in 0.3
@@ -102,7 +109,7 @@ class OpenAIBackend:
     def load(cls, url: str, *, context_tokens: int) -> OpenAIBackend:
         backend = cls(url, context_tokens=context_tokens)
         try:
-            status, _ = backend._request("GET", "/v1/models", None, timeout=10.0)
+            status, _body = backend._request("GET", "/v1/models", None, timeout=10.0)
         except OSError as exc:
             raise BadArgumentError(
                 f"Nothing answers at {url} ({exc.strerror or exc}); start the model server "
@@ -225,9 +232,10 @@ def loopback_url(url: str) -> tuple[str, int, str]:
     """``(host, port, path prefix)`` of an ``http://`` URL on this machine, else one sentence."""
     parts = urllib.parse.urlsplit(url)
     host = parts.hostname or ""
-    refusal = (
-        f"The model server URL {url} is not on this machine; ALMA only talks to a server on "
-        "the loopback interface (http://127.0.0.1:PORT or http://localhost:PORT)."
+    refusal = _(
+        "The model server URL {url} is not on this machine; ALMA only talks to a server on "
+        "the loopback interface (http://127.0.0.1:PORT or http://localhost:PORT).",
+        url=url,
     )
     if parts.scheme != "http":
         raise BadArgumentError(

@@ -24,6 +24,7 @@ from agent.prompt import assemble
 from agent.turnlog import append_exchange
 from control.stream import StreamReply
 from policies.errors import AlmaError, NotFoundError, UnavailableError
+from policies.i18n import _
 from policies.layout import RootLayout
 
 log = logging.getLogger("alma.chat")
@@ -98,8 +99,10 @@ class ChatService:
                 self._sessions.move_to_end(session_id)
         if session is None:
             raise NotFoundError(
-                f"No chat session {session_id[:40]!r} (the daemon may have restarted); "
-                "start a new one."
+                _(
+                    "No chat session {session} (the daemon may have restarted); start a new one.",
+                    session=repr(session_id[:40]),
+                )
             )
         if not self.runtime.configured:
             raise UnavailableError(self.runtime.unavailable_sentence())

@@ -24,6 +24,7 @@ from typing import Any, Literal, Protocol
 
 from agent.model_files import check_gguf, resolve_model_path
 from policies.errors import AlmaError, UnavailableError
+from policies.i18n import N_, _
 
 log = logging.getLogger("alma.model")
 
@@ -32,10 +33,11 @@ Stopped = Literal["done", "cancelled", "max_tokens", "timeout"]
 #: A piece of text and, on the last piece, why the backend stopped ("stop", "length").
 Chunk = tuple[str, str | None]
 
-NO_MODEL = (
+NO_MODEL = N_(
     "No model is set up to answer; point ALMA at a GGUF file with `alma-ctl model use PATH` "
     '(or set [model] path = "embedded" in system/alma.toml for the small built-in one).'
 )
+_STOPPING = N_("ALMA is stopping; try again when it is back.")
 
 
 class Backend(Protocol):
@@ -173,11 +175,13 @@ class ModelRuntime:
         or running (one generation at a time)."""
         with self._lock:
             if self._closing:
-                raise UnavailableError("ALMA is stopping; try again when it is back.")
+                raise UnavailableError(_(_STOPPING))
             if self._chat_busy:
                 raise UnavailableError(
-                    "ALMA is already answering another message; wait for it to finish, or stop "
-                    "it (Ctrl-C in the chat), then send yours again."
+                    _(
+                        "ALMA is already answering another message; wait for it to finish, or "
+                        "stop it (Ctrl-C in the chat), then send yours again."
+                    )
                 )
             self._chat_busy = True
             self._chat.append(_Job(fn))
@@ -238,14 +242,17 @@ class ModelRuntime:
     def _run(self, job: _Job, *, chat: bool, timeout_s: float) -> Any:
         with self._lock:
             if self._closing:
-                raise UnavailableError("ALMA is stopping; try again when it is back.")
+                raise UnavailableError(_(_STOPPING))
             (self._chat if chat else self._background).append(job)
             self._wake.notify()
         if not job.done.wait(timeout_s):
             job.abandoned = True  # the worker skips it if it has not started yet
             if chat:
                 raise UnavailableError(
-                    f"The model did not finish within {timeout_s:g} seconds; try again."
+                    _(
+                        "The model did not finish within {seconds} seconds; try again.",
+                        seconds=f"{timeout_s:g}",
+                    )
                 )
             return None
         if job.error is not None:
@@ -259,7 +266,7 @@ class ModelRuntime:
                     self._wake.wait()
                 if self._closing:
                     for job in (*self._chat, *self._background):
-                        job.error = UnavailableError("ALMA is stopping; try again when it is back.")
+                        job.error = UnavailableError(_(_STOPPING))
                         job.done.set()
                     return
                 is_chat = bool(self._chat)
@@ -304,11 +311,12 @@ class ModelRuntime:
     def unavailable_sentence(self) -> str:
         with self._lock:
             if self._load_error:
-                return (
-                    f"The model could not be loaded: {self._load_error} Choose another with "
-                    "`alma-ctl model use PATH`."
+                return _(
+                    "The model could not be loaded: {reason} Choose another with "
+                    "`alma-ctl model use PATH`.",
+                    reason=self._load_error,
                 )
-        return NO_MODEL
+        return _(NO_MODEL)
 
     def _display_path(self) -> str | None:
         if self._path == "embedded":

@@ -12,6 +12,7 @@ import stat
 from pathlib import Path
 
 from policies.errors import BadArgumentError, ConfigError
+from policies.i18n import _
 
 GGUF_MAGIC = b"GGUF"
 #: A GGUF header (magic, version, tensor and metadata counts) is 24 bytes.
@@ -49,33 +50,36 @@ def check_gguf(path: Path) -> None:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
     except FileNotFoundError:
         raise BadArgumentError(
-            f"There is no file at {path}; give the path of a .gguf model file."
-        ) from None
-    except IsADirectoryError:
-        raise BadArgumentError(
-            f"{path} is a folder; give the path of a .gguf model file."
+            _("There is no file at {path}; give the path of a .gguf model file.", path=path)
         ) from None
     except OSError as exc:
         raise BadArgumentError(
-            f"{path} cannot be read ({exc.strerror}); check its permissions."
+            _(
+                "{path} cannot be read ({reason}); check its permissions.",
+                path=path,
+                reason=exc.strerror,
+            )
         ) from None
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):
-            raise BadArgumentError(f"{path} is a folder; give the path of a .gguf model file.")
+            raise BadArgumentError(
+                _("{path} is a folder; give the path of a .gguf model file.", path=path)
+            )
         if not stat.S_ISREG(mode):
-            raise BadArgumentError(f"{path} is not a regular file; give a .gguf model file.")
+            raise BadArgumentError(
+                _("{path} is not a regular file; give a .gguf model file.", path=path)
+            )
         head = os.read(fd, _HEADER)
-    except IsADirectoryError:
-        raise BadArgumentError(
-            f"{path} is a folder; give the path of a .gguf model file."
-        ) from None
     finally:
         os.close(fd)
     if not head.startswith(GGUF_MAGIC):
         raise BadArgumentError(
-            f"{path} is not a GGUF model (it does not start with GGUF); convert it with "
-            "llama.cpp's convert scripts or download the .gguf version of the model."
+            _(
+                "{path} is not a GGUF model (it does not start with GGUF); convert it with "
+                "llama.cpp's convert scripts or download the .gguf version of the model.",
+                path=path,
+            )
         )
     if len(head) < _HEADER:
-        raise BadArgumentError(f"{path} is a truncated GGUF file; download it again.")
+        raise BadArgumentError(_("{path} is a truncated GGUF file; download it again.", path=path))
