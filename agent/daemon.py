@@ -105,7 +105,7 @@ def _model_runtime(settings: Settings, store: SuggestionStore) -> ModelRuntime:
         return backends.load(
             model_path,
             context_tokens=settings.model.context_tokens,
-            threads=settings.model.threads,
+            threads=settings.model.threads or max(1, (os.cpu_count() or 2) - 1),
         )
 
     return ModelRuntime(path, load, on_use=remember)

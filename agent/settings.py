@@ -45,7 +45,9 @@ class Model(_Section):
     #: An OpenAI-compatible server on this machine (http://127.0.0.1:PORT) instead of a file.
     url: str = ""
     context_tokens: int = Field(4096, ge=512, le=131072)
-    threads: int = Field(2, ge=1, le=64)
+    #: llama.cpp threads; 0 = every core but one, so the socket and the watchers keep a core
+    #: while the model generates (docs/benchmarks.md: status latency while generating).
+    threads: int = Field(0, ge=0, le=64)
     #: Longest answer, in tokens, and longest time one answer may take.
     max_tokens: int = Field(512, ge=16, le=32768)
     timeout_seconds: float = Field(120.0, ge=1.0, le=3600.0)

@@ -1,0 +1,193 @@
+"""The daemon's model against issue 9's Must show 4, with the embedded GGUF (SmolLM2-135M Q4_1).
+
+    .venv/bin/python bench/bench_model.py              # everything (a few minutes)
+    .venv/bin/python bench/bench_model.py --quick      # fewer runs
+
+1. Model load time (LlamaBackend.load, in this process), the median of ``--runs``.
+2. Time to first token and tokens/s of a 64-token answer (the median of ``--runs``), for each
+   ``--threads`` value.
+3. Context building at 10,000 memories: MemoryService.context (embed the message, search the
+   layers, assemble within a 1,500-token budget) p50/p95 over varied Spanish messages, the
+   store filled with random normalized vectors as bench_memory.py does. Target p95 50 ms.
+4. ``alma-ctl status`` while the model generates, as a ratio to idle: a real daemon, the model
+   warmed by one answer, then ``--status-runs`` status calls idle and as many while a long
+   answer streams (checked busy), alternating so both see the same machine. Target 1.5x.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from agent.backends import LlamaBackend
+from agent.model import generate
+from control.client import Client
+from tests.support.daemon import ALMA_CTL, DaemonRoot
+
+MESSAGES = [
+    "¿Qué pasó con el backup la semana pasada?",
+    "¿Cuándo estuve más cansado este mes?",
+    "¿Cómo va la tesis?",
+    "¿Qué decidí sobre el presupuesto del viaje a Lisboa?",
+    "Hoy dormí cuatro horas, ¿qué me recomiendas?",
+    "¿Qué tenía pendiente con la guitarra?",
+]
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def bench_load_and_speed(runs: int, threads: int) -> dict[str, float]:
+    loads, firsts, speeds = [], [], []
+    backend = None
+    for _ in range(runs):
+        if backend is not None:
+            backend.close()
+        t0 = time.perf_counter()
+        backend = LlamaBackend.load("embedded", context_tokens=4096, threads=threads)
+        loads.append(time.perf_counter() - t0)
+    assert backend is not None
+    for i in range(runs):
+        result = generate(
+            backend,
+            [{"role": "user", "content": MESSAGES[i % len(MESSAGES)]}],
+            max_tokens=64,
+            deadline=time.monotonic() + 600,
+            cancelled=bool,
+        )
+        firsts.append((result.first_token_ms or 0) / 1000)
+        speeds.append(result.tokens / (result.ms / 1000))
+    backend.close()
+    return {
+        "load_s": statistics.median(loads),
+        "ttft_s": statistics.median(firsts),
+        "tokens_per_s": statistics.median(speeds),
+    }
+
+
+def bench_context(size: int, queries: int) -> dict[str, float]:
+    import numpy as np
+
+    from agent.memory.service import MemoryService
+    from bench.bench_memory import fill
+    from policies.layout import RootLayout
+    from state.memory import get_embedder
+
+    emb = get_embedder("e5-small")
+    with tempfile.TemporaryDirectory() as tmp:
+        layout = RootLayout(Path(tmp))
+        layout.system.mkdir()
+        layout.principles_file.write_text(
+            "# Principios\n\n- Respóndeme en español, breve.\n- Nada se borra para siempre.\n",
+            encoding="utf-8",
+        )
+        svc = MemoryService(layout, cap=size * 2)
+        fill(svc, size, emb.dim, np.random.default_rng(0))
+        for message in MESSAGES[:3]:
+            svc.context(message, budget_tokens=1500)  # warm up
+        times = []
+        for i in range(queries):
+            t0 = time.perf_counter()
+            svc.context(MESSAGES[i % len(MESSAGES)], budget_tokens=1500)
+            times.append(time.perf_counter() - t0)
+        count = svc.count()
+        svc.close()
+    return {"memories": count, "p50_ms": pct(times, 0.5) * 1000, "p95_ms": pct(times, 0.95) * 1000}
+
+
+def _status_once(d: DaemonRoot) -> float:
+    import subprocess
+
+    t0 = time.perf_counter()
+    done = subprocess.run(
+        [ALMA_CTL, "--root", str(d.root), "status"], env=d.env, capture_output=True, check=False
+    )
+    elapsed = time.perf_counter() - t0
+    assert done.returncode == 0, done.stderr
+    return elapsed
+
+
+def bench_status_while_generating(threads: int, runs: int) -> dict[str, float]:
+    d = DaemonRoot().init()
+    try:
+        d.set_settings("model", "threads", threads)
+        d.set_settings("model", "max_tokens", 100_000 // 32)
+        d.set_settings("model", "timeout_seconds", 3600)
+        d.start()
+        client = Client(d.socket, 600)
+        session = client.call("chat.start")["session"]  # type: ignore[index]
+        warm = client.stream("chat.send", session=session, message="Hola")
+        for _ in warm:
+            pass
+        idle, busy = [], []
+        for _ in range(runs):
+            idle.append(_status_once(d))
+            stream = client.stream(
+                "chat.send", session=session, message="Escribe una historia larguísima."
+            )
+            started = threading.Event()
+
+            def consume(s: object = stream, flag: threading.Event = started) -> None:
+                for event in s:  # type: ignore[attr-defined]
+                    if event["type"] == "token":
+                        flag.set()
+
+            reader = threading.Thread(target=consume)
+            reader.start()
+            started.wait(600)
+            assert client.call("model.status")["busy"] is True  # type: ignore[index]
+            busy.append(_status_once(d))
+            stream.cancel()
+            reader.join(600)
+        return {
+            "idle_ms": statistics.median(idle) * 1000,
+            "busy_ms": statistics.median(busy) * 1000,
+            "ratio": statistics.median(busy) / statistics.median(idle),
+        }
+    finally:
+        d.close()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--threads", default="1,2", help="llama.cpp threads, comma-separated")
+    parser.add_argument("--memories", type=int, default=10_000)
+    args = parser.parse_args()
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]  # a TextIOWrapper
+    runs = 2 if args.quick else 5
+    threads = [int(t) for t in args.threads.split(",")]
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+    for t in threads:
+        r = bench_load_and_speed(runs, t)
+        print(
+            f"threads={t}: load {r['load_s']:.2f} s, first token {r['ttft_s']:.2f} s, "
+            f"{r['tokens_per_s']:.1f} tokens/s"
+        )
+    c = bench_context(args.memories, 20 if args.quick else 100)
+    print(
+        f"context at {c['memories']:.0f} memories: p50 {c['p50_ms']:.0f} ms, "
+        f"p95 {c['p95_ms']:.0f} ms (target p95 50 ms)"
+    )
+    for t in threads:
+        s = bench_status_while_generating(t, 5 if args.quick else 15)
+        print(
+            f"threads={t}: alma-ctl status idle {s['idle_ms']:.0f} ms, while generating "
+            f"{s['busy_ms']:.0f} ms, ratio {s['ratio']:.2f}x (target 1.5x)"
+        )
+    print(f"load average at the end {os.getloadavg()[0]:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
