@@ -24,7 +24,7 @@ from agent.prompt import assemble
 from agent.turnlog import append_exchange
 from control.stream import StreamReply
 from policies.errors import AlmaError, NotFoundError, UnavailableError
-from policies.i18n import _
+from policies.i18n import _, current_language, language
 from policies.layout import RootLayout
 
 log = logging.getLogger("alma.chat")
@@ -110,10 +110,14 @@ class ChatService:
         asked_at = self.clock()
         if self.runtime.loading_needed():
             reply.emit({"type": "status", "text": "cargando el modelo"})
+        lang = current_language()  # the worker's sentences are for this person too
+
+        def job(backend: Backend | None) -> None:
+            with language(lang):
+                self._answer(backend, session, message, asked_at, reply)
+
         try:
-            self.runtime.submit_chat(
-                lambda backend: self._answer(backend, session, message, asked_at, reply)
-            )
+            self.runtime.submit_chat(job)
         except BaseException:
             reply.close()
             raise

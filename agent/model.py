@@ -24,7 +24,7 @@ from typing import Any, Literal, Protocol
 
 from agent.model_files import check_gguf, resolve_model_path
 from policies.errors import AlmaError, UnavailableError
-from policies.i18n import N_, _
+from policies.i18n import N_, _, current_language, language
 
 log = logging.getLogger("alma.model")
 
@@ -153,8 +153,11 @@ class ModelRuntime:
         if not path.startswith(("http://", "https://")) and path != "embedded":
             check_gguf(resolve_model_path(path))
 
-        def load(_: Backend | None) -> dict[str, Any]:
-            new = self._loader(path)  # raises with one sentence; the old backend is untouched
+        lang = current_language()
+
+        def load(_backend: Backend | None) -> dict[str, Any]:
+            with language(lang):  # its refusal is for the person who asked
+                new = self._loader(path)  # raises with one sentence; the old one is untouched
             with self._lock:
                 old, self._backend = self._backend, new
                 self._path = path

@@ -225,3 +225,23 @@ def test_unknown_session_and_no_model(service: ChatService, root: RootLayout) ->
     with pytest.raises(UnavailableError, match="alma-ctl model use PATH"):
         none.send(session, "hola")
     none.runtime.close()
+
+
+def test_sentences_made_in_the_worker_are_in_the_language_of_the_request(
+    root: RootLayout,
+) -> None:
+    from policies.i18n import language
+
+    loader = Loader()
+    loader.refuse.add("embedded")
+    chat = ChatService(
+        root, ModelRuntime("embedded", loader), context=lambda m, b: "", pending=list
+    )
+    try:
+        session = chat.start()["session"]
+        with language("es"):
+            reply = chat.send(session, "hola")
+        _events, kind, error = drain(reply)
+        assert kind == "error" and "No se pudo cargar el modelo" in error.message
+    finally:
+        chat.runtime.close()
