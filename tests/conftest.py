@@ -7,6 +7,14 @@ import pytest
 from state.memory.embedder import get_embedder
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every end-to-end test starts the real daemon (seconds each): it belongs to the slow
+    tier, so ``-m "not slow"`` is the everyday one (README, Development)."""
+    for item in items:
+        if item.get_closest_marker("e2e") is not None and item.get_closest_marker("slow") is None:
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session")
 def embedder_loaded() -> None:
     """The real offline embedder, loaded once per test session (it takes a few seconds)."""

@@ -237,13 +237,14 @@ class IngestWorker:
         self._thread = None
 
     def _run(self) -> None:
-        try:
-            self._pass(None)
-        finally:
-            with self._cond:
-                self._busy = False
-                self._cond.notify_all()
+        names: set[str] | None = None  # the first pass reads every file: what came while stopped
         while True:
+            try:
+                self._pass(names)
+            finally:
+                with self._cond:
+                    self._busy = False
+                    self._cond.notify_all()
             with self._cond:
                 if not self._dirty and not self._stop:
                     self._cond.wait(self._rescan_seconds)
@@ -252,12 +253,6 @@ class IngestWorker:
                 names = set(self._dirty) if self._dirty else None
                 self._dirty.clear()
                 self._busy = True
-            try:
-                self._pass(names)
-            finally:
-                with self._cond:
-                    self._busy = False
-                    self._cond.notify_all()
 
     def _pass(self, names: set[str] | None) -> None:
         try:

@@ -18,3 +18,14 @@ def alma() -> Iterator[DaemonRoot]:
         yield d
     finally:
         d.close()
+
+
+@pytest.fixture
+def alma_mem() -> Iterator[DaemonRoot]:
+    """An initialized root, memory enabled, ``settle_seconds = 0``; not started."""
+    d = DaemonRoot(memory=True).init()
+    d.policy(monitor__settle_seconds=0)
+    try:
+        yield d
+    finally:
+        d.close()

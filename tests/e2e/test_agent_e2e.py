@@ -5,7 +5,6 @@ documents, exit codes and the files on disk."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -103,16 +102,6 @@ def test_accepted_n_times_without_undo_becomes_a_suggestion_with_the_exact_polic
     alma.ok("undo")
     assert alma.ok("stats")["promotable"] == []
     alma.stop()
-
-
-@pytest.fixture
-def alma_mem() -> Iterator[DaemonRoot]:
-    d = DaemonRoot(memory=True).init()
-    d.policy(monitor__settle_seconds=0)
-    try:
-        yield d
-    finally:
-        d.close()
 
 
 def _memory_ready(d: DaemonRoot) -> None:

@@ -9,7 +9,6 @@ import json
 import os
 import stat
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,16 +26,6 @@ def _high_water_mb(pid: int) -> int:
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) // 1024
     raise AssertionError("no VmHWM in /proc/PID/status")
-
-
-@pytest.fixture
-def alma_mem() -> Iterator[DaemonRoot]:
-    d = DaemonRoot(memory=True).init()
-    d.policy(monitor__settle_seconds=0)
-    try:
-        yield d
-    finally:
-        d.close()
 
 
 def test_links_fifos_and_huge_files_in_logs_are_never_read(alma_mem: DaemonRoot) -> None:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import itertools
 import re
 from collections import Counter
-from collections.abc import Iterator
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -37,17 +36,6 @@ LAYERS = {"L-inf", "L1", "L0"}
 CONTEXT_KEYS = {"text", "items", "tokens", "budget_tokens", "over_budget", "l0_searched"}
 PRINCIPLES = "system/principles.md"
 EXIT_NO_SUCH_ID = 6
-
-
-@pytest.fixture
-def alma_mem() -> Iterator[DaemonRoot]:
-    """An initialized root, memory enabled, ``settle_seconds = 0``; not started."""
-    d = DaemonRoot(memory=True).init()
-    d.policy(monitor__settle_seconds=0)
-    try:
-        yield d
-    finally:
-        d.close()
 
 
 def assert_memory_shape(m: dict[str, Any], *, scored: bool = False) -> None:

@@ -1,0 +1,118 @@
+"""agent.core and agent.autonomy in process (issue 8): the suggestions' life without a daemon.
+
+The real detectors, store, loop and engine (its child run in this process, as
+tests/support/engine.py does); only the clock is given. On main these paths, the ``expired``
+one above all, were reached only end to end.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent.autonomy import Autonomy, PolicyHolder
+from agent.core import Agent
+from agent.detectors.files import detect_files
+from policies.defaults import DEFAULT_POLICY_TOML
+from policies.errors import InvalidStateError
+from state.journal import Journal
+from state.suggestions import SuggestionStore
+from tests.support.engine import AlmaRoot, InProcessEngine
+
+
+@pytest.fixture
+def agent(tmp_path: Path) -> Iterator[tuple[Agent, AlmaRoot]]:
+    alma = AlmaRoot(tmp_path).build()
+    policy = re.sub(r"settle_seconds = \d+", "settle_seconds = 0", DEFAULT_POLICY_TOML)
+    # The engine's child runs in this process (tests/support/engine.py): no confinement.
+    policy = policy.replace("allow_unconfined = false", "allow_unconfined = true")
+    alma.layout.policy_file.write_text(policy, encoding="utf-8")
+    holder = PolicyHolder(alma.layout)
+    store = SuggestionStore(alma.layout.db_file)
+    engine = InProcessEngine(alma.layout, Journal(alma.layout.journal_file), holder)
+    autonomy = Autonomy(store, holder)
+
+    def detect(now: float) -> list:  # type: ignore[type-arg]
+        return detect_files(alma.root, holder(), now, hash_cache={})
+
+    agent = Agent(alma.layout, holder, store, engine, autonomy, detect)
+    try:
+        yield agent, alma
+    finally:
+        store.close()
+
+
+def _messy(alma: AlmaRoot, folder: str, n: int = 20) -> list[Path]:
+    exts = ("jpg", "pdf", "mp3", "csv", "zip", "txt")
+    return [alma.write(f"{folder}/f{i:03d}.{exts[i % 6]}", b"x" * (i + 1)) for i in range(n)]
+
+
+def _pending(agent: Agent) -> list[dict[str, object]]:
+    return agent.store.list(status="pending", all_=False)
+
+
+def test_a_finding_becomes_a_pending_suggestion_once(agent: tuple[Agent, AlmaRoot]) -> None:
+    ag, alma = agent
+    _messy(alma, "user/descargas")
+    first = ag.analyze(trigger="person")
+    assert len(first) == 1
+    assert ag.analyze(trigger="person") == []  # the same finding is not proposed twice
+    (row,) = _pending(ag)
+    assert row["kind"] == "organize" and row["target"] == "user/descargas"
+
+
+def test_a_suggestion_whose_files_changed_expires_and_cannot_be_accepted(
+    agent: tuple[Agent, AlmaRoot],
+) -> None:
+    ag, alma = agent
+    files = _messy(alma, "user/descargas")
+    (sid,) = ag.analyze(trigger="person")
+    files[0].write_bytes(b"changed after the plan was made")
+    time.sleep(0.01)
+    ag.analyze(trigger="schedule")
+    row = ag.store.get(sid)
+    assert row["status"] == "expired", row
+    assert "changed" in str(row["error"])
+    with pytest.raises(InvalidStateError):
+        ag.accept(sid)
+
+
+def test_accept_runs_the_plan_and_undo_takes_it_back(agent: tuple[Agent, AlmaRoot]) -> None:
+    ag, alma = agent
+    _messy(alma, "user/descargas")
+    before = alma.user_tree()
+    (sid,) = ag.analyze(trigger="person")
+    action = ag.accept(sid)
+    assert action["status"] == "done", action
+    assert alma.user_tree() != before
+    assert ag.store.get(sid)["status"] == "executed"
+    ag.undo(action["id"])
+    assert alma.user_tree() == before
+
+
+def test_a_rejected_suggestion_stays_rejected_and_is_not_proposed_again(
+    agent: tuple[Agent, AlmaRoot],
+) -> None:
+    ag, alma = agent
+    _messy(alma, "user/descargas")
+    (sid,) = ag.analyze(trigger="person")
+    ag.reject(sid, "prefiero mi desorden")
+    assert ag.store.get(sid)["status"] == "rejected"
+    assert ag.analyze(trigger="person") == []
+    with pytest.raises(InvalidStateError):
+        ag.accept(sid)
+
+
+def test_autonomy_pause_and_lowering_persist_in_the_store(agent: tuple[Agent, AlmaRoot]) -> None:
+    ag, _alma = agent
+    autonomy = ag.autonomy
+    assert autonomy.off()["effective"] == "off"
+    again = Autonomy(ag.store, ag.policy)  # as after a restart
+    assert again.paused and again.effective() == "off"
+    assert again.on()["effective"] == again.configured
+    again.set_level("manual")
+    assert Autonomy(ag.store, ag.policy).effective() == "manual"
