@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from agent.memory.service import MemoryService
+from policies import limits as L
 from policies.layout import RootLayout
 
 TODAY = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
@@ -44,7 +45,7 @@ def _turn(n: int) -> str:
 
 
 def _contents(svc: MemoryService) -> list[str]:
-    return [m["content"] for m in svc.list(limit=10_000) if m["kind"] in ("turn", "note")]
+    return [m["content"] for m in svc.list(limit=L.LIST_MAX) if m["kind"] in ("turn", "note")]
 
 
 def _open(layout: RootLayout) -> MemoryService:
