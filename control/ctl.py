@@ -376,6 +376,13 @@ _LABELS: dict[str, str] = {
     "original": N_("ORIGINAL"),
     "trash": N_("TRASH"),
     "trashed_at": N_("TRASHED_AT"),
+    "folder": N_("FOLDER"),
+    "proposed": N_("PROPOSED"),
+    "accepted": N_("ACCEPTED"),
+    "rejected": N_("REJECTED"),
+    "undone": N_("UNDONE"),
+    "useful": N_("USEFUL"),
+    "useless": N_("USELESS"),
 }
 #: Field names of single answers (``status``, ``autonomy status``, ``memory stats``...).
 _FIELD_LABELS: dict[str, str] = {
@@ -589,6 +596,48 @@ def _context(value: object) -> str:
     return _fields(value)
 
 
+_COUNTS = ("proposed", "accepted", "rejected", "undone", "useful", "useless")
+
+
+def _stats(value: object) -> str:
+    """The track record: counts per kind and per folder, then what the rules decided."""
+    if not isinstance(value, dict):
+        return _fields(value)
+    kinds, folders = value.get("kinds") or [], value.get("folders") or []
+    out = [_table(kinds, ("kind", *_COUNTS)) if kinds else _("Nothing proposed yet.")]
+    if folders:
+        out += ["", _table(folders, ("kind", "folder", *_COUNTS))]
+    for item in value.get("stopped") or []:
+        out += [
+            "",
+            _(
+                "No longer proposed: {kind} in {folder}. `{lift}` proposes it there again.",
+                kind=item["kind"],
+                folder=item["folder"],
+                lift=item["lift"],
+            ),
+        ]
+    for item in value.get("auto_stopped") or []:
+        out += [
+            "",
+            _(
+                "No longer runs on its own: {kind}. `{lift}` lets it again.",
+                kind=item["kind"],
+                lift=item["lift"],
+            ),
+        ]
+    for item in value.get("promotable") or []:
+        out += [
+            "",
+            _(
+                "Could run on its own: {kind}, accepted {accepted} times and never undone. "
+                "Only you can allow it: in {file}, section {section}, write {line}",
+                **item,
+            ),
+        ]
+    return "\n".join(out)
+
+
 def _list_or(empty: str, columns: tuple[str, ...] = ()) -> Callable[[object], str]:
     def render(value: object) -> str:
         if isinstance(value, list):
@@ -614,6 +663,7 @@ _RENDER: dict[str, Callable[[object], str]] = {
     "context": _context,
     "trash.list": _list_or(N_("The trash is empty.")),
     # the report is already written for a person (in Spanish, like logs/alma/)
+    "stats": _stats,
     "report": lambda r: str(r.get("text", "")) if isinstance(r, dict) else str(r),
 }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -96,3 +97,18 @@ def test_feedback_changes_its_mind_the_latest_counts(store: SuggestionStore) -> 
     store.record_outcome("useless", "organize", "user/a", suggestion_id=1, reason="no me sirvió")
     (kind,) = _record(store).summary()["kinds"]
     assert (kind["useful"], kind["useless"]) == (0, 1)
+
+
+def test_stats_reads_for_a_person_with_the_lift_and_the_policy_line(
+    store: SuggestionStore,
+) -> None:
+    from control.ctl import render_result
+
+    for sid in range(1, REJECTS_TO_STOP + 1):
+        store.record_outcome("rejected", "organize", "user/fotos", suggestion_id=sid)
+    for sid in range(10, 10 + PROMOTE_AFTER):
+        store.record_outcome("accepted", "duplicates", "user", suggestion_id=sid)
+    text = render_result("stats", {}, _record(store, ("temp_cleanup",)).summary())
+    assert re.search(r"^organize\s+user/fotos\s+0\s+0\s+3\s+0\s+0\s+0$", text, re.M), text
+    assert "`alma-ctl autonomy allow organize --folder user/fotos`" in text
+    assert 'write kinds = ["temp_cleanup", "duplicates"]' in text
