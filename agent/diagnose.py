@@ -22,6 +22,7 @@ from typing import Any
 from actions.scan import read_file, scan_tree
 from actions.tree import Tree
 from policies.errors import RefusedError
+from policies.i18n import _
 
 _SCRIPT_EXTS = ("sh", "py", "pl", "rb", "js", "ts", "php", "bash", "ps1")
 _SCRIPT = re.compile(rf"(?<![\w/.-])([\w.-]+\.(?:{'|'.join(_SCRIPT_EXTS)}))\b")
@@ -61,7 +62,7 @@ def _configs(tree: Tree, script: str) -> list[tuple[str, str]]:
 
 
 def _close_name(missing: str) -> str | None:
-    parent, _, name = missing.rstrip("/").rpartition("/")
+    parent, _slash, name = missing.rstrip("/").rpartition("/")
     try:
         entries = os.listdir(parent or "/")
     except OSError:
@@ -95,17 +96,38 @@ def explain_failure(root: Path, finding: dict[str, Any]) -> dict[str, Any]:
                 if missing not in line:
                     continue
                 if close is None:
-                    notes.append(f"{path}:{number}: {line.strip()} ({missing} no existe)")
+                    notes.append(
+                        _(
+                            "{where}: {line} ({missing} does not exist)",
+                            where=f"{path}:{number}",
+                            line=line.strip(),
+                            missing=missing,
+                        )
+                    )
                     continue
                 fixed = line.replace(missing, close).strip()
                 notes.append(
-                    f"{path}:{number}: {line.strip()} ({missing} no existe; sí existe {close})"
+                    _(
+                        "{where}: {line} ({missing} does not exist; {close} does)",
+                        where=f"{path}:{number}",
+                        line=line.strip(),
+                        missing=missing,
+                        close=close,
+                    )
                 )
-                reason = (
-                    f"{reason}. {missing} no existe y {path}:{number} lo nombra; existe {close}: "
-                    f"quizá la línea deba ser {fixed}"
+                reason = _(
+                    "{reason}. {missing} does not exist and {where} names it; {close} exists: "
+                    "perhaps the line should be {fixed}",
+                    reason=reason,
+                    missing=missing,
+                    where=f"{path}:{number}",
+                    close=close,
+                    fixed=fixed,
                 )
     if not notes:
         return finding
-    where = [f"El script: {script}", f"Su configuración: {', '.join(p for p, _ in configs)}"]
+    where = [
+        _("The script: {path}", path=script),
+        _("Its configuration: {paths}", paths=", ".join(p for p, _text in configs)),
+    ]
     return {**finding, "evidence": [*finding["evidence"], *where, *notes], "reason": reason[:2000]}

@@ -16,6 +16,7 @@ from actions.ops import MemoryMerge, Op, plan_to_list
 from actions.planners import PlanResult, fingerprint
 from agent.memory_gate import Memory
 from policies.errors import AlmaError, ConflictError, as_alma_error
+from policies.i18n import _
 from state.journal import Journal
 
 log = logging.getLogger("alma.memory")
@@ -54,8 +55,12 @@ def merge_findings(memory: Memory) -> list[PlanResult]:
             PlanResult(
                 kind=KIND,
                 target="memory",
-                title=f"Unir {len(mems)} recuerdos casi idénticos",
-                reason=f"«{_short(keep['content'], 60)}» está guardado {len(mems)} veces",
+                title=_("Merge {n} nearly identical memories", n=len(mems)),
+                reason=_(
+                    "“{content}” is stored {n} times",
+                    content=_short(keep["content"], 60),
+                    n=len(mems),
+                ),
                 evidence=[f"{m['id'][:12]}: {_short(m['content'])}" for m in mems],
                 plan=[MemoryMerge(keep=keep["id"], merge=tuple(m["id"] for m in rest))],
                 files=0,

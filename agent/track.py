@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from actions.planners.base import PlanResult, fingerprint
+from policies.i18n import _
 
 REJECTS_TO_STOP = 3
 UNDOS_TO_STOP = 2
@@ -72,9 +73,12 @@ class TrackRecord:
         n = self.rejects.get((kind, folder), 0)
         if n < REJECTS_TO_STOP:
             return None
-        return (
-            f"rechazaste {n} veces {kind} en {folder}, así que ya no lo propongo ahí; "
-            f"`alma-ctl autonomy allow {kind} --folder {folder}` vuelve a permitirlo"
+        return _(
+            "you rejected {kind} in {folder} {n} times, so I no longer propose it there; "
+            "`alma-ctl autonomy allow {kind} --folder {folder}` allows it again",
+            n=n,
+            kind=kind,
+            folder=folder,
         )
 
     def auto_stopped(self, kind: str) -> bool:
@@ -109,14 +113,20 @@ class TrackRecord:
                 PlanResult(
                     kind=PROMOTION_KIND,
                     target=POLICY_FILE,
-                    title=f"Podrías dejar que ALMA haga «{kind}» por su cuenta",
-                    reason=(
-                        f"aceptaste {promo['accepted']} sugerencias {kind} y no deshiciste "
-                        "ninguna; solo tú puedes subir la autonomía, editando el archivo"
+                    title=_("You could let ALMA do “{kind}” on its own", kind=kind),
+                    reason=_(
+                        "you accepted {n} {kind} suggestions and undid none; only you can "
+                        "raise the autonomy, by editing the file",
+                        n=promo["accepted"],
+                        kind=kind,
                     ),
                     evidence=[
-                        f"En {POLICY_FILE}, sección [auto], escribe: {promo['line']}",
-                        'y, si no lo está ya, level = "auto"',
+                        _(
+                            "In {path}, section [auto], write: {line}",
+                            path=POLICY_FILE,
+                            line=promo["line"],
+                        ),
+                        _('and, if it is not already, level = "auto"'),
                     ],
                     plan=[],
                     files=0,

@@ -202,8 +202,9 @@ def test_the_audit_log_lists_an_accepted_organize_and_its_undo(alma: DaemonRoot)
 
 
 def test_a_failing_script_whose_config_names_a_wrong_path_gets_the_fix_in_its_words(
-    alma: DaemonRoot,
+    alma: DaemonRoot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("LANG", "es_ES.UTF-8")  # the daemon writes the finding in Spanish
     wrong, right = alma.root / "mnt" / "ALMA_RESIST", alma.root / "mnt" / "ALMA_RESISTE"
     right.mkdir(parents=True)
     alma.write("user/scripts/backup.sh", b'#!/bin/sh\n. ./backup.conf\nrsync -a ~ "$DEST"\n')

@@ -13,6 +13,7 @@ from actions.tree import Tree
 from agent import memory_actions
 from agent.memory.service import MemoryService
 from policies.errors import AlmaError, BadArgumentError, ConflictError, RefusedError
+from policies.i18n import language
 from policies.layout import RootLayout
 from sandbox.executor import Executor, Zones
 from state.journal import Journal
@@ -57,7 +58,9 @@ def test_a_cluster_becomes_a_finding_with_a_plan_that_parses(svc: MemoryService)
     assert f.kind == "memory_merge" and f.files == 0 and f.target == "memory"
     plan = plan_from_list([op.to_dict() for op in f.plan])
     assert plan == [MemoryMerge(keep=a, merge=(b,))]  # the more important one is kept
-    assert f.title.startswith("Unir 2 recuerdos")
+    assert f.title.startswith("Merge 2 nearly identical memories")
+    with language("es"):  # as a Spanish person's daemon writes it
+        assert memory_actions.merge_findings(svc)[0].title.startswith("Unir 2 recuerdos")
     assert memory_actions.merge_findings(svc)[0].fingerprint == f.fingerprint
 
 
