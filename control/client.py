@@ -1,8 +1,8 @@
 """The client end of the control socket. Standard library only: alma-ctl must start fast.
 
 It speaks through :mod:`_socket`, the C module under :mod:`socket`: the Python wrapper imports
-``selectors``, ``array`` and builds enums, about 4 ms of a ~30 ms ``alma-ctl status``, for
-features a blocking connect-send-receive does not use.
+``selectors``, ``array`` and builds enums (docs/benchmarks.md, alma-ctl's start) for features
+a blocking connect-send-receive does not use.
 """
 
 from __future__ import annotations

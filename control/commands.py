@@ -12,7 +12,7 @@ from policies import limits as L
 from policies.errors import BadArgumentError, UnknownCommandError
 from policies.i18n import N_, _
 
-# Neither dataclasses nor typing: importing them costs alma-ctl ~15 ms at every start.
+# Neither dataclasses nor typing: alma-ctl would import them at every start (docs/benchmarks.md).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Literal

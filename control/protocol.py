@@ -75,7 +75,7 @@ def socket_dir_name(uid: int | None = None) -> str:
 
     Both the daemon and alma-ctl call this, so they agree as long as they share the environment
     (a systemd user unit and a login shell both get the same ``XDG_RUNTIME_DIR``). A string:
-    alma-ctl's start does not import :mod:`pathlib` (4 ms of a ~30 ms command).
+    alma-ctl's start does not import :mod:`pathlib` (docs/benchmarks.md, alma-ctl's start).
     """
     runtime = os.environ.get("XDG_RUNTIME_DIR", "")
     if runtime and os.path.isabs(runtime) and os.path.isdir(runtime):
@@ -98,7 +98,7 @@ def socket_path_for(root: str | os.PathLike[str], uid: int | None = None) -> Pat
 
 
 def _sha256_hex(data: bytes) -> str:
-    try:  # CPython's builtin SHA-256: hashlib would load OpenSSL, ~10 ms of every alma-ctl run
+    try:  # CPython's builtin SHA-256: hashlib would load OpenSSL at every alma-ctl start
         from _sha256 import sha256  # type: ignore[import-not-found]  # CPython's builtin module has no type stub
     except ImportError:  # renamed in Python 3.12; hashlib always works
         from hashlib import sha256
