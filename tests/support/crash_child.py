@@ -16,12 +16,11 @@ import sys
 from pathlib import Path
 
 from sandbox import runner
-from sandbox.executor import Zones
-from state.journal import Journal
 
 
 def main() -> int:
     root, action, kill_at, mode = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+    assert mode in ("execute", "recover")
     seen: list[str] = []
 
     def checkpoint(label: str) -> None:
@@ -32,22 +31,13 @@ def main() -> int:
             print("finished", flush=True)  # the action's end, for timing kills from outside
 
     print("ready", flush=True)
-    journal_dir = root / ".alma" / "journal"
-    lock = runner.lock_executor(journal_dir)
-    journal = Journal(journal_dir / "journal.db")
-    try:
-        if mode == "recover":
-            runner.recover(root, journal, checkpoint)
-        else:
-            zones = Zones.from_lists(["user"], ["system", "logs", "docs"])
-            try:
-                runner.execute(root, journal, action, zones, checkpoint)
-            except Exception as exc:  # reported to the test, which fails on it
-                print(json.dumps({"error": str(exc)}), flush=True)
-                return 1
-    finally:
-        journal.close()
-        os.close(lock)
+    # The runner's own entry point, the code the confined child runs, with the kill hook.
+    argv = ["--root", str(root), "--writable", "user"]
+    argv += [arg for zone in ("system", "logs", "docs") for arg in ("--read-only", zone)]
+    argv += ["--recover"] if mode == "recover" else ["--action", str(action)]
+    status = runner.main(argv, checkpoint=checkpoint)
+    if status != 0:
+        return status  # the runner's JSON line says what went wrong; the test fails on it
     print(json.dumps(seen), flush=True)
     return 0
 

@@ -18,6 +18,9 @@ from policies.decide import RunContext
 from policies.errors import AlmaError, ConflictError
 from state.journal import Journal
 from tests.support.engine import AlmaRoot, InProcessEngine, default_policy
+from tests.support.trees import snapshot
+from tests.unit.test_crash import Witness, child, make_root, new_action, organize_plan
+from tests.unit.test_crash import engine as real_engine
 
 APPROVED = RunContext(approved_by_person=True)
 FILES = {f"user/inbox/foto_{i}.jpg": f"foto {i} ñ".encode() for i in range(6)}
@@ -127,3 +130,46 @@ def test_a_rollback_stopped_by_a_non_conflict_error_says_what_is_moved_and_how_t
     engine.undo(aid)
     assert engine.journal.action(aid)["status"] == "rolled_back"
     assert alma.world() == before
+
+
+def test_recovery_that_meets_a_folder_swapped_for_a_symlink_ends_failed_and_undo_finishes(
+    tmp_path: Path,
+) -> None:
+    """The attack of issue 8 on real files: an organize is killed midway, then a folder it
+    filled is swapped for a symlink to a folder outside the root before ALMA starts again.
+    Recovery must not write through the link, must not leave the action running, and must say
+    what is still moved and the one command that finishes; after the person puts the folder
+    back, that command makes the tree whole."""
+    root, outside = make_root(tmp_path, n_files=30)
+    witness = Witness(root, outside)
+    outside_before = snapshot(outside)
+    action = new_action(root, organize_plan(root))
+    assert child(root, action, "op20", "execute").returncode == -9
+    images = root / "user" / "inbox" / "images"
+    moved_in = sorted(p.name for p in images.iterdir())
+    assert moved_in  # some files really are in the folder swapped away
+    images.rename(root / "user" / "inbox" / "images.real")
+    images.symlink_to(outside)
+
+    rec = child(root, 0, -1, "recover")
+    assert rec.returncode == 0, rec.stdout + rec.stderr
+    journal = Journal(root / ".alma" / "journal" / "journal.db")
+    try:
+        row = journal.action(action)
+    finally:
+        journal.close()
+    message = str(row["error"])
+    assert row["status"] == "failed", row
+    assert f"alma-ctl undo {action}" in message, message
+    assert "Traceback" not in message and "still where it put them" in message, message
+    assert snapshot(outside) == outside_before  # nothing went through the link
+
+    images.unlink()
+    (root / "user" / "inbox" / "images.real").rename(images)
+    eng = real_engine(root)
+    try:
+        done = eng.undo(action)
+    finally:
+        eng.journal.close()
+    assert done["status"] == "rolled_back"
+    witness.check_restored("after the person's fix and alma-ctl undo")
