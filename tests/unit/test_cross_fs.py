@@ -159,6 +159,7 @@ def _undo_action(root: Path, target: int) -> int:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # some 80 short processes: a loaded machine only waits longer
 def test_cross_fs_undo_killed_anywhere_can_be_undone_afterwards(two_fs_root: Path) -> None:
     """Issue 8: an undo across filesystems killed midway, then recovered, left the action
     impossible to undo (the rollback copied a file back: a new inode). Kill the undo at every
