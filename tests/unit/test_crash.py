@@ -28,7 +28,7 @@ from sandbox.engine import Engine
 from state.journal import Journal
 from tests.support.trees import snapshot, total_bytes
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]  # hundreds of processes each
 
 REPO = Path(__file__).resolve().parents[2]
 CHILD = REPO / "tests" / "support" / "crash_child.py"
