@@ -19,6 +19,7 @@ def _jsonl(path: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+@pytest.mark.slow  # embeds the whole check set
 @pytest.mark.skipif(not EVAL.is_dir(), reason=f"the shared check set is not at {EVAL}")
 def test_recall_at_5(tmp_path: Path) -> None:
     svc = MemoryService(RootLayout(tmp_path))

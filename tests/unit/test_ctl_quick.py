@@ -94,6 +94,7 @@ def check_agreement(argv: list[str]) -> None:
         assert quick == argparse_reading(list(argv)), argv
 
 
+@pytest.mark.slow  # 3,000 examples: minutes on a loaded machine
 @settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(command_lines())
 def test_the_quick_reader_means_what_argparse_means(argv: list[str]) -> None:

@@ -367,6 +367,7 @@ EngineMachine.TestCase.settings = settings(
     report_multiple_bugs=False,
 )
 test_engine_in_process = EngineMachine.TestCase
+test_engine_in_process.pytestmark = [pytest.mark.slow]  # a stateful search: minutes
 
 
 class ConfinedEngineMachine(EngineMachine):

@@ -132,6 +132,7 @@ def test_the_file_executor_refuses_a_memory_op(root: RootLayout, journal: Journa
             executor.validate([MemoryMerge(keep="a", merge=("b",))])
 
 
+@pytest.mark.slow  # a subprocess that loads the embedder
 def test_the_examples_module_really_stores_them_without_a_daemon(tmp_path: Path) -> None:
     import json
     import subprocess

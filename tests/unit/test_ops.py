@@ -43,6 +43,7 @@ def outcome(parse: Any, data: Any) -> object:
         return "refused"
 
 
+@pytest.mark.slow  # 3,000 examples
 @settings(max_examples=3000, deadline=None)
 @given(identity_dicts())
 def test_identity_fast_path_agrees_with_the_full_checks(data: dict[str, Any]) -> None:
