@@ -39,7 +39,7 @@ from policies.errors import (
     cause_of,
     error_from_wire,
 )
-from policies.i18n import current_language
+from policies.i18n import _, current_language
 from policies.layout import RootLayout
 from sandbox.confine import Backend, Confinement
 from state.journal import Journal
@@ -182,9 +182,11 @@ class Engine:
         passes through it."""
         decision = self.check(plan, kind, ctx)
         if decision.verdict is Verdict.REFUSE:
-            raise RefusedError(f"Refused: {decision.reason}")
+            raise RefusedError(_("Refused: {reason}", reason=decision.reason))
         if decision.verdict is Verdict.ASK:
-            raise RefusedError(f"This needs a person's approval: {decision.reason}")
+            raise RefusedError(
+                _("This needs a person's approval: {reason}", reason=decision.reason)
+            )
 
     def execute(
         self,
@@ -204,8 +206,10 @@ class Engine:
             plan_data = plan_to_list(plan)
         if self.confinement.backend is Backend.NONE and not policy.sandbox.allow_unconfined:
             raise UnavailableError(
-                "No sandbox works on this machine, so nothing is executed; install bubblewrap or "
-                "firejail, or see docs/sandbox.md."
+                _(
+                    "No sandbox works on this machine, so nothing is executed; install bubblewrap "
+                    "or firejail, or see docs/sandbox.md."
+                )
             )
         with self._lock:
             action_id = self.journal.create_action(
@@ -244,8 +248,12 @@ class Engine:
             if entry.get("action") == action_id and entry.get("status") == "failed":
                 return AlmaError(str(entry.get("error")))
         return AlmaError(
-            f"The executor stopped unexpectedly (exit {result.get('rc')}); action "
-            f"{action_id} was rolled back and nothing was changed. See the daemon log."
+            _(
+                "The executor stopped unexpectedly (exit {rc}); action {id} was rolled back and "
+                "nothing was changed. See the daemon log.",
+                rc=result.get("rc"),
+                id=action_id,
+            )
         )
 
     def _close_if_running(self, action_id: int, policy: Policy) -> None:
@@ -275,20 +283,37 @@ class Engine:
         it finishes that rollback."""
         target = action_id if action_id is not None else self.journal.newest_undoable()
         if target is None:
-            raise InvalidStateError("There is nothing to undo: no action is done and not undone.")
+            raise InvalidStateError(
+                _("There is nothing to undo: no action is done and not undone.")
+            )
         row = self.journal.action_row(target)
         if row["status"] == "failed" and action_id is not None and row["sandbox"] != "memory":
             return row
         if row["trash_emptied_at"] is not None:
             raise InvalidStateError(
-                f"Action {target} can no longer be undone: `trash empty` removed what it had put "
-                f"in the trash for good ({row['trash_emptied_at']})."
+                _(
+                    "Action {id} can no longer be undone: `trash empty` removed what it had put "
+                    "in the trash for good ({when}).",
+                    id=target,
+                    when=row["trash_emptied_at"],
+                )
             )
         if row["status"] != "done":
-            detail = f" (undone by action {row['undone_by']})" if row["undone_by"] else ""
-            raise InvalidStateError(
-                f"Action {target} is {row['status']}{detail}; only a done action can be undone."
-            )
+            if row["undone_by"]:
+                message = _(
+                    "Action {id} is {status} (undone by action {by}); only a done action can be "
+                    "undone.",
+                    id=target,
+                    status=_(row["status"]),
+                    by=row["undone_by"],
+                )
+            else:
+                message = _(
+                    "Action {id} is {status}; only a done action can be undone.",
+                    id=target,
+                    status=_(row["status"]),
+                )
+            raise InvalidStateError(message)
         return row
 
     def undo(self, action_id: int | None = None) -> dict[str, Any]:
@@ -330,8 +355,11 @@ class Engine:
         result = self._run_child(["--recover"], policy)
         if not result.get("ok"):
             raise AlmaError(
-                "Recovery of an interrupted action did not finish; ALMA changed nothing more. "
-                f"Details: {result.get('message') or result.get('stderr')}"
+                _(
+                    "Recovery of an interrupted action did not finish; ALMA changed nothing more. "
+                    "Details: {details}",
+                    details=result.get("message") or result.get("stderr"),
+                )
             )
         recovered: list[dict[str, Any]] = result.get("recovered", [])
         return recovered
@@ -366,9 +394,12 @@ class Engine:
         keep = self.policy().trash.retention_days
         if older_than_days < keep:
             raise RefusedError(
-                f"The trash keeps everything at least {keep} days (retention_days in "
-                f"system/autonomy.conf): ask for {keep} days or more, or lower retention_days "
-                "there first."
+                _(
+                    "The trash keeps everything at least {days} days (retention_days in "
+                    "system/autonomy.conf): ask for {days} days or more, or lower retention_days "
+                    "there first.",
+                    days=keep,
+                )
             )
         cutoff = time.time() - older_than_days * 86400
         removed = 0

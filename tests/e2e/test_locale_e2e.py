@@ -74,6 +74,8 @@ def test_a_spanish_person_reads_spanish_and_gets_spanish_folders(
     undone = alma.ok("undo")
     assert undone["status"] == "done"
     assert snapshot(alma.root / "user", skip=()) == before  # byte for byte, folders gone
+    again = alma.ctl("undo", str(action["id"]), json_out=False)  # the engine's own sentence
+    assert again.rc != 0 and again.stderr.startswith(f"La acción {action['id']} está deshecha")
 
 
 @pytest.mark.parametrize("locale", ["en_US.UTF-8", "C"])
