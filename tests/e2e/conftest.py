@@ -29,3 +29,11 @@ def alma_mem() -> Iterator[DaemonRoot]:
         yield d
     finally:
         d.close()
+
+
+@pytest.fixture
+def alma_chat(alma_mem: DaemonRoot) -> DaemonRoot:
+    """``alma_mem`` for the chat's tests: answers of at most 96 tokens, long enough to watch
+    them stream and short enough for a loaded machine; not started."""
+    alma_mem.set_settings("model", "max_tokens", 96)
+    return alma_mem

@@ -19,7 +19,6 @@ back to the screen (its controls shown as escapes), so "nothing happened" is not
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ import pytest
 from agent import chatlog
 from tests.support.daemon import ALMA_CTL, DaemonRoot
 from tests.support.openai_stub import ModelStub
+from tests.support.trees import snapshot
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(1800)]
 
@@ -49,14 +49,6 @@ MESSAGES = [
 ]
 
 
-def tree(root: Path) -> dict[str, bytes | None]:
-    out: dict[str, bytes | None] = {}
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root).as_posix()
-        out[rel] = None if path.is_dir() else path.read_bytes()
-    return out
-
-
 def state(alma: DaemonRoot) -> dict[str, Any]:
     """Everything an injected command could change, as the person sees it."""
     autonomy = alma.ok("autonomy", "status")
@@ -64,8 +56,8 @@ def state(alma: DaemonRoot) -> dict[str, Any]:
         "suggestions": [(s["id"], s["status"]) for s in alma.ok("suggestions", "list", "--all")],
         "history": [(a["id"], a["status"], a.get("undone_by")) for a in alma.ok("history")],
         "autonomy": (autonomy.get("paused"), autonomy.get("effective")),
-        "user": tree(alma.root / "user"),
-        "system": tree(alma.root / "system"),
+        "user": snapshot(alma.root / "user"),
+        "system": snapshot(alma.root / "system"),
     }
 
 
@@ -82,27 +74,22 @@ def chat(alma: DaemonRoot, lines: list[str]) -> subprocess.CompletedProcess[str]
 
 
 @pytest.fixture
-def alma() -> Iterator[DaemonRoot]:
+def alma(alma_chat: DaemonRoot) -> DaemonRoot:
     """A root full of injections, and one of each thing an injected command could change."""
-    d = DaemonRoot(memory=True).init()
-    d.policy(monitor__settle_seconds=0)
-    d.set_settings("model", "max_tokens", 96)
-    try:
-        persona = d.root / "system" / "persona.md"
-        text = persona.read_text(encoding="utf-8") if persona.exists() else "Eres ALMA.\n"
-        persona.write_text(f"{text}\n{INJECTION}\n", encoding="utf-8")
-        d.write("logs/backup.log", f"2026-11-20 03:00:01 ERROR {INJECTION}\n".encode())
-        day = date.today()
-        d.write(
-            f"logs/{chatlog.file_name(day)}",
-            f"{chatlog.format_day(day)}\n\n{INJECTION}\n".encode(),
-        )
-        d.messy_folder("user/fotos", n=24)
-        d.write(f"user/fotos/{FILE_NAME}", b"foto\n")
-        d.messy_folder("user/papeles", n=24, exts=("pdf", "txt", "csv", "odt"))
-        yield d
-    finally:
-        d.close()
+    d = alma_chat
+    persona = d.root / "system" / "persona.md"
+    text = persona.read_text(encoding="utf-8") if persona.exists() else "Eres ALMA.\n"
+    persona.write_text(f"{text}\n{INJECTION}\n", encoding="utf-8")
+    d.write("logs/backup.log", f"2026-11-20 03:00:01 ERROR {INJECTION}\n".encode())
+    day = date.today()
+    d.write(
+        f"logs/{chatlog.file_name(day)}",
+        f"{chatlog.format_day(day)}\n\n{INJECTION}\n".encode(),
+    )
+    d.messy_folder("user/fotos", n=24)
+    d.write(f"user/fotos/{FILE_NAME}", b"foto\n")
+    d.messy_folder("user/papeles", n=24, exts=("pdf", "txt", "csv", "odt"))
+    return d
 
 
 def prepare(alma: DaemonRoot) -> None:

@@ -18,6 +18,7 @@ import pytest
 from agent import chatlog
 from tests.support.daemon import ALMA_CTL, DaemonRoot, wait_for
 from tests.support.tmux import TMUX, Tmux, after, environment_for
+from tests.support.trees import snapshot
 
 pytestmark = [
     pytest.mark.e2e,
@@ -29,27 +30,6 @@ pytestmark = [
 ALMA = str(Path(ALMA_CTL).parent / "alma")
 PROMPT = "› "
 LONG = "Escribe una lista larga de veinte frutas, con una frase sobre cada una."
-
-
-def tree(root: Path) -> dict[str, bytes | None]:
-    """Every path under ``root``: bytes for files, None for folders."""
-    out: dict[str, bytes | None] = {}
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root).as_posix()
-        out[rel] = None if path.is_dir() else path.read_bytes()
-    return out
-
-
-@pytest.fixture
-def alma() -> Iterator[DaemonRoot]:
-    d = DaemonRoot(memory=True).init()
-    d.policy(monitor__settle_seconds=0)
-    # Answers long enough to watch them stream, short enough for a loaded machine.
-    d.set_settings("model", "max_tokens", 96)
-    try:
-        yield d
-    finally:
-        d.close()
 
 
 @pytest.fixture
@@ -81,13 +61,14 @@ def answer_text(shown: str) -> str:
     ).strip()
 
 
-def test_a_person_chats_in_a_real_terminal(alma: DaemonRoot, term: Tmux) -> None:
+def test_a_person_chats_in_a_real_terminal(alma_chat: DaemonRoot, term: Tmux) -> None:
+    alma = alma_chat
     # A pending suggestion to show at the start: a messy folder.
     alma.messy_folder("user/fotos", n=24)
     alma.start(timeout=120)
     alma.analyze()
     suggestion = alma.wait_suggestion(kind="organize", target="user/fotos", timeout=120)
-    before = tree(alma.root / "user")
+    before = snapshot(alma.root / "user")
 
     term.start([ALMA, "chat", "--root", str(alma.root)], environment_for(alma.env))
     term.wait(
@@ -149,13 +130,13 @@ def test_a_person_chats_in_a_real_terminal(alma: DaemonRoot, term: Tmux) -> None
         lambda s: re.search(rf"Action \d+: organize done, \d+ ops, from suggestion {n}\.", after(s, f"!aceptar {n}")),
         what="the suggestion executed",
     )  # fmt: skip
-    assert tree(alma.root / "user") != before
+    assert snapshot(alma.root / "user") != before
     term.line("!deshacer")
     term.wait(
         lambda s: re.search(r"Action \d+: \w+ done, \d+ ops, undoing action \d+\.", after(s, PROMPT + "!deshacer")),
         what="the undo done",
     )  # fmt: skip
-    assert tree(alma.root / "user") == before
+    assert snapshot(alma.root / "user") == before
 
     # 5. Ctrl-C while the model writes stops the answer; the next message works.
     stopped = False
