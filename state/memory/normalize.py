@@ -140,3 +140,116 @@ def numbers(text: str) -> set[str]:
 def approx_tokens(text: str) -> int:
     """Token estimate for budgets: ~4 characters a token, the usual rule for Latin scripts."""
     return (len(text) + 3) // 4
+
+
+#: Words of a question that say nothing about what is asked for: kept out of the lexical
+#: query so "¿qué me dijo el médico?" looks for "medico", not for "dijo".
+QUERY_STOPWORDS = STOPWORDS | frozenset(
+    [
+        "como",
+        "cual",
+        "cuales",
+        "cuando",
+        "cuanto",
+        "cuanta",
+        "cuantos",
+        "cuantas",
+        "donde",
+        "quien",
+        "quienes",
+        "porque",
+        "puedo",
+        "tengo",
+        "tiene",
+        "tenemos",
+        "hay",
+        "hace",
+        "hacer",
+        "hago",
+        "debo",
+        "dijo",
+        "dijeron",
+        "pasa",
+        "paso",
+        "ahora",
+        "algo",
+        "alguna",
+        "alguno",
+        "ando",
+        "aun",
+        "cada",
+        "este",
+        "esta",
+        "estas",
+        "estos",
+        "mas",
+        "menos",
+        "mucho",
+        "otra",
+        "otro",
+        "acuerdas",
+        "recuerdas",
+        "sabes",
+        "sobre",
+        "todo",
+        "todavia",
+        "tanto",
+        "tan",
+        "vez",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "how",
+        "did",
+        "does",
+        "do",
+        "my",
+        "me",
+        "i",
+        "you",
+        "your",
+        "are",
+        "was",
+        "were",
+        "has",
+        "have",
+        "had",
+        "can",
+        "should",
+    ]
+)
+_VERB_ENDINGS = (
+    "iendo", "ando", "aron", "ieron", "aban", "amos", "emos", "imos",
+    "ado", "ido", "ada", "ida", "an", "en",
+)  # fmt: skip
+
+
+def stem(word: str) -> str:
+    """A light Spanish stem, for a prefix match: a verb ending, a plural and the final vowel
+    off, so "fallan", "falla" and "fallo", or "copias" and "copia", meet. Words under five
+    letters stay whole (names, numbers), and a stem keeps at least four."""
+    if len(word) < 5 or not word.isalpha():
+        return word
+    for group in (_VERB_ENDINGS, ("es", "s"), ("a", "o", "e")):
+        for suffix in group:
+            if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+                word = word[: -len(suffix)]
+                break
+    return word
+
+
+def search_terms(text: str) -> list[str]:
+    """The stems a lexical search looks for, in order, without repeats."""
+    out: dict[str, None] = {}
+    for word in words(text):
+        if word not in QUERY_STOPWORDS and (len(word) > 1 or word.isdigit()):
+            out.setdefault(stem(word), None)
+    return list(out)
+
+
+def lexical_text(content: str, *fields: str) -> str:
+    """What the lexical index holds for a memory: its folded words and its metadata words."""
+    return " ".join(words(" ".join((content, *fields))))

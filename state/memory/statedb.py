@@ -55,6 +55,14 @@ CREATE INDEX IF NOT EXISTS catalog_count_layer ON catalog (archived, layer);
 -- version: of the catalog's layout; writing: 1 while a store write is in flight, so a crash
 -- in the middle (Chroma written, catalog not) is noticed at the next open and rebuilt.
 CREATE TABLE IF NOT EXISTS catalog_state (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+-- The lexical index of active memories (names, numbers, rare words: what an embedding blurs).
+-- Bodies are folded by ALMA (state.memory.normalize) so the tokenizer keeps ñ apart from n.
+-- FTS5 rows are addressed by rowid; lexicon_ids gives each memory id a stable one.
+CREATE TABLE IF NOT EXISTS lexicon_ids (n INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE);
+CREATE VIRTUAL TABLE IF NOT EXISTS lexicon USING fts5(
+    body, tokenize = "unicode61 remove_diacritics 0"
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS lexicon_vocab USING fts5vocab(lexicon, 'row');
 CREATE TABLE IF NOT EXISTS pending_moves (
     id TEXT PRIMARY KEY,
     direction TEXT NOT NULL CHECK (direction IN ('archive', 'restore')),
@@ -63,7 +71,11 @@ CREATE TABLE IF NOT EXISTS pending_moves (
 """
 
 
-CATALOG_VERSION = 1
+#: A lexical term held by more than this share of the memories is left out of the query.
+COMMON = 0.2
+LEXICAL_MIN_COMMON = 50  # ... but never below this many (a small store has no "common" word)
+#: 2: the lexicon (an older catalog is rebuilt, filling it).
+CATALOG_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -78,6 +90,8 @@ class CatalogRow:
     project: str
     project_key: str
     tags: tuple[tuple[str, str], ...]
+    #: The lexical body (``normalize.lexical_text``); indexed while the memory is active.
+    text: str = ""
 
 
 @dataclass(frozen=True)
@@ -167,6 +181,7 @@ class MemoryStateDB:
             gone = [(i, int(a)) for i, a in remove] + [(r.id, int(r.archived)) for r in rows]
             self._db.executemany("DELETE FROM catalog WHERE id = ? AND archived = ?", gone)
             self._db.executemany("DELETE FROM catalog_tags WHERE id = ? AND archived = ?", gone)
+            self._unindex([i for i, a in gone if not a])
             self._insert(rows)
             if done:
                 self._db.execute(
@@ -177,6 +192,8 @@ class MemoryStateDB:
         with self._lock, self._txn():
             self._db.execute("DELETE FROM catalog")
             self._db.execute("DELETE FROM catalog_tags")
+            self._db.execute("DELETE FROM lexicon")
+            self._db.execute("DELETE FROM lexicon_ids")
             batch: list[CatalogRow] = []
             for row in rows:
                 batch.append(row)
@@ -246,7 +263,62 @@ class MemoryStateDB:
                 out[name] = {str(k): int(v) for k, v in rows}
         return out
 
+    def lexical(self, terms: Sequence[str], limit: int) -> list[tuple[str, float]]:
+        """Active memories matching any of ``terms`` (folded stems, see
+        ``normalize.search_terms``), best BM25 first: ``(id, bm25)``, lower is better."""
+        if not terms or limit <= 0:
+            return []
+        with self._lock:
+            rare = self._rare([t.replace('"', "") for t in terms])
+        if not rare:
+            return []
+        query = " OR ".join(f'"{t}"' + ("*" if len(t) >= 4 else "") for t in rare)
+        sql = (
+            "SELECT i.id, s.score FROM (SELECT rowid, bm25(lexicon) AS score FROM lexicon"
+            " WHERE lexicon MATCH ? ORDER BY score LIMIT ?) s"
+            " JOIN lexicon_ids i ON i.n = s.rowid ORDER BY s.score"
+        )
+        with self._lock:
+            try:
+                rows = self._db.execute(sql, (query, limit)).fetchall()
+            except sqlite3.OperationalError:  # a term FTS5 cannot parse: no lexical hits
+                return []
+        return [(str(r[0]), float(r[1])) for r in rows]
+
+    def _rare(self, terms: list[str]) -> list[str]:
+        """The terms held by at most ``COMMON`` of the memories. A word in most of them tells
+        nothing apart (its BM25 weight is near zero) and scoring every row that holds it is
+        what would make a lexical search slow: "recuerdo" in 100,000 memories."""
+        (rows,) = self._db.execute("SELECT COUNT(*) FROM catalog WHERE archived = 0").fetchone()
+        limit = max(LEXICAL_MIN_COMMON, int(rows * COMMON))
+        out: list[str] = []
+        for term in terms:
+            if len(term) >= 4:  # a prefix: every word that starts with it (docs over-counted)
+                sql = "SELECT SUM(doc) FROM lexicon_vocab WHERE term >= ? AND term < ?"
+                args: tuple[str, ...] = (term, term + "\U0010ffff")
+            else:
+                sql, args = "SELECT SUM(doc) FROM lexicon_vocab WHERE term = ?", (term,)
+            (docs,) = self._db.execute(sql, args).fetchone()
+            if docs and docs <= limit:
+                out.append(term)
+        return out
+
+    def _unindex(self, ids: Sequence[str]) -> None:
+        self._db.executemany(
+            "DELETE FROM lexicon WHERE rowid = (SELECT n FROM lexicon_ids WHERE id = ?)",
+            [(i,) for i in ids],
+        )
+
     def _insert(self, rows: Sequence[CatalogRow]) -> None:
+        active = [r for r in rows if not r.archived]
+        self._unindex([r.id for r in active])
+        self._db.executemany(
+            "INSERT OR IGNORE INTO lexicon_ids (id) VALUES (?)", [(r.id,) for r in active]
+        )
+        self._db.executemany(
+            "INSERT INTO lexicon (rowid, body) SELECT n, ? FROM lexicon_ids WHERE id = ?",
+            [(r.text, r.id) for r in active],
+        )
         self._db.executemany(
             "INSERT OR REPLACE INTO catalog VALUES (?, ?, ?, ?, ?, ?, ?)",
             [

@@ -24,7 +24,7 @@ import numpy as np
 from policies.errors import ConfigError, UnavailableError
 from state.memory.embedder import AlmaEmbeddingFunction, Embedder, Vectors
 from state.memory.models import MemoryRecord
-from state.memory.normalize import project_key, tag_key
+from state.memory.normalize import lexical_text, project_key, tag_key
 from state.memory.statedb import CatalogRow, MemoryStateDB
 
 log = logging.getLogger(__name__)
@@ -158,27 +158,63 @@ class MemoryStore:
         self, vectors: Vectors, n: int, where: dict[str, Any] | None = None
     ) -> list[list[tuple[MemoryRecord, float]]]:
         """Nearest active memories for each query vector, with cosine similarity."""
+        return [[(r, c) for r, c, _v in hits] for hits in self._query(vectors, n, where, False)]
+
+    def query_vectors(
+        self, vector: Vectors, n: int, where: dict[str, Any] | None = None
+    ) -> list[tuple[MemoryRecord, float, Vectors]]:
+        """Nearest active memories to one vector, with cosine and their own vectors (for
+        telling near-duplicates apart without another embedding)."""
+        return self._query(vector.reshape(1, -1), n, where, True)[0]
+
+    def _query(
+        self, vectors: Vectors, n: int, where: dict[str, Any] | None, with_vectors: bool
+    ) -> list[list[tuple[MemoryRecord, float, Vectors]]]:
         # No count() first: Chroma answers an empty collection with empty lists, and the count
         # cost 3 ms of every search.
         if n <= 0 or len(vectors) == 0:
             return [[] for _ in range(len(vectors))]
+        include = ["documents", "metadatas", "distances"]
         res = self._active.query(
             query_embeddings=np.atleast_2d(vectors),
             n_results=n,
             where=where,
-            include=["documents", "metadatas", "distances"],
+            include=[*include, "embeddings"] if with_vectors else include,
         )
-        out: list[list[tuple[MemoryRecord, float]]] = []
-        for ids, docs, metas, dists in zip(
-            res["ids"], res["documents"], res["metadatas"], res["distances"], strict=True
+        empty = np.zeros(0, dtype=np.float32)
+        out: list[list[tuple[MemoryRecord, float, Vectors]]] = []
+        for k, (ids, docs, metas, dists) in enumerate(
+            zip(res["ids"], res["documents"], res["metadatas"], res["distances"], strict=True)
         ):
+            vecs = res["embeddings"][k] if with_vectors else [empty] * len(ids)
             out.append(
                 [
-                    (MemoryRecord.from_chroma(i, d, m), 1.0 - float(dist))
-                    for i, d, m, dist in zip(ids, docs, metas, dists, strict=True)
+                    (MemoryRecord.from_chroma(i, d, m), 1.0 - float(dist), np.asarray(v))
+                    for i, d, m, dist, v in zip(ids, docs, metas, dists, vecs, strict=True)
                 ]
             )
         return out
+
+    def lexical(self, terms: Sequence[str], limit: int) -> list[str]:
+        """Ids of the active memories best matching ``terms`` (BM25 over the lexicon)."""
+        return [i for i, _score in self._state.lexical(terms, limit)]
+
+    def with_vectors(
+        self, ids: Sequence[str], where: dict[str, Any] | None = None
+    ) -> list[tuple[MemoryRecord, Vectors]]:
+        """Active memories among ``ids`` that match ``where``, with their vectors, in order."""
+        if not ids:
+            return []
+        res = self._active.get(
+            ids=list(ids), where=where, include=["documents", "metadatas", "embeddings"]
+        )
+        found = {
+            i: (MemoryRecord.from_chroma(i, d, m), np.asarray(e, dtype=np.float32))
+            for i, d, m, e in zip(
+                res["ids"], res["documents"], res["metadatas"], res["embeddings"], strict=True
+            )
+        }
+        return [found[i] for i in ids if i in found]
 
     def neighbours(self, vectors: Vectors, n: int) -> list[list[tuple[str, float]]]:
         """Ids and cosine similarity of the nearest active memories, for each query vector.
@@ -209,7 +245,7 @@ class MemoryStore:
                 )
                 self._state.catalog_put(
                     [
-                        catalog_row(r.id, m, archived=False)
+                        catalog_row(r.id, m, r.content, archived=False)
                         for r, m in zip(records, metas, strict=True)
                     ]
                 )
@@ -224,17 +260,17 @@ class MemoryStore:
 
     def _update(self, records: Sequence[MemoryRecord], archived: bool) -> None:
         col = self._col(archived)
-        old = col.get(ids=[r.id for r in records], include=["metadatas"])
+        old = col.get(ids=[r.id for r in records], include=["metadatas", "documents"])
         old_keys = {i: set(m or {}) for i, m in zip(old["ids"], old["metadatas"], strict=True)}
         metas: list[dict[str, Any]] = []
         changed: list[CatalogRow] = []
         old_rows = {
-            i: catalog_row(i, m or {}, archived=archived)
-            for i, m in zip(old["ids"], old["metadatas"], strict=True)
+            i: catalog_row(i, m or {}, d or "", archived=archived)
+            for i, m, d in zip(old["ids"], old["metadatas"], old["documents"], strict=True)
         }
         for rec in records:
             meta = rec.to_metadata()
-            row = catalog_row(rec.id, meta, archived=archived)
+            row = catalog_row(rec.id, meta, rec.content, archived=archived)
             if rec.id in old_rows and old_rows[rec.id] != row:
                 changed.append(row)
             for key in old_keys.get(rec.id, set()) - set(meta):
@@ -292,7 +328,7 @@ class MemoryStore:
                 src.delete(ids=[r.id for r in moving])
                 self._state.catalog_put(
                     [
-                        catalog_row(r.id, m, archived=to_archive)
+                        catalog_row(r.id, m, r.content, archived=to_archive)
                         for r, m in zip(moving, metas, strict=True)
                     ],
                     remove=[(r.id, not to_archive) for r in moving],
@@ -321,10 +357,10 @@ class MemoryStore:
         try:
             rows: list[CatalogRow] = []
             for archived in (False, True):
-                res = self._col(archived).get(ids=list(ids), include=["metadatas"])
+                res = self._col(archived).get(ids=list(ids), include=["metadatas", "documents"])
                 rows += [
-                    catalog_row(i, m or {}, archived=archived)
-                    for i, m in zip(res["ids"], res["metadatas"], strict=True)
+                    catalog_row(i, m or {}, d or "", archived=archived)
+                    for i, m, d in zip(res["ids"], res["metadatas"], res["documents"], strict=True)
                 ]
             every = [(i, a) for i in ids for a in (False, True)]
             self._state.catalog_put(rows, remove=every)
@@ -332,14 +368,14 @@ class MemoryStore:
             log.exception("memory catalog left marked for a rebuild at the next start")
 
     def rebuild_catalog(self) -> None:
-        """Read every memory's metadata from Chroma again (slow: about 30 s at 100,000)."""
+        """Read every memory from Chroma again (slow: about 30 s at 100,000)."""
         with self.lock:
             log.info("rebuilding the memory catalog from the store")
             self._state.catalog_begin()
             self._state.catalog_rebuild(
-                catalog_row(r.id, r.to_metadata(), archived=archived)
+                catalog_row(r.id, r.to_metadata(), r.content, archived=archived)
                 for archived in (False, True)
-                for r in self.scan(archived=archived, documents=False)
+                for r in self.scan(archived=archived, documents=not archived)
             )
 
     def recent_ids(
@@ -370,8 +406,11 @@ class MemoryStore:
             self._do_moves([rec], direction == "archive")
 
 
-def catalog_row(memory_id: str, meta: dict[str, Any], *, archived: bool) -> CatalogRow:
-    """The catalog's fields from a memory's Chroma metadata."""
+def catalog_row(
+    memory_id: str, meta: dict[str, Any], document: str, *, archived: bool
+) -> CatalogRow:
+    """The catalog's fields from a memory's Chroma metadata and document (the lexicon's body:
+    the text, its tags, project, theme and what it is related to)."""
     tags = [str(t) for t in meta.get("tags") or []]
     keys = [str(k) for k in meta.get("tag_keys") or []]
     if len(keys) != len(tags):
@@ -385,4 +424,13 @@ def catalog_row(memory_id: str, meta: dict[str, Any], *, archived: bool) -> Cata
         project=str(meta.get("project") or ""),
         project_key=str(meta.get("project_key") or ""),
         tags=tuple(zip(keys, tags, strict=True)),
+        text=lexical_text(
+            document,
+            *tags,
+            str(meta.get("project") or ""),
+            str(meta.get("theme") or ""),
+            str(meta.get("related_to") or ""),
+        )
+        if not archived
+        else "",
     )

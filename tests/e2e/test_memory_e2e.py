@@ -258,6 +258,17 @@ def test_memory_commands_end_to_end(alma_mem: DaemonRoot) -> None:
     assert d.ok("memory", "stats")["total"] == before + 20
     assert d.ok("memory", "show", sqlite_id)["content"] == SQLITE
     assert search(d, "¿Qué base de datos elegí para guardar los recuerdos?")[0]["id"] == sqlite_id
+
+    # theme and related_to (issue 12): derived when not given, set with flags, filtered.
+    assert all(m["theme"] and m["related_to"] for m in listed(d))
+    themed = d.ok(
+        "memory", "add", "Quedé con Sara el viernes para escalar.", "--theme", "Ocio",
+        "--related-to", "Sara",
+    )  # fmt: skip
+    assert (themed["theme"], themed["related_to"]) == ("Ocio", "Sara")
+    found = search(d, "escalada", "--theme", "ocio", "--related-to", "SARA")
+    assert [h["id"] for h in found] == [themed["id"]]
+    assert search(d, "escalada", "--theme", "salud", "--related-to", "Sara") == []
     d.stop()
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from agent.memory.rules import derive
 from agent.memory.service import MemoryService
 from policies.errors import BadArgumentError, NotFoundError
 from policies.layout import RootLayout
@@ -257,7 +258,14 @@ def test_model_enriches_in_background_and_bad_output_keeps_rules(
 ) -> None:
     model = FakeModel(
         {
-            "Bueno": {"importance": 42, "tags": ["Salud"], "memory_type": "fact", "theme": "t"},
+            "Bueno": {
+                "importance": 42,
+                "tags": ["Salud"],
+                "memory_type": "fact",
+                "theme": "Dinero",
+                "related_to": "la cuenta",
+            },
+            "Extra": {"theme": "t"},
             "Malo": {"importance": "mucho"},
             "Raro": {"tags": ["x"], "sql": "DROP"},
             "Mudo": RuntimeError("model crashed"),
@@ -268,7 +276,7 @@ def test_model_enriches_in_background_and_bad_output_keeps_rules(
     try:
         ids = {
             w: svc.add(f"{w} texto de prueba sobre el día de hoy")["id"]
-            for w in ("Bueno", "Malo", "Raro", "Mudo")
+            for w in ("Bueno", "Malo", "Raro", "Mudo", "Extra")
         }
         fixed = svc.add(
             "Fijo texto con valores puestos", importance=4, memory_type="context", project="alma"
@@ -276,9 +284,11 @@ def test_model_enriches_in_background_and_bad_output_keeps_rules(
         svc.wait_idle()
         good = svc.show(ids["Bueno"])
         assert good["importance"] == 5 and "salud" in good["tags"] and good["memory_type"] == "fact"
-        assert good["theme"] == "t"
-        for w in ("Malo", "Raro", "Mudo"):
-            assert svc.show(ids[w])["importance"] == 3 and svc.show(ids[w])["theme"] == ""
+        assert (good["theme"], good["related_to"]) == ("dinero", "la cuenta")
+        rules = derive("Malo texto de prueba sobre el día de hoy")
+        for w in ("Malo", "Raro", "Mudo", "Extra"):  # "t" is no theme: the rules' one stays
+            kept_rules = svc.show(ids[w])
+            assert kept_rules["importance"] == 3 and kept_rules["theme"] == rules.theme
         kept = svc.show(fixed)
         assert (kept["importance"], kept["memory_type"], kept["project"]) == (4, "context", "alma")
     finally:

@@ -1,0 +1,213 @@
+"""Load the synthetic set (``memory_eval_data``) into a real MemoryService and measure it.
+
+Memories marked ``log`` are written as chat logs (contract §6) and ingested the way the daemon
+does; the others go through ``add``, as ``alma-ctl memory add`` would. Measured per split:
+
+- recall@1 and recall@5 of ``search`` (the target among the first one or five);
+- of ``context``: how often the target is in it, how many non-principle items it holds, and
+  the share of those *unrelated* to the question: items that are none of the texts of the
+  question's case (target or look-alikes). A daily summary that quotes one of them counts as
+  related.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from agent.memory.service import MemoryService
+from policies.layout import RootLayout
+from tests.support.memory_eval_data import EvalMemory, EvalQuery, EvalSet, build
+
+#: The eval's "today": every log day is before it, so every log is final and fully ingested.
+NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
+
+
+def open_service(root: Path) -> MemoryService:
+    return MemoryService(RootLayout(root), clock=lambda: NOW, settle_seconds=0.0)
+
+
+def write_logs(root: Path, memories: list[EvalMemory]) -> None:
+    by_day: dict[str, list[EvalMemory]] = defaultdict(list)
+    for m in memories:
+        if m.via == "log":
+            by_day[m.day].append(m)
+    logs = root / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    for day, items in sorted(by_day.items()):
+        parts = [f"# {day}\n"]
+        for n, m in enumerate(items):
+            hh, mm = divmod(9 * 60 + 7 * n, 60)
+            parts.append(f"## {hh % 24:02d}:{mm:02d}:00 · usuario\n{m.content}\n")
+            if n % 3 == 0:
+                parts.append(f"## {hh % 24:02d}:{mm:02d}:05 · alma\nEntendido, lo apunto.\n")
+        (logs / f"{day}.md").write_text("\n".join(parts), encoding="utf-8")
+
+
+def load(svc: MemoryService, root: Path, data: EvalSet) -> None:
+    write_logs(root, data.memories)
+    svc.rescan_logs()
+    for m in data.memories:
+        if m.via == "add":
+            svc.add(m.content)
+
+
+@dataclass
+class SplitFigures:
+    queries: int = 0
+    top1: int = 0
+    top5: int = 0
+    ctx_target: int = 0
+    ctx_items: int = 0
+    ctx_unrelated: int = 0
+    ctx_empty: int = 0
+    misses: list[str] = field(default_factory=list)
+
+    @property
+    def recall1(self) -> float:
+        return self.top1 / max(1, self.queries)
+
+    @property
+    def recall5(self) -> float:
+        return self.top5 / max(1, self.queries)
+
+    @property
+    def unrelated_share(self) -> float:
+        return self.ctx_unrelated / max(1, self.ctx_items)
+
+    @property
+    def context_recall(self) -> float:
+        return self.ctx_target / max(1, self.queries)
+
+    def line(self, name: str) -> str:
+        return (
+            f"{name}: {self.queries} questions, recall@1 {self.recall1:.2f}, "
+            f"recall@5 {self.recall5:.2f}; context: answer present {self.context_recall:.2f}, "
+            f"{self.ctx_items / max(1, self.queries):.1f} items a question, "
+            f"unrelated {self.unrelated_share:.2f}, empty {self.ctx_empty}"
+        )
+
+
+def evaluate(svc: MemoryService, data: EvalSet) -> dict[str, SplitFigures]:
+    by_text = {m.content: m for m in data.memories}
+    case_texts: dict[str, list[str]] = defaultdict(list)
+    for m in data.memories:
+        case_texts[m.topic].append(m.content)
+    out: dict[str, SplitFigures] = defaultdict(SplitFigures)
+    for q in data.queries:
+        fig = out[q.split]
+        fig.queries += 1
+        target = next(m.content for m in data.memories if m.id == q.expected)
+        top = [str(r["content"]) for r in svc.search(q.query, limit=5)]
+        fig.top1 += bool(top) and top[0] == target
+        fig.top5 += target in top
+        if target not in top[:1]:
+            first = by_text.get(top[0]) if top else None
+            fig.misses.append(f"{q.query!r} -> {first.id if first else top[:1]}")
+        ctx = svc.context(q.query)
+        items = [i for i in ctx["items"] if i["layer"] != "L-inf"]
+        fig.ctx_items += len(items)
+        fig.ctx_empty += not items
+        fig.ctx_target += any(i["content"] == target for i in items)
+        fig.ctx_unrelated += sum(not _related(i, case_texts[q.topic]) for i in items)
+    return dict(out)
+
+
+def _related(item: dict[str, Any], texts: list[str]) -> bool:
+    content = str(item["content"])
+    return any(t == content or t in content for t in texts)
+
+
+def build_and_evaluate(root: Path) -> tuple[dict[str, SplitFigures], EvalSet, int]:
+    data = build()
+    svc = open_service(root)
+    try:
+        load(svc, root, data)
+        stored = svc.count()
+        return evaluate(svc, data), data, stored
+    finally:
+        svc.close()
+
+
+__all__ = ["EvalQuery", "SplitFigures", "build_and_evaluate", "evaluate", "load", "open_service"]
+
+
+def calibrate(
+    svc: MemoryService, data: EvalSet, split: str = "tune", max_unrelated: float = 0.1
+) -> tuple[list[float], float, float]:
+    """Fit the context's relevance model on one split's questions: logistic regression
+    (L2, Newton steps) of "this candidate belongs to the question's case" on
+    ``context.features``; then the lowest threshold whose unrelated share stays within
+    ``max_unrelated`` (the target is 0.2: half of it is the margin for unseen questions)."""
+    import numpy as np
+
+    from agent.memory.context import CANDIDATES, features
+    from agent.memory.search import candidates
+    from state.memory.normalize import search_terms
+
+    case_texts: dict[str, list[str]] = defaultdict(list)
+    for m in data.memories:
+        case_texts[m.topic].append(m.content)
+    xs, ys, groups = [], [], []
+    for n, q in enumerate(x for x in data.queries if x.split == split):
+        hits = [h for h in candidates(svc.store, q.query, now=NOW) if h.record.layer != "L-inf"]
+        hits = hits[:CANDIDATES]
+        x = features(hits, len(search_terms(q.query)))
+        xs.append(x)
+        ys += [float(_related({"content": h.record.content}, case_texts[q.topic])) for h in hits]
+        groups += [n] * len(hits)
+    x = np.vstack(xs)
+    y = np.asarray(ys)
+    mean, std = x.mean(axis=0), x.std(axis=0) + 1e-9
+    z = np.hstack([(x - mean) / std, np.ones((len(x), 1))])
+    w = np.zeros(z.shape[1])
+    for _ in range(50):
+        p = 1 / (1 + np.exp(-(z @ w)))
+        grad = z.T @ (p - y) + 0.1 * w
+        hess = (z.T * (p * (1 - p))) @ z + 0.1 * np.eye(len(w))
+        w -= np.linalg.solve(hess, grad)
+    weights = w[:-1] / std
+    bias = float(w[-1] - (mean / std) @ w[:-1])
+    prob = 1 / (1 + np.exp(-(x @ weights + bias)))
+    best = 0.99
+    for t in np.arange(0.99, 0.05, -0.01):
+        kept = prob >= t
+        if kept.sum() and (1 - y[kept]).sum() / kept.sum() > max_unrelated:
+            break
+        best = float(t)
+    return [float(v) for v in weights], bias, round(best, 2)
+
+
+def main() -> None:
+    """``python -m tests.support.memory_eval ROOT``: build the set in ROOT once (kept for the
+    next run), then print the figures of each split."""
+    import sys
+
+    root = Path(sys.argv[1])
+    data = build()
+    svc = open_service(root)
+    try:
+        if not (root / "loaded").exists():
+            load(svc, root, data)
+            (root / "loaded").write_text("yes\n")
+        print(f"{svc.count()} memories stored")
+        if "--calibrate" in sys.argv:
+            weights, bias, threshold = calibrate(svc, data)
+            rounded = ", ".join(f"{v:.3f}" for v in weights)
+            print(f"Relevance(weights=({rounded}), bias={bias:.3f}, threshold={threshold})")
+            return
+        figures = evaluate(svc, data)
+        for name in ("tune", "heldout"):
+            print(figures[name].line(name))
+            if "-v" in sys.argv:
+                for miss in figures[name].misses:
+                    print("   miss@1", miss)
+    finally:
+        svc.close()
+
+
+if __name__ == "__main__":
+    main()

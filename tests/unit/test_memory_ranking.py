@@ -1,0 +1,182 @@
+"""Issue 12: hybrid ranking, the context's relevance cut, theme and related_to.
+
+Text rules and the lexicon are tested without a model; the service tests use real embedded
+Chroma and the real embedder, as tests/unit/test_memory_service.py does."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from agent.memory.rules import THEMES, derive
+from agent.memory.service import MemoryService
+from policies.errors import BadArgumentError
+from policies.layout import RootLayout
+from state.memory.normalize import lexical_text, search_terms, stem
+from state.memory.statedb import CatalogRow, MemoryStateDB
+
+NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+
+
+# -- text ---------------------------------------------------------------------------------
+def test_search_terms_fold_stem_and_drop_question_words() -> None:
+    assert search_terms("¿Por qué FALLAN las copias de seguridad?") == [
+        "fall",
+        "copi",
+        "seguridad",
+    ]
+    assert stem("discos") == stem("disco") == "disc"
+    assert stem("fallando") == stem("falla") == stem("fallo") == "fall"
+    assert search_terms("¿Cuándo vence el certificado de git.casa.lan?") == [
+        "venc",
+        "certific",
+        "git.casa.lan",
+    ]
+    # The tilde of ñ stays: "año" is not "ano"; short words and numbers stay whole.
+    assert search_terms("el año 2291") == ["año", "2291"]
+    assert search_terms("What made the cloud costs spike?") == ["made", "cloud", "cost", "spik"]
+
+
+def _row(memory_id: str, text: str, *, archived: bool = False) -> CatalogRow:
+    return CatalogRow(memory_id, archived, 0.0, "episode", "L1", "", "", (), lexical_text(text))
+
+
+def test_lexicon_ranks_rare_words_and_forgets_archived(tmp_path: Path) -> None:
+    db = MemoryStateDB(tmp_path / "state.db")
+    try:
+        db.catalog_put(
+            [
+                _row("a", "Denuncia de la bici robada: número 2291/25"),
+                _row("b", "La bici nueva tiene candado en U"),
+                _row("c", "Copias de seguridad del disco externo"),
+                _row("d", "El año pasado fuimos a Cazorla"),
+            ]
+        )
+        assert [i for i, _ in db.lexical(search_terms("¿qué número tiene la denuncia?"), 5)] == [
+            "a"
+        ]
+        assert [i for i, _ in db.lexical(search_terms("copia seguridad"), 5)] == ["c"]
+        assert [i for i, _ in db.lexical(["ano"], 5)] == []  # ñ kept apart
+        assert db.lexical(['"; DROP TABLE catalog; --'], 5) == []  # never a syntax error
+        db.catalog_put([_row("a", "Denuncia de la bici robada: número 2291/25", archived=True)])
+        db.catalog_put([], remove=[("a", False)])
+        assert "a" not in [i for i, _ in db.lexical(search_terms("denuncia bici"), 5)]
+        db.catalog_put([_row("a", "Denuncia de la bici robada: número 2291/25")])
+        assert [i for i, _ in db.lexical(["2291"], 5)] == ["a"]  # restored: indexed again
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize(
+    ("text", "theme", "related"),
+    [
+        ("Mi hermana Lucía cumple años el 14 de marzo.", "familia", "Lucía"),
+        ("El script backup.sh falla cuando el disco no está montado.", "tecnologia", "backup.sh"),
+        ("Hoy operé con 5% de riesgo tras dormir 4 horas. #trading", "dinero", "trading"),
+        ("El dentista me dijo que vuelva el martes por la muela.", "salud", "dentista"),
+        ("Reunión con el cliente sobre el presupuesto del trimestre.", "trabajo", "presupuesto"),
+        ("Sí, vale.", "personal", "vale"),
+    ],
+)
+def test_theme_and_related_to_by_rules(text: str, theme: str, related: str) -> None:
+    meta = derive(text)
+    assert (meta.theme, meta.related_to) == (theme, related)
+    assert meta.theme in THEMES or meta.theme == "personal"
+
+
+# -- the service --------------------------------------------------------------------------
+@pytest.fixture
+def svc(tmp_path: Path, embedder_loaded: None) -> Iterator[MemoryService]:
+    for sub in ("system", "logs", "user", ".alma"):
+        (tmp_path / sub).mkdir(parents=True)
+    service = MemoryService(RootLayout(tmp_path), clock=lambda: NOW)
+    yield service
+    service.close()
+
+
+_LIFE = [
+    "Me robaron la bici del portal; la denuncia tiene el número 2291/25.",
+    "Compré un candado en U para la bici nueva.",
+    "Arreglé el pinchazo de la rueda trasera de la bici yo mismo.",
+    "El ayuntamiento pone un carril bici nuevo por la avenida.",
+    "El backup nocturno falla porque el disco USB no se monta solo al reiniciar.",
+    "Compré un disco USB de 4 TB para las fotos de la familia.",
+    "Mi perro Max murió hace dos semanas y todavía me cuesta hablar de eso.",
+    "Cociné lentejas para cenar y sobró para mañana.",
+    "Por la noche vimos una serie de detectives; muy recomendable.",
+    "Reunión con Laura sobre el presupuesto del trimestre.",
+    "La boda de mi hermana Carmen es el 6 de junio en Sevilla.",
+    "Me toca la dosis de recuerdo del tétanos; la última fue en 2014.",
+]
+
+
+def test_hybrid_search_finds_the_rare_word_and_says_why(svc: MemoryService) -> None:
+    ids = {text: svc.add(text)["id"] for text in _LIFE}
+    top = svc.search("¿Cuál era el número de la denuncia de la bicicleta?", limit=3)
+    assert top[0]["id"] == ids[_LIFE[0]]
+    why = top[0]["why"]
+    assert "denunci" in why["matched"] and why["lexical_rank"] == 1
+    assert 0 < top[0]["score"] <= 1 and why["cosine"] == top[0]["score"]
+    # A memory only the words find is still scored by the one query embedding.
+    assert all(isinstance(r["score"], float) for r in svc.search("2291", limit=5))
+
+
+def test_context_keeps_the_relevant_and_leaves_out_the_rest(svc: MemoryService) -> None:
+    ids = {text: svc.add(text)["id"] for text in _LIFE}
+    ctx = svc.context("¿Por qué no funciona la copia de seguridad de cada noche?")
+    got = [i["id"] for i in ctx["items"] if i["layer"] != "L-inf"]
+    assert got and got[0] == ids[_LIFE[4]]
+    assert ids[_LIFE[7]] not in got and ids[_LIFE[8]] not in got  # dinner, a series
+    first = next(i for i in ctx["items"] if i["id"] == got[0])
+    assert 0.5 <= first["relevance"] <= 1 and first["why"]["matched"]
+    # Nothing stored is about this: "Lo que sé" stays empty rather than wrong.
+    empty = svc.context("¿Qué tal se me da la repostería francesa con masa madre?")
+    assert [i for i in empty["items"] if i["layer"] != "L-inf"] == []
+    assert "Lo que sé" not in empty["text"]
+
+
+def test_near_duplicates_take_one_place(svc: MemoryService) -> None:
+    a = svc.add("El backup falla a las 3:00 porque el disco externo no se monta.")
+    b = svc.add("El backup falla a las 3:15 porque el disco externo no se monta.")
+    assert a["status"] == b["status"] == "added"  # other numbers: not a repeat
+    for text in _LIFE[6:]:
+        svc.add(text)
+    ctx = svc.context("¿Por qué falla el backup de madrugada?")
+    got = {i["id"] for i in ctx["items"]}
+    assert len(got & {a["id"], b["id"]}) == 1
+
+
+def test_theme_and_related_to_are_set_filtered_and_derived(svc: MemoryService) -> None:
+    mine = svc.add("Quedé con Sara para el viernes.", theme="Ocio", related_to="Sara")
+    assert (mine["theme"], mine["related_to"]) == ("Ocio", "Sara")
+    derived = svc.add("El dentista me dijo que vuelva el martes por la muela.")
+    assert derived["theme"] == "salud" and derived["related_to"]
+    assert [m["id"] for m in svc.search("viernes", theme="ocio")] == [mine["id"]]
+    assert [m["id"] for m in svc.search("cita", related_to="sara")] == [mine["id"]]
+    assert [m["id"] for m in svc.search("cita", theme="salud")] == [derived["id"]]
+    with pytest.raises(BadArgumentError, match="theme"):
+        svc.add("algo", theme="")
+
+
+def test_examples_and_ingested_turns_get_theme_and_related_to(
+    svc: MemoryService, tmp_path: Path
+) -> None:
+    svc.load_examples()
+    (tmp_path / "logs" / "2026-11-20.md").write_text(
+        "# 2026-11-20\n\n## 10:41:03 · usuario\nMi hermana Carmen se casa en junio.\n\n"
+        "## 10:41:05 · alma\nQué buena noticia.\n\n## 10:42:00 · usuario\n"
+        "El script backup.sh volvió a fallar anoche.\n",
+        encoding="utf-8",
+    )
+    svc.rescan_logs()
+    every = svc.list(limit=100)
+    assert len(every) >= 22
+    assert all(m["theme"] and m["related_to"] for m in every)
+    turns = {m["content"]: m for m in every if m["source"].startswith("logs/")}
+    carmen = turns["Mi hermana Carmen se casa en junio."]
+    assert (carmen["theme"], carmen["related_to"]) == ("familia", "Carmen")
+    script = turns["El script backup.sh volvió a fallar anoche."]
+    assert (script["theme"], script["related_to"]) == ("tecnologia", "backup.sh")
