@@ -131,6 +131,7 @@ def test_arguments_reach_the_daemon_as_the_table_says(
 ) -> None:
     argv = ["memory", "add", "Decidí usar SQLite", "--tag", "db", "--tag", "arquitectura"]
     argv += ["--importance", "4", "--type", "architecture", "--project", "alma"]
+    argv += ["--theme", "tecnologia", "--related-to", "SQLite"]
     assert run(capsys, "--root", str(root), *argv)[0] == 0
     run(capsys, "--root", str(root), "suggestions", "list", "--status", "failed")
     run(capsys, "--root", str(root), "undo")
@@ -143,6 +144,8 @@ def test_arguments_reach_the_daemon_as_the_table_says(
                 "project": "alma",
                 "importance": 4,
                 "memory_type": "architecture",
+                "theme": "tecnologia",
+                "related_to": "SQLite",
             },
         ),
         ("suggestions.list", {"status": "failed", "all": False}),
