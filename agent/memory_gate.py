@@ -25,6 +25,8 @@ class Memory(Protocol):
         importance: int | None = None,
         memory_type: str | None = None,
         source: str = "alma-ctl",
+        theme: str | None = None,
+        related_to: str | None = None,
     ) -> dict[str, Any]: ...
 
     def search(
@@ -36,6 +38,8 @@ class Memory(Protocol):
         project: str | None = None,
         memory_type: str | None = None,
         min_importance: int | None = None,
+        theme: str | None = None,
+        related_to: str | None = None,
     ) -> builtins.list[dict[str, Any]]: ...
 
     def list(
