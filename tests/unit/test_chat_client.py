@@ -168,7 +168,7 @@ def test_commands_go_through_the_table_and_print_what_alma_ctl_prints(
     session.type("!aceptar 1", "!buscar backup")
     assert daemon.calls[-2:] == [
         ("suggestions.accept", {"id": 1}),
-        ("memory.search", {"query": "backup", "limit": 5, "tags": [], "project": None, "memory_type": None, "min_importance": None}),
+        ("memory.search", {"query": "backup", "limit": 5, "tags": [], "project": None, "memory_type": None, "min_importance": None, "theme": None, "related_to": None}),
     ]  # fmt: skip
     out = session.out.getvalue()
     assert "Action 7: organize done, 32 ops, from suggestion 1." in out
