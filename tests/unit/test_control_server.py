@@ -121,6 +121,8 @@ def test_client_round_trip_dispatches_checked_args(
             "project": "",
             "importance": None,
             "memory_type": None,
+            "theme": None,
+            "related_to": None,
         },
     }
     assert [c for c, _ in fake.calls] == ["status", "memory.add"]
