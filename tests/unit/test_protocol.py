@@ -262,6 +262,8 @@ def test_defaults_are_filled_and_fresh() -> None:
         "project": "",
         "importance": None,
         "memory_type": None,
+        "theme": None,
+        "related_to": None,
     }
     assert isinstance(first["tags"], list)
     first["tags"].append("mutated")
