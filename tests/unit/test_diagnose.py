@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.diagnose import explain_failure
+from policies.i18n import language
 
 
 def _finding(example: str, log: str = "logs/backup.log") -> dict[str, Any]:
@@ -37,7 +38,8 @@ def test_a_path_the_error_and_the_config_name_that_does_not_exist_with_a_close_o
     conf = root / "user" / "scripts" / "backup.conf"
     conf.write_text(f'# destino\nSRC="$HOME"\nDEST="{wrong}"\n', encoding="utf-8")
     example = f'ERROR rsync: change_dir "{wrong}" failed: No such file or directory (2)'
-    out = explain_failure(root, _finding(example))
+    with language("es"):  # the finding's words are read in Spanish, whatever the locale
+        out = explain_failure(root, _finding(example))
     assert out["plan"] == []  # explained; the change is the person's to make
     text = "\n".join(out["evidence"])
     assert "user/scripts/backup.sh" in text
