@@ -44,7 +44,12 @@ class Tmux:
         ``remain-on-exit`` keeps the pane (and its exit status) after the program ends.
         """
         assignments = [f"{k}={v}" for k, v in env.items()] + ["TERM=xterm-256color"]
-        command = shlex.join(["env", "-i", *assignments, *argv])
+        # The shell records the exit status itself: tmux can mark a pane dead (its terminal
+        # closed) without ever recording the status. `trap : INT` keeps the shell through a
+        # Ctrl-C; the program, forked from it, gets the default handling.
+        self.status_file = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"{self.name}.status")
+        script = 'trap : INT; "$@"; echo $? > ' + shlex.quote(self.status_file)
+        command = shlex.join(["sh", "-c", script, "sh", "env", "-i", *assignments, *argv])
         self._tmux(
             "new-session", "-d", "-s", "chat", "-x", str(self.width), "-y", str(self.height),
             command,
@@ -73,8 +78,15 @@ class Tmux:
         return out.stdout.strip() == "1"
 
     def exit_status(self) -> int:
-        out = self._tmux("display-message", "-p", "-t", "chat", "#{pane_dead_status}")
-        return int(out.stdout.strip())
+        def written() -> str | None:
+            try:
+                with open(self.status_file, encoding="ascii") as f:
+                    text = f.read().strip()
+            except FileNotFoundError:
+                return None
+            return text or None
+
+        return int(wait_for(written, timeout=30, what="the program's exit status"))
 
     def wait(self, probe: Callable[[str], object], *, what: str, timeout: float = 120.0) -> str:
         """Poll the screen until ``probe(screen)`` is true; return that screen."""
