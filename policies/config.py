@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import tomllib
 from contextvars import ContextVar
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,6 +22,7 @@ from pydantic_settings import (
 from policies.errors import ConfigError
 from policies.i18n import N_, _, ngettext
 from policies.layout import HARD_READ_ONLY
+from policies.zones import split_zone
 
 Level = Literal["off", "manual", "suggest", "auto"]
 LEVELS: tuple[Level, ...] = ("off", "manual", "suggest", "auto")
@@ -41,27 +41,6 @@ SandboxBackendName = Literal["auto", "landlock", "bwrap", "firejail"]
 
 def level_rank(level: Level) -> int:
     return LEVELS.index(level)
-
-
-@lru_cache(maxsize=1024)
-def split_zone(zone: str) -> tuple[str, ...]:
-    """A zone as path components; raises ValueError with the fix when it is not a plain path."""
-    if not zone or zone.startswith("/") or "\\" in zone or "\x00" in zone:
-        raise ValueError(
-            _(
-                "zone {zone} must be a folder relative to the ALMA root, like 'user'",
-                zone=repr(zone),
-            )
-        )
-    parts = tuple(p for p in zone.split("/") if p != "")
-    if not parts or any(p in (".", "..") for p in parts):
-        raise ValueError(
-            _(
-                "zone {zone} must name a folder inside the ALMA root, without '.' or '..'",
-                zone=repr(zone),
-            )
-        )
-    return parts
 
 
 def _overlaps(a: tuple[str, ...], b: tuple[str, ...]) -> bool:

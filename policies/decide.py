@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from policies.config import Level, Policy, level_rank, split_zone
+from policies.config import Level, Policy, level_rank
 from policies.i18n import _
-from policies.layout import HARD_READ_ONLY
+from policies.zones import ZoneCheck
 
 
 class Verdict(StrEnum):
@@ -48,59 +48,13 @@ class RunContext:
     auto_disabled_kinds: frozenset[str] = field(default_factory=frozenset)
 
 
-class ZoneCheck:
-    """The zone rule, its one owner: may ``relpath`` be written? The gate asks it of a policy
-    (:meth:`of`), the confined executor of the zones it is given on its command line, and both
-    get the same answer. Zones are split once, to check many paths: a plan of 10,000 moves
-    names 20,000, and splitting every zone again for each was most of the gate's time."""
-
-    __slots__ = ("_read_only", "_read_only_prefixes", "_writable", "_writable_names")
-
-    def __init__(self, writable: Sequence[str], read_only: Sequence[str]) -> None:
-        # Components are checked before the zones are, so a plain string prefix "a/b/" matches
-        # exactly the paths whose leading components are the zone's (str.startswith takes all
-        # the zones in one call). system/ and .alma/ are read-only whatever the lists say.
-        ro = [*read_only, *(z for z in HARD_READ_ONLY if z not in read_only)]
-        self._read_only = ["/".join(split_zone(z)) for z in ro]
-        self._read_only_prefixes = tuple(z + "/" for z in self._read_only)
-        self._writable = tuple("/".join(split_zone(z)) + "/" for z in writable)
-        self._writable_names = ", ".join(z.rstrip("/") for z in self._writable)
-
-    @classmethod
-    def of(cls, policy: Policy) -> ZoneCheck:
-        return cls(policy.zones.writable, policy.zones.read_only)
-
-    def problem(self, relpath: str) -> str | None:
-        """Why ``relpath`` may not be written, or None when it may (lexical check)."""
-        if not relpath or relpath.startswith("/"):
-            return _("{path} is not a path relative to the ALMA root", path=repr(relpath))
-        parts = relpath.split("/")
-        if "" in parts or "." in parts or ".." in parts:
-            return _("{path} contains an empty, '.' or '..' component", path=repr(relpath))
-        if "\x00" in relpath:
-            return _("{path} contains a NUL byte", path=repr(relpath))
-        if relpath in self._read_only or relpath.startswith(self._read_only_prefixes):
-            zone = next(
-                ro for ro in self._read_only if relpath == ro or relpath.startswith(ro + "/")
-            )
-            return _("{path} is inside the read-only zone {zone}/", path=repr(relpath), zone=zone)
-        # A zone itself is never a target, only what is inside it: "user/" + something.
-        if relpath.startswith(self._writable):
-            return None
-        return _(
-            "{path} is outside the writable zones ({zones})",
-            path=repr(relpath),
-            zones=self._writable_names,
-        )
-
-
 def path_zone_problem(policy: Policy, relpath: str) -> str | None:
     """Why ``relpath`` may not be written under ``policy``, or None when it may (lexical check)."""
-    return ZoneCheck.of(policy).problem(relpath)
+    return ZoneCheck(policy.zones.writable, policy.zones.read_only).problem(relpath)
 
 
 def decide(policy: Policy, facts: PlanFacts, ctx: RunContext) -> Decision:
-    zones = ZoneCheck.of(policy)
+    zones = ZoneCheck(policy.zones.writable, policy.zones.read_only)
     for path in facts.paths:
         problem = zones.problem(path)
         if problem:

@@ -27,7 +27,7 @@ from typing import Any
 from actions.inverse import inverse_plan
 from actions.ops import Keep, Move, Op, Restore, Trash, files_touched, plan_to_list, write_paths
 from actions.safefs import path_problem
-from policies.config import Policy, split_zone
+from policies.config import Policy
 from policies.decide import Decision, PlanFacts, RunContext, Verdict, decide
 from policies.errors import (
     AlmaError,
@@ -41,6 +41,7 @@ from policies.errors import (
 )
 from policies.i18n import _, current_language
 from policies.layout import RootLayout
+from policies.zones import split_zone
 from sandbox.confine import Backend, Confinement
 from state.journal import Journal
 

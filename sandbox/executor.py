@@ -27,9 +27,9 @@ from typing import Any, NamedTuple
 from actions.ops import Identity, Keep, Mkdir, Move, Op, Restore, Rmdir, Trash, plan_from_list
 from actions.safefs import NAME_MAX, identity_of, sha256_at, split_relpath, split_relpath_cached
 from actions.tree import Tree, prefixes, still_there
-from policies.decide import ZoneCheck
 from policies.errors import AlmaError, ConflictError, RefusedError
 from policies.layout import ENGINE_TMP_PREFIX, TRASH, TRASH_PARTS, trash_entry
+from policies.zones import ZoneCheck
 from sandbox import transfer
 from sandbox.transfer import Intent
 from state.journal import Journal
@@ -47,7 +47,7 @@ def _no_checkpoint(label: str) -> None:
 
 
 class Zones:
-    """The zones the child was given, checked by the policy's own rule (policies.decide.ZoneCheck:
+    """The zones the child was given, checked by the policy's own rule (policies.zones.ZoneCheck:
     normalised, system/ and .alma/ read-only whatever is passed), after every component of the
     path is checked as a valid name."""
 
