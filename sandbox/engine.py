@@ -166,6 +166,12 @@ class Engine:
                 "stderr": proc.stderr[-2000:],
             }
         result: dict[str, Any] = json.loads(lines[-1])
+        log.info(
+            "executor child %s: exit %s, peak RSS %s kB",
+            args,
+            proc.returncode,
+            result.get("peak_rss_kb"),
+        )
         return result
 
     # -- executing ------------------------------------------------------------------------

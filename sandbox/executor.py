@@ -83,6 +83,11 @@ class _Overlay:
             return True
         if relpath in self.vacated or relpath in self.removed_dirs:
             return False
+        if _parent(relpath) in self.created:
+            # A folder the plan creates was validated absent (or emptied by the plan's own
+            # rmdir first): it holds only what the plan puts there, which the sets above say.
+            # Asking the disk cost a failed fd walk per file of an organize.
+            return False
         return tree.lstat(relpath) is not None
 
     def is_dir(self, tree: Tree, relpath: str) -> bool:

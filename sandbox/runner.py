@@ -193,13 +193,27 @@ def main(argv: list[str] | None = None, *, checkpoint: Checkpoint = _no_checkpoi
     except Exception as exc:
         if not isinstance(exc, AlmaError):
             traceback.print_exc()  # for the daemon's log; the person reads the sentence
-        print(json.dumps({"ok": False, **as_alma_error(exc).to_wire()}), flush=True)
+        wire = {"ok": False, **as_alma_error(exc).to_wire(), "peak_rss_kb": peak_rss_kb()}
+        print(json.dumps(wire), flush=True)
         return EXIT_HANDLED
     finally:
         journal.close()
         os.close(lock)
-    print(json.dumps(result), flush=True)
+    print(json.dumps({**result, "peak_rss_kb": peak_rss_kb()}), flush=True)
     return 0
+
+
+def peak_rss_kb() -> int | None:
+    """This process's peak resident memory (VmHWM; the daemon logs it with each action): the
+    parent cannot read it afterwards, since a child's ru_maxrss counts what it had before exec."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return None
 
 
 if __name__ == "__main__":

@@ -92,3 +92,30 @@ def test_the_inverse_of_a_move_is_the_same_by_either_path() -> None:
     damaged = [({"op": "move", "src": "user/a", "dst": "user/b", "surprise": 1}, post, {})]
     with pytest.raises(BadArgumentError):
         inverse_plan(damaged)
+
+
+PATH_PIECES = st.sampled_from(
+    ["user", "a", "ñandú", "fotos de año", ".", "..", "", ".a", "a.", "...", "\n", "\x7f",
+     "\ud800", "\x00", "x" * 60, "é" * 130, "/", "//", "z" * 256]
+)  # fmt: skip
+
+
+def split_outcome(split: Any, relpath: str) -> object:
+    from policies.errors import RefusedError
+
+    try:
+        return split(relpath)
+    except RefusedError:
+        return "refused"
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.one_of(st.lists(PATH_PIECES, max_size=6).map("".join), st.text(max_size=300)))
+def test_path_split_fast_path_agrees_with_the_full_check(relpath: str) -> None:
+    from actions import safefs
+
+    fast = split_outcome(safefs.split_relpath_cached, relpath)
+    assert fast == split_outcome(safefs._split_checked, relpath)
+    # And a path the fast check lets through is one every name check accepts.
+    if safefs._plain(relpath):
+        assert fast != "refused"
