@@ -75,6 +75,8 @@ class Recall:
 
 
 def fold(text: str) -> str:
+    if text.isascii():  # most memories: nothing to decompose
+        return text.lower()
     decomposed = unicodedata.normalize("NFKD", text.lower())
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
@@ -139,11 +141,25 @@ def _op_paths(op: dict[str, Any]) -> list[str]:
     return [str(op[k]) for k in ("path", "src", "dst") if k in op]
 
 
+def _written_folders(plan: Sequence[dict[str, Any]]) -> set[str]:
+    """Every path a plan writes and every folder above one: a note's folder that is not in
+    this set leaves the plan as it is (one look-up instead of a pass over the plan for each
+    of hundreds of principles)."""
+    out: set[str] = set()
+    for op in plan:
+        for path in _op_paths(op):
+            while path and path not in out:
+                out.add(path)
+                path = path.rpartition("/")[0]
+    return out
+
+
 def apply_recall(finding: dict[str, Any], notes: Sequence[MemoryNote]) -> Recall:
     """The finding as ALMA proposes it given what it remembers (or None with why not)."""
     target = str(finding["target"])
     evidence = list(finding["evidence"])
     plan: list[dict[str, Any]] = list(finding["plan"])
+    written = _written_folders(plan)
     used: list[str] = []
     for note in notes:
         if note.role == "decision":
@@ -165,6 +181,8 @@ def apply_recall(finding: dict[str, Any], notes: Sequence[MemoryNote]) -> Recall
             if _under(target, folder):
                 why = f"la memoria {note.id} dice «{note.content.strip()}»"
                 return Recall(None, [note.id], why)
+            if folder not in written:
+                continue
             kept = [op for op in plan if not any(_under(p, folder) for p in _op_paths(op))]
             if len(kept) != len(plan):
                 plan = kept

@@ -140,3 +140,30 @@ def test_notes_are_parsed_from_plain_memories() -> None:
             reason=None,
         )
     ]
+
+
+def test_a_principle_on_a_folder_above_the_plans_files_cuts_only_those_below_it() -> None:
+    finding = _dupes()
+    finding["plan"] = [
+        {"op": "keep", "path": "user/a.jpg"},
+        {"op": "trash", "path": "user/fotos/2024/verano/a.jpg"},
+        {"op": "trash", "path": "user/fotos/2024-viejas/a.jpg"},
+        {"op": "trash", "path": "user/fotos/a.jpg"},
+    ]
+    notes = recall_notes(
+        FakeMemory(
+            [
+                _mem("m1", "No toques user/fotos/2024"),
+                _mem("m2", "Nunca toques user/fotos/20"),  # a prefix of names, not a folder
+                *(_mem(f"o{i}", f"Nunca toques user/otra{i}") for i in range(300)),
+            ]
+        )
+    )
+    out = apply_recall(finding, notes)
+    assert out.finding is not None and out.by == ["m1"]
+    assert [op.get("path") for op in out.finding["plan"]] == [
+        "user/a.jpg",
+        "user/fotos/2024-viejas/a.jpg",
+        "user/fotos/a.jpg",
+    ]
+    assert out.finding["files"] == 2
