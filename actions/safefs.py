@@ -55,6 +55,11 @@ def boot_id() -> str | None:
 
 def check_name(name: str, *, where: str = "") -> None:
     """Refuse a path component ALMA will not handle: it could not be shown or typed safely."""
+    # The common case (a scan asks for every entry), settled without the checks below:
+    # printable ASCII has no control character and is valid UTF-8 one byte per character.
+    plain = name.isascii() and name.isprintable() and len(name) <= NAME_MAX
+    if plain and name not in ("", ".", "..") and "/" not in name:
+        return
     label = where or repr(name)
     if name in ("", ".", ".."):
         raise RefusedError(f"{label}: empty, '.' or '..' path components are refused.")

@@ -59,9 +59,13 @@ def keep_order(f: ScannedFile) -> tuple[int, int, str]:
 def size_candidates(files: Iterable[ScannedFile]) -> list[ScannedFile]:
     """The eligible files that share their size with another file: the only ones worth hashing."""
     by_size: dict[int, list[ScannedFile]] = {}
-    for f in _one_name_per_inode(f for f in files if _eligible(f)):
-        by_size.setdefault(f.identity.size, []).append(f)
-    return sorted((f for g in by_size.values() if len(g) > 1 for f in g), key=lambda f: f.path)
+    for f in files:
+        if _eligible(f):
+            by_size.setdefault(f.identity.size, []).append(f)
+    # Names of one inode share its size, so one name per inode is kept within each size group:
+    # the same files as over the whole list, without sorting every file of the zone.
+    shared = (_one_name_per_inode(g) for g in by_size.values() if len(g) > 1)
+    return sorted((f for g in shared if len(g) > 1 for f in g), key=lambda f: f.path)
 
 
 def duplicate_groups(files: Iterable[ScannedFile]) -> list[list[ScannedFile]]:

@@ -126,12 +126,12 @@ def _organize(
     by = policy.monitor.organize_by
     folders = folders_for(process_language())  # the daemon's language, not a request's
     depth0 = zone.count("/")
-    messy = [
+    counts = (
         (len(loose_files(f)), f.folder)
         for f in scan.folders
         if f.folder.count("/") - depth0 <= lim.organize_depth
-        and len(loose_files(f)) >= policy.monitor.messy_folder_files
-    ]
+    )
+    messy = [(n, folder) for n, folder in counts if n >= policy.monitor.messy_folder_files]
     messy.sort(key=lambda m: (-m[0], m[1]))
     out: list[PlanResult] = []
     for _count, folder in messy[: lim.max_organize]:

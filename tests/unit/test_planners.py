@@ -322,6 +322,25 @@ def test_dedupe_treats_two_names_of_one_inode_as_one_file() -> None:
     assert plan_dedupe("user", files) is None
 
 
+def test_size_candidates_count_one_name_per_inode_within_a_size() -> None:
+    from actions.ops import Identity
+
+    def f(name: str, ino: int, size: int, mtime: int) -> ScannedFile:
+        ident = Identity(dev=1, ino=ino, kind="file", size=size, mtime_ns=mtime)
+        return ScannedFile(path=f"user/{name}", name=name, identity=ident)
+
+    files = [
+        f("b.jpg", 7, 3, 2),  # two names of inode 7: the older name (a.jpg) stands for it
+        f("a.jpg", 7, 3, 1),
+        f("c.jpg", 8, 3, 5),  # the same size, another inode: a candidate
+        f("d.jpg", 9, 4, 1),  # two names of inode 9 and nothing else of its size: no candidate
+        f("e.jpg", 9, 4, 1),
+        f("f.jpg", 10, 5, 1),  # alone in its size
+        f("g.py", 11, 5, 1),  # same size, but code is never a candidate
+    ]
+    assert [c.path for c in size_candidates(files)] == ["user/a.jpg", "user/c.jpg"]
+
+
 def test_dedupe_respects_max_ops_by_whole_groups(tmp_path: Path) -> None:
     u = tmp_path / "user"
     for i in range(3):

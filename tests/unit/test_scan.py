@@ -248,3 +248,23 @@ def test_with_sha256_uses_the_callers_cache(root: Path) -> None:
         fresh: dict[tuple[int, int, int, int], str] = {}
         with_sha256(tree, files, cache=fresh)
     assert list(fresh.values()) == [hashlib.sha256(b"same").hexdigest()]
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["", ".", "..", "a/b", "a\x00b", "tab\there", "del\x7f", "x" * 256, "ñ" * 128, "\udcff.jpg"],
+)
+def test_check_name_refuses_what_it_must_whatever_the_path_taken(name: str) -> None:
+    from actions.safefs import check_name
+
+    with pytest.raises(RefusedError):
+        check_name(name)
+
+
+@pytest.mark.parametrize(
+    "name", ["a.jpg", "x" * 255, "ñ" * 127, "año 2024 (copia).pdf", "~$a.docx"]
+)
+def test_check_name_accepts_plain_and_spanish_names(name: str) -> None:
+    from actions.safefs import check_name
+
+    check_name(name)
