@@ -129,6 +129,22 @@ class SuggestionStore:
             assert cur.lastrowid is not None
             return cur.lastrowid
 
+    def propose(self, finding: dict[str, Any], *, needs_approval: bool) -> int:
+        """A new suggestion and its ``proposed`` outcome in one transaction: one write to the
+        disk instead of two (a first analysis proposes dozens)."""
+        with self._lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                sid = self.add(finding, needs_approval=needs_approval)
+                self.record_outcome(
+                    "proposed", finding["kind"], finding["target"], suggestion_id=sid
+                )
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            self.conn.execute("COMMIT")
+            return sid
+
     def row(self, suggestion_id: int) -> sqlite3.Row:
         row: sqlite3.Row | None = self.conn.execute(
             "SELECT * FROM suggestions WHERE id = ?", (suggestion_id,)

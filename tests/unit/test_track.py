@@ -112,3 +112,31 @@ def test_stats_reads_for_a_person_with_the_lift_and_the_policy_line(
     assert re.search(r"^organize\s+user/fotos\s+0\s+0\s+3\s+0\s+0\s+0$", text, re.M), text
     assert "`alma-ctl autonomy allow organize --folder user/fotos`" in text
     assert 'write kinds = ["temp_cleanup", "duplicates"]' in text
+
+
+def test_propose_stores_the_suggestion_and_its_proposed_outcome_together(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = SuggestionStore(tmp_path / "alma.db")
+    finding = {
+        "kind": "organize",
+        "target": "user/descargas",
+        "title": "Ordenar user/descargas",
+        "reason": "20 archivos sueltos",
+        "evidence": [],
+        "plan": [],
+        "files": 0,
+        "fingerprint": "f" * 16,
+    }
+    sid = store.propose(finding, needs_approval=True)
+    assert store.row(sid)["status"] == "pending"
+    assert [(r["event"], r["suggestion_id"]) for r in store.outcomes()] == [("proposed", sid)]
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(store, "record_outcome", broken)
+    with pytest.raises(OSError):  # the outcome fails after the insert: neither stays
+        store.propose({**finding, "fingerprint": "g" * 16}, needs_approval=True)
+    assert [s["id"] for s in store.list(all_=True)] == [sid] and len(store.outcomes()) == 1
+    store.close()
