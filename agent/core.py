@@ -21,6 +21,7 @@ from actions.planners import PlanResult
 from agent import daily, diagnose, loop, memory_actions, report
 from agent.autonomy import Autonomy, PolicyHolder
 from agent.memory_gate import MemoryGate
+from agent.model import Complete
 from agent.recall import MemoryNote, recall_notes, rejection_memory
 from agent.reminders import Reminders, plan_words
 from agent.track import ANY_FOLDER, UNDOS_TO_STOP, TrackRecord
@@ -64,6 +65,8 @@ class Agent:
         notify: Notify = _no_notify,
         clock: Callable[[], float] = time.time,
         memory: MemoryGate | None = None,
+        complete: Complete | None = None,
+        model_timeout_s: float = 120.0,
     ) -> None:
         self.layout = layout
         self.policy = policy
@@ -74,6 +77,8 @@ class Agent:
         self.notify = notify
         self.clock = clock
         self.memory = memory
+        self.complete = complete  # the model for the daily report's summary, when one is loaded
+        self.model_timeout_s = model_timeout_s
         self._lock = threading.RLock()
         self.reminders = Reminders(store)
         self._track = self._track_record()
@@ -402,6 +407,8 @@ class Agent:
             except AlmaError as exc:
                 log.error("the report goes without memory: %s", exc)
         facts = daily.day_facts(self.layout.root, when, memory_projects=memory_projects)
+        # Outside the lock: the model may take a while, and decisions must not wait for it.
+        summary = daily.summarize(facts, self.complete, timeout_s=self.model_timeout_s)
         with self._lock:
             made = [s for s in self.store.list(all_=True) if _local_day(s["created_at"]) == when]
             done = [
@@ -409,7 +416,9 @@ class Agent:
                 for a in self.engine.journal.history(1000)
                 if _local_day(a["started_at"]) == when and a["status"] in ("done", "undone")
             ]
-        text = daily.render(facts, suggestions=made, actions=done[::-1], memories=memories)
+        text = daily.render(
+            facts, suggestions=made, actions=done[::-1], memories=memories, summary=summary
+        )
         path = report.write_own(self.layout, f"{when.isoformat()}-analisis.md", text, append=False)
         return {"date": when.isoformat(), "path": path, "text": text}
 

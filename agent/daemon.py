@@ -210,9 +210,20 @@ class Daemon:
                 found += memory_actions.merge_findings(memory.service)
             return found
 
-        agent = Agent(layout, holder, store, engine, autonomy, detect, notify=notify, memory=memory)
-        agent.reconcile()
         runtime = _model_runtime(settings, store)
+        agent = Agent(
+            layout,
+            holder,
+            store,
+            engine,
+            autonomy,
+            detect,
+            notify=notify,
+            memory=memory,
+            complete=runtime.complete,
+            model_timeout_s=settings.model.timeout_seconds,
+        )
+        agent.reconcile()
         chat = ChatService(
             layout,
             runtime,

@@ -5,12 +5,17 @@ the chat log ``logs/YYYY-MM-DD.md`` gives the hours of activity (first and last 
 topics (the person's hashtags), the projects (folders of ``user/`` the person named, words like
 "proyectoX", and the day's memories' projects) and the promises (the ``pending_task`` rule);
 the script logs give the day's failures, by signature. ALMA's own record (suggestions, actions,
-memory growth) is passed in. A model's summary, when there is one, is only accepted if every
-project, hour and failure it names is among these facts (:func:`check_summary`).
+memory growth) is passed in.
+
+With a model loaded, :func:`summarize` asks it for a few sentences from these facts alone, and
+keeps them only if every project, count and hour they state is among the facts
+(:func:`summary_problem`); otherwise, or without a model, the report is the extractive one.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 import re
 import time
@@ -26,11 +31,13 @@ from agent.chatlog import MAX_DAY_BYTES, Paragraph, parse
 from agent.detectors.failures import failures
 from agent.detectors.logread import TAIL_BYTES, list_logs, read_text
 from agent.detectors.pending import is_promise, sentences
+from agent.model import Complete
 from policies.errors import RefusedError
 
 _HASHTAG = re.compile(r"(?<![\w#])#([\w-]+)")
 _PROJECT_WORD = re.compile(r"\b((?:proyecto|project)[\w-]+)", re.IGNORECASE)
 _HOURS_LATE = 23
+log = logging.getLogger("alma.agent")
 
 
 @dataclass
@@ -43,6 +50,7 @@ class DayFacts:
     projects: list[str] = field(default_factory=list)
     failures: list[dict[str, Any]] = field(default_factory=list)  # log, count, example, line
     promises: list[dict[str, str]] = field(default_factory=list)  # text, where
+    folders: list[str] = field(default_factory=list)  # user/'s folders: what could be named
 
 
 def _subdirs(tree: Tree, parts: tuple[str, ...]) -> list[str]:
@@ -106,6 +114,7 @@ def day_facts(root: Path, day: date, *, memory_projects: Sequence[str] = ()) -> 
         if word.lower() not in {p.lower() for p in projects}:
             projects[word] = None
     facts.projects = [p for p in projects if p]
+    facts.folders = folders
     for path, p in person:
         for sentence, offset in sentences(p.text):
             if is_promise(sentence):
@@ -135,7 +144,12 @@ def render(
     day = facts.day.isoformat()
     out = [f"# Análisis del día · {day}", ""]
     if summary:
-        out += [summary.strip(), ""]
+        out += [
+            summary.strip(),
+            "",
+            "_Resumen escrito por el modelo y comprobado con los hechos de abajo._",
+            "",
+        ]
     out += ["## El día", ""]
     if facts.person_turns:
         late = facts.last[:2].isdigit() and int(facts.last[:2]) >= _HOURS_LATE
@@ -183,11 +197,152 @@ def render(
     return "\n".join(out) + "\n"
 
 
+#: What a model's summary may be: a few sentences (the facts below it say the rest).
+SUMMARY_MAX_TOKENS = 220
+SUMMARY_MAX_CHARS = 1200
+_SYSTEM = (
+    "Eres ALMA. Resume en español, en dos a cuatro frases y en segunda persona, el día de la "
+    "persona a partir de estos hechos y de nada más. No inventes proyectos, cifras ni horas: "
+    "usa solo los que aparecen en los hechos. Sin listas ni títulos."
+)
+_TIME = re.compile(r"\b(\d{1,2}):(\d{2})\b")
+_NUMBER = re.compile(r"(?<![\w.,:])\d+(?![\w:]|[.,]\d)")
+_FILE = re.compile(r"[\w.-]+\.(?:sh|py|pl|rb|js|ts|php|bash|ps1|log)\b")
+_PATH = re.compile(r"\buser/[\w./-]+")
+#: Spanish number words a summary may use for a count ("un", "una", "uno" are left out: they
+#: are articles far more often than counts).
+_WORDS = {
+    w: n
+    for n, w in enumerate(
+        [
+            "cero",
+            "_",
+            "dos",
+            "tres",
+            "cuatro",
+            "cinco",
+            "seis",
+            "siete",
+            "ocho",
+            "nueve",
+            "diez",
+            "once",
+            "doce",
+            "trece",
+            "catorce",
+            "quince",
+            "dieciséis",
+            "diecisiete",
+            "dieciocho",
+            "diecinueve",
+            "veinte",
+        ]
+    )
+    if w != "_"
+}
+_WORD = re.compile(r"\b(" + "|".join(_WORDS) + r")\b", re.IGNORECASE)
+
+
+def _fact_numbers(facts: DayFacts) -> set[int]:
+    """Every number the facts state: counts, the day's date, and those inside the quoted lines."""
+    counts = [
+        facts.person_turns,
+        len(facts.projects),
+        len(facts.topics),
+        len(facts.promises),
+        len(facts.failures),
+        sum(int(f["count"]) for f in facts.failures),
+        *(int(f["count"]) for f in facts.failures),
+        facts.day.year,
+        facts.day.month,
+        facts.day.day,
+    ]
+    for clock in (facts.first, facts.last):
+        if clock:
+            counts += [int(part) for part in clock.split(":")]
+    quoted = [str(f["example"]) for f in facts.failures] + [p["text"] for p in facts.promises]
+    counts += [int(n) for line in quoted for n in re.findall(r"\d+", line)]
+    return set(counts)
+
+
+def summary_problem(summary: str, facts: DayFacts) -> str | None:
+    """Why a model's summary may not stand in the report (None when it may): it may say less
+    than the facts, never something else. Every hour, number (digits or a Spanish word),
+    project or folder, path and script or log it names must be among the day's facts."""
+    if not summary.strip():
+        return "it is empty"
+    if len(summary) > SUMMARY_MAX_CHARS:
+        return f"it is longer than {SUMMARY_MAX_CHARS} characters"
+    clocks = {c for c in (facts.first, facts.last) if c}
+    for h, m in _TIME.findall(summary):
+        if f"{int(h):02d}:{m}" not in clocks:
+            return f"it names the hour {h}:{m}, which is not the day's first or last turn"
+    known = _fact_numbers(facts)
+    without_times = _TIME.sub(" ", summary)
+    for n in _NUMBER.findall(without_times):
+        if int(n) not in known:
+            return f"it states {n}, which no fact of the day has"
+    for w in _WORD.findall(summary):
+        if _WORDS[w.lower()] not in known:
+            return f"it states «{w}», which no count of the day is"
+    projects = {p.casefold() for p in facts.projects}
+    lowered = summary.casefold()
+    for name in [*facts.folders, *_PROJECT_WORD.findall(summary)]:
+        key = name.casefold()
+        if key not in projects and re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", lowered):
+            return f"it names {name}, which is not among the day's projects"
+    for path in _PATH.findall(summary):
+        parts = path.rstrip("./").split("/")[1:]
+        if not any(part.casefold() in projects for part in parts):
+            return f"it names {path.rstrip('.')}, which is not among the day's projects"
+    stated = " ".join(
+        [str(f["log"]) + " " + str(f["example"]) for f in facts.failures]
+        + [p["text"] for p in facts.promises]
+    ).casefold()
+    for name in _FILE.findall(summary):
+        if name.casefold() not in stated:
+            return f"it names {name}, which no failure or promise of the day mentions"
+    return None
+
+
 def check_summary(summary: str, facts: DayFacts) -> bool:
-    """A model's summary is kept only if every time it names is one of the day's and it names
-    no project the facts do not have (it may say less, never something else)."""
-    times = set(re.findall(r"\b\d{1,2}:\d{2}\b", summary))
-    if not times <= {facts.first, facts.last}:
-        return False
-    named = {w.lower() for w in _PROJECT_WORD.findall(summary)}
-    return named <= {p.lower() for p in facts.projects}
+    return summary_problem(summary, facts) is None
+
+
+def _facts_for_model(facts: DayFacts) -> str:
+    return json.dumps(
+        {
+            "día": facts.day.isoformat(),
+            "primer_mensaje": facts.first or None,
+            "último_mensaje": facts.last or None,
+            "mensajes_tuyos": facts.person_turns,
+            "proyectos": facts.projects,
+            "temas": facts.topics,
+            "fallos": [
+                {"registro": f["log"], "veces": f["count"], "línea": f["example"]}
+                for f in facts.failures
+            ],
+            "promesas": [p["text"] for p in facts.promises],
+        },
+        ensure_ascii=False,
+    )
+
+
+def summarize(facts: DayFacts, complete: Complete | None, *, timeout_s: float) -> str | None:
+    """The model's summary of the day, if a model is loaded and what it wrote holds against
+    the facts; None otherwise (the report is then the extractive one)."""
+    if complete is None or (not facts.person_turns and not facts.failures):
+        return None
+    messages = [
+        {"role": "system", "content": _SYSTEM},
+        {"role": "user", "content": _facts_for_model(facts)},
+    ]
+    text = complete(messages, max_tokens=SUMMARY_MAX_TOKENS, timeout_s=timeout_s)
+    if text is None:
+        return None
+    text = text.strip()
+    problem = summary_problem(text, facts)
+    if problem is not None:
+        log.info("the model's summary of %s is not used: %s", facts.day.isoformat(), problem)
+        return None
+    return text

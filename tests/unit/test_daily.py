@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from agent.daily import day_facts, render
+from agent.daily import day_facts, render, summarize, summary_problem
 
 #: A copy of ../shared/examples/logs, so the suite runs on a fresh machine.
 EXAMPLES = Path(__file__).parents[1] / "data" / "examples" / "logs"
@@ -68,3 +70,82 @@ def test_what_alma_did_that_day_is_listed(root: Path) -> None:
     assert "#3" in text and "#4" in text and "rechazada" in text
     assert "acción 7" in text and "acción 8 deshizo la 7" in text
     assert "5 recuerdos nuevos (120 en total)" in text
+
+
+# -- the summary written by the model, checked against the facts ----------------------------------
+
+
+class FakeModel:
+    """A ``complete()`` that answers ``text`` (an honest edge: the model), and records the call."""
+
+    def __init__(self, text: str | None) -> None:
+        self.text = text
+        self.calls: list[dict[str, Any]] = []
+
+    def __call__(
+        self,
+        messages: Sequence[dict[str, str]],
+        *,
+        max_tokens: int,
+        json_schema: dict[str, Any] | None = None,
+        timeout_s: float,
+    ) -> str | None:
+        self.calls.append({"messages": messages, "max_tokens": max_tokens, "timeout_s": timeout_s})
+        return self.text
+
+
+FAITHFUL = (
+    "Trabajaste en proyectoY de 08:02 a 22:47, con 4 mensajes tuyos. El backup falló: "
+    "backup.sh salió con estado 23, dos líneas de fallo en logs/backup.log. "
+    "Prometiste ordenar mañana la carpeta de proyectoY."
+)
+
+
+def _report(facts: Any, summary: str | None) -> str:
+    return render(facts, suggestions=[], actions=[], memories=None, summary=summary)
+
+
+def test_a_faithful_summary_by_the_model_heads_the_report(root: Path) -> None:
+    facts = day_facts(root, date(2026, 11, 17))
+    model = FakeModel(FAITHFUL)
+    summary = summarize(facts, model, timeout_s=7.0)
+    assert summary == FAITHFUL
+    (call,) = model.calls
+    assert call["timeout_s"] == 7.0
+    assert "proyectoY" in call["messages"][-1]["content"]  # the facts are what it is given
+    text = _report(facts, summary)
+    assert text.index(FAITHFUL) < text.index("## El día")
+    assert "comprobado con los hechos" in text
+    assert "Mañana ordeno" in text  # the extractive facts stay below it
+
+
+@pytest.mark.parametrize(
+    "lie",
+    [
+        FAITHFUL.replace("08:02", "07:30"),  # an hour that is not the day's
+        FAITHFUL.replace("con 4 mensajes", "con 9 mensajes"),  # a count no fact has
+        FAITHFUL.replace("dos líneas", "seis líneas"),  # a count in words
+        FAITHFUL + " También avanzaste en proyectoZ.",  # a project the day does not have
+        FAITHFUL + " Revisaste tesis.",  # a folder of user/ that was not among the day's
+        FAITHFUL + " Moviste cosas en user/fotos.",  # a path of no project of the day
+        FAITHFUL + " Y deploy.sh falló.",  # a script no failure mentions
+        "",  # nothing at all
+        "x" * 5000,  # far more than a few sentences
+    ],
+)
+def test_a_summary_that_states_what_the_facts_do_not_is_not_used(root: Path, lie: str) -> None:
+    (root / "user" / "tesis").mkdir()
+    facts = day_facts(root, date(2026, 11, 17))
+    assert summary_problem(lie, facts) is not None
+    assert summarize(facts, FakeModel(lie), timeout_s=1.0) is None
+    assert _report(facts, None) == render(facts, suggestions=[], actions=[], memories=None)
+
+
+def test_without_a_model_the_report_is_extractive(root: Path) -> None:
+    facts = day_facts(root, date(2026, 11, 17))
+    assert summarize(facts, None, timeout_s=1.0) is None
+    busy = FakeModel(None)  # complete() gives None: no model, or busy past the timeout
+    assert summarize(facts, busy, timeout_s=1.0) is None and len(busy.calls) == 1
+    quiet = FakeModel(FAITHFUL)
+    assert summarize(day_facts(root, date(2026, 11, 1)), quiet, timeout_s=1.0) is None
+    assert quiet.calls == []  # a day with nothing to tell is not sent to the model
