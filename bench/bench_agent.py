@@ -20,37 +20,102 @@
 from __future__ import annotations
 
 import argparse
+import cProfile
 import os
+import pstats
 import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
 from actions.ops import files_touched, plan_from_list, write_paths
+from actions.scan import HashCache
 from agent import loop
 from agent.detectors.files import detect_files
 from agent.detectors.logs import detect_logs
-from agent.recall import MemoryNote, recall_notes
-from policies.config import policy_from_dict
+from agent.recall import recall_notes
+from policies.config import Policy, policy_from_dict
 from policies.decide import PlanFacts, RunContext, Verdict, decide
+from state.suggestions import SuggestionStore
 
 DAY = 86_400.0
 
 
+#: The bench root's folders: PROJECTS in user/, every MESSY_EVERY-th of them messy.
+PROJECTS = 200
+MESSY_EVERY = 20
+MESSY_LOOSE = 80  # loose files in a messy folder (the policy's messy_folder_files is 15)
+TIDY_LOOSE = 5  # loose files in a tidy one
+#: The types of the files, and the subfolder a tidy project keeps each in.
+SUBFOLDER = {
+    "jpg": "imágenes",
+    "pdf": "documentos",
+    "txt": "documentos",
+    "csv": "datos",
+    "png": "imágenes",
+    "docx": "documentos",
+    "mp3": "música",
+    "zip": "archivos",
+}
+EXTS = tuple(SUBFOLDER)
+COPIES = 100  # files copied into another project: the duplicates finding
+TEMPS = 20  # old temp files: the temp_cleanup finding
+
+
+def _size(i: int) -> int:
+    """A file's size, spread over 1 KB-8 MB as people's files are (a deterministic hash of
+    ``i``): equal sizes are rare, so the duplicates planner hashes a few candidates, not most
+    of the tree."""
+    return 1024 + (i * 2_654_435_761) % (8 << 20)
+
+
+def _write(path: Path, i: int, when: float) -> None:
+    """A sparse file of ``_size(i)`` bytes whose first line makes it unique."""
+    with open(path, "wb") as f:
+        f.write(f"{i}\n".encode())
+        f.truncate(_size(i))
+    os.utime(path, (when, when))
+
+
 def make_root(base: Path, files: int, days: int) -> Path:
-    old = time.time() - 3 * DAY
+    """A person's root: PROJECTS folders in user/, most tidy (a few loose files, the rest in
+    subfolders by type), every MESSY_EVERY-th one messy (MESSY_LOOSE loose files of mixed
+    types: an organize finding each), COPIES files copied into another folder (a duplicates
+    finding), TEMPS old temp files (a temp_cleanup finding); DAYS days of chat logs and a
+    script log failing every night."""
+    old = time.time() - 10 * DAY
     for d in ("system", "logs/alma", ".alma"):
         (base / d).mkdir(parents=True, exist_ok=True)
-    folders = 200
-    for i in range(files):
-        folder = base / "user" / f"p{i % folders:03d}"
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"f{i:06d}.{('jpg', 'pdf', 'txt', 'csv')[i % 4]}"
-        path.write_bytes(f"{i}\n".encode())
-        os.utime(path, (old, old))
+    user = base / "user"
+    placed = 0
+    for p in range(PROJECTS):
+        loose = MESSY_LOOSE if p % MESSY_EVERY == 0 else TIDY_LOOSE
+        folder = user / f"p{p:03d}"
+        folder.mkdir(parents=True)
+        for sub in set(SUBFOLDER.values()):
+            (folder / sub).mkdir()
+        for k in range(loose):
+            i = placed + k
+            _write(folder / f"f{i:06d}.{EXTS[(p + k) % len(EXTS)]}", i, old)
+        placed += loose
+    rest = files - placed - COPIES - TEMPS
+    for k in range(rest):  # the tidy part, spread over every project's subfolders
+        i = placed + k
+        ext, p = EXTS[k % len(EXTS)], (k // len(EXTS)) % PROJECTS
+        _write(user / f"p{p:03d}" / SUBFOLDER[ext] / f"f{i:06d}.{ext}", i, old)
+    placed += rest
+    for k in range(COPIES):
+        data = f"copia {k}\n".encode() * (1000 + k)
+        for p in (k % PROJECTS, (k + 7) % PROJECTS):
+            path = user / f"p{p:03d}" / "imágenes" / f"foto{k:03d}-{p:03d}.jpg"
+            path.write_bytes(data)
+            os.utime(path, (old, old))
+    for k in range(TEMPS):
+        _write(user / f"p{(k * 3) % PROJECTS:03d}" / f"~$informe{k}.docx", placed + k, old)
     today = date.today()
     script = []
     for n in range(days):
@@ -89,13 +154,24 @@ class Reader:
 
 
 def analysis_bench(root: Path, memories: int, rounds: int) -> None:
-    policy = policy_from_dict({"monitor": {"settle_seconds": 0, "messy_folder_files": 90}})
+    policy = policy_from_dict({})  # the default policy: messy at 15 loose files, settled at 120 s
     reader = Reader(memories)
-    stored: dict[str, int] = {}
-    hashes: dict[Any, Any] = {}
+    rows = [_round(root, policy, reader, show=r == 0) for r in range(rounds)]
+    det, cold, warm = (statistics.median(c) for c in zip(*rows, strict=True))
+    print(f"{'':34}{'median s':>10}{'ratio':>8}")
+    print(f"{'detectors alone (warm hashes)':34}{det:10.3f}{1:8.1f}")
+    print(f"{'analysis, cold (first after start)':34}{cold:10.3f}{cold / det:8.1f}")
+    print(f"{'analysis, warm (all pending)':34}{warm:10.3f}{warm / det:8.1f}")
+
+
+def _round(root: Path, policy: Policy, reader: Reader, *, show: bool) -> tuple[float, ...]:
+    """(detectors alone, cold analysis, warm analysis) in seconds, from a fresh start: no hash
+    known yet, no suggestion stored; the warm one right after, with everything pending."""
+    hashes: HashCache = {}
 
     def detect(now: float) -> list[dict[str, Any]]:
-        found = detect_files(root, policy, now, hash_cache=hashes) + detect_logs(root, policy, now)
+        found = detect_files(root, policy, now, hash_cache=hashes)
+        found += detect_logs(root, policy, now)
         return [f.to_dict() for f in found]
 
     def gate(f: loop.Finding) -> tuple[Verdict, str]:
@@ -104,45 +180,69 @@ def analysis_bench(root: Path, memories: int, rounds: int) -> None:
         d = decide(policy, facts, RunContext(approved_by_person=False))
         return d.verdict, d.reason
 
-    def admit(f: loop.Finding, needs: bool) -> int:
-        return stored.setdefault(f.fingerprint, len(stored) + 1)
-
-    def notes() -> list[MemoryNote]:
-        return recall_notes(reader)
-
     with tempfile.TemporaryDirectory() as tmp:
-        the_loop = loop.Loop(_deps(detect, gate, admit, notes, stored), Path(tmp) / "cp.db")
-        rows = []
-        for r in range(rounds):
-            stored.clear()
-            detect(time.time())  # the hashes of duplicates candidates, as after a first scan
-            t0 = time.perf_counter()
-            detect(time.time())
-            detect_only = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            first = the_loop.analyze(time.time())
-            cold = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            second = the_loop.analyze(time.time())
-            warm = time.perf_counter() - t0
-            rows.append((detect_only, cold, warm))
-            if r == 0:
-                print(
-                    f"admitted cold {len(first['admitted'])}, skipped {len(first['skipped'])}; "
-                    f"warm admitted {len(second['admitted'])}"
-                )
-    det, cold, warm = (statistics.median(c) for c in zip(*rows, strict=True))
-    print(f"{'':34}{'median s':>10}{'ratio':>8}")
-    print(f"{'detectors alone (warm hashes)':34}{det:10.3f}{1:8.1f}")
-    print(f"{'analysis, cold (all new)':34}{cold:10.3f}{cold / det:8.1f}")
-    print(f"{'analysis, warm (all pending)':34}{warm:10.3f}{warm / det:8.1f}")
+        store = SuggestionStore(Path(tmp) / "alma.db")
+
+        def admit(f: loop.Finding, needs: bool) -> int:  # as Agent._admit does
+            existing = store.find_blocking(f.fingerprint)
+            if existing is not None and existing > 0:
+                return existing
+            return store.propose(f.model_dump(), needs_approval=needs)
+
+        the_loop = loop.Loop(
+            _deps(detect, gate, admit, lambda: recall_notes(reader), store), Path(tmp) / "cp.db"
+        )
+        t0 = time.perf_counter()
+        first = the_loop.analyze(time.time())
+        cold = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        second = the_loop.analyze(time.time())
+        warm = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        detect(time.time())
+        detect_only = time.perf_counter() - t0
+        if show:
+            kinds = Counter(store.row(sid)["kind"] for sid, _auto in first["admitted"])
+            print(
+                f"cold: {len(first['admitted'])} admitted ({dict(sorted(kinds.items()))}), "
+                f"{len(first['skipped'])} skipped; warm: {len(second['admitted'])} admitted"
+            )
+            print(_counts(lambda: the_loop.analyze(time.time())))
+        store.close()
+    return detect_only, cold, warm
 
 
-def _deps(detect: Any, gate: Any, admit: Any, notes: Any, stored: dict[str, int]) -> loop.LoopDeps:
+#: What one analysis asks of the system, counted by the profiler (call name -> label).
+COUNTED = {
+    "stat": "stat",
+    "listdir": "listdir",
+    "open": "open",
+    "read": "read",
+    "execute": "SQL",
+}
+
+
+def _counts(fn: Any) -> str:
+    """How many stat, listdir, open, read calls and SQL statements one warm analysis makes."""
+    prof = cProfile.Profile()
+    prof.runcall(fn)
+    counts: Counter[str] = Counter()
+    for (filename, _line, name), (_cc, calls, *_rest) in pstats.Stats(prof).stats.items():  # type: ignore[attr-defined]
+        if filename != "~":
+            continue
+        for word, label in COUNTED.items():
+            if (f"posix.{word}" in name or f"'{word}' of 'sqlite3" in name) and (
+                word != "read" or "posix" in name
+            ):
+                counts[label] += calls
+    return "one warm analysis: " + ", ".join(f"{n} {label}" for label, n in counts.items())
+
+
+def _deps(detect: Any, gate: Any, admit: Any, notes: Any, store: Any) -> loop.LoopDeps:
     return loop.LoopDeps(
         detect=detect,
         expire=lambda seen: None,
-        blocked=lambda f: f.fingerprint in stored,
+        blocked=lambda f: store is not None and store.find_blocking(f.fingerprint) is not None,
         stopped=lambda kind, target: None,
         notes=notes,
         gate=gate,
@@ -158,7 +258,7 @@ def storage_bench(analyses: int) -> None:
     for keep in (False, True):
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "cp.db"
-            the_loop = loop.Loop(_deps(None, None, None, list, {}), path)
+            the_loop = loop.Loop(_deps(None, None, None, list, None), path)
             t0 = time.perf_counter()
             for sid in range(1, analyses + 1):
                 if keep:  # the old behaviour: nothing is ever deleted
