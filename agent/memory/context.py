@@ -186,7 +186,7 @@ def build_context(
     for item in read_principles(principles_file):
         item.tokens = approx_tokens(item.line())
         ctx.items.append(item)
-    principles = sorted(store.scan({"layer": "L-inf"}), key=lambda r: (-r.importance, r.created_at))
+    principles = sorted(store.layer("L-inf"), key=lambda r: (-r.importance, r.created_at))
     ctx.items.extend(_memory_item(r) for r in principles)
     used = sum(i.tokens for i in ctx.items)
     over = used > budget_tokens

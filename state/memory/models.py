@@ -100,7 +100,7 @@ class MemoryRecord(BaseModel):
 
     @classmethod
     def from_chroma(cls, memory_id: str, document: str, metadata: dict[str, Any]) -> MemoryRecord:
-        fields = {k: v for k, v in metadata.items() if k in cls.model_fields}
+        fields = {k: v for k, v in metadata.items() if k in _FIELDS}
         return cls(id=memory_id, content=document, **fields)
 
     def public(self, *, score: float | None = None, archived: bool = False) -> dict[str, Any]:
@@ -110,6 +110,11 @@ class MemoryRecord(BaseModel):
         if score is not None:
             out["score"] = round(score, 4)
         return out
+
+
+#: Read once: pydantic's ``model_fields`` is a property that builds its answer on each access,
+#: and every search reads ~80 records of ~25 keys each.
+_FIELDS = frozenset(MemoryRecord.model_fields)
 
 
 def layer_for(memory_type: str, kind: str) -> Layer:

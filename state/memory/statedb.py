@@ -242,6 +242,14 @@ class MemoryStateDB:
         with self._lock:
             return [r[0] for r in self._db.execute(sql, params).fetchall()]
 
+    def catalog_layer(self, layer: str) -> list[str]:
+        """Ids of every active memory of ``layer``."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT id FROM catalog WHERE archived = 0 AND layer = ? ORDER BY id", (layer,)
+            ).fetchall()
+        return [r[0] for r in rows]
+
     def catalog_counts(self, *, archived: bool = False) -> dict[str, dict[str, int]]:
         """Active (or archived) memories by tag, project, memory type and layer, most first."""
         a = int(archived)

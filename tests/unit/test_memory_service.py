@@ -3,6 +3,7 @@ process by state.memory.get_embedder; each test gets its own root)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,6 +15,7 @@ from agent.memory.rules import derive
 from agent.memory.service import MemoryService
 from policies.errors import BadArgumentError, NotFoundError
 from policies.layout import RootLayout
+from state.memory import MemoryRecord
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
@@ -101,6 +103,42 @@ def test_search_is_semantic_and_counts_use(svc: MemoryService) -> None:
     assert svc.show(ids["Mi perro M"])["use_count"] == before + 1
 
 
+def test_use_counts_written_in_the_background_lose_nothing(
+    svc: MemoryService, layout: RootLayout
+) -> None:
+    """A search answers with the new use_count at once and writes it later: a read shows it,
+    a metadata rewrite in between loses none, the writer thread stores it unasked, and
+    closing the service stores what is left."""
+    ids = _seed(svc)
+    dog = ids["Mi perro M"]
+
+    def stored() -> int:
+        res = svc.store._active.get(ids=[dog], include=["metadatas"])  # no pending added
+        return int(res["metadatas"][0].get("use_count") or 0)
+
+    counts = [svc.search("¿Qué le pasó a mi perro Max?", limit=1)[0] for _ in range(3)]
+    assert [c["id"] for c in counts] == [dog] * 3
+    assert [c["use_count"] for c in counts] == [1, 2, 3]
+    deadline = time.monotonic() + 60
+    while stored() != 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert stored() == 3  # written with no read asking for it
+    with svc.store.lock:  # the writer waits: a rewrite from a read made before it wrote
+        assert svc.search("¿Qué le pasó a mi perro Max?", limit=1)[0]["use_count"] == 4
+        raw = svc.store._active.get(ids=[dog], include=["metadatas", "documents"])
+        old = MemoryRecord.from_chroma(dog, raw["documents"][0], raw["metadatas"][0])
+        assert old.use_count == 3
+        svc.store.update([old.model_copy(update={"importance": 4})])
+    assert svc.show(dog)["use_count"] == 4 and svc.show(dog)["importance"] == 4
+    svc.search("¿Qué le pasó a mi perro Max?", limit=1)
+    svc.close()
+    again = MemoryService(layout, clock=lambda: NOW)
+    try:
+        assert again.show(dog)["use_count"] == 5
+    finally:
+        again.close()
+
+
 def test_reinforcement_at_five_mentions(svc: MemoryService) -> None:
     first = svc.add("Otra vez trabajando hasta medianoche.", importance=3)
     variants = [
@@ -175,6 +213,31 @@ def test_principles_always_in_context(svc: MemoryService, layout: RootLayout) ->
     big = svc.context("¿Qué le pasó a mi perro?", budget_tokens=1500)
     assert any("Max" in i["content"] for i in big["items"] if i["layer"] == "L1")
     assert big["tokens"] <= 1500 and big["items"][0]["source"] == "system/principles.md:3"
+
+
+def test_context_principles_follow_every_store_write(svc: MemoryService) -> None:
+    """The principles come from the catalog (not a Chroma scan): what a scan of Chroma's
+    metadata finds, after adds, a metadata change, forget and restore."""
+
+    def principles() -> list[str]:
+        ctx = svc.context("receta de lentejas", budget_tokens=1500)
+        return [i["id"] for i in ctx["items"] if i["layer"] == "L-inf" and i["id"]]
+
+    def scanned() -> set[str]:
+        return {r.id for r in svc.store.scan({"layer": "L-inf"})}
+
+    first = svc.add("Nunca operar sin stop loss.", memory_type="principle", importance=5)["id"]
+    other = svc.add("Siempre hacer copia antes de borrar.", memory_type="fact")["id"]
+    _seed(svc)
+    assert principles() == [first] and scanned() == {first}
+    rec = svc.store.get([other])[0].model_copy(update={"memory_type": "principle"})
+    svc.store.update([rec.model_copy(update={"layer": "L-inf"})])
+    assert set(principles()) == scanned() == {first, other}
+    assert principles()[0] == first  # importance first
+    svc.forget(first)
+    assert principles() == [other] and scanned() == {other}
+    svc.restore(first)
+    assert set(principles()) == scanned() == {first, other}
 
 
 def test_examples_load_once(svc: MemoryService) -> None:
