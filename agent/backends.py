@@ -112,12 +112,21 @@ class OpenAIBackend:
             status, _body = backend._request("GET", "/v1/models", None, timeout=10.0)
         except OSError as exc:
             raise BadArgumentError(
-                f"Nothing answers at {url} ({exc.strerror or exc}); start the model server "
-                "(e.g. `python -m llama_cpp.server --model FILE --host 127.0.0.1 --port 8080`)."
+                _(
+                    "Nothing answers at {url} ({reason}); start the model server (e.g. "
+                    "`python -m llama_cpp.server --model FILE --host 127.0.0.1 --port 8080`).",
+                    url=url,
+                    reason=exc.strerror or exc,
+                )
             ) from None
         if status != 200:
             raise BadArgumentError(
-                f"{url} answered /v1/models with HTTP {status}; is it an OpenAI-compatible server?"
+                _(
+                    "{url} answered /v1/models with HTTP {status}; is it an OpenAI-compatible "
+                    "server?",
+                    url=url,
+                    status=status,
+                )
             )
         backend._tokenize = backend._find_tokenizer()
         return backend
@@ -163,12 +172,22 @@ class OpenAIBackend:
         except OSError as exc:
             conn.close()
             raise AlmaError(
-                f"The model server at {self.path} stopped answering ({exc.strerror or exc}); "
-                "check that it is running."
+                _(
+                    "The model server at {url} stopped answering ({reason}); check that it is "
+                    "running.",
+                    url=self.path,
+                    reason=exc.strerror or exc,
+                )
             ) from None
         if response.status != 200:
             conn.close()
-            raise AlmaError(f"The model server at {self.path} answered HTTP {response.status}.")
+            raise AlmaError(
+                _(
+                    "The model server at {url} answered HTTP {status}.",
+                    url=self.path,
+                    status=response.status,
+                )
+            )
         return self._events(conn, response)
 
     def _events(
@@ -239,7 +258,11 @@ def loopback_url(url: str) -> tuple[str, int, str]:
     )
     if parts.scheme != "http":
         raise BadArgumentError(
-            f"The model server URL {url} must start with http:// (a loopback server needs no TLS)."
+            _(
+                "The model server URL {url} must start with http:// (a loopback server needs "
+                "no TLS).",
+                url=url,
+            )
         )
     if host != "localhost":
         try:
@@ -250,7 +273,9 @@ def loopback_url(url: str) -> tuple[str, int, str]:
     try:
         port = parts.port or 80
     except ValueError:
-        raise BadArgumentError(f"The model server URL {url} has an invalid port.") from None
+        raise BadArgumentError(
+            _("The model server URL {url} has an invalid port.", url=url)
+        ) from None
     return host, port, parts.path.rstrip("/").removesuffix("/v1")
 
 

@@ -162,7 +162,9 @@ class ChatService:
             return
         except Exception:
             log.exception("chat generation failed")
-            reply.fail(AlmaError("The model failed while answering; the daemon log has details."))
+            reply.fail(
+                AlmaError(_("The model failed while answering; the daemon log has details."))
+            )
             return
         ms = int((time.monotonic() - started) * 1000)
         self.runtime.record_speed(result)

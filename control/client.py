@@ -97,8 +97,14 @@ class Client:
         try:
             conn.sendall(protocol.encode_request(request_id, cmd, args, current_language()))
         except OSError as exc:
-            conn.close()
-            raise _broke(exc) from None
+            try:  # the daemon's refusal (too many connections) may be waiting: it says why
+                answer = self._read_answer_after(conn, exc)
+            except OSError as failed:
+                raise _broke(failed) from None
+            finally:
+                conn.close()
+            protocol.parse_response(answer, request_id)
+            raise _broke(exc) from None  # an answer that is not an error: still no stream
         return Stream(conn, request_id, cmd, self.timeout)
 
     def _connect(self) -> RawSocket:

@@ -22,7 +22,7 @@ from control import protocol
 from control.client import Client
 from control.server import ControlServer
 from control.stream import StreamReply
-from policies.errors import UnavailableError
+from policies.errors import ErrorCode, UnavailableError
 from tests.support.daemon import wait_for
 
 
@@ -210,3 +210,37 @@ def _until_id(lines: Iterator[dict[str, object]], last_id: int) -> Iterator[dict
         yield line
         if line.get("id") == last_id and "stream" not in line:
             return
+
+
+def test_client_stream_shows_the_daemons_refusal_not_a_broken_pipe(
+    base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A daemon at its connection cap answers with a sentence and hangs up at once, maybe
+    before the request is sent: the person reads that sentence, not "Broken pipe"."""
+    path = base / "s.sock"
+    sentence = "The daemon is serving too many connections; try again in a moment."
+    refused = threading.Event()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+        listener.bind(os.fspath(path))
+        listener.listen()
+
+        def refuse() -> None:
+            conn, _addr = listener.accept()
+            conn.sendall(protocol.encode_error(None, ErrorCode.UNAVAILABLE, sentence))
+            conn.close()
+            refused.set()
+
+        server = threading.Thread(target=refuse)
+        server.start()
+        client = Client(path, 5)
+        connect = client._connect
+
+        def connect_then_wait_for_the_hang_up() -> object:
+            conn = connect()
+            assert refused.wait(5)
+            return conn
+
+        monkeypatch.setattr(client, "_connect", connect_then_wait_for_the_hang_up)
+        with pytest.raises(UnavailableError, match="too many connections"):
+            list(client.stream("chat.send", session="s", message="hola"))
+        server.join(5)
