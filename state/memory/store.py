@@ -350,6 +350,8 @@ class MemoryStore:
             return
         with self.lock:
             pending, self._uses = self._uses, {}
+            if not pending:  # the writer thread took them while this one waited
+                return
             try:
                 res = self._active.get(ids=list(pending), include=["metadatas"])
                 stored = {
