@@ -145,6 +145,14 @@ class Tree:
             self._ids.pop(key, None)
         self.generation += 1
 
+    def sync(self, relpaths: Iterable[str]) -> None:
+        """fsync these folders, deepest first: the renames in them are durable before the
+        journal records them (executor's done marks, recovery's rolled-back marks). A folder
+        removed meanwhile is skipped: whoever removed it fsynced its parent."""
+        for relpath in sorted(relpaths, key=len, reverse=True):
+            with contextlib.suppress(FileNotFoundError):
+                os.fsync(self.dir(tuple(split_relpath(relpath)) if relpath else ()))
+
     def dev_of_dir(self, parts: tuple[str, ...]) -> int:
         return os.fstat(self.dir(parts)).st_dev
 

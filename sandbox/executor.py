@@ -406,10 +406,7 @@ class Executor:
     def _flush(self, pending: list[tuple[int, dict[str, Any] | None]], touched: set[str]) -> None:
         if not pending:
             return
-        for relpath in sorted(touched, key=len, reverse=True):
-            # A folder removed by a later rmdir of this plan: its parent is fsynced instead.
-            with contextlib.suppress(FileNotFoundError):
-                os.fsync(self.tree.dir(tuple(split_relpath(relpath)) if relpath else ()))
+        self.tree.sync(touched)
         touched.clear()
         self.journal.mark_done(self.action_id, pending)
         pending.clear()

@@ -48,24 +48,31 @@ def rollback(
     failed op is only cleaned up: it raised before it could leave its file anywhere but in place.
     """
     marks: list[int] = []
+    touched: set[str] = set()  # folders whose renames are fsynced before their ops are marked
     try:
         for row in reversed(journal.rows(action_id)):
             if row.state == "rolled_back":
                 continue
             checkpoint(f"rollback{row.idx}")
             if stopped_at is None or row.idx < stopped_at:
-                _rollback_one(tree, journal, row.op, row.pre, row.post, row.aux)
+                _rollback_one(tree, journal, row.op, row.pre, row.post, row.aux, touched)
             elif row.idx == stopped_at:
                 _clean_failed(tree, row.op, row.pre, row.aux)
             marks.append(row.idx)
             if len(marks) >= MARK_BATCH:
-                _mark(journal, action_id, marks)
+                _mark(tree, journal, action_id, marks, touched)
     finally:
-        _mark(journal, action_id, marks)
-    _clean_trash_dirs(tree, action_id)
+        _mark(tree, journal, action_id, marks, touched)
+    clean_trash_dirs(tree, action_id)
 
 
-def _mark(journal: Journal, action_id: int, marks: list[int]) -> None:
+def _mark(
+    tree: Tree, journal: Journal, action_id: int, marks: list[int], touched: set[str]
+) -> None:
+    """Record ``marks`` rolled back, once what their ops renamed is durable: a rolled-back op
+    is never examined again, so its mark must not outlive a rename lost to a power cut."""
+    tree.sync(touched)
+    touched.clear()
     if not marks:
         return
     with journal.transaction():
@@ -81,6 +88,7 @@ def _rollback_one(
     pre: dict[str, Any] | None,
     post: dict[str, Any] | None,
     aux: dict[str, Any],
+    touched: set[str],
 ) -> None:
     op = op_from_dict(raw_op)
     if isinstance(op, Mkdir):
@@ -89,6 +97,8 @@ def _rollback_one(
             return
         if not stat.S_ISDIR(st.st_mode):
             raise ConflictError(f"{op.path!r} is not the folder ALMA created; check it by hand.")
+        tree.sync(touched)  # the files taken out of it are durably out before it goes
+        touched.clear()
         fd, name = tree.parent(op.path)
         tree.forget(op.path)
         try:
@@ -110,7 +120,7 @@ def _rollback_one(
     if pre is None:
         return  # an intent without identity was never applied (validation records one always)
     it = Intent.from_row(aux, pre)
-    transfer.revert(tree, it, transfer.probe(tree, it, None))
+    transfer.revert(tree, it, transfer.probe(tree, it, None), touched)
     copy = transfer.copied_back(tree, it)
     if copy is not None:
         # Durable before the op is marked rolled back: killed in between, the next run finds
@@ -133,7 +143,7 @@ def _clean_failed(
     transfer.revert(tree, it, state)
 
 
-def _clean_trash_dirs(tree: Tree, action_id: int) -> None:
+def clean_trash_dirs(tree: Tree, action_id: int) -> None:
     """Remove the action's trash folders left empty (and its manifest once nothing is left)."""
     try:
         afd = tree.dir((*TRASH_PARTS, str(action_id)))

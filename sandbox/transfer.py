@@ -224,8 +224,12 @@ def probe(tree: Tree, it: Intent, post: Identity | None) -> State:
     )
 
 
-def revert(tree: Tree, it: Intent, state: State) -> None:
-    """Undo what :func:`probe` found, leaving the source as it was and nothing of ours behind."""
+def revert(tree: Tree, it: Intent, state: State, touched: set[str] | None = None) -> None:
+    """Undo what :func:`probe` found, leaving the source as it was and nothing of ours behind.
+
+    ``touched``: a rename on one disk adds its two folders there, for the caller to fsync
+    (Tree.sync) before it records the op rolled back; without it they are fsynced here. Two
+    fsyncs per file made the recovery of 100,000 moves take a quarter of an hour."""
     if state is State.NOT_DONE and not it.xdev:
         return  # nothing of ours exists (dst's folder may not even exist yet)
     sdir, sname = tree.parent(it.src)
@@ -238,8 +242,11 @@ def revert(tree: Tree, it: Intent, state: State) -> None:
             rename_noreplace(ddir, dname, sdir, sname)
         elif state is State.PARTIAL:
             os.unlink(dname, dir_fd=ddir)  # the second name of the same inode
-        os.fsync(ddir)
-        os.fsync(sdir)
+        if touched is None:
+            os.fsync(ddir)
+            os.fsync(sdir)
+        else:
+            touched.update(relpath.rpartition("/")[0] for relpath in (it.dst, it.src))
         return
     assert it.tmp is not None
     for fd, name in ((ddir, it.tmp), (sdir, _back_tmp(it))):
