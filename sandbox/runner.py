@@ -9,6 +9,7 @@ line: ``{"ok": true, ...}`` or ``{"ok": false, "code": N, "message": "..."}``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import fcntl
 import gc
 import json
@@ -71,6 +72,11 @@ def execute(
                 raise
             raise error from exc
         _finish_done(journal, action_id, row["undoes"])
+        if row["undoes"] is not None:
+            # What the undone action put in the trash is back: its emptied folders and its
+            # manifest of files no longer there would only be clutter (and left, no harm).
+            with contextlib.suppress(OSError):
+                recovery.clean_trash_dirs(tree, int(row["undoes"]))
         checkpoint("finished")
     return {"ok": True, "action": action_id}
 

@@ -94,6 +94,8 @@ def test_do_then_undo_gives_back_the_tree_byte_for_byte(alma: AlmaRoot, backend:
     assert undo["status"] == "done" and undo["undoes"] == done["id"]
     assert without_trash(alma.world()) == without_trash(before)
     assert engine.trash_list() == []
+    # Nothing of the action is left in the trash: no empty folders, no manifest of nothing.
+    assert not alma.path(f".alma/trash/{done['id']}").exists()
     assert engine.journal.action(done["id"])["status"] == "undone"
     assert engine.journal.action(done["id"])["undone_by"] == undo["id"]
 
