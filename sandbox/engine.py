@@ -332,17 +332,19 @@ class Engine:
             with self._lock:
                 self._run_action(["--rollback", str(target)], target, self.policy())
             return self.journal.action(target)
-        with _collector_paused():
-            rows = self.journal.done_rows(target)
-            plan = _relax_ctime(inverse_plan(rows), self.journal.paths_touched_after(target))
-            del rows
         return self.execute(
-            plan,
+            self.undo_plan(target),
             kind=str(row["kind"]),
             ctx=RunContext(approved_by_person=True),
             suggestion_id=row["suggestion_id"],
             undoes=target,
         )
+
+    def undo_plan(self, target: int) -> list[Op]:
+        """The inverse of what ``target`` did, newest op first: the plan its undo runs."""
+        with _collector_paused():
+            rows = self.journal.done_rows(target)
+            return _relax_ctime(inverse_plan(rows), self.journal.paths_touched_after(target))
 
     def run_in_daemon(self, apply: Callable[[Journal], dict[str, Any]]) -> dict[str, Any]:
         """Run a journaled change of ALMA's own data (a memory merge, or its undo) here in the

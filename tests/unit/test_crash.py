@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from actions.ops import Mkdir, Move, Op
+from actions.ops import Mkdir, Move, Op, plan_to_list
 from actions.safefs import identity_of
 from policies.config import Policy
 from policies.layout import RootLayout
@@ -71,8 +71,20 @@ def new_action(root: Path, plan: list[Op]) -> int:
         journal.close()
 
 
+def undo_action(root: Path, target: int) -> int:
+    """The undo of ``target`` journaled as Engine.undo journals it, not started."""
+    eng = engine(root)
+    try:
+        row = eng.undo_target(target)
+        return eng.journal.create_action(
+            kind=str(row["kind"]), plan=plan_to_list(eng.undo_plan(target)), undoes=target
+        )
+    finally:
+        eng.journal.close()
+
+
 def child(
-    root: Path, action: int, kill_at: int | str, mode: str
+    root: Path, action: int, kill_at: int | str, mode: str, *, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, str(CHILD), str(root), str(action), str(kill_at), mode],
@@ -81,7 +93,7 @@ def child(
         cwd=REPO,
         env=_env(),
         check=False,
-        timeout=120,
+        timeout=timeout,
     )
 
 

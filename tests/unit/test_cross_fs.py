@@ -13,12 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from actions.inverse import inverse_plan
-from actions.ops import Identity, Move, Op, Trash, plan_to_list
+from actions.ops import Identity, Move, Op, Trash
 from actions.safefs import identity_of
-from sandbox.engine import _relax_ctime
 from tests.support.trees import snapshot
-from tests.unit.test_crash import child, engine, new_action, status
+from tests.unit.test_crash import child, engine, new_action, status, undo_action
 
 pytestmark = pytest.mark.root
 
@@ -143,21 +141,6 @@ def _many_plan(root: Path) -> list[Op]:
     return plan
 
 
-def _undo_action(root: Path, target: int) -> int:
-    """The undo of ``target`` journaled as Engine.undo journals it, not started."""
-    eng = engine(root)
-    try:
-        row = eng.undo_target(target)
-        plan = _relax_ctime(
-            inverse_plan(eng.journal.done_rows(target)), eng.journal.paths_touched_after(target)
-        )
-        return eng.journal.create_action(
-            kind=str(row["kind"]), plan=plan_to_list(plan), undoes=target
-        )
-    finally:
-        eng.journal.close()
-
-
 @pytest.mark.slow
 @pytest.mark.timeout(1800)  # some 80 short processes: a loaded machine only waits longer
 def test_cross_fs_undo_killed_anywhere_can_be_undone_afterwards(two_fs_root: Path) -> None:
@@ -174,7 +157,7 @@ def test_cross_fs_undo_killed_anywhere_can_be_undone_afterwards(two_fs_root: Pat
         action = new_action(root, _many_plan(root))
         assert child(root, action, -1, "execute").returncode == 0
         assert status(root, action) == "done"
-        undo = _undo_action(root, action)
+        undo = undo_action(root, action)
         run = child(root, undo, k, "execute")
         if run.returncode == 0:  # past the last checkpoint: the undo finished
             labels = json.loads(run.stdout.splitlines()[-1])
