@@ -110,16 +110,26 @@ def make_scene(base: Path, n_files: int, rng: random.Random) -> Scene:
     inbox = root / "user" / "inbox"
     exts = list(TYPES)
     names, digests = [], {}
-    for i in range(n_files):
-        name = f"archivo_{i:06d}_ñú.{exts[i % len(exts)]}"
-        data = rng.randbytes(rng.randint(0, 2048)) if i % 17 else b"same bytes"
-        fd = os.open(inbox / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    dir_fd = os.open(inbox, os.O_RDONLY | os.O_DIRECTORY)
+
+    def write(item: tuple[str, bytes]) -> None:
+        fd = os.open(item[0], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644, dir_fd=dir_fd)
         try:
-            os.write(fd, data)
+            os.write(fd, item[1])
         finally:
             os.close(fd)
-        names.append(name)
-        digests[f"user/inbox/{name}"] = hashlib.sha256(data).hexdigest()
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        for start in range(0, n_files, 4096):
+            batch = []
+            for i in range(start, min(start + 4096, n_files)):
+                name = f"archivo_{i:06d}_ñú.{exts[i % len(exts)]}"
+                data = rng.randbytes(rng.randint(0, 2048)) if i % 17 else b"same bytes"
+                names.append(name)
+                digests[f"user/inbox/{name}"] = hashlib.sha256(data).hexdigest()
+                batch.append((name, data))
+            list(pool.map(write, batch, chunksize=64))
+    os.close(dir_fd)
     return Scene(root, outside, names, digests, entries(root), snapshot(outside))
 
 
