@@ -33,6 +33,8 @@ class Api:
         socket_path: str,
         sandbox_detail: str,
         recovered: list[dict[str, Any]],
+        watch: Callable[[], dict[str, Any]],
+        ready: Callable[[], bool],
     ) -> None:
         self.layout = layout
         self.agent = agent
@@ -41,6 +43,8 @@ class Api:
         self.socket_path = socket_path
         self.sandbox_detail = sandbox_detail
         self.recovered = recovered
+        self.watch = watch
+        self.ready = ready
         self.started = time.time()
         self._analysis = threading.Lock()
         self.handlers: dict[str, Handler] = {
@@ -149,6 +153,8 @@ class Api:
                 memories = None
         return {
             "running": True,
+            # The folder watches are set up and the analysis after start has run.
+            "ready": self.ready(),
             "pid": os.getpid(),
             "version": VERSION,
             "root": str(self.layout.root),
@@ -164,4 +170,5 @@ class Api:
             "policy": {"file": str(policy.path), "ok": policy.error is None, "error": policy.error},
             "recovered_at_start": self.recovered,
             "uptime_seconds": round(time.time() - self.started, 1),
+            "watch": self.watch(),
         }

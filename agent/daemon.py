@@ -242,20 +242,13 @@ class Daemon:
             name="memory",
         ).start()
         socket_path = socket_path_for(layout.root)
-        api = Api(
-            layout,
-            agent,
-            memory,
-            chat,
-            socket_path=str(socket_path),
-            sandbox_detail=confinement.detail,
-            recovered=recovered,
-        )
-        server = ControlServer(socket_path, api.dispatch, logger=logging.getLogger("alma.control"))
-        server.start()
+        analysed = threading.Event()  # the analysis after start has run: `status` says ready
 
         def on_events() -> None:
-            agent.analyze(trigger="event")
+            try:
+                agent.analyze(trigger="event")
+            finally:
+                analysed.set()
 
         debounce = Debouncer(
             on_events,
@@ -271,9 +264,23 @@ class Daemon:
                     memory.service.log_changed(name)
 
         watcher = Watcher([*zones, layout.logs], on_event)
-        watcher.start()
+        api = Api(
+            layout,
+            agent,
+            memory,
+            chat,
+            socket_path=str(socket_path),
+            sandbox_detail=confinement.detail,
+            recovered=recovered,
+            watch=lambda: watcher.status(settings.schedule.rescan_minutes),
+            ready=lambda: watcher.ready and analysed.is_set(),
+        )
+        server = ControlServer(socket_path, api.dispatch, logger=logging.getLogger("alma.control"))
+        server.start()
+        watcher.start()  # seconds for tens of thousands of folders; `status` answers meanwhile
 
         def rescan() -> None:
+            watcher.refresh()
             agent.remind_due()
             agent.analyze(trigger="schedule")
             if memory.loaded:

@@ -434,6 +434,7 @@ _FIELD_LABELS: dict[str, str] = {
     "threads": N_("threads"),
     "tokens_per_second": N_("tokens per second"),
     "busy": N_("busy"),
+    "ready": N_("ready"),
 }
 #: Status words of suggestions and actions (contract §3), as a person reads them.
 _WORDS = frozenset(
@@ -647,7 +648,32 @@ def _list_or(empty: str, columns: tuple[str, ...] = ()) -> Callable[[object], st
     return render
 
 
+def _status(value: object) -> str:
+    """The daemon's fields, then what it watches: a line, and the limit's warning in full."""
+    if not isinstance(value, dict):
+        return _fields(value)
+    lines = [_fields({k: v for k, v in value.items() if k != "watch"})]
+    watch = value.get("watch")
+    if isinstance(watch, dict):
+        if not watch.get("ready"):
+            lines.append(_("watching: setting up the folder watches"))
+        else:
+            lines.append(
+                ngettext(
+                    "watching: {n} folder, {watches} inotify watches (limit {limit})",
+                    "watching: {n} folders, {watches} inotify watches (limit {limit})",
+                    int(watch.get("folders") or 0),
+                    watches=watch.get("watches"),
+                    limit=_cell(watch.get("limit")),
+                )
+            )
+        if watch.get("warning"):
+            lines.append(_("WARNING: {text}", text=watch["warning"]))
+    return "\n".join(line for line in lines if line)
+
+
 _RENDER: dict[str, Callable[[object], str]] = {
+    "status": _status,
     "suggestions.list": _list_or(
         N_("No suggestions."), ("id", "status", "kind", "files", "needs_approval", "title")
     ),

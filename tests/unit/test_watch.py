@@ -1,0 +1,250 @@
+"""The watcher against the kernel's limit on inotify watches: counted, reported with the sysctl
+that raises it, and the daemon keeps watching what it can (agent.watch)."""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import json
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from watchdog.events import FileSystemEvent
+from watchdog.observers import inotify_c
+
+from agent.watch import Watcher, count_folders, inotify_watches, suggested_limit, watch_limit
+from policies.i18n import language
+from tests.support.daemon import wait_for
+
+
+def make_tree(top: Path, folders: int) -> None:
+    """``folders`` folders below ``top`` (two levels), a file in each."""
+    for i in range(folders):
+        d = top / f"g{i % 5}" / f"d{i}" if i >= 5 else top / f"g{i}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "f.txt").write_text("x")
+
+
+@pytest.fixture
+def events() -> list[FileSystemEvent]:
+    return []
+
+
+@pytest.fixture
+def watcher_on(events: list[FileSystemEvent]) -> Iterator[Callable[[Path], Watcher]]:
+    made: list[Watcher] = []
+
+    def make(top: Path) -> Watcher:
+        w = Watcher([top], events.append)
+        made.append(w)
+        return w
+
+    yield make
+    for w in made:
+        w.stop()
+
+
+def limit_add_watch(monkeypatch: pytest.MonkeyPatch, allowed: int) -> list[int]:
+    """The kernel's edge: after ``allowed`` watches, inotify_add_watch fails as the kernel does
+    at the per-user limit (-1 and ENOSPC). Returns the counter of the watches granted."""
+    real = inotify_c.inotify_add_watch
+    granted = [0]
+
+    def add_watch(fd: int, path: bytes, mask: int) -> int:
+        wd = real(fd, path, mask)
+        if wd != -1 and granted[0] >= allowed:
+            inotify_c.inotify_rm_watch(fd, wd)
+            ctypes.set_errno(errno.ENOSPC)
+            return -1
+        granted[0] += 1
+        return int(wd)
+
+    monkeypatch.setattr(inotify_c, "inotify_add_watch", add_watch)
+    return granted
+
+
+def test_every_folder_is_counted_and_watched(
+    tmp_path: Path, watcher_on: Callable[[Path], Watcher], events: list[FileSystemEvent]
+) -> None:
+    make_tree(tmp_path, 40)
+    (tmp_path / "link").symlink_to(tmp_path / "g1")  # never followed, never counted
+    assert count_folders(tmp_path) == 41
+    before = inotify_watches()
+    w = watcher_on(tmp_path)
+    assert not w.ready and w.status(10)["ready"] is False
+    w.start()
+    st = w.status(10)
+    assert st["ready"] is True
+    assert st["folders"] == 41 and st["unwatched"] == 0 and st["warning"] is None
+    assert inotify_watches() - before == 41  # the kernel's own count
+    assert st["limit"] == watch_limit() and isinstance(st["limit"], int)
+    (tmp_path / "g3" / "d8" / "new.txt").write_text("y")  # the deepest level is watched
+    wait_for(
+        lambda: any(str(e.src_path).endswith("new.txt") for e in events),
+        timeout=30,
+        what="an event for a file in a subfolder",
+    )
+
+
+def test_the_limit_reached_is_reported_with_the_sysctl_and_watching_goes_on(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    watcher_on: Callable[[Path], Watcher],
+    events: list[FileSystemEvent],
+) -> None:
+    make_tree(tmp_path, 30)  # 31 folders with the top
+    limit_add_watch(monkeypatch, 10)
+    w = Watcher([tmp_path], events.append, limit=lambda: 10)
+    try:
+        w.start()  # no exception: watchdog skips what it cannot watch, the Watcher counts it
+        st = w.status(10)
+        assert st["ready"] is True and st["folders"] == 31
+        assert st["watches"] == 10 and st["unwatched"] == 21 and st["limit"] == 10
+        assert st["warning"] == (
+            "21 folders of 31 are not watched: the system's limit of inotify watches (10 per "
+            "user) is reached. Changes in them are seen at the periodic rescan (every 10 "
+            "minutes). To watch them all, run as root `sysctl fs.inotify.max_user_watches=64` "
+            "(and put it in /etc/sysctl.d/ to keep it); ALMA watches them at its next rescan."
+        )
+        with language("es"):
+            es = w.status(10)["warning"]
+        assert es is not None
+        assert es.startswith("21 carpetas de 31 no se vigilan:")
+        assert "`sysctl fs.inotify.max_user_watches=64`" in es and "próxima revisión" in es
+        # The top is watched: the daemon still hears what happens there.
+        (tmp_path / "top.txt").write_text("y")
+        wait_for(
+            lambda: any(str(e.src_path).endswith("top.txt") for e in events),
+            timeout=30,
+            what="an event in the watched top folder",
+        )
+        # The person raised the limit: the next rescan's refresh watches everything.
+        monkeypatch.undo()
+        w._limit = watch_limit  # the raised limit, as the kernel now reports it
+        w.refresh()
+        st = w.status(10)
+        assert st["unwatched"] == 0 and st["warning"] is None and st["watches"] == 31
+    finally:
+        w.stop()
+
+
+def test_a_zone_whose_own_watch_fails_does_not_stop_the_daemon(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, events: list[FileSystemEvent]
+) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    make_tree(a, 3)
+    make_tree(b, 3)
+    limit_add_watch(monkeypatch, 0)
+    w = Watcher([a, b], events.append, limit=lambda: 0)
+    try:
+        w.start()
+        st = w.status(10)
+        assert st["ready"] is True and st["folders"] == 8 and st["watches"] == 0
+        assert st["unwatched"] == 8
+        assert "8 folders of 8 are not watched" in str(st["warning"])
+    finally:
+        w.stop()
+
+
+def test_overlapping_paths_count_each_folder_once(tmp_path: Path) -> None:
+    make_tree(tmp_path, 6)
+    w = Watcher([tmp_path, tmp_path / "g1"], lambda e: None)
+    try:
+        w.start()
+        st = w.status(10)
+        assert st["folders"] == 7 and st["watches"] == 7 and st["warning"] is None
+    finally:
+        w.stop()
+
+
+@pytest.mark.parametrize(
+    ("limit", "missing", "suggested"),
+    [(10, 21, 64), (8192, 1, 16384), (192536, 10000, 262144), (65536, 0, 65536)],
+)
+def test_the_suggested_limit_leaves_room(limit: int, missing: int, suggested: int) -> None:
+    assert suggested_limit(limit, missing) == suggested
+    assert suggested >= limit + missing
+
+
+def test_the_limit_is_the_smaller_of_the_system_and_the_namespace(tmp_path: Path) -> None:
+    (tmp_path / "sys").write_text("8192\n")
+    (tmp_path / "ns").write_text("100\n")
+    (tmp_path / "bad").write_text("x\n")
+    assert watch_limit([str(tmp_path / "sys"), str(tmp_path / "ns")]) == 100
+    assert watch_limit([str(tmp_path / "sys"), str(tmp_path / "missing")]) == 8192
+    assert watch_limit([str(tmp_path / "bad")]) is None
+
+
+REAL_LIMIT = """
+import json, sys, threading
+from pathlib import Path
+with open("/proc/sys/user/max_inotify_watches", "w") as f:
+    f.write("20")
+from agent.watch import Watcher
+w = Watcher([Path(sys.argv[1])], lambda e: None)
+w.start()
+print(json.dumps(w.status(10)))
+w.stop()
+"""
+
+
+def test_the_real_kernel_limit_in_a_user_namespace(tmp_path: Path) -> None:
+    """The kernel's own ENOSPC: a user namespace of this test's own gets a limit of 20 watches
+    (``user.max_inotify_watches``; the system's limit is not touched)."""
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        pytest.skip("unshare (util-linux) is not installed")
+    probe = subprocess.run(
+        [unshare, "--user", "--map-root-user", "true"], capture_output=True, check=False
+    )
+    if probe.returncode != 0:
+        pytest.skip(f"user namespaces are not available here: {probe.stderr.decode().strip()}")
+    make_tree(tmp_path / "top", 49)
+    done = subprocess.run(
+        [
+            unshare,
+            "--user",
+            "--map-root-user",
+            sys.executable,
+            "-c",
+            REAL_LIMIT,
+            str(tmp_path / "top"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    if done.returncode != 0 and "max_inotify_watches" in done.stderr:
+        pytest.skip(f"this kernel has no per-namespace inotify limit: {done.stderr[-300:]}")
+    assert done.returncode == 0, done.stderr
+    st = json.loads(done.stdout)
+    assert st["limit"] == 20 and st["folders"] == 50
+    assert st["watches"] == 20 and st["unwatched"] == 30
+    assert "sysctl fs.inotify.max_user_watches=128" in st["warning"]
+
+
+def test_status_is_safe_to_ask_while_the_watches_are_set_up(tmp_path: Path) -> None:
+    make_tree(tmp_path, 200)
+    w = Watcher([tmp_path], lambda e: None)
+    seen: list[bool] = []
+    stop = threading.Event()
+
+    def ask() -> None:
+        while not stop.is_set():
+            seen.append(bool(w.status(10)["ready"]))
+
+    t = threading.Thread(target=ask)
+    t.start()
+    try:
+        w.start()
+    finally:
+        stop.set()
+        t.join()
+        w.stop()
+    assert seen and w.status(10)["folders"] == 201
