@@ -82,7 +82,9 @@ def _text_command(wire: str, arg: str, usage: str, what: str) -> Callable[[str, 
     return build
 
 
-def _id_command(wire: str, what: str, *, optional: bool = False) -> Callable[[str, str], Decision]:
+def _id_command(
+    wire: str, what: str, *, optional: bool = False, extra: dict[str, object] | None = None
+) -> Callable[[str, str], Decision]:
     usage = "[N]" if optional else "N"
 
     def build(word: str, rest: str) -> Decision:
@@ -91,7 +93,7 @@ def _id_command(wire: str, what: str, *, optional: bool = False) -> Callable[[st
         number = _number(rest.strip())
         if number is None:
             return _needs(word, usage, what)
-        return Run(wire, {"id": number})
+        return Run(wire, {"id": number, **(extra or {})})
 
     return build
 
@@ -226,7 +228,8 @@ CHAT_COMMANDS: tuple[ChatCommand, ...] = (
         "N",
         N_("one suggestion, its evidence and its plan"),
         "suggestions.show",
-        _id_command("suggestions.show", N_("the number of the suggestion")),
+        # A long plan as its summary and first ops, as alma-ctl shows it.
+        _id_command("suggestions.show", N_("the number of the suggestion"), extra={"all": False}),
     ),
     ChatCommand(
         ("aceptar", "accept"),

@@ -216,7 +216,21 @@ _TABLE: tuple[Command, ...] = (
             Arg("all", "bool", default=False, help=N_("every status")),
         ),
     ),
-    Command("suggestions.show", N_("a suggestion, its evidence and its whole plan"), (_ID,)),
+    Command(
+        "suggestions.show",
+        N_("a suggestion, its evidence and its plan"),
+        (
+            _ID,
+            Arg(
+                "all",
+                "bool",
+                default=True,
+                help=N_(
+                    "every op of the plan (without it alma-ctl shows a summary and the first ops)"
+                ),
+            ),
+        ),
+    ),
     Command("suggestions.accept", N_("execute a suggestion now"), (_ID,), timeout=_SLOW),
     Command(
         "suggestions.reject",

@@ -79,7 +79,7 @@ def _add_arg(parser: argparse.ArgumentParser, spec: Arg) -> None:
     flag = spec.flag or "--" + spec.name.replace("_", "-")
     if spec.required:
         kwargs["required"] = True
-    if spec.default not in (None, False, (), ""):
+    if spec.default not in (None, False, True, (), ""):  # a flag can only say True
         if spec.help:
             kwargs["help"] = _("{help}; default {value}", help=_(spec.help), value=spec.default)
         else:
@@ -543,12 +543,60 @@ def _suggestion(value: object) -> str:
     if evidence:
         lines.append(_("Evidence:"))
         lines += [f"  - {_cell(item, 200)}" for item in evidence]
-    if plan:
+    total = value.get("plan_total")
+    summary = value.get("plan_summary")
+    if isinstance(total, int) and total > len(plan) and isinstance(summary, dict):
+        lines += _plan_summary(value.get("id"), total, len(plan), summary)
+    elif plan:
         lines.append(ngettext("Plan ({n} op):", "Plan ({n} ops):", len(plan)))
     else:
         lines.append(_("Plan: no file changes."))
-    lines += [f"  {i:>3}. {_op(op)}" for i, op in enumerate(plan, 1)]
+    width = len(str(len(plan)))
+    lines += [f"  {i:>{max(3, width)}}. {_op(op)}" for i, op in enumerate(plan, 1)]
+    if isinstance(total, int) and total > len(plan):
+        lines.append(
+            _(
+                "`alma-ctl suggestions show {id} --all` prints all {n} ops.",
+                id=value.get("id"),
+                n=total,
+            )
+        )
     return "\n".join(lines)
+
+
+def _plan_summary(sid: object, total: int, shown: int, summary: dict[str, object]) -> list[str]:
+    """A long plan as a person reads it: ops by kind, where the files go, their types."""
+    ops = summary.get("ops")
+    kinds = ", ".join(
+        f"{n} {_(_OPS[k]) if k in _OPS else k}"
+        for k, n in (ops.items() if isinstance(ops, dict) else ())
+    )
+    lines = [ngettext("Plan ({n} op): {kinds}", "Plan ({n} ops): {kinds}", total, kinds=kinds)]
+    folders = summary.get("folders")
+    if isinstance(folders, list) and folders:
+        lines.append(_("  By folder:"))
+        for row in folders:
+            if isinstance(row, dict):
+                op = str(row.get("op", "?"))
+                shown_op = _(_OPS[op]) if op in _OPS else op
+                lines.append(
+                    f"    {shown_op:<8} {row.get('files', 0):>9}  {row.get('folder') or '.'}"
+                )
+        more = summary.get("folders_more")
+        if isinstance(more, int) and more:
+            lines.append("    " + ngettext("and {n} more folder", "and {n} more folders", more))
+    extensions = summary.get("extensions")
+    if isinstance(extensions, list) and extensions:
+        lines.append(_("  By type:"))
+        for row in extensions:
+            if isinstance(row, dict):
+                ext = row.get("extension") or _("(no extension)")
+                lines.append(f"    {ext:<8} {row.get('files', 0):>9}")
+        more = summary.get("extensions_more")
+        if isinstance(more, int) and more:
+            lines.append("    " + ngettext("and {n} more type", "and {n} more types", more))
+    lines.append(ngettext("The first {n} op:", "The first {n} ops:", shown))
+    return lines
 
 
 def _action(value: object) -> str:
@@ -918,15 +966,18 @@ def _run(line: _Line) -> _Outcome:
     command = line.command
     socket = socket_name_for(root)
     client = Client(socket, command.timeout, start_hint=daemon_start_hint(root))
+    args = line.args
+    if command.name == "suggestions.show" and not line.as_json and "all" not in args:
+        args = {**args, "all": False}  # a person reads a long plan as its summary (--all: all)
     try:
-        result = client.call(command.name, **line.args)
+        result = client.call(command.name, **args)
     except DaemonUnreachable:
         if command.name == "status":
             return _status_unreachable(root, socket)
         raise
     if command.name == "memory.export":
         return _export(result, line.output)
-    return _Outcome(result, render_result(command.name, line.args, result))
+    return _Outcome(result, render_result(command.name, args, result))
 
 
 def main(argv: list[str] | None = None) -> int:
