@@ -11,10 +11,10 @@ stopped by tests.support.daemon) on a root whose ``user/`` holds ``--files`` fil
    folder are set up and counted, and the analysis after start has run), polled on the socket
    every 50 ms. The time to the socket's first answer is printed too. Target: < 30 s.
 2. Idle CPU: utime+stime of the daemon (all threads, ``/proc/PID/stat``) over ``--idle-seconds``
-   after ready, with the periodic rescan set to every minute (``[schedule] rescan_minutes = 1``,
-   ten times the default rate), so the window holds at least two rescans. The CPU of one rescan's
-   analysis is measured apart (``analyze --wait``, the same analysis, CPU before and after).
-   Target: < 1 %.
+   after ready, between rescans; then the CPU of one rescan's analysis, measured apart
+   (``analyze --wait`` runs the same analysis; the median of 3), and the two averaged over the
+   default rescan period (``[schedule] rescan_minutes = 10``): idle % + rescan CPU / 600 s.
+   That average is what the target is compared with. Target: < 1 %.
 3. RSS: ``VmRSS`` at the end of the window, and the peak ``VmHWM``. Target: < 300 MB.
 4. inotify watches: ``status``'s ``watch`` (folders, watches the kernel granted, the limit).
 
@@ -38,9 +38,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from agent.settings import Schedule
 from bench.bench_daemon import cpu_seconds, rss_mb
 from control.client import Client, DaemonUnreachable
 from tests.support.daemon import DaemonRoot
+
+#: The default period of the rescan (agent.settings.Schedule.rescan_minutes).
+RESCAN_MINUTES = Schedule().rescan_minutes
 
 
 def make_tree(top: Path, files: int, per_folder: int = 10, per_group: int = 1000) -> int:
@@ -80,7 +84,7 @@ def status(client: Client) -> dict[str, object] | None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--files", type=int, default=200_000)
-    parser.add_argument("--idle-seconds", type=float, default=130.0)
+    parser.add_argument("--idle-seconds", type=float, default=60.0)
     parser.add_argument(
         "--base",
         default="/dev/shm" if os.path.isdir("/dev/shm") else "/tmp",
@@ -92,7 +96,6 @@ def main() -> int:
     rows: list[tuple[str, str, str, str]] = []
     try:
         d.policy(monitor__settle_seconds=0)
-        d.set_settings("schedule", "rescan_minutes", 1)
         t = time.perf_counter()
         folders = make_tree(d.root / "user" / "archive", args.files)
         print(
@@ -128,9 +131,15 @@ def main() -> int:
         c1, w1 = cpu_seconds(pid), time.perf_counter()
         rss, peak = rss_mb(pid)
         cpu = 100.0 * (c1 - c0) / (w1 - w0)
-        a0, t_a = cpu_seconds(pid), time.perf_counter()
-        Client(d.socket, 600.0).call("analyze", wait=True)
-        a1, t_b = cpu_seconds(pid), time.perf_counter()
+        rescans: list[tuple[float, float]] = []
+        analyze = Client(d.socket, 600.0)
+        for _ in range(3):
+            a0, t_a = cpu_seconds(pid), time.perf_counter()
+            analyze.call("analyze", wait=True)
+            rescans.append((cpu_seconds(pid) - a0, time.perf_counter() - t_a))
+        rescan_cpu, rescan_wall = sorted(rescans)[1]
+        period = 60.0 * RESCAN_MINUTES
+        average = cpu + 100.0 * rescan_cpu / period
         rows += [
             (
                 f"ready: {args.files} files in {folders} folders",
@@ -140,10 +149,22 @@ def main() -> int:
                 "ok" if ready < 30 else "MISSED",
             ),
             (
-                f"idle CPU over {w1 - w0:.0f} s, rescan every minute",
-                f"{cpu:.2f} % (one rescan's analysis: {a1 - a0:.2f} s CPU, {t_b - t_a:.2f} s wall)",
+                f"idle CPU between rescans, over {w1 - w0:.0f} s",
+                f"{cpu:.2f} %",
+                "",
+                "",
+            ),
+            (
+                "one rescan's analysis (median of 3)",
+                f"{rescan_cpu:.2f} s CPU, {rescan_wall:.2f} s wall",
+                "",
+                "",
+            ),
+            (
+                f"idle CPU averaged over the {RESCAN_MINUTES}-minute rescan period",
+                f"{average:.2f} %",
                 "< 1 %",
-                "ok" if cpu < 1 else "MISSED",
+                "ok" if average < 1 else "MISSED",
             ),
             (
                 "RSS, memory store disabled",
@@ -177,7 +198,7 @@ def main() -> int:
     print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     for row in rows:
         print("| " + " | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) + " |")
-    return 0 if all(r[3] == "ok" for r in rows) else 1
+    return 0 if all(r[3] in ("ok", "") for r in rows) else 1
 
 
 if __name__ == "__main__":
