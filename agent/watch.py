@@ -7,14 +7,16 @@ events. Lost events are covered anyway by the scheduled rescan (agent.schedule).
 
 A recursive watch costs one inotify watch per folder, and the kernel caps them per user
 (``fs.inotify.max_user_watches``). watchdog skips, without a word, every subfolder it cannot
-watch, so the :class:`Watcher` counts for itself: the folders below the watched paths against
-the watches the kernel says this process holds. ``alma-ctl status`` shows the difference with
+watch, so the :class:`Watcher` asks the kernel after the set-up: the watches this process holds
+and, when one more watch is refused (the limit is reached), how many folders there are. ``alma-ctl status`` shows the difference with
 the ``sysctl`` that raises the limit; the folders left out are still seen by the rescan, and
 each rescan tries to watch them again (after the person raised the limit, it succeeds).
 """
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import logging
 import os
 import threading
@@ -34,7 +36,7 @@ from watchdog.events import (
     FileSystemEvent,
     FileSystemEventHandler,
 )
-from watchdog.observers import Observer
+from watchdog.observers import Observer, inotify_c
 
 from policies.i18n import _, ngettext
 
@@ -160,6 +162,22 @@ def count_folders(top: Path) -> int:
     return count
 
 
+def may_add_watch(path: Path) -> bool | None:
+    """Whether the kernel grants this user one more inotify watch (on ``path``, at once
+    removed): False at the limit (``ENOSPC``), None when it cannot be asked (no inotify
+    instance to spare, or another error)."""
+    fd = inotify_c.inotify_init()
+    if fd < 0:
+        return None
+    try:
+        mask = inotify_c.InotifyConstants.IN_DELETE_SELF
+        if inotify_c.inotify_add_watch(fd, os.fsencode(path), mask) >= 0:
+            return True
+        return False if ctypes.get_errno() == errno.ENOSPC else None
+    finally:
+        os.close(fd)  # the watch goes with it
+
+
 def suggested_limit(limit: int, missing: int) -> int:
     """A limit with room for every folder and for growth: the next power of two above the
     current limit plus twice what is missing (the person's other programs use watches too)."""
@@ -177,6 +195,7 @@ class Watcher:
         *,
         limit: Callable[[], int | None] = watch_limit,
         held: Callable[[], int] = inotify_watches,
+        may_add: Callable[[Path], bool | None] = may_add_watch,
     ) -> None:
         self.observer = Observer()
         self._handler = _Handler(on_event)
@@ -186,6 +205,7 @@ class Watcher:
                 log.warning("not watching %s: not a folder", path)
         self._limit = limit
         self._held = held
+        self._may_add = may_add
         self._lock = threading.Lock()
         self._ready = False
         self._folders = 0
@@ -221,12 +241,19 @@ class Watcher:
                 )
             except OSError as exc:  # the limit reached before this path's own watch, or gone
                 log.error("cannot watch %s: %s; the periodic rescan still covers it", path, exc)
-        # A path inside another shares its watches (the kernel has one per folder).
-        tops = [
-            p for p in self._paths if not any(o != p and p.is_relative_to(o) for o in self._paths)
-        ]
-        folders = sum(count_folders(p) for p in dict.fromkeys(tops))
         watches, limit = self._held(), self._limit()
+        folders = watches
+        # watchdog skips silently what it cannot watch. Only at the limit (one more watch
+        # refused) are the folders counted: a second walk of the whole tree, a third of the
+        # set-up's cost (docs/benchmarks.md).
+        if self._paths and self._may_add(self._paths[0]) is not True:
+            # A path inside another shares its watches (the kernel has one per folder).
+            tops = [
+                p
+                for p in self._paths
+                if not any(o != p and p.is_relative_to(o) for o in self._paths)
+            ]
+            folders = max(watches, sum(count_folders(p) for p in dict.fromkeys(tops)))
         with self._lock:
             self._folders, self._watches, self._max = folders, watches, limit
             self._seconds = time.monotonic() - started

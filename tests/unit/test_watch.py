@@ -17,7 +17,14 @@ import pytest
 from watchdog.events import FileSystemEvent
 from watchdog.observers import inotify_c
 
-from agent.watch import Watcher, count_folders, inotify_watches, suggested_limit, watch_limit
+from agent.watch import (
+    Watcher,
+    count_folders,
+    inotify_watches,
+    may_add_watch,
+    suggested_limit,
+    watch_limit,
+)
 from policies.i18n import language
 from tests.support.daemon import wait_for
 
@@ -82,6 +89,7 @@ def test_every_folder_is_counted_and_watched(
     assert st["ready"] is True
     assert st["folders"] == 41 and st["unwatched"] == 0 and st["warning"] is None
     assert inotify_watches() - before == 41  # the kernel's own count
+    assert may_add_watch(tmp_path) is True and inotify_watches() - before == 41
     assert st["limit"] == watch_limit() and isinstance(st["limit"], int)
     (tmp_path / "g3" / "d8" / "new.txt").write_text("y")  # the deepest level is watched
     wait_for(
@@ -102,6 +110,7 @@ def test_the_limit_reached_is_reported_with_the_sysctl_and_watching_goes_on(
     w = Watcher([tmp_path], events.append, limit=lambda: 10)
     try:
         w.start()  # no exception: watchdog skips what it cannot watch, the Watcher counts it
+        assert may_add_watch(tmp_path) is False
         st = w.status(10)
         assert st["ready"] is True and st["folders"] == 31
         assert st["watches"] == 10 and st["unwatched"] == 21 and st["limit"] == 10
