@@ -9,7 +9,8 @@ stopped by tests.support.daemon) on a root whose ``user/`` holds ``--files`` fil
 
 1. Ready: from the daemon's spawn to ``status`` answering ``"ready": true`` (its watches on every
    folder are set up and counted, and the analysis after start has run), polled on the socket
-   every 50 ms. The time to the socket's first answer is printed too. Target: < 30 s.
+   every 50 ms. The time to the socket's first answer is printed too, and the daemon's CPU
+   seconds at ready (what a loaded machine stretches into the wall time). Target: < 30 s.
 2. Idle CPU: utime+stime of the daemon (all threads, ``/proc/PID/stat``) over ``--idle-seconds``
    after ready, between rescans; then the CPU of one rescan's analysis, measured apart
    (``analyze --wait`` runs the same analysis; the median of 3), and the two averaged over the
@@ -107,6 +108,7 @@ def main() -> int:
         t0 = time.perf_counter()
         d.proc = d.spawn()
         first = ready = None
+        ready_cpu = 0.0
         st: dict[str, object] | None = None
         while ready is None:
             if d.proc.poll() is not None:
@@ -117,6 +119,7 @@ def main() -> int:
                 first = now
             if st is not None and st.get("ready"):
                 ready = now
+                ready_cpu = cpu_seconds(d.proc.pid)
             elif now > 300:
                 raise SystemExit(f"not ready after 300 s: {st}\n{d.log()}")
             else:
@@ -143,8 +146,8 @@ def main() -> int:
         rows += [
             (
                 f"ready: {args.files} files in {folders} folders",
-                f"{ready:.1f} s (socket answered at {first:.1f} s; watches set up in "
-                f"{watch['setup_seconds']} s)",
+                f"{ready:.1f} s, {ready_cpu:.1f} s CPU (socket answered at {first:.1f} s; "
+                f"watches set up in {watch['setup_seconds']} s)",
                 "< 30 s",
                 "ok" if ready < 30 else "MISSED",
             ),
