@@ -231,12 +231,21 @@ def scan_folder(
     is missing and RefusedError when a component of it is a symlink.
     """
     fd = tree.dir(tuple(split_relpath(folder)))
-    scan, dirs = _scan_fd(fd, folder, cutoff_ns=_cutoff_ns(now, settle_seconds))
-    if peek is None:
-        return scan
+    scan, _dirs = _scan_fd(fd, folder, cutoff_ns=_cutoff_ns(now, settle_seconds))
+    return scan if peek is None else _peek(fd, scan, peek)
+
+
+def peek_into(tree: Tree, scan: FolderScan, peek: Callable[[str], bool]) -> FolderScan:
+    """``scan`` (a folder a tree scan listed) with the entry names of the subfolders ``peek``
+    selects, as :func:`scan_folder` gives them, without listing the folder's files again.
+    Raises as :func:`scan_folder` does when the folder is gone or is now a link."""
+    return _peek(tree.dir(tuple(split_relpath(scan.folder))), scan, peek)
+
+
+def _peek(fd: int, scan: FolderScan, peek: Callable[[str], bool]) -> FolderScan:
     peeked: dict[str, frozenset[str]] = {}
-    for name, _st in dirs:
-        if _refusal(name) is not None or not peek(name):
+    for name, kind in scan.entries.items():
+        if kind != "dir" or _refusal(name) is not None or not peek(name):
             continue
         try:
             sub = open_dir(fd, [name])

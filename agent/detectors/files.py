@@ -5,7 +5,8 @@ three planners, so a zone is listed once per run:
 
 - ``organize``: the zone and its subfolders down to ``organize_depth`` levels, each with at
   least ``monitor.messy_folder_files`` loose files (:func:`actions.planners.loose_files`), one
-  suggestion per folder, at most ``max_organize`` per zone (the most crowded first).
+  suggestion per folder, at most ``max_organize`` per zone (the most crowded first); only the
+  subfolders its files would go to are listed besides (:func:`actions.scan.peek_into`).
 - ``duplicates``: one suggestion per zone (a group of copies often spans folders, and the file
   kept must be chosen once for the whole zone); only size-equal candidates are hashed, within
   ``hash_bytes`` per zone.
@@ -32,7 +33,7 @@ from actions.planners import (
     plan_temp_cleanup,
     size_candidates,
 )
-from actions.scan import HashCache, TreeScan, scan_folder, scan_tree, with_sha256
+from actions.scan import HashCache, TreeScan, peek_into, scan_tree, with_sha256
 from actions.tree import Tree
 from policies.config import Policy
 from policies.errors import RefusedError
@@ -108,7 +109,7 @@ def detect_files(
                 )
             except (FileNotFoundError, NotADirectoryError, RefusedError):
                 continue  # a missing zone, or one that is a link: nothing ALMA may touch
-            results += _organize(tree, zone, scan, policy, now, lim)
+            results += _organize(tree, zone, scan, policy, lim)
             hashed, _unread = with_sha256(
                 tree, size_candidates(scan.files), max_bytes=lim.hash_bytes, cache=hash_cache
             )
@@ -121,28 +122,22 @@ def detect_files(
 
 
 def _organize(
-    tree: Tree, zone: str, scan: TreeScan, policy: Policy, now: float, lim: FileLimits
+    tree: Tree, zone: str, scan: TreeScan, policy: Policy, lim: FileLimits
 ) -> list[PlanResult]:
     by = policy.monitor.organize_by
     folders = folders_for(process_language())  # the daemon's language, not a request's
     depth0 = zone.count("/")
     counts = (
-        (len(loose_files(f)), f.folder)
+        (len(loose_files(f)), f)
         for f in scan.folders
         if f.folder.count("/") - depth0 <= lim.organize_depth
     )
-    messy = [(n, folder) for n, folder in counts if n >= policy.monitor.messy_folder_files]
-    messy.sort(key=lambda m: (-m[0], m[1]))
+    messy = [(n, f) for n, f in counts if n >= policy.monitor.messy_folder_files]
+    messy.sort(key=lambda m: (-m[0], m[1].folder))
     out: list[PlanResult] = []
-    for _count, folder in messy[: lim.max_organize]:
-        try:  # listed again, with the destinations looked into, just before planning
-            full = scan_folder(
-                tree,
-                folder,
-                now=now,
-                settle_seconds=policy.monitor.settle_seconds,
-                peek=destination_filter(by, folders),
-            )
+    for _count, listed in messy[: lim.max_organize]:
+        try:  # the destinations looked into; the files are as the zone's scan just saw them
+            full = peek_into(tree, listed, destination_filter(by, folders))
         except (FileNotFoundError, NotADirectoryError, RefusedError):
             continue
         result = plan_organize(full, by=by, max_ops=policy.thresholds.max_files, folders=folders)

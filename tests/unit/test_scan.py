@@ -10,7 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from actions.scan import FolderScan, TreeScan, printable, scan_folder, scan_tree, with_sha256
+from actions.scan import (
+    FolderScan,
+    TreeScan,
+    peek_into,
+    printable,
+    scan_folder,
+    scan_tree,
+    with_sha256,
+)
 from actions.tree import Tree
 from policies.errors import RefusedError
 from policies.i18n import language
@@ -157,6 +165,23 @@ def test_peek_lists_only_the_chosen_subfolders(root: Path) -> None:
     touch(root / "user/misc/x.txt")
     result = scan(root, peek=lambda n: n == "images")
     assert dict(result.peeked) == {"images": frozenset({"old.jpg"})}
+
+
+def test_peek_into_a_listed_folder_gives_what_scan_folder_gives(root: Path) -> None:
+    touch(root / "user/images/old.jpg")
+    touch(root / "user/misc/x.txt")
+    touch(root / "user/a.jpg")
+    (root / "user/link").symlink_to(root / "user/images")  # a link is never looked into
+
+    def chosen(name: str) -> bool:
+        return name in ("images", "link")
+
+    with Tree(root) as tree:
+        listed = scan_tree(tree, "user", now=NOW, settle_seconds=120).folders[0]
+        assert listed.peeked == {}
+        peeked = peek_into(tree, listed, chosen)
+        assert peeked == scan_folder(tree, "user", now=NOW, settle_seconds=120, peek=chosen)
+    assert dict(peeked.peeked) == {"images": frozenset({"old.jpg"})}
 
 
 def tree_scan(
