@@ -3,14 +3,17 @@
     .venv/bin/python bench/bench_agent.py [--files 20000] [--memories 10000] [--days 30]
                                           [--analyses 1000]
 
-1. One analysis of a root with FILES files in user/ (200 folders, a few messy), DAYS days of
-   chat logs and a script log failing every night, with MEMORIES memories to recall from:
-   observe (the real detectors), recall, propose, gate (the real policy decision) and the
-   admission of what is new. Timed cold (nothing proposed yet) and warm (everything already
-   pending: the steady state of the watcher's rescans), each against the detectors alone in
-   the same run, so the loop's own share is a ratio. Recall reads a reader holding MEMORIES
-   memories (every tenth a principle or a decision naming a folder): the memory store's own
-   search is measured by bench_memory.py.
+1. One analysis of a root with FILES files in user/ (200 projects, most tidy, every 20th messy,
+   copies and old temp files: organize, duplicates and temp_cleanup findings; see make_root),
+   DAYS days of chat logs and a script log failing every night, with MEMORIES memories to
+   recall from: observe (the real detectors), recall, propose, gate (the real policy decision)
+   and the admission into the real suggestions store. Timed cold (the first analysis after a
+   start: no hash known, nothing stored) and warm (right after: everything pending, the steady
+   state of the watcher's rescans), each against the detectors alone in the same round, so
+   the loop's own share is a ratio; the stat/listdir/open calls and SQL statements of one
+   analysis are counted. Recall reads a reader holding MEMORIES memories (every tenth a
+   principle or a decision naming a folder): the memory store's own search is measured by
+   bench_memory.py.
 2. The checkpoints after ANALYSES analyses, each proposing a new suggestion whose decision run
    starts and is then decided (alternately accepted and rejected; every tenth left pending),
    against the same runs with threads never deleted (what the loop did before: a thread per
