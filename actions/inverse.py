@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from actions.ops import (
@@ -44,11 +44,12 @@ _MOVE_KEYS = frozenset({"op", "src", "dst", "expect"})
 
 
 def inverse_plan(
-    rows: Sequence[tuple[Mapping[str, Any], Mapping[str, Any] | None, Mapping[str, Any]]],
+    rows: Iterable[tuple[Mapping[str, Any], Mapping[str, Any] | None, Mapping[str, Any]]],
 ) -> list[Op]:
-    """Inverse ops, newest first, of (op, post, aux) rows in the order they were applied."""
+    """Inverse ops, newest first, of (op, post, aux) rows in the order they were applied. The
+    rows may be a generator (Journal.iter_done_rows): only the inverse ops are kept."""
     inverse: list[Op] = []
-    for op, post, aux in reversed(rows):
+    for op, post, aux in rows:
         src, dst = op.get("src"), op.get("dst")
         plain_move = op.get("op") == "move" and op.keys() <= _MOVE_KEYS
         if plain_move and type(src) is str and type(dst) is str and post is not None:
@@ -58,4 +59,5 @@ def inverse_plan(
             inverse.append(Move(src=dst, dst=src, expect=identity_from_dict(post)))
         else:
             inverse.append(inverse_op(op_from_dict(op), post, aux))
+    inverse.reverse()
     return inverse

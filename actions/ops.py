@@ -8,7 +8,9 @@ Paths are relative to the ALMA root and ``/``-separated (contract §3).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, NamedTuple, cast
 
@@ -314,6 +316,54 @@ def plan_from_list(data: Any) -> list[Op]:
     if not isinstance(data, list):
         raise BadArgumentError("a plan must be a list of ops.")
     return [op_from_dict(item) for item in data]
+
+
+def plan_from_json(text: str) -> list[Op]:
+    """Parse a stored plan (a JSON array of ops) op by op: the ops are built while each op's
+    dict is decoded, never the whole list of dicts first (for a plan of 100,000 moves that list
+    was 100 MB, beside the text and the ops)."""
+    try:
+        return [op_from_dict(item) for item in iter_json_array(text)]
+    except ValueError as exc:
+        raise BadArgumentError(
+            f"the stored plan is not valid JSON ({exc}); it is damaged."
+        ) from None
+
+
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _skip_ws(text: str, i: int) -> int:
+    return _WHITESPACE.match(text, i).end()  # type: ignore[union-attr]  # '*' always matches
+
+
+_DECODER = json.JSONDecoder()
+
+
+def iter_json_array(text: str) -> Iterator[Any]:
+    """The items of the JSON array ``text``, decoded one at a time. ValueError (as ``json``
+    raises) when ``text`` is not exactly one array."""
+    end = len(text)
+    i = _skip_ws(text, 0)
+    if i >= end or text[i] != "[":
+        raise ValueError("expected a JSON array")
+    i = _skip_ws(text, i + 1)
+    if i < end and text[i] == "]":
+        i += 1
+    else:
+        while True:
+            item, i = _DECODER.raw_decode(text, i)
+            yield item
+            i = _skip_ws(text, i)
+            if i < end and text[i] == ",":
+                i = _skip_ws(text, i + 1)
+                continue
+            if i < end and text[i] == "]":
+                i += 1
+                break
+            raise ValueError(f"expected ',' or ']' at character {i}")
+    if _skip_ws(text, i) != end:
+        raise ValueError(f"extra data after the array at character {i}")
 
 
 def plan_to_list(plan: Iterable[Op]) -> list[dict[str, Any]]:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from datetime import date, datetime
 from typing import Any, Literal
 
-from actions.ops import Op, files_touched, plan_from_list, write_paths
+from actions.ops import Op, files_touched, plan_from_json, plan_from_list, write_paths
 from actions.planners import PlanResult
 from agent import daily, diagnose, loop, memory_actions, report
 from agent.autonomy import Autonomy, PolicyHolder
@@ -156,7 +156,7 @@ class Agent:
                 return action  # already executed: act ran again, the journal says so
         row = self.store.row(sid)
         self.store.update(sid, status="accepted", error=None)
-        plan = plan_from_list(json.loads(row["plan"]))
+        plan = plan_from_json(row["plan"])
         ctx = self.autonomy.run_context(approved_by_person=not auto)
         try:
             if memory_actions.is_memory_plan(plan):

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from actions.inverse import inverse_plan
-from actions.ops import Keep, Move, Op, Restore, Trash, files_touched, plan_to_list, write_paths
+from actions.ops import Keep, Move, Op, Restore, Trash, files_touched, write_paths
 from actions.safefs import path_problem
 from policies.config import Policy
 from policies.decide import Decision, PlanFacts, RunContext, Verdict, decide
@@ -210,7 +210,6 @@ class Engine:
         policy = self.policy()
         with _collector_paused():
             self.admit(plan, kind, ctx)
-            plan_data = plan_to_list(plan)
         if self.confinement.backend is Backend.NONE and not policy.sandbox.allow_unconfined:
             raise UnavailableError(
                 _(
@@ -219,14 +218,15 @@ class Engine:
                 )
             )
         with self._lock:
-            action_id = self.journal.create_action(
-                kind=kind,
-                plan=plan_data,
-                suggestion_id=suggestion_id,
-                auto=not ctx.approved_by_person,
-                undoes=undoes,
-                sandbox=str(self.confinement.backend),
-            )
+            with _collector_paused():
+                action_id = self.journal.create_action(
+                    kind=kind,
+                    plan=(op.to_dict() for op in plan),  # never a list of 100,000 dicts
+                    suggestion_id=suggestion_id,
+                    auto=not ctx.approved_by_person,
+                    undoes=undoes,
+                    sandbox=str(self.confinement.backend),
+                )
             self._run_action(["--action", str(action_id)], action_id, policy)
         return self.journal.action(action_id)
 
@@ -343,7 +343,7 @@ class Engine:
     def undo_plan(self, target: int) -> list[Op]:
         """The inverse of what ``target`` did, newest op first: the plan its undo runs."""
         with _collector_paused():
-            rows = self.journal.done_rows(target)
+            rows = self.journal.iter_done_rows(target)  # a stream: only the inverse ops are kept
             return _relax_ctime(inverse_plan(rows), self.journal.paths_touched_after(target))
 
     def run_in_daemon(self, apply: Callable[[Journal], dict[str, Any]]) -> dict[str, Any]:

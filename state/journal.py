@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from actions.ops import Identity
+from actions.ops import Identity, Op, iter_json_array, plan_from_json
 from policies.errors import NotFoundError
 from policies.i18n import _
 from state.db import connect, migrate, utcnow
@@ -150,6 +150,12 @@ def compact_aux(op: dict[str, Any], aux: dict[str, Any]) -> dict[str, Any] | Non
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
+def _plan_text(plan: Iterable[Mapping[str, Any]]) -> tuple[str, int]:
+    """A plan as stored: a JSON array, one op a line; and how many ops it has."""
+    lines = [_dumps(op) for op in plan]
+    return "[\n" + ",\n".join(lines) + "\n]", len(lines)
+
+
 class Journal:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -165,12 +171,15 @@ class Journal:
         self,
         *,
         kind: str,
-        plan: Sequence[dict[str, Any]],
+        plan: Iterable[Mapping[str, Any]],
         suggestion_id: int | None = None,
         auto: bool = False,
         undoes: int | None = None,
         sandbox: str = "",
     ) -> int:
+        """Record a running action and its plan. ``plan`` may be a generator: each op's dict is
+        encoded as it comes, so a plan of 100,000 ops is never a list of dicts here."""
+        text, count = _plan_text(plan)
         cur = self.conn.execute(
             "INSERT INTO actions(suggestion_id, kind, status, auto, undoes, plan, ops, sandbox,"
             " started_at) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?)",
@@ -179,8 +188,8 @@ class Journal:
                 kind,
                 int(auto),
                 undoes,
-                _dumps(list(plan)),
-                len(plan),
+                text,
+                count,
                 sandbox,
                 utcnow(),
             ),
@@ -203,6 +212,10 @@ class Journal:
 
     def plan(self, action_id: int) -> list[dict[str, Any]]:
         return list(json.loads(self.action_row(action_id)["plan"]))
+
+    def plan_ops(self, action_id: int) -> list[Op]:
+        """The action's plan as ops, parsed strictly, op by op (actions.ops.plan_from_json)."""
+        return plan_from_json(self.action_row(action_id)["plan"])
 
     def history(self, limit: int = 20) -> list[dict[str, Any]]:
         rows = self.conn.execute("SELECT * FROM actions ORDER BY id DESC LIMIT ?", (limit,))
@@ -351,6 +364,11 @@ class Journal:
         """Every op's row, in order, whole: what the journal stores of it, completed from the
         plan (see :meth:`write_intents`). ``state`` is rolled_back, else done (journal_done or,
         in a journal of version 1, the row itself), else intent."""
+        return list(self.iter_rows(action_id))
+
+    def iter_rows(self, action_id: int) -> Iterator[JournalRow]:
+        """:meth:`rows`, one at a time: the plan is decoded op by op as the rows need it, so
+        an undo of 100,000 ops never holds the plan's dicts and every row at once."""
         marker = self.conn.execute(
             "SELECT ops FROM journal_intents WHERE action_id = ?", (action_id,)
         ).fetchone()
@@ -363,10 +381,9 @@ class Journal:
         }
         indices = range(int(marker[0])) if marker is not None else sorted(stored)
         if not indices:
-            return []
+            return
         done = self._done(action_id)
-        op_of = self._op_reader(action_id)
-        rows = []
+        op_of = self._op_reader(action_id, in_order=marker is not None)
         for idx in indices:
             r = stored.get(idx)
             op = op_of(idx, r["op"] if r else None)
@@ -375,26 +392,28 @@ class Journal:
             if idx in done:  # a rollback keeps the row's state, and the post stays readable
                 state = "done" if state == "intent" else state
                 post = done[idx] if post is None else post
-            rows.append(
-                JournalRow(
-                    idx=idx,
-                    op=op,
-                    state=state,
-                    pre=_pre_of(op, r["pre"] if r else None),
-                    post=post,
-                    aux=_aux_of(op, r["aux"] if r else None),
-                )
+            yield JournalRow(
+                idx=idx,
+                op=op,
+                state=state,
+                pre=_pre_of(op, r["pre"] if r else None),
+                post=post,
+                aux=_aux_of(op, r["aux"] if r else None),
             )
-        return rows
 
     def done_rows(
         self, action_id: int
     ) -> list[tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]]]:
         """(op, post, aux) of the ops done, in order: what an undo inverts. A post whose file a
         rollback later copied back across filesystems is the copy's identity."""
+        return list(self.iter_done_rows(action_id))
+
+    def iter_done_rows(
+        self, action_id: int
+    ) -> Iterator[tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]]]:
+        """:meth:`done_rows`, one at a time (see :meth:`iter_rows`)."""
         copies = dict(self.conn.execute("SELECT old, new FROM journal_copies").fetchall())
-        rows = []
-        for r in self.rows(action_id):
+        for r in self.iter_rows(action_id):
             if r.state != "done":
                 continue
             post = r.post
@@ -402,8 +421,7 @@ class Journal:
                 if post is None or (new := copies.get(_copy_key(post))) is None:
                     break
                 post = json.loads(new)
-            rows.append((r.op, post, r.aux))
-        return rows
+            yield r.op, post, r.aux
 
     def record_copy(self, old: Identity, new: Identity) -> None:
         """A rollback replaced the file ``old`` by its verified copy ``new`` (durable)."""
@@ -414,12 +432,25 @@ class Journal:
                 (_copy_key(old._asdict()), _dumps(new.to_dict())),
             )
 
-    def _op_reader(self, action_id: int) -> Callable[[int, str | None], dict[str, Any]]:
-        """Reads a row's op: its own JSON, or for NULL the plan's op at that index (the plan is
-        parsed once, when a row first needs it)."""
+    def _op_reader(
+        self, action_id: int, *, in_order: bool = False
+    ) -> Callable[[int, str | None], dict[str, Any]]:
+        """Reads a row's op: its own JSON, or for NULL the plan's op at that index. ``in_order``
+        (every index asked once, 0, 1, 2...): the plan is decoded op by op as they are asked;
+        otherwise it is parsed whole when a row first needs it."""
         plan: list[Any] = []
+        stream: Iterator[Any] | None = None
 
         def op_of(idx: int, text: str | None) -> dict[str, Any]:
+            nonlocal stream
+            if in_order:
+                if stream is None:
+                    stream = iter_json_array(self.action_row(action_id)["plan"])
+                item = next(stream, None)  # the plan's op idx, consumed whether used or not
+                if text is None:
+                    if not isinstance(item, dict):
+                        raise ValueError(f"journal row {action_id}/{idx} has no op in its plan")
+                    return item
             if text is not None:
                 op: dict[str, Any] = json.loads(text)
                 return op

@@ -119,3 +119,58 @@ def test_path_split_fast_path_agrees_with_the_full_check(relpath: str) -> None:
     # And a path the fast check lets through is one every name check accepts.
     if safefs._plain(relpath):
         assert fast != "refused"
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@st.composite
+def json_texts(draw: st.DrawFn) -> str:
+    """Arrays as the journal and the suggestion store write them, then maybe damaged."""
+    import json
+
+    value = draw(st.one_of(st.lists(JSON_VALUES, max_size=4), JSON_VALUES))
+    text = draw(st.sampled_from([
+        json.dumps(value), json.dumps(value, indent=1), json.dumps(value, separators=(",", ":")),
+    ]))  # fmt: skip
+    if draw(st.booleans()):
+        at = draw(st.integers(0, len(text)))
+        text = (
+            text[:at]
+            + draw(st.sampled_from(["", ",", "]", "[", " ", "x", '"']))
+            + text[at + draw(st.integers(0, 2)) :]
+        )
+    return text
+
+
+@settings(max_examples=800, deadline=None)
+@given(json_texts())
+def test_the_stored_plan_is_decoded_item_by_item_exactly_as_json_would(text: str) -> None:
+    import json
+
+    try:
+        whole = json.loads(text)
+    except ValueError:
+        whole = "refused"
+    if not isinstance(whole, list):
+        whole = "refused"
+    try:
+        items: object = list(ops.iter_json_array(text))
+    except ValueError:
+        items = "refused"
+    assert items == whole
+
+
+def test_a_damaged_stored_plan_is_one_sentence() -> None:
+    with pytest.raises(BadArgumentError, match="not valid JSON"):
+        ops.plan_from_json('[\n{"op":"mkdir","path":"user/a"},\n{"op":"mkd')
+    plan = [ops.Mkdir("user/a"), ops.Move("user/b", "user/a/b", ops.identity_from_dict(GOOD))]
+    import json
+
+    assert ops.plan_from_json(json.dumps(ops.plan_to_list(plan), indent=2)) == plan
