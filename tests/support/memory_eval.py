@@ -20,6 +20,7 @@ from typing import Any
 
 from agent.memory.service import MemoryService
 from policies.layout import RootLayout
+from state.memory.embedder import Ranking, Relevance
 from tests.support.memory_eval_data import EvalMemory, EvalQuery, EvalSet, build
 
 #: The eval's "today": every log day is before it, so every log is final and fully ingested.
@@ -135,50 +136,94 @@ def build_and_evaluate(root: Path) -> tuple[dict[str, SplitFigures], EvalSet, in
 __all__ = ["EvalQuery", "SplitFigures", "build_and_evaluate", "evaluate", "load", "open_service"]
 
 
-def calibrate(
-    svc: MemoryService, data: EvalSet, split: str = "tune", max_unrelated: float = 0.1
-) -> tuple[list[float], float, float]:
-    """Fit the context's relevance model on one split's questions: logistic regression
-    (L2, Newton steps) of "this candidate belongs to the question's case" on
-    ``context.features``; then the lowest threshold whose unrelated share stays within
-    ``max_unrelated`` (the target is 0.2: half of it is the margin for unseen questions)."""
+def _logistic(x: Any, y: Any, l2: float) -> Any:
+    """L2-regularized logistic regression by Newton steps on standardized columns; returns
+    the weights for the raw columns, the last one being the bias when ``x`` ends in ones."""
     import numpy as np
 
-    from agent.memory.context import CANDIDATES, features
-    from agent.memory.search import candidates
+    std = x.std(axis=0) + 1e-9
+    z = x / std
+    w = np.zeros(z.shape[1])
+    for _ in range(50):
+        p = 1 / (1 + np.exp(-(z @ w)))
+        grad = z.T @ (p - y) + l2 * w
+        hess = (z.T * (p * (1 - p))) @ z + l2 * np.eye(len(w))
+        w -= np.linalg.solve(hess, grad)
+    return w / std
+
+
+def calibrate(
+    svc: MemoryService, data: EvalSet, split: str = "tune", max_unrelated: float = 0.1
+) -> tuple[Ranking, Relevance]:
+    """Fit the search's rank model and the context's relevance model on one split.
+
+    Ranking: pairwise logistic regression (each question's answer against every other
+    candidate, on the differences of ``search.rank_features``). Relevance: logistic
+    regression of "this candidate belongs to the question's case" on ``context.features``
+    of the candidates ordered by the new ranking; then the lowest threshold whose unrelated
+    share stays within ``max_unrelated`` (the target is 0.2: half of it is the margin for
+    unseen questions)."""
+    import numpy as np
+
+    from agent.memory.context import CANDIDATES, SIGNS, features
+    from agent.memory.search import candidates, rank_features
     from state.memory.normalize import search_terms
 
     case_texts: dict[str, list[str]] = defaultdict(list)
     for m in data.memories:
         case_texts[m.topic].append(m.content)
-    xs, ys, groups = [], [], []
-    for n, q in enumerate(x for x in data.queries if x.split == split):
-        hits = [h for h in candidates(svc.store, q.query, now=NOW) if h.record.layer != "L-inf"]
-        hits = hits[:CANDIDATES]
-        x = features(hits, len(search_terms(q.query)))
-        xs.append(x)
+    target = {m.id: m.content for m in data.memories}
+    questions = [q for q in data.queries if q.split == split]
+
+    diffs, labels = [], []
+    for q in questions:
+        hits = sorted(candidates(svc.store, q.query, now=NOW), key=lambda h: -h.score)
+        x = rank_features(hits, len(search_terms(q.query)))
+        answer = [i for i, h in enumerate(hits) if h.record.content == target[q.expected]]
+        if not answer:
+            continue
+        for j in range(len(hits)):
+            if j != answer[0]:
+                diffs += [x[answer[0]] - x[j], x[j] - x[answer[0]]]
+                labels += [1.0, 0.0]
+    ranking = Ranking(
+        weights=tuple(
+            round(float(v), 3) for v in _logistic(np.asarray(diffs), np.asarray(labels), 1.0)
+        )
+    )
+
+    xs, ys = [], []
+    for q in questions:
+        hits = [
+            h
+            for h in candidates(svc.store, q.query, now=NOW, ranking=ranking)
+            if h.record.layer != "L-inf"
+        ][:CANDIDATES]
+        xs.append(features(hits, len(search_terms(q.query))))
         ys += [float(_related({"content": h.record.content}, case_texts[q.topic])) for h in hits]
-        groups += [n] * len(hits)
     x = np.vstack(xs)
     y = np.asarray(ys)
-    mean, std = x.mean(axis=0), x.std(axis=0) + 1e-9
-    z = np.hstack([(x - mean) / std, np.ones((len(x), 1))])
-    w = np.zeros(z.shape[1])
-    for _ in range(50):
-        p = 1 / (1 + np.exp(-(z @ w)))
-        grad = z.T @ (p - y) + 0.1 * w
-        hess = (z.T * (p * (1 - p))) @ z + 0.1 * np.eye(len(w))
-        w -= np.linalg.solve(hess, grad)
-    weights = w[:-1] / std
-    bias = float(w[-1] - (mean / std) @ w[:-1])
+    keep = np.ones(x.shape[1])
+    while True:  # a feature fitted against its meaning (``context.SIGNS``) is left out
+        w = _logistic(np.hstack([x * keep, np.ones((len(x), 1))]), y, 0.1)
+        wrong = (w[:-1] * np.asarray(SIGNS) < 0) & (keep > 0)
+        if not wrong.any():
+            break
+        keep[np.argmax(wrong * np.abs(w[:-1]))] = 0.0
+    weights, bias = w[:-1] * keep, float(w[-1])
     prob = 1 / (1 + np.exp(-(x @ weights + bias)))
     best = 0.99
     for t in np.arange(0.99, 0.05, -0.01):
         kept = prob >= t
-        if kept.sum() and (1 - y[kept]).sum() / kept.sum() > max_unrelated:
-            break
-        best = float(t)
-    return [float(v) for v in weights], bias, round(best, 2)
+        if kept.sum() and (1 - y[kept]).sum() / kept.sum() <= max_unrelated:
+            best = float(t)
+        print(f"threshold {t:.2f}: {int(kept.sum())} kept, {int((1 - y[kept]).sum())} unrelated")
+    relevance = Relevance(
+        weights=tuple(round(float(v), 3) for v in weights),
+        bias=round(bias, 3),
+        threshold=round(best, 2),
+    )
+    return ranking, relevance
 
 
 def main() -> None:
@@ -195,9 +240,9 @@ def main() -> None:
             (root / "loaded").write_text("yes\n")
         print(f"{svc.count()} memories stored")
         if "--calibrate" in sys.argv:
-            weights, bias, threshold = calibrate(svc, data)
-            rounded = ", ".join(f"{v:.3f}" for v in weights)
-            print(f"Relevance(weights=({rounded}), bias={bias:.3f}, threshold={threshold})")
+            ranking, relevance = calibrate(svc, data)
+            print(ranking)
+            print(relevance)
             return
         figures = evaluate(svc, data)
         for name in ("tune", "heldout"):
