@@ -9,12 +9,15 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from agent.memory.rules import THEMES, derive
+from agent.memory.search import RANK_FEATURES, Hit, rank_features
 from agent.memory.service import MemoryService
 from policies.errors import BadArgumentError
 from policies.layout import RootLayout
+from state.memory.models import MemoryRecord
 from state.memory.normalize import lexical_text, search_terms, stem
 from state.memory.statedb import CatalogRow, MemoryStateDB
 
@@ -85,6 +88,32 @@ def test_theme_and_related_to_by_rules(text: str, theme: str, related: str) -> N
     meta = derive(text)
     assert (meta.theme, meta.related_to) == (theme, related)
     assert meta.theme in THEMES or meta.theme == "personal"
+
+
+def _hit(n: int, vector: list[float], *, kind: str = "add", lexical: int = 0) -> Hit:
+    rec = MemoryRecord(id=str(n), content=f"m{n}", created_at=NOW.isoformat(), kind=kind)
+    v = np.asarray(vector, dtype=np.float32)
+    hit = Hit(rec, 0.9 - n / 100, vector=v / np.linalg.norm(v), matched=["a"] * (n == 0))
+    hit.semantic_rank, hit.lexical_rank = n + 1, lexical
+    return hit
+
+
+def test_rank_features_flag_summaries_and_generic_candidates() -> None:
+    # Three near copies of one templated day and one memory unlike them.
+    hits = [
+        _hit(0, [0, 0, 1], lexical=1),
+        _hit(1, [1, 0.1, 0]),
+        _hit(2, [1, 0, 0.1], kind="summary"),
+        _hit(3, [1, 0.05, 0.05]),
+    ]
+    x = dict(zip(RANK_FEATURES, rank_features(hits, n_terms=2).T, strict=True))
+    assert list(x["summary"]) == [0, 0, 1, 0]
+    assert list(x["matched_share"]) == [0.5, 0, 0, 0]
+    assert x["lexical"][0] == 1 / 11 and list(x["lexical"][1:]) == [0, 0, 0]
+    assert x["semantic"][0] > x["semantic"][1]
+    # The unlike memory is the least central: the rank model's centrality weight is negative.
+    assert x["centrality"][0] < min(x["centrality"][1:])
+    assert rank_features([], n_terms=2).shape == (0, len(RANK_FEATURES))
 
 
 # -- the service --------------------------------------------------------------------------
