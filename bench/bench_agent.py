@@ -106,6 +106,8 @@ def make_root(base: Path, files: int, days: int) -> Path:
             _write(folder / f"f{i:06d}.{EXTS[(p + k) % len(EXTS)]}", i, old)
         placed += loose
     rest = files - placed - COPIES - TEMPS
+    if rest < 0:
+        raise SystemExit(f"--files must be at least {placed + COPIES + TEMPS} for this root.")
     for k in range(rest):  # the tidy part, spread over every project's subfolders
         i = placed + k
         ext, p = EXTS[k % len(EXTS)], (k // len(EXTS)) % PROJECTS
