@@ -12,7 +12,9 @@ from typing import Any
 
 #: Rows of each breakdown: the largest ones; the rest is counted in ``*_more``.
 TOP = 20
-#: Ops of the plan shown after its summary.
+#: A plan up to this long is shown whole: a person reads it op by op before accepting.
+WHOLE_UP_TO = 100
+#: Ops of a longer plan shown after its summary.
 FIRST_OPS = 20
 
 
@@ -58,9 +60,10 @@ def plan_summary(plan: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
 
 def shown(suggestion: dict[str, Any], *, all_ops: bool) -> dict[str, Any]:
     """``suggestion`` as ``suggestions.show`` answers it: with ``plan_total`` and
-    ``plan_summary``; without ``all_ops``, a plan longer than :data:`FIRST_OPS` is cut to them."""
+    ``plan_summary``; without ``all_ops``, a plan longer than :data:`WHOLE_UP_TO` ops is cut to
+    its first :data:`FIRST_OPS`."""
     plan = suggestion.get("plan") or []
     out = {**suggestion, "plan_total": len(plan), "plan_summary": plan_summary(plan)}
-    if not all_ops and len(plan) > FIRST_OPS:
+    if not all_ops and len(plan) > WHOLE_UP_TO:
         out["plan"] = plan[:FIRST_OPS]
     return out

@@ -537,7 +537,8 @@ def _suggestion(value: object) -> str:
         return _fields(value)
     plan = value.get("plan") or []
     evidence = value.get("evidence") or []
-    head = {k: v for k, v in value.items() if k not in ("plan", "evidence", "title")}
+    shown_apart = ("plan", "evidence", "title", "plan_total", "plan_summary")
+    head = {k: v for k, v in value.items() if k not in shown_apart}
     title = _("Suggestion {id}: {title}", id=value.get("id"), title=value.get("title", ""))
     lines = [title, _fields(head, "  ")]
     if evidence:

@@ -112,23 +112,23 @@ def test_the_inotify_limit_reached_is_one_clear_line_and_the_rescan_still_sees_e
 
 def test_show_of_a_long_real_plan(alma: DaemonRoot) -> None:
     d = alma
-    d.messy_folder("user/descargas", 60)
+    d.messy_folder("user/descargas", 120)
     d.start()
     d.analyze()
     s = d.wait_suggestion(kind="organize", target="user/descargas")
     sid = str(s["id"])
     whole = d.ok("suggestions", "show", sid)
     total = len(whole["plan"])
-    assert total > 60 and whole["plan_total"] == total  # 60 moves and the new folders
-    assert sum(r["files"] for r in whole["plan_summary"]["extensions"]) == 60
+    assert total > 120 and whole["plan_total"] == total  # 120 moves and the new folders
+    assert sum(r["files"] for r in whole["plan_summary"]["extensions"]) == 120
     out = d.ctl("suggestions", "show", sid, json_out=False).ok().stdout.splitlines()
     numbered = [line for line in out if re.match(r" +\d+\. ", line)]
     assert len(numbered) == 20 and numbered[-1].lstrip().startswith("20. ")
     assert any(line.startswith(f"Plan ({total} ops):") for line in out)
-    assert "  By type:" in out and "    .jpg            10" in out
+    assert "  By type:" in out and "    .jpg            20" in out
     assert out[-1] == f"`alma-ctl suggestions show {sid} --all` prints all {total} ops."
     every = d.ctl("suggestions", "show", sid, "--all", json_out=False).ok().stdout.splitlines()
-    assert len([line for line in every if " -> " in line]) == 60
+    assert len([line for line in every if " -> " in line]) == 120
     with_es = d.env | {"LANG": "es_ES.UTF-8"}
     es = subprocess.run(
         [

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from actions.summary import FIRST_OPS, TOP, plan_summary, shown
+from actions.summary import FIRST_OPS, TOP, WHOLE_UP_TO, plan_summary, shown
 from control.chat_commands import Run, parse_line
 from control.protocol import socket_path_for
 from control.server import ControlServer
@@ -65,15 +65,15 @@ def test_the_summary_keeps_the_largest_and_counts_the_rest() -> None:
 
 
 def test_shown_cuts_a_long_plan_only_when_asked() -> None:
-    suggestion = {**SUGGESTION, "plan": big_plan(100)}
+    suggestion = {**SUGGESTION, "plan": big_plan(WHOLE_UP_TO + 1)}
     cut = shown(suggestion, all_ops=False)
-    assert cut["plan"] == suggestion["plan"][:FIRST_OPS] and cut["plan_total"] == 100
+    assert cut["plan"] == suggestion["plan"][:FIRST_OPS] and cut["plan_total"] == WHOLE_UP_TO + 1
     whole = shown(suggestion, all_ops=True)
-    assert whole["plan"] == suggestion["plan"] and whole["plan_total"] == 100
+    assert whole["plan"] == suggestion["plan"] and whole["plan_total"] == WHOLE_UP_TO + 1
     assert whole["plan_summary"] == cut["plan_summary"]
-    short = shown({**SUGGESTION, "plan": big_plan(FIRST_OPS)}, all_ops=False)
-    assert len(short["plan"]) == FIRST_OPS == short["plan_total"]
-    assert suggestion["plan"] == big_plan(100)  # the stored suggestion is not changed
+    short = shown({**SUGGESTION, "plan": big_plan(WHOLE_UP_TO)}, all_ops=False)
+    assert len(short["plan"]) == WHOLE_UP_TO == short["plan_total"]
+    assert suggestion["plan"] == big_plan(WHOLE_UP_TO + 1)  # the stored one is not changed
 
 
 @pytest.fixture
@@ -111,6 +111,7 @@ def test_show_of_a_long_plan_is_a_summary_unless_all_is_asked(
     assert len(lines) < 60, out
     assert f"Plan ({size} ops): 5 mkdir, {size - 5} move" in lines
     assert "  By folder:" in lines and "  By type:" in lines
+    assert not any(line.startswith(("  plan total", "  plan summary")) for line in lines)
     assert f"    move     {per_type:>9}  user/d/jpg" in lines
     assert f"    .jpg     {per_type:>9}" in lines
     assert "The first 20 ops:" in lines
