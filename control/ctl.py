@@ -435,6 +435,7 @@ _FIELD_LABELS: dict[str, str] = {
     "tokens_per_second": N_("tokens per second"),
     "busy": N_("busy"),
     "ready": N_("ready"),
+    "watch": N_("watching"),  # shown on its own line by _status
 }
 #: Status words of suggestions and actions (contract §3), as a person reads them.
 _WORDS = frozenset(
