@@ -39,9 +39,9 @@ LEXICAL = 40
 
 #: The rank model's features, in the order of ``Ranking.weights``.
 RANK_FEATURES = ("cosine", "semantic", "lexical", "matched_share", "summary", "centrality")
-#: Centrality is a candidate's mean cosine to the ``HUB`` nearest candidates: a memory as close
-#: to all of them as to the question is a generic one (a templated day, "comí con X"), and a
-#: set of look-alikes crowds the top with such memories. Penalizing it is the hubness
+#: Centrality is a candidate's mean cosine to the ``HUB`` nearest candidates (itself aside): a
+#: memory as close to all of them as to the question is a generic one (a templated day, "comí
+#: con X"), and a set of look-alikes crowds the top with such memories. Penalizing it is the hubness
 #: correction of cross-lingual retrieval (CSLS), taken within the candidates: no extra query.
 HUB = 10
 
@@ -142,7 +142,14 @@ def rank_features(hits: list[Hit], n_terms: int, k: float = WEIGHTS.k) -> npt.ND
     vectors: npt.NDArray[np.float64] = np.vstack(
         [h.vector if h.vector is not None and len(h.vector) else np.zeros(dim) for h in hits]
     ).astype(np.float64)
-    centrality = (vectors @ vectors[:HUB].T).mean(axis=1)
+    near = vectors[:HUB]
+    top = min(HUB, len(hits))
+    # Each candidate against the nearest ones, itself left out (it would add 1 to theirs).
+    sums = (vectors @ near.T).sum(axis=1)
+    sums[:top] -= np.einsum("ij,ij->i", near, near)
+    others = np.full(len(hits), float(top))
+    others[:top] -= 1
+    centrality = sums / np.maximum(others, 1)
     rows = [
         [
             h.score,

@@ -84,7 +84,7 @@ class Embedder(Protocol):
 #: memory from an unrelated one: the context's cut is a model fitted on labelled questions.
 #: Both fitted on the synthetic set's tuning half (``--calibrate``; docs/memory.md).
 E5_RELEVANCE = Relevance(weights=(0.0, 0.0, 0.0, 0.679, 1.593, -1.875), bias=0.622, threshold=0.77)
-E5_RANKING = Ranking(weights=(96.334, 73.0, -17.963, 2.082, -6.539, -78.793))
+E5_RANKING = Ranking(weights=(102.4, 54.673, -17.536, 2.271, -6.454, -77.421))
 E5_CALIBRATION = Calibration(duplicate=0.95, merge=0.93, relevance=E5_RELEVANCE, ranking=E5_RANKING)
 
 
