@@ -20,6 +20,7 @@ from functools import cache
 
 from actions.ops import FileKind, Identity
 from policies.errors import ConflictError, RefusedError
+from policies.modes import PRIVATE_FILE, SHARED_DIR
 
 NAME_MAX = 255
 _CONTROL = re.compile("[\x00-\x1f\x7f]")
@@ -252,7 +253,7 @@ def copy_file_at(src_dir: int, src: str, dst_dir: int, tmp: str) -> tuple[str, o
         if not stat.S_ISREG(st.st_mode):
             raise RefusedError(f"{src!r} is not a regular file.")
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        dfd = os.open(tmp, flags, 0o600, dir_fd=dst_dir)
+        dfd = os.open(tmp, flags, PRIVATE_FILE, dir_fd=dst_dir)
         try:
             digest = hashlib.sha256()
             for chunk in _read_chunks(sfd):
@@ -274,7 +275,7 @@ def copy_file_at(src_dir: int, src: str, dst_dir: int, tmp: str) -> tuple[str, o
         os.close(sfd)
 
 
-def mkdir_at(dir_fd: int, name: str, mode: int = 0o755) -> None:
+def mkdir_at(dir_fd: int, name: str, mode: int = SHARED_DIR) -> None:
     try:
         os.mkdir(name, mode, dir_fd=dir_fd)
     except FileExistsError:

@@ -7,7 +7,6 @@ op acts on the directory that was walked. Walking again after a change goes thro
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
 from collections.abc import Iterable
@@ -55,14 +54,20 @@ class Tree:
         return fd
 
     def ensure_dir(self, parts: tuple[str, ...], mode: int) -> int:
-        """The fd of directory ``parts``, creating the missing ones with ``mode``, never through
-        a link (RefusedError when a component is one)."""
+        """The fd of directory ``parts``, creating the missing ones with exactly ``mode`` (not
+        narrowed by the umask: see policies.modes), never through a link (RefusedError when a
+        component is one)."""
         for i in range(1, len(parts) + 1):
             try:
                 self.dir(parts[:i])
             except FileNotFoundError:
-                with contextlib.suppress(FileExistsError):
+                try:
                     os.mkdir(parts[i - 1], mode, dir_fd=self.dir(parts[: i - 1]))
+                except FileExistsError:
+                    continue
+                fd = self.dir(parts[:i])
+                if stat.S_IMODE(os.fstat(fd).st_mode) != mode:
+                    os.fchmod(fd, mode)
         return self.dir(parts)
 
     def verify(self, parts: tuple[str, ...]) -> None:

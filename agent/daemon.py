@@ -40,7 +40,7 @@ from control.server import ControlServer
 from policies.errors import AlmaError, ConfigError, UnavailableError
 from policies.i18n import set_language
 from policies.layout import RootLayout, resolve_root
-from policies.modes import PRIVATE_DIR, PRIVATE_FILE, ensure_private_dir
+from policies.modes import PRIVATE_DIR, PRIVATE_FILE, ensure_private_dir, keep_private
 from sandbox.confine import Backend, Confinement, choose
 from sandbox.engine import Engine
 from state.journal import Journal
@@ -168,6 +168,7 @@ class Daemon:
 
     def run(self) -> int:
         layout = self.layout
+        keep_private()  # what the daemon and its libraries create is private unless asked
         if not layout.policy_file.is_file():
             raise Refusal(
                 f"{layout.policy_file} does not exist; run `alma-ctl --root {layout.root} init` first."

@@ -37,6 +37,7 @@ from actions.ops import plan_from_list
 from agent.recall import MemoryNote, apply_recall
 from policies.decide import Verdict
 from policies.errors import AlmaError, BadArgumentError
+from policies.modes import private_file
 
 log = logging.getLogger("alma.agent")
 
@@ -238,6 +239,7 @@ def build_decision(deps: LoopDeps, saver: SqliteSaver) -> Any:
 
 
 def open_saver(checkpoints: Path) -> SqliteSaver:
+    private_file(checkpoints)
     conn = sqlite3.connect(checkpoints, check_same_thread=False)
     conn.execute("PRAGMA journal_mode=WAL")
     saver = SqliteSaver(conn)

@@ -18,7 +18,7 @@ from typing import Any
 from actions.tree import Tree
 from policies.errors import RefusedError
 from policies.layout import RootLayout
-from policies.modes import SHARED_DIR, SHARED_FILE
+from policies.modes import SHARED_DIR, SHARED_FILE, for_person
 
 REPORTS = "logs/alma"  # the daemon's own reports; the detectors never read them
 AUDIT_LOG = "acciones.md"
@@ -27,10 +27,21 @@ MAX_AUDIT_OPS = 200
 
 
 def _open_regular(name: str, flags: int, dir_fd: int) -> int:
+    """Open ``logs/alma/NAME`` never through a link; a file it creates gets the person's mode
+    (policies.modes: the daemon's own umask would make it 0600)."""
+    flags |= os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    created = False
     try:
-        fd = os.open(
-            name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, SHARED_FILE, dir_fd=dir_fd
-        )
+        if flags & os.O_CREAT:
+            try:
+                fd = os.open(name, flags | os.O_EXCL, SHARED_FILE, dir_fd=dir_fd)
+                created = True
+            except FileExistsError:
+                if flags & os.O_EXCL:
+                    raise
+                fd = os.open(name, flags & ~os.O_CREAT, dir_fd=dir_fd)
+        else:
+            fd = os.open(name, flags, dir_fd=dir_fd)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise RefusedError(
@@ -40,6 +51,8 @@ def _open_regular(name: str, flags: int, dir_fd: int) -> int:
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
         raise RefusedError(f"logs/alma/{name} is not a regular file; move it away.")
+    if created:
+        os.fchmod(fd, for_person(SHARED_FILE))
     return fd
 
 
@@ -47,7 +60,7 @@ def write_own(layout: RootLayout, name: str, text: str, *, append: bool, header:
     """Write ``logs/alma/NAME`` (appended to, ``header`` first when it is new, or replaced
     whole); returns its path."""
     with Tree(layout.root) as tree:
-        folder = tree.ensure_dir(tuple(REPORTS.split("/")), SHARED_DIR)
+        folder = tree.ensure_dir(tuple(REPORTS.split("/")), for_person(SHARED_DIR))
         if append:
             fd = _open_regular(name, os.O_WRONLY | os.O_CREAT | os.O_APPEND, folder)
             try:

@@ -17,6 +17,7 @@ from datetime import datetime
 
 from agent.chatlog import ASSISTANT, PERSON, file_name, format_day, format_turn
 from policies.layout import RootLayout
+from policies.modes import PRIVATE_FILE
 
 log = logging.getLogger("alma.chat")
 _lock = threading.Lock()
@@ -54,7 +55,7 @@ def _append(layout: RootLayout, name: str, heading: str, data: bytes) -> None:
     dir_fd = os.open(layout.logs, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-        fd = os.open(name, flags | os.O_NONBLOCK, 0o600, dir_fd=dir_fd)
+        fd = os.open(name, flags | os.O_NONBLOCK, PRIVATE_FILE, dir_fd=dir_fd)
     finally:
         os.close(dir_fd)
     try:

@@ -29,6 +29,7 @@ from rich.text import Text
 from control.chat import HISTORY_FILE
 from control.chat_commands import KEYS_HELP
 from policies.i18n import _
+from policies.modes import PRIVATE_FILE
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -44,15 +45,15 @@ def history_for(root: str) -> History:
     """
     path = os.path.join(root, ".alma", HISTORY_FILE)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, PRIVATE_FILE)
     except OSError:
         return InMemoryHistory()
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
             return InMemoryHistory()
-        if stat.S_IMODE(info.st_mode) != 0o600:
-            os.fchmod(fd, 0o600)
+        if stat.S_IMODE(info.st_mode) != PRIVATE_FILE:
+            os.fchmod(fd, PRIVATE_FILE)
     finally:
         os.close(fd)
     return FileHistory(path)

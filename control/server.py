@@ -34,6 +34,7 @@ from policies.errors import (
     explained,
 )
 from policies.i18n import N_, _, language
+from policies.modes import PRIVATE_DIR, PRIVATE_FILE
 
 Dispatch = Callable[[str, dict[str, object]], object]
 
@@ -72,7 +73,7 @@ def prepare_socket_dir(directory: Path, uid: int) -> None:
     """
     created = False
     try:
-        os.mkdir(directory, 0o700)
+        os.mkdir(directory, PRIVATE_DIR)
         created = True
     except FileExistsError:
         pass
@@ -116,11 +117,11 @@ def prepare_socket_dir(directory: Path, uid: int) -> None:
         info = os.fstat(fd)
         if info.st_uid != uid:
             raise _not_ours(directory, info.st_uid, uid)
-        if created and stat.S_IMODE(info.st_mode) != 0o700:
-            os.fchmod(fd, 0o700)
+        if created and stat.S_IMODE(info.st_mode) != PRIVATE_DIR:
+            os.fchmod(fd, PRIVATE_DIR)
             info = os.fstat(fd)
         mode = stat.S_IMODE(info.st_mode)
-        if mode != 0o700:
+        if mode != PRIVATE_DIR:
             raise UnavailableError(
                 _(
                     "The socket directory {path} has mode {mode}, not 0700; "
@@ -189,12 +190,12 @@ def _bind_private(path: Path, uid: int) -> socket.socket:
                 listener.bind(os.fspath(path))
             finally:
                 os.umask(old)
-        os.chmod(path, 0o600)
+        os.chmod(path, PRIVATE_FILE)
         info = os.lstat(path)
         if (
             not stat.S_ISSOCK(info.st_mode)
             or info.st_uid != uid
-            or stat.S_IMODE(info.st_mode) != 0o600
+            or stat.S_IMODE(info.st_mode) != PRIVATE_FILE
         ):
             raise UnavailableError(
                 _("The socket {path} is not a private socket after creating it.", path=path)

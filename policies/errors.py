@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import errno
 from enum import IntEnum
-from typing import Any
+
+# Not `typing`: alma-ctl imports this module on every start, and typing costs it ~4.5 ms.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class ErrorCode(IntEnum):

@@ -41,6 +41,7 @@ from policies.errors import (
 )
 from policies.i18n import _, current_language
 from policies.layout import RootLayout
+from policies.modes import PRIVATE_DIR, person_umask
 from policies.zones import split_zone
 from sandbox.confine import Backend, Confinement
 from state.journal import Journal
@@ -119,7 +120,7 @@ class Engine:
         self.python = python
         self._lock = threading.Lock()  # one action at a time from this daemon
         for d in (layout.journal_dir, layout.trash):
-            d.mkdir(mode=0o700, parents=True, exist_ok=True)
+            d.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
 
     # -- the child ------------------------------------------------------------------------
     def _writable_dirs(self, policy: Policy) -> list[str]:
@@ -153,7 +154,10 @@ class Engine:
         # The child's sentences (conflicts, refusals) are for the person who asked: their language.
         env["LANGUAGE"] = current_language()
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_REPO), env.get("PYTHONPATH")]))
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+        # The child creates the person's folders: under their umask, not the daemon's 077.
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, env=env, check=False, umask=person_umask()
+        )
         lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
         if lines and proc.stderr.strip():
             log.warning("executor child said: %s", proc.stderr[-4000:])

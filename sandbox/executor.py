@@ -29,6 +29,7 @@ from actions.safefs import NAME_MAX, identity_of, sha256_at, split_relpath, spli
 from actions.tree import Tree, prefixes, still_there
 from policies.errors import AlmaError, ConflictError, RefusedError
 from policies.layout import ENGINE_TMP_PREFIX, TRASH, TRASH_PARTS, trash_entry
+from policies.modes import PRIVATE_DIR, PRIVATE_FILE, SHARED_DIR
 from policies.zones import ZoneCheck
 from sandbox import transfer
 from sandbox.transfer import Intent
@@ -347,7 +348,7 @@ class Executor:
         if isinstance(op, Mkdir):
             fd, name = self.tree.parent_verified(op.path)
             try:
-                os.mkdir(name, 0o755, dir_fd=fd)
+                os.mkdir(name, SHARED_DIR, dir_fd=fd)
             except FileExistsError:
                 raise ConflictError(
                     f"{op.path!r} appeared meanwhile; nothing was changed."
@@ -426,11 +427,11 @@ class Executor:
             return
         trash_fd = self.tree.dir(TRASH_PARTS)
         with contextlib.suppress(FileExistsError):
-            os.mkdir(str(self.action_id), 0o700, dir_fd=trash_fd)
+            os.mkdir(str(self.action_id), PRIVATE_DIR, dir_fd=trash_fd)
         afd = self.tree.dir((*TRASH_PARTS, str(self.action_id)))
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         try:
-            fd = os.open("manifest.json", flags, 0o600, dir_fd=afd)
+            fd = os.open("manifest.json", flags, PRIVATE_FILE, dir_fd=afd)
         except FileExistsError:
             return
         try:

@@ -19,6 +19,7 @@ from actions.ops import Mkdir, Move, Restore, Rmdir, Trash, op_from_dict
 from actions.tree import Tree
 from policies.errors import ConflictError
 from policies.layout import TRASH, TRASH_PARTS
+from policies.modes import SHARED_DIR
 from sandbox import transfer
 from sandbox.transfer import Intent
 from state.journal import Journal
@@ -114,7 +115,7 @@ def _rollback_one(
     if isinstance(op, Rmdir):
         if tree.lstat(op.path) is None:
             fd, name = tree.parent(op.path)
-            os.mkdir(name, 0o755, dir_fd=fd)
+            os.mkdir(name, SHARED_DIR, dir_fd=fd)
             os.fsync(fd)
         return
     if pre is None:

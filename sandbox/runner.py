@@ -31,6 +31,7 @@ from policies.errors import (
     cause_of,
 )
 from policies.layout import RootLayout
+from policies.modes import PRIVATE_FILE
 from sandbox import recovery
 from sandbox.executor import Executor, Zones
 from state.journal import TRANSFERS, Journal
@@ -44,7 +45,7 @@ def _no_checkpoint(label: str) -> None:
 
 
 def lock_executor(journal_dir: Path) -> int:
-    fd = os.open(journal_dir / "executor.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fd = os.open(journal_dir / "executor.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, PRIVATE_FILE)
     fcntl.flock(fd, fcntl.LOCK_EX)
     return fd
 

@@ -32,6 +32,7 @@ from actions.safefs import (
 from actions.tree import Tree
 from policies.errors import AlmaError, ConflictError
 from policies.layout import TRASH
+from policies.modes import PRIVATE_DIR
 
 Checkpoint = Callable[[str], None]
 
@@ -74,7 +75,7 @@ class Intent(NamedTuple):
 
 def _mkdirs(tree: Tree, relpath: str) -> None:
     """Create the missing parents of a trash entry (only ever under ``.alma/trash``)."""
-    tree.ensure_dir(tuple(relpath.split("/")[:-1]), 0o700)
+    tree.ensure_dir(tuple(relpath.split("/")[:-1]), PRIVATE_DIR)
 
 
 def apply(tree: Tree, it: Intent, checkpoint: Checkpoint = _no_checkpoint) -> Identity:

@@ -7,13 +7,17 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from policies.modes import private_file
+
 
 def utcnow() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def connect(path: Path, *, durable: bool = True) -> sqlite3.Connection:
-    """A connection in WAL mode. ``durable``: every commit reaches the disk before it returns."""
+    """A connection in WAL mode. ``durable``: every commit reaches the disk before it returns.
+    The database is private (0600) whoever creates it, and its WAL files take its mode."""
+    private_file(path)
     conn = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA journal_mode=WAL")

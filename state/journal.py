@@ -18,6 +18,7 @@ from typing import Any
 from actions.ops import Identity, Op, iter_json_array, plan_from_json
 from policies.errors import NotFoundError
 from policies.i18n import _
+from policies.modes import PRIVATE_DIR
 from state.db import connect, migrate, utcnow
 
 ACTION_STATUSES = ("running", "done", "failed", "rolled_back", "undone")
@@ -158,7 +159,7 @@ def _plan_text(plan: Iterable[Mapping[str, Any]]) -> tuple[str, int]:
 
 class Journal:
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        path.parent.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
         self.path = path
         self.conn = connect(path, durable=True)
         migrate(self.conn, MIGRATIONS, name="journal")

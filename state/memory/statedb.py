@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from policies.modes import PRIVATE_DIR, private_file
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS log_offsets (
     path TEXT PRIMARY KEY,          -- relative to the root, e.g. logs/2026-11-22.md
@@ -104,7 +106,8 @@ class LogOffset:
 
 class MemoryStateDB:
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
+        private_file(path)
         self._lock = threading.Lock()
         self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")

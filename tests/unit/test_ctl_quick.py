@@ -153,13 +153,15 @@ def test_anything_unsure_goes_to_argparse(argv: list[str]) -> None:
     assert ctl._quick_line(argv) is None
 
 
-def test_status_starts_without_argparse_pathlib_or_socket(tmp_path: Path) -> None:
-    # What the quick reader and the lean client are for: keep these out of `alma-ctl status`.
+def test_status_starts_without_argparse_pathlib_socket_or_typing(tmp_path: Path) -> None:
+    # What the quick reader and the lean client are for: keep these out of `alma-ctl status`
+    # (typing and contextlib cost every start milliseconds: docs/benchmarks.md).
+    heavy = ("argparse", "pathlib", "socket", "shutil", "typing", "contextlib")
     code = (
         "import sys\n"
         "from control import ctl\n"
         f"code = ctl.main(['--root', {str(tmp_path / 'ALMA')!r}, 'status'])\n"
-        "print(code, sorted(m for m in ('argparse', 'pathlib', 'socket', 'shutil') if m in sys.modules))"
+        f"print(code, sorted(m for m in {heavy!r} if m in sys.modules))"
     )
     env = {**os.environ, "XDG_RUNTIME_DIR": str(tmp_path)}
     done = subprocess.run(
