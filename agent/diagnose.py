@@ -21,6 +21,7 @@ from typing import Any
 
 from actions.scan import read_file, scan_tree
 from actions.tree import Tree
+from policies import limits as L
 from policies.errors import RefusedError
 from policies.i18n import _
 
@@ -130,4 +131,8 @@ def explain_failure(root: Path, finding: dict[str, Any]) -> dict[str, Any]:
         _("The script: {path}", path=script),
         _("Its configuration: {paths}", paths=", ".join(p for p, _text in configs)),
     ]
-    return {**finding, "evidence": [*finding["evidence"], *where, *notes], "reason": reason[:2000]}
+    return {
+        **finding,
+        "evidence": [*finding["evidence"], *where, *notes],
+        "reason": reason[: L.REASON_CHARS],
+    }

@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from actions.ops import plan_from_list
 from agent.recall import MemoryNote, apply_recall
+from policies import limits as L
 from policies.decide import Verdict
 from policies.errors import AlmaError, BadArgumentError
 from policies.modes import private_file
@@ -48,9 +49,9 @@ class Finding(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     kind: str = Field(min_length=1, max_length=64)
-    target: str = Field(max_length=4096)
+    target: str = Field(max_length=L.PATH_CHARS)
     title: str = Field(min_length=1, max_length=500)
-    reason: str = Field(max_length=2000)
+    reason: str = Field(max_length=L.REASON_CHARS)
     evidence: list[str] = Field(max_length=200)
     plan: list[dict[str, Any]]
     files: int = Field(ge=0)
@@ -62,7 +63,7 @@ class Decision(BaseModel):
 
     verdict: Literal["accept", "reject"]
     by: Literal["person", "auto"] = "person"
-    reason: str | None = Field(None, max_length=2000)
+    reason: str | None = Field(None, max_length=L.REASON_CHARS)
 
 
 class Skipped(TypedDict):

@@ -180,7 +180,8 @@ _THEME = Arg(
     "theme",
     "str",
     nullable=True,
-    max_len=60,
+    non_empty=True,
+    max_len=L.THEME_CHARS,
     metavar="THEME",
     help=N_("area of life: salud, familia, dinero, trabajo, tecnologia, hogar, ocio, personal"),
 )
@@ -188,16 +189,13 @@ _RELATED = Arg(
     "related_to",
     "str",
     nullable=True,
-    max_len=80,
+    non_empty=True,
+    max_len=L.RELATED_CHARS,
     metavar="WHAT",
     help=N_("what the memory is about (a person, a thing, a project)"),
 )
 _SLOW = 3600.0  # accept/undo/analyze may move thousands of files; the daemon bounds them itself
 _MODEL = 300.0  # the first memory call may load the embedding model
-#: Longest chat message: a person types it; a pasted page fits, a pasted book does not.
-MAX_MESSAGE = 32_000
-#: Longest path of a model file; Linux's PATH_MAX.
-MAX_PATH = 4096
 _SESSION = Arg("session", "str", required=True, non_empty=True, max_len=L.SHORT_TEXT)
 
 _TABLE: tuple[Command, ...] = (
@@ -235,7 +233,7 @@ _TABLE: tuple[Command, ...] = (
     Command(
         "suggestions.reject",
         N_("reject a suggestion"),
-        (_ID, Arg("reason", "str", nullable=True, max_len=2000, metavar="TEXT")),
+        (_ID, Arg("reason", "str", nullable=True, max_len=L.REASON_CHARS, metavar="TEXT")),
     ),
     Command("autonomy.off", N_("pause autonomy until `autonomy on`, across restarts")),
     Command("autonomy.on", N_("resume autonomy")),
@@ -255,7 +253,7 @@ _TABLE: tuple[Command, ...] = (
             Arg(
                 "kind", "str", required=True, non_empty=True, max_len=L.SHORT_TEXT, positional=True
             ),
-            Arg("folder", "str", nullable=True, non_empty=True, max_len=4096, metavar="F"),
+            Arg("folder", "str", nullable=True, non_empty=True, max_len=L.PATH_CHARS, metavar="F"),
         ),
     ),
     Command(
@@ -264,7 +262,7 @@ _TABLE: tuple[Command, ...] = (
         (
             _ID,
             Arg("verdict", "str", required=True, choices=("util", "inutil"), positional=True),
-            Arg("reason", "str", nullable=True, max_len=2000, metavar="TEXT"),
+            Arg("reason", "str", nullable=True, max_len=L.REASON_CHARS, metavar="TEXT"),
         ),
     ),
     Command(
@@ -392,31 +390,38 @@ _TABLE: tuple[Command, ...] = (
     Command("trash.list", N_("what is in ALMA's trash")),
     Command(
         "model.status",
-        "which model answers: path, backend, loaded, context size, threads, last tokens/s",
+        N_("which model answers: path, backend, loaded, context size, threads, last tokens/s"),
     ),
     Command(
         "model.use",
-        "answer with another GGUF model file, after checking it loads (the old one stays if not)",
+        N_(
+            "answer with another GGUF model file, after checking it loads (the old one stays if "
+            "not)"
+        ),
         (
             Arg(
                 "path",
                 "str",
                 required=True,
                 non_empty=True,
-                max_len=MAX_PATH,
+                max_len=L.PATH_CHARS,
                 positional=True,
                 metavar="PATH",
             ),
         ),
         timeout=_MODEL,
     ),
-    Command("chat.start", "open a chat session: its id, pending suggestions, the model", cli=False),
+    Command(
+        "chat.start",
+        N_("open a chat session: its id, pending suggestions, the model"),
+        cli=False,
+    ),
     Command(
         "chat.send",
-        "one message of a chat session; the answer streams as token events",
+        N_("one message of a chat session; the answer streams as token events"),
         (
             _SESSION,
-            Arg("message", "str", required=True, non_empty=True, max_len=MAX_MESSAGE),
+            Arg("message", "str", required=True, non_empty=True, max_len=L.MESSAGE_CHARS),
         ),
         timeout=_MODEL,
         streamed=True,

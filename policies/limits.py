@@ -17,6 +17,15 @@ MAX_TAGS = 30
 TAG_CHARS = 60
 PROJECT_CHARS = 80
 TYPE_CHARS = 40
+#: A memory's area of life (``salud``) and what it is about (a person, a thing, a project).
+THEME_CHARS = 60
+RELATED_CHARS = 80
+#: A person's note to a suggestion or a feedback (why it was rejected, say).
+REASON_CHARS = 2_000
+#: A path a person names (a folder, a model file): Linux's PATH_MAX.
+PATH_CHARS = 4_096
+#: One chat message: a person types it; a pasted page fits, a pasted book does not.
+MESSAGE_CHARS = 32_000
 #: A memory's content, and the prompt the chat's context is built for.
 CONTENT_CHARS = 20_000
 #: A search query.

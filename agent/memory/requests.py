@@ -30,8 +30,8 @@ class AddRequest(_Strict):
     importance: int | None = Field(default=None, ge=1, le=5)
     memory_type: str | None = Field(default=None, min_length=1, max_length=L.TYPE_CHARS)
     source: str = Field(default="alma-ctl", max_length=L.SHORT_TEXT)
-    theme: str | None = Field(default=None, min_length=1, max_length=60)
-    related_to: str | None = Field(default=None, min_length=1, max_length=80)
+    theme: str | None = Field(default=None, min_length=1, max_length=L.THEME_CHARS)
+    related_to: str | None = Field(default=None, min_length=1, max_length=L.RELATED_CHARS)
 
 
 class SearchRequest(_Strict):
@@ -41,8 +41,8 @@ class SearchRequest(_Strict):
     project: str | None = Field(default=None, max_length=L.PROJECT_CHARS)
     memory_type: str | None = Field(default=None, max_length=L.TYPE_CHARS)
     min_importance: int | None = Field(default=None, ge=1, le=5)
-    theme: str | None = Field(default=None, max_length=60)
-    related_to: str | None = Field(default=None, max_length=80)
+    theme: str | None = Field(default=None, min_length=1, max_length=L.THEME_CHARS)
+    related_to: str | None = Field(default=None, min_length=1, max_length=L.RELATED_CHARS)
 
 
 class ListRequest(_Strict):

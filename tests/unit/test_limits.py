@@ -29,6 +29,10 @@ CASES: list[tuple[str, dict[str, Any], str, type[BaseModel], dict[str, Any], str
     ("memory.list", {}, "tag", R.ListRequest, {}, "tag", str, 0, L.TAG_CHARS),
     ("context", {"prompt": "p"}, "budget", R.ContextRequest, {"prompt": "p"}, "budget_tokens", int, L.CONTEXT_BUDGET_MIN, L.CONTEXT_BUDGET_MAX),
     ("context", {}, "prompt", R.ContextRequest, {}, "prompt", str, 1, L.CONTENT_CHARS),
+    ("memory.add", {"content": "c"}, "theme", R.AddRequest, {"content": "c"}, "theme", str, 1, L.THEME_CHARS),
+    ("memory.add", {"content": "c"}, "related_to", R.AddRequest, {"content": "c"}, "related_to", str, 1, L.RELATED_CHARS),
+    ("memory.search", {"query": "q"}, "theme", R.SearchRequest, {"query": "q"}, "theme", str, 1, L.THEME_CHARS),
+    ("memory.search", {"query": "q"}, "related_to", R.SearchRequest, {"query": "q"}, "related_to", str, 1, L.RELATED_CHARS),
 ]  # fmt: skip
 
 
