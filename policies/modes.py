@@ -59,13 +59,21 @@ def for_person(mode: int) -> int:
 
 def private_file(path: str | os.PathLike[str]) -> None:
     """Create the file ``path`` 0600 if it is missing, or narrow it to 0600 (a database before
-    SQLite opens it: its journal and WAL files take the database's mode). Never through a link."""
-    fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, PRIVATE_FILE)
+    SQLite opens it: its journal and WAL files take the database's mode). Never through a link.
+
+    An existing file is changed by name, never opened: closing any descriptor of a file drops
+    every POSIX lock the process holds on it, SQLite's included (a connection of the same
+    process would then read the database as malformed)."""
     try:
-        if stat.S_IMODE(os.fstat(fd).st_mode) != PRIVATE_FILE:
-            os.fchmod(fd, PRIVATE_FILE)
-    finally:
-        os.close(fd)
+        fd = os.open(
+            path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, PRIVATE_FILE
+        )
+    except FileExistsError:
+        info = os.lstat(path)
+        if stat.S_ISREG(info.st_mode) and stat.S_IMODE(info.st_mode) != PRIVATE_FILE:
+            os.chmod(path, PRIVATE_FILE)
+        return
+    os.close(fd)
 
 
 def ensure_private_dir(path: str | os.PathLike[str]) -> bool:

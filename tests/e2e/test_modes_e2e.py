@@ -63,13 +63,19 @@ def test_under_umask_022_everything_alma_keeps_is_private_and_what_it_makes_is_t
     organize = d.wait_suggestion(kind="organize", target="user/desorden", timeout=120)
     action = d.ok("suggestions", "accept", str(organize["id"]))
     assert action["status"] == "done"
-    d.write("user/copias/a.bin", b"igual\n" * 4096)
-    d.write("user/copias/b.bin", b"igual\n" * 4096)
-    os.chmod(d.root / "user/copias/b.bin", 0o640)
+    d.write("user/copias/a.txt", b"igual\n" * 4096)
+    d.write("user/copias/b.txt", b"igual\n" * 4096)
+    os.chmod(d.root / "user/copias/b.txt", 0o640)
     d.analyze()  # duplicates are looked for by the analysis, not on file events
-    dedupe = d.wait_suggestion(kind="duplicates", target="user", timeout=120)
+    dedupe = d.wait_suggestion(kind="duplicates", timeout=120)
     trashed = d.ok("suggestions", "accept", str(dedupe["id"]))
     assert trashed["status"] == "done"
+    # The folders organize made, to check below.
+    made = {
+        op["path"]
+        for op in d.ok("suggestions", "show", str(organize["id"]))["plan"]
+        if op["op"] == "mkdir"
+    }
     d.stop()
 
     data = d.root / ".alma"
@@ -79,15 +85,10 @@ def test_under_umask_022_everything_alma_keeps_is_private_and_what_it_makes_is_t
     assert any(n.endswith(".sqlite3") for n in names), sorted(names)  # Chroma's own files
     assert _loose(data) == []
     # The person's trashed copy kept its own mode (undo gives it back as it was).
-    kept = [p for p in (data / "trash").rglob("*.bin")]
+    kept = [p for p in (data / "trash").rglob("*.txt")]
     assert kept and all(_mode(p) in (0o644, 0o640) for p in kept), kept
 
     # What ALMA made among the person's files is like theirs: 0755 less the umask 022.
-    made = {
-        op["path"]
-        for op in d.ok("suggestions", "show", str(organize["id"]))["plan"]
-        if op["op"] == "mkdir"
-    }
     assert made and {_mode(d.root / p) for p in made} == {0o755}
     reports = d.root / "logs" / "alma"
     for path in [reports, *reports.rglob("*")]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -65,9 +66,24 @@ def test_private_file_narrows_a_loose_one_and_never_follows_a_link(tmp_path: Pat
     target.write_bytes(b"")
     target.chmod(0o644)
     (tmp_path / "link.db").symlink_to(target)
-    with pytest.raises(OSError):
-        modes.private_file(tmp_path / "link.db")
+    modes.private_file(tmp_path / "link.db")
     assert _mode(target) == 0o644
+
+
+def test_private_file_keeps_the_locks_of_an_open_database(tmp_path: Path) -> None:
+    # Closing any fd of a file drops the process's POSIX locks on it: a second connect() of an
+    # open database must not (the journal read as "malformed" when private_file opened it).
+    path = tmp_path / "j.db"
+    first = connect(path)
+    first.execute("CREATE TABLE t (a)")
+    first.execute("BEGIN IMMEDIATE")
+    first.execute("INSERT INTO t VALUES (1)")
+    second = connect(path)
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        second.execute("PRAGMA busy_timeout=0").fetchall()
+        second.execute("BEGIN IMMEDIATE")
+    first.execute("COMMIT")
+    assert [tuple(r) for r in second.execute("SELECT a FROM t")] == [(1,)]
 
 
 def test_tree_ensure_dir_creates_exactly_the_mode_asked_whatever_the_umask(tmp_path: Path) -> None:
