@@ -17,6 +17,7 @@ from actions.ops import (
     op_from_dict,
 )
 from policies.errors import InvalidStateError
+from policies.i18n import _
 
 
 def inverse_op(op: Op, post: Mapping[str, Any] | None, aux: Mapping[str, Any]) -> Op:
@@ -29,7 +30,9 @@ def inverse_op(op: Op, post: Mapping[str, Any] | None, aux: Mapping[str, Any]) -
     if isinstance(op, Keep):
         return op  # a precondition holds both ways
     if post is None:
-        raise InvalidStateError(f"the journal has no record of where {op.op} left its file.")
+        raise InvalidStateError(
+            _("the journal has no record of where {op} left its file.", op=op.op)
+        )
     expect = identity_from_dict(post)
     if isinstance(op, Move):
         return Move(src=op.dst, dst=op.src, expect=expect)
@@ -37,7 +40,7 @@ def inverse_op(op: Op, post: Mapping[str, Any] | None, aux: Mapping[str, Any]) -
         return Restore(trash=str(aux["dst"]), path=op.path, expect=expect)
     if isinstance(op, Restore):
         return Trash(path=op.path, expect=expect)
-    raise InvalidStateError(f"op {op.op} cannot be undone.")  # pragma: no cover
+    raise InvalidStateError(_("op {op} cannot be undone.", op=op.op))  # pragma: no cover
 
 
 _MOVE_KEYS = frozenset({"op", "src", "dst", "expect"})

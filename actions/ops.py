@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Literal, NamedTuple, cast
 
 from policies.errors import BadArgumentError
+from policies.i18n import _
 
 OpName = Literal["mkdir", "move", "trash", "restore", "rmdir", "keep", "memory_merge"]
 OP_NAMES: tuple[OpName, ...] = (
@@ -244,25 +245,28 @@ def identity_from_dict(data: Any) -> Identity:
 
 def _identity_checked(data: Any) -> Identity:
     if not isinstance(data, Mapping):
-        raise BadArgumentError("an op's 'expect' must be an object; the stored plan is damaged.")
+        raise BadArgumentError(_("an op's 'expect' must be an object; the stored plan is damaged."))
     allowed = {*_IDENTITY_INT, "kind", "sha256", "boot", "ctime_ns"}
     extra = set(data) - allowed
     if extra or any(k not in data for k in (*_IDENTITY_INT, "kind")):
         raise BadArgumentError(
-            f"an op's 'expect' has wrong keys ({sorted(extra) or 'missing'}); the plan is damaged."
+            _(
+                "an op's 'expect' has wrong keys ({value}); the plan is damaged.",
+                value=sorted(extra) or "missing",
+            )
         )
     for key in _IDENTITY_INT:
         value = data[key]
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise BadArgumentError(f"expect.{key} must be a non-negative integer.")
+            raise BadArgumentError(_("expect.{key} must be a non-negative integer.", key=key))
     if data["kind"] not in ("file", "dir", "symlink", "other"):
-        raise BadArgumentError("expect.kind must be file, dir, symlink or other.")
+        raise BadArgumentError(_("expect.kind must be file, dir, symlink or other."))
     for key in ("sha256", "boot"):
         if data.get(key) is not None and not isinstance(data[key], str):
-            raise BadArgumentError(f"expect.{key} must be text.")
+            raise BadArgumentError(_("expect.{key} must be text.", key=key))
     ctime = data.get("ctime_ns")
     if ctime is not None and (not isinstance(ctime, int) or isinstance(ctime, bool) or ctime < 0):
-        raise BadArgumentError("expect.ctime_ns must be a non-negative integer.")
+        raise BadArgumentError(_("expect.ctime_ns must be a non-negative integer."))
     return Identity(
         dev=data["dev"],
         ino=data["ino"],
@@ -278,10 +282,16 @@ def _identity_checked(data: Any) -> Identity:
 def op_from_dict(data: Any) -> Op:
     """Parse one op strictly: unknown ops, unknown keys and wrong types are refused."""
     if not isinstance(data, Mapping):
-        raise BadArgumentError("each op of a plan must be an object.")
+        raise BadArgumentError(_("each op of a plan must be an object."))
     name = data.get("op")
     if name not in _FIELDS:
-        raise BadArgumentError(f"unknown op {name!r}; known ops are {', '.join(OP_NAMES)}.")
+        raise BadArgumentError(
+            _(
+                "unknown op {name!r}; known ops are {OP_NAMES}.",
+                name=name,
+                OP_NAMES=", ".join(OP_NAMES),
+            )
+        )
     cls, required, optional = _FIELDS[name]
     if name == "move" and type(data) is dict and data.keys() == _MOVE_KEYS:
         src, dst, expect = data["src"], data["dst"], data["expect"]
@@ -290,7 +300,12 @@ def op_from_dict(data: Any) -> Op:
     keys = set(data) - {"op"}
     if not required <= keys or keys - required - optional:
         raise BadArgumentError(
-            f"op {name} takes {', '.join(sorted(required | optional))}; got {', '.join(sorted(keys))}."
+            _(
+                "op {name} takes {value}; got {keys}.",
+                name=name,
+                value=", ".join(sorted(required | optional)),
+                keys=", ".join(sorted(keys)),
+            )
         )
     kwargs: dict[str, Any] = {}
     for key in required | (optional & keys):
@@ -303,10 +318,12 @@ def op_from_dict(data: Any) -> Op:
                 or not value
                 or not all(isinstance(v, str) for v in value)
             ):
-                raise BadArgumentError(f"op {name}: merge must be a non-empty list of memory ids.")
+                raise BadArgumentError(
+                    _("op {name}: merge must be a non-empty list of memory ids.", name=name)
+                )
             kwargs[key] = tuple(value)
         elif not isinstance(value, str):
-            raise BadArgumentError(f"op {name}: {key} must be a path (text).")
+            raise BadArgumentError(_("op {name}: {key} must be a path (text).", name=name, key=key))
         else:
             kwargs[key] = value
     return cls(**kwargs)
@@ -314,7 +331,7 @@ def op_from_dict(data: Any) -> Op:
 
 def plan_from_list(data: Any) -> list[Op]:
     if not isinstance(data, list):
-        raise BadArgumentError("a plan must be a list of ops.")
+        raise BadArgumentError(_("a plan must be a list of ops."))
     return [op_from_dict(item) for item in data]
 
 

@@ -20,6 +20,7 @@ from functools import cache
 
 from actions.ops import FileKind, Identity
 from policies.errors import ConflictError, RefusedError
+from policies.i18n import _
 from policies.modes import PRIVATE_FILE, SHARED_DIR
 
 NAME_MAX = 255
@@ -63,21 +64,34 @@ def check_name(name: str, *, where: str = "") -> None:
         return
     label = where or repr(name)
     if name in ("", ".", ".."):
-        raise RefusedError(f"{label}: empty, '.' or '..' path components are refused.")
+        raise RefusedError(
+            _("{label}: empty, '.' or '..' path components are refused.", label=label)
+        )
     if "/" in name or "\x00" in name:
-        raise RefusedError(f"{label}: a name may not contain '/' or NUL.")
+        raise RefusedError(_("{label}: a name may not contain '/' or NUL.", label=label))
     if _CONTROL.search(name):
         raise RefusedError(
-            f"{label}: the name contains a control character (such as a newline); rename it first."
+            _(
+                (
+                    "{label}: the name contains a control character (such as a newline); rename it "
+                    "first."
+                ),
+                label=label,
+            )
         )
     try:
         encoded = name.encode("utf-8")
     except UnicodeEncodeError:
         raise RefusedError(
-            f"{label}: the name is not valid UTF-8; rename the file before ALMA touches it."
+            _(
+                "{label}: the name is not valid UTF-8; rename the file before ALMA touches it.",
+                label=label,
+            )
         ) from None
     if len(encoded) > NAME_MAX:
-        raise RefusedError(f"{label}: the name is longer than {NAME_MAX} bytes.")
+        raise RefusedError(
+            _("{label}: the name is longer than {NAME_MAX} bytes.", label=label, NAME_MAX=NAME_MAX)
+        )
 
 
 def split_relpath(relpath: str) -> list[str]:
@@ -113,7 +127,9 @@ def _plain(relpath: str) -> bool:
 
 def _split_checked(relpath: str) -> tuple[str, ...]:
     if not relpath or relpath.startswith("/"):
-        raise RefusedError(f"{relpath!r} is not a path relative to the ALMA root.")
+        raise RefusedError(
+            _("{relpath!r} is not a path relative to the ALMA root.", relpath=relpath)
+        )
     parts = tuple(relpath.split("/"))
     for part in parts:
         check_name(part, where=repr(relpath))
@@ -148,8 +164,11 @@ def open_dir(base_fd: int, parts: list[str], *, label: str = "") -> int:
             except OSError as exc:
                 if exc.errno in (errno.ELOOP, errno.ENOTDIR):
                     raise RefusedError(
-                        f"{label or '/'.join(parts)!r}: {part!r} is a symlink or not a folder; "
-                        "ALMA never follows links."
+                        _(
+                            "{value!r}: {part!r} is a symlink or not a folder; ALMA never follows links.",
+                            value=label or "/".join(parts),
+                            part=part,
+                        )
                     ) from None
                 raise
             os.close(fd)
@@ -198,7 +217,7 @@ def rename_noreplace(src_dir: int, src: str, dst_dir: int, dst: str) -> None:
             return
         err = ctypes.get_errno()
         if err == errno.EEXIST:
-            raise ConflictError(f"{dst!r} already exists; ALMA never overwrites a file.")
+            raise ConflictError(_("{dst!r} already exists; ALMA never overwrites a file.", dst=dst))
         if err == errno.EXDEV:
             raise CrossDevice(dst)
         if err not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
@@ -207,12 +226,14 @@ def rename_noreplace(src_dir: int, src: str, dst_dir: int, dst: str) -> None:
     st = os.stat(src, dir_fd=src_dir, follow_symlinks=False)
     if not stat.S_ISREG(st.st_mode):
         raise RefusedError(
-            f"{src!r}: this filesystem cannot rename folders without risk of replacing."
+            _("{src!r}: this filesystem cannot rename folders without risk of replacing.", src=src)
         )
     try:
         os.link(src, dst, src_dir_fd=src_dir, dst_dir_fd=dst_dir, follow_symlinks=False)
     except FileExistsError:
-        raise ConflictError(f"{dst!r} already exists; ALMA never overwrites a file.") from None
+        raise ConflictError(
+            _("{dst!r} already exists; ALMA never overwrites a file.", dst=dst)
+        ) from None
     except OSError as exc:
         if exc.errno == errno.EXDEV:
             raise CrossDevice(dst) from None
@@ -251,7 +272,7 @@ def copy_file_at(src_dir: int, src: str, dst_dir: int, tmp: str) -> tuple[str, o
     try:
         st = os.fstat(sfd)
         if not stat.S_ISREG(st.st_mode):
-            raise RefusedError(f"{src!r} is not a regular file.")
+            raise RefusedError(_("{src!r} is not a regular file.", src=src))
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         dfd = os.open(tmp, flags, PRIVATE_FILE, dir_fd=dst_dir)
         try:
@@ -269,7 +290,9 @@ def copy_file_at(src_dir: int, src: str, dst_dir: int, tmp: str) -> tuple[str, o
         after = os.fstat(sfd)
         if (after.st_size, after.st_mtime_ns) != (st.st_size, st.st_mtime_ns):
             os.unlink(tmp, dir_fd=dst_dir)
-            raise ConflictError(f"{src!r} changed while it was being copied; nothing was moved.")
+            raise ConflictError(
+                _("{src!r} changed while it was being copied; nothing was moved.", src=src)
+            )
         return digest.hexdigest(), st
     finally:
         os.close(sfd)
@@ -279,4 +302,4 @@ def mkdir_at(dir_fd: int, name: str, mode: int = SHARED_DIR) -> None:
     try:
         os.mkdir(name, mode, dir_fd=dir_fd)
     except FileExistsError:
-        raise ConflictError(f"{name!r} already exists.") from None
+        raise ConflictError(_("{name!r} already exists.", name=name)) from None

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from actions.safefs import lstat_at, open_dir, open_root, split_relpath, split_relpath_cached
 from policies.errors import ConflictError, RefusedError
+from policies.i18n import _
 
 
 class Tree:
@@ -93,8 +94,13 @@ class Tree:
                     self.dir(key)
                 except FileNotFoundError:
                     raise ConflictError(
-                        f"{'/'.join(key)!r} disappeared while the plan ran; ALMA stopped and took "
-                        "back what it had done."
+                        _(
+                            (
+                                "{key!r} disappeared while the plan ran; ALMA stopped and took back what it "
+                                "had done."
+                            ),
+                            key="/".join(key),
+                        )
                     ) from None
                 continue
             st = lstat_at(self._dirs[key[:-1]], key[-1])
@@ -103,12 +109,22 @@ class Tree:
             label = "/".join(key)
             if st is not None and stat.S_ISLNK(st.st_mode):
                 raise RefusedError(
-                    f"{label!r} was replaced by a symlink while the plan ran; ALMA never follows "
-                    "links, so it stopped and took back what it had done."
+                    _(
+                        (
+                            "{label!r} was replaced by a symlink while the plan ran; ALMA never follows "
+                            "links, so it stopped and took back what it had done."
+                        ),
+                        label=label,
+                    )
                 )
             raise ConflictError(
-                f"{label!r} was moved or replaced while the plan ran; ALMA stopped and took back "
-                "what it had done, so look at that folder and make the plan again."
+                _(
+                    (
+                        "{label!r} was moved or replaced while the plan ran; ALMA stopped and took "
+                        "back what it had done, so look at that folder and make the plan again."
+                    ),
+                    label=label,
+                )
             )
 
     def quick_checks(

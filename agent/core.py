@@ -178,8 +178,15 @@ class Agent:
         except Exception as exc:  # the action is done: say so, whatever failed after it
             log.exception("suggestion %s: action %s done but not recorded", sid, action["id"])
             raise AlmaError(
-                f"Action {action['id']} was done (`alma-ctl undo {action['id']}` reverts it), "
-                f"but suggestion {sid} could not be marked executed: {cause_of(exc)}."
+                _(
+                    (
+                        "Action {id} was done (`alma-ctl undo {id}` reverts it), but suggestion {sid} "
+                        "could not be marked executed: {exc}."
+                    ),
+                    id=action["id"],
+                    sid=sid,
+                    exc=cause_of(exc),
+                )
             ) from exc
         if auto:
             log.info("suggestion %s executed on its own as action %s", sid, action["id"])

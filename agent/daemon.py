@@ -38,7 +38,7 @@ from agent.watch import Debouncer, Watcher, chat_logs_touched
 from control.protocol import socket_path_for
 from control.server import ControlServer
 from policies.errors import AlmaError, ConfigError, UnavailableError
-from policies.i18n import set_language
+from policies.i18n import _, set_language
 from policies.layout import RootLayout, resolve_root
 from policies.modes import PRIVATE_DIR, PRIVATE_FILE, ensure_private_dir, keep_private
 from sandbox.confine import Backend, Confinement, choose
@@ -66,8 +66,14 @@ def _lock_root(layout: RootLayout) -> int:
         pid = os.read(fd, 32).decode(errors="replace").strip() or "?"
         os.close(fd)
         raise Refusal(
-            f"Another alma-agentd (pid {pid}) is already running on {layout.root}; stop it first "
-            "(systemctl --user stop alma) or use another --root."
+            _(
+                (
+                    "Another alma-agentd (pid {pid}) is already running on {root}; stop it first "
+                    "(systemctl --user stop alma) or use another --root."
+                ),
+                pid=pid,
+                root=layout.root,
+            )
         ) from None
     os.ftruncate(fd, 0)
     os.write(fd, str(os.getpid()).encode())
@@ -171,13 +177,17 @@ class Daemon:
         keep_private()  # what the daemon and its libraries create is private unless asked
         if not layout.policy_file.is_file():
             raise Refusal(
-                f"{layout.policy_file} does not exist; run `alma-ctl --root {layout.root} init` first."
+                _(
+                    "{policy_file} does not exist; run `alma-ctl --root {root} init` first.",
+                    policy_file=layout.policy_file,
+                    root=layout.root,
+                )
             )
         try:
             holder = PolicyHolder(layout)
             settings = load_settings(layout.settings_file)
         except ConfigError as exc:
-            raise Refusal(f"{exc} ALMA did not start.") from None
+            raise Refusal(_("{exc} ALMA did not start.", exc=exc)) from None
         setup_logging(settings.log_level)
         set_language(settings.language)
         lock = _lock_root(layout)

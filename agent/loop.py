@@ -38,6 +38,7 @@ from agent.recall import MemoryNote, apply_recall
 from policies import limits as L
 from policies.decide import Verdict
 from policies.errors import AlmaError, BadArgumentError
+from policies.i18n import _
 from policies.modes import private_file
 
 log = logging.getLogger("alma.agent")
@@ -208,7 +209,7 @@ def build_decision(deps: LoopDeps, saver: SqliteSaver) -> Any:
         try:
             decision = Decision.model_validate(answer)
         except ValidationError:
-            raise BadArgumentError("an approval must be accept or reject.") from None
+            raise BadArgumentError(_("an approval must be accept or reject.")) from None
         return {"decision": decision.model_dump()}
 
     def act(state: DecisionState) -> DecisionState:

@@ -83,7 +83,9 @@ def execute(
     try:
         records = [memory.merge_record(op.keep, list(op.merge)) for op in merges]
     except AlmaError as exc:
-        raise ConflictError(f"The memories changed since this was proposed: {exc}") from None
+        raise ConflictError(
+            _("The memories changed since this was proposed: {exc}", exc=exc)
+        ) from None
     action_id = journal.create_action(
         kind=kind,
         plan=plan_to_list(merges),

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 from policies import limits as L
 from policies.errors import UnavailableError
+from policies.i18n import _
 
 
 class Memory(Protocol):
@@ -92,9 +93,13 @@ class MemoryGate:
 
     def get(self, wait: float = 120.0) -> Memory:
         if not self._ready.wait(wait):
-            raise UnavailableError("The memory store is still loading; try again in a few seconds.")
+            raise UnavailableError(
+                _("The memory store is still loading; try again in a few seconds.")
+            )
         if self._service is None:
-            raise UnavailableError(f"The memory store is not available: {self.error}")
+            raise UnavailableError(
+                _("The memory store is not available: {error}", error=self.error)
+            )
         return self._service
 
     @property

@@ -17,6 +17,7 @@ from typing import Any
 
 from actions.tree import Tree
 from policies.errors import RefusedError
+from policies.i18n import _
 from policies.layout import RootLayout
 from policies.modes import SHARED_DIR, SHARED_FILE, for_person
 
@@ -45,12 +46,12 @@ def _open_regular(name: str, flags: int, dir_fd: int) -> int:
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise RefusedError(
-                f"logs/alma/{name} is a symlink; ALMA never writes through links."
+                _("logs/alma/{name} is a symlink; ALMA never writes through links.", name=name)
             ) from None
         raise
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
-        raise RefusedError(f"logs/alma/{name} is not a regular file; move it away.")
+        raise RefusedError(_("logs/alma/{name} is not a regular file; move it away.", name=name))
     if created:
         os.fchmod(fd, for_person(SHARED_FILE))
     return fd

@@ -22,6 +22,7 @@ from pydantic_settings import (
 from policies import limits as L
 from policies.config import parse_toml
 from policies.errors import AlmaError, ConfigError
+from policies.i18n import _
 
 
 class _Section(BaseModel):
@@ -126,7 +127,11 @@ def load_settings(path: Path) -> Settings:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(
-                f"{path} cannot be read ({exc}); check its permissions and encoding."
+                _(
+                    "{path} cannot be read ({exc}); check its permissions and encoding.",
+                    path=path,
+                    exc=exc,
+                )
             ) from None
         parse_toml(path, text)  # a syntax error is one sentence, not a traceback
     token = _settings_file.set(path)
@@ -136,8 +141,15 @@ def load_settings(path: Path) -> Settings:
         err = exc.errors()[0]
         key = ".".join(str(k) for k in err["loc"])
         raise ConfigError(
-            f"{path} (or an ALMA_ variable), key {key}: {err['msg']}; fix it or remove it to use "
-            "the default."
+            _(
+                (
+                    "{path} (or an ALMA_ variable), key {key}: {msg}; fix it or remove it to use "
+                    "the default."
+                ),
+                path=path,
+                key=key,
+                msg=err["msg"],
+            )
         ) from None
     finally:
         _settings_file.reset(token)

@@ -345,7 +345,7 @@ def stream_event(line: bytes, expected_id: int) -> dict[str, object] | None:
     if not isinstance(event, dict) or "ok" in message:
         return None
     if message.get("id") != expected_id:
-        raise BadRequestError("The daemon streamed an answer to a different request; try again.")
+        raise BadRequestError(_("The daemon streamed an answer to a different request; try again."))
     return event
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import errno
 from enum import IntEnum
 
+from policies.i18n import N_, _
+
 # Not `typing`: alma-ctl imports this module on every start, and typing costs it ~4.5 ms.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -141,21 +143,21 @@ def error_from_wire(data: Any) -> AlmaError:
         code, message = data.get("code"), data.get("message")
         if type(code) is int and isinstance(message, str) and message:
             return ERROR_CLASSES.get(code, AlmaError)(message)
-    return AlmaError("ALMA answered with a malformed error; see the daemon log.")
+    return AlmaError(_("ALMA answered with a malformed error; see the daemon log."))
 
 
 #: What an operating-system error means for a person, by errno.
 _OS_CAUSES = {
-    errno.ENOSPC: "the disk is full",
-    errno.EDQUOT: "the disk quota is used up",
-    errno.EACCES: "permission was denied",
-    errno.EPERM: "the operation was not permitted",
-    errno.EROFS: "the filesystem is read-only",
-    errno.ELOOP: "a folder was replaced by a symbolic link",
-    errno.ENOTDIR: "a folder was replaced by something that is not a folder",
-    errno.EIO: "the disk reported an input/output error",
-    errno.ENOENT: "a file or folder disappeared",
-    errno.EMFILE: "too many files were open",
+    errno.ENOSPC: N_("the disk is full"),
+    errno.EDQUOT: N_("the disk quota is used up"),
+    errno.EACCES: N_("permission was denied"),
+    errno.EPERM: N_("the operation was not permitted"),
+    errno.EROFS: N_("the filesystem is read-only"),
+    errno.ELOOP: N_("a folder was replaced by a symbolic link"),
+    errno.ENOTDIR: N_("a folder was replaced by something that is not a folder"),
+    errno.EIO: N_("the disk reported an input/output error"),
+    errno.ENOENT: N_("a file or folder disappeared"),
+    errno.EMFILE: N_("too many files were open"),
 }
 
 
@@ -170,17 +172,18 @@ def cause_of(exc: BaseException) -> str:
     if isinstance(exc, AlmaError):
         return exc.message.rstrip(".")
     if isinstance(exc, OSError):
-        what = _OS_CAUSES.get(exc.errno or 0, f"the system said {exc.strerror or exc}")
+        known = _OS_CAUSES.get(exc.errno or 0)
+        what = _(known) if known else _("the system said {what}", what=exc.strerror or exc)
         where = f": {exc.filename!r}" if isinstance(exc.filename, str) else ""
         detail = exc.strerror or ""
         return f"{what} ({detail}{where})" if detail or where else what
     # sqlite3 is not imported here (alma-ctl imports this module): its errors by their text.
     text = str(exc)
     if type(exc).__module__ == "sqlite3" and "disk is full" in text:
-        return "the disk is full (the database could not be written)"
+        return _("the disk is full (the database could not be written)")
     if type(exc).__module__ == "sqlite3":
-        return f"the database could not be used ({text})"
-    return "an internal error happened (the daemon log has the details)"
+        return _("the database could not be used ({text})", text=text)
+    return _("an internal error happened (the daemon log has the details)")
 
 
 def as_alma_error(exc: BaseException) -> AlmaError:
@@ -188,4 +191,4 @@ def as_alma_error(exc: BaseException) -> AlmaError:
     says what went wrong (see :func:`cause_of`)."""
     if isinstance(exc, AlmaError):
         return exc
-    return AlmaError(f"ALMA stopped: {cause_of(exc)}.")
+    return AlmaError(_("ALMA stopped: {cause}.", cause=cause_of(exc)))

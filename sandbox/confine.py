@@ -24,6 +24,7 @@ from functools import cache
 from pathlib import Path
 
 from policies.errors import BadArgumentError, UnavailableError
+from policies.i18n import _
 from sandbox import landlock
 
 log = logging.getLogger(__name__)
@@ -97,7 +98,9 @@ _DENY_SOCKETS = (*_LAUNCHER, "--only-deny-sockets", "--")
 def _tool(name: str) -> str:
     found = shutil.which(name)
     if found is None:
-        raise UnavailableError(f"{name} is not installed or not on PATH: cannot confine the run.")
+        raise UnavailableError(
+            _("{name} is not installed or not on PATH: cannot confine the run.", name=name)
+        )
     return found
 
 
@@ -296,13 +299,21 @@ def choose(preference: str = "auto", *, allow_unconfined: bool = False) -> Confi
     wanted = preference.strip().lower()
     names = ", ".join(["auto", *Backend])
     if wanted != "auto" and wanted not in set(Backend):
-        raise BadArgumentError(f"Unknown sandbox {preference!r}: use one of {names}.")
+        raise BadArgumentError(
+            _(
+                "Unknown sandbox {preference!r}: use one of {names}.",
+                preference=preference,
+                names=names,
+            )
+        )
     if wanted == Backend.NONE:
         if allow_unconfined:
             return _unconfined("the configuration asks for no sandbox")
         raise UnavailableError(
-            "The configuration asks for no sandbox but running unconfined is not allowed: "
-            "choose auto, landlock, bwrap or firejail, or allow unconfined runs."
+            _(
+                "The configuration asks for no sandbox but running unconfined is not allowed: "
+                "choose auto, landlock, bwrap or firejail, or allow unconfined runs."
+            )
         )
     if wanted != "auto":
         backend = Backend(wanted)
@@ -310,8 +321,15 @@ def choose(preference: str = "auto", *, allow_unconfined: bool = False) -> Confi
         if ok:
             return Confinement(backend, detail)
         raise UnavailableError(
-            f"The {backend} sandbox does not work here ({detail}): {FIXES[backend]}, "
-            "or set the sandbox to auto."
+            _(
+                (
+                    "The {backend} sandbox does not work here ({detail}): {value}, or set the "
+                    "sandbox to auto."
+                ),
+                backend=backend,
+                detail=detail,
+                value=FIXES[backend],
+            )
         )
     reasons: list[str] = []
     for backend in AUTO_ORDER:
@@ -323,5 +341,8 @@ def choose(preference: str = "auto", *, allow_unconfined: bool = False) -> Confi
     if allow_unconfined:
         return _unconfined(why)
     raise UnavailableError(
-        f"Refusing to run plans: {why}. Enable Landlock, or install bubblewrap or firejail."
+        _(
+            ("Refusing to run plans: {why}. Enable Landlock, or install bubblewrap or firejail."),
+            why=why,
+        )
     )

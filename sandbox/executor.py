@@ -28,6 +28,7 @@ from actions.ops import Identity, Keep, Mkdir, Move, Op, Restore, Rmdir, Trash
 from actions.safefs import NAME_MAX, identity_of, sha256_at, split_relpath, split_relpath_cached
 from actions.tree import Tree, prefixes, still_there
 from policies.errors import AlmaError, ConflictError, RefusedError
+from policies.i18n import _
 from policies.layout import ENGINE_TMP_PREFIX, TRASH, TRASH_PARTS, trash_entry
 from policies.modes import PRIVATE_DIR, PRIVATE_FILE, SHARED_DIR
 from policies.zones import ZoneCheck
@@ -65,7 +66,9 @@ class Zones:
         split_relpath_cached(relpath)  # every component a valid name, or RefusedError
         problem = self.rule.problem(relpath)
         if problem is not None:
-            raise RefusedError(f"{problem}; only writable zones change, nothing was changed.")
+            raise RefusedError(
+                _("{problem}; only writable zones change, nothing was changed.", problem=problem)
+            )
 
 
 @dataclass
@@ -159,7 +162,9 @@ class Executor:
             if isinstance(op, Mkdir):
                 self._need_dir(overlay, _parent(op.path), op.path)
                 if overlay.exists(self.tree, op.path):
-                    raise ConflictError(f"{op.path!r} already exists; nothing was changed.")
+                    raise ConflictError(
+                        _("{path!r} already exists; nothing was changed.", path=op.path)
+                    )
                 overlay.created.add(op.path)
                 overlay.removed_dirs.discard(op.path)
                 prepared.append(Prepared(op, None))
@@ -171,7 +176,7 @@ class Executor:
             elif isinstance(op, Keep):
                 if op.path in overlay.vacated or op.path in overlay.occupied:
                     raise ConflictError(
-                        f"{op.path!r} is used twice in the plan; nothing was changed."
+                        _("{path!r} is used twice in the plan; nothing was changed.", path=op.path)
                     )
                 self._check_kept(op)
                 prepared.append(Prepared(op, None))
@@ -184,41 +189,63 @@ class Executor:
         st = self.tree.lstat(op.path)
         if st is None or op.expect is None or not op.expect.same_file(identity_of(st)):
             raise ConflictError(
-                f"{op.path!r}, the file this plan keeps, changed or is gone; nothing was changed."
+                _(
+                    "{path!r}, the file this plan keeps, changed or is gone; nothing was changed.",
+                    path=op.path,
+                )
             )
         if op.expect.sha256 is not None:
             fd, name = self.tree.parent(op.path)
             if sha256_at(fd, name) != op.expect.sha256:
-                raise ConflictError(f"{op.path!r}, the file this plan keeps, has other bytes now.")
+                raise ConflictError(
+                    _("{path!r}, the file this plan keeps, has other bytes now.", path=op.path)
+                )
 
     def _need_dir(self, overlay: _Overlay, relpath: str, for_path: str) -> None:
         if not overlay.is_dir(self.tree, relpath):
             st = None if relpath in overlay.vacated else self.tree.lstat(relpath)
             if st is not None and stat.S_ISLNK(st.st_mode):
                 raise RefusedError(
-                    f"the folder of {for_path!r} is a symlink; ALMA never writes through links."
+                    _(
+                        "the folder of {for_path!r} is a symlink; ALMA never writes through links.",
+                        for_path=for_path,
+                    )
                 )
-            raise ConflictError(f"the folder of {for_path!r} does not exist; nothing was changed.")
+            raise ConflictError(
+                _(
+                    "the folder of {for_path!r} does not exist; nothing was changed.",
+                    for_path=for_path,
+                )
+            )
 
     def _check_rmdir(self, overlay: _Overlay, relpath: str) -> None:
         if not overlay.is_dir(self.tree, relpath):
-            raise ConflictError(f"{relpath!r} is not a folder; nothing was changed.")
+            raise ConflictError(
+                _("{relpath!r} is not a folder; nothing was changed.", relpath=relpath)
+            )
         prefix = relpath + "/"
         if relpath not in overlay.created:
             try:
                 dfd = self.tree.dir(tuple(split_relpath(relpath)))
             except FileNotFoundError:
-                raise ConflictError(f"{relpath!r} does not exist; nothing was changed.") from None
+                raise ConflictError(
+                    _("{relpath!r} does not exist; nothing was changed.", relpath=relpath)
+                ) from None
             for entry in os.listdir(dfd):
                 if (
                     prefix + entry not in overlay.vacated
                     and prefix + entry not in overlay.removed_dirs
                 ):
                     raise ConflictError(
-                        f"{relpath!r} is not empty; ALMA removes only empty folders it created."
+                        _(
+                            "{relpath!r} is not empty; ALMA removes only empty folders it created.",
+                            relpath=relpath,
+                        )
                     )
         if any(p.startswith(prefix) for p in overlay.occupied | overlay.created):
-            raise ConflictError(f"{relpath!r} would not be empty; nothing was changed.")
+            raise ConflictError(
+                _("{relpath!r} would not be empty; nothing was changed.", relpath=relpath)
+            )
 
     def _prepare_transfer(self, overlay: _Overlay, idx: int, op: Op) -> Intent:
         if isinstance(op, Move):
@@ -230,43 +257,67 @@ class Executor:
             src, dst, expect = op.trash, op.path, op.expect
             parts = split_relpath(src)
             if tuple(parts[:2]) != TRASH_PARTS or len(parts) < 3:
-                raise RefusedError(f"{src!r} is not an entry of ALMA's trash.")
+                raise RefusedError(_("{src!r} is not an entry of ALMA's trash.", src=src))
         else:  # pragma: no cover - the vocabulary is closed
-            raise RefusedError(f"unknown op {op.op!r}.")
+            raise RefusedError(_("unknown op {op!r}.", op=op.op))
         if expect is None:
             raise RefusedError(
-                f"the plan does not record what {src!r} was when it was made; make the plan again."
+                _(
+                    (
+                        "the plan does not record what {src!r} was when it was made; make the plan "
+                        "again."
+                    ),
+                    src=src,
+                )
             )
         if src in overlay.vacated or src in overlay.occupied:
-            raise ConflictError(f"{src!r} is used twice in the plan; nothing was changed.")
+            raise ConflictError(
+                _("{src!r} is used twice in the plan; nothing was changed.", src=src)
+            )
         st = self.tree.lstat(src)
         if st is None:
-            raise ConflictError(f"{src!r} no longer exists; nothing was changed.")
+            raise ConflictError(_("{src!r} no longer exists; nothing was changed.", src=src))
         if not stat.S_ISREG(st.st_mode):
             raise RefusedError(
-                f"{src!r} is not a regular file (ALMA never follows or moves links)."
+                _("{src!r} is not a regular file (ALMA never follows or moves links).", src=src)
             )
         if st.st_nlink != 1:
             raise RefusedError(
-                f"{src!r} has {st.st_nlink} hard links: other names share its bytes, so ALMA "
-                "leaves it alone."
+                _(
+                    (
+                        "{src!r} has {st_nlink} hard links: other names share its bytes, so ALMA "
+                        "leaves it alone."
+                    ),
+                    src=src,
+                    st_nlink=st.st_nlink,
+                )
             )
         now = identity_of(st)
         if not expect.same_file(now):
-            raise ConflictError(f"{src!r} changed since the plan was made; it was left alone.")
+            raise ConflictError(
+                _("{src!r} changed since the plan was made; it was left alone.", src=src)
+            )
         if expect.sha256 is not None:
             # The plan rests on content (a duplicate): same inode, size and mtime are not enough.
             sdir, sname = self.tree.parent(src)
             if sha256_at(sdir, sname) != expect.sha256:
                 raise ConflictError(
-                    f"{src!r} has other bytes than when planned; it was left alone."
+                    _("{src!r} has other bytes than when planned; it was left alone.", src=src)
                 )
         if len(os.fsencode(dst.rpartition("/")[2])) > NAME_MAX:
-            raise RefusedError(f"{dst!r}: the new name is longer than {NAME_MAX} bytes.")
+            raise RefusedError(
+                _(
+                    "{dst!r}: the new name is longer than {NAME_MAX} bytes.",
+                    dst=dst,
+                    NAME_MAX=NAME_MAX,
+                )
+            )
         if not dst.startswith(TRASH + "/"):
             self._need_dir(overlay, _parent(dst), dst)
             if overlay.exists(self.tree, dst):
-                raise ConflictError(f"{dst!r} already exists; ALMA never overwrites a file.")
+                raise ConflictError(
+                    _("{dst!r} already exists; ALMA never overwrites a file.", dst=dst)
+                )
         xdev = self._dev_of(overlay, _parent(src)) != self._dev_of(overlay, _parent(dst))
         sha = expect.sha256
         if xdev or expect.sha256:
@@ -275,7 +326,9 @@ class Executor:
             sdir, sname = self.tree.parent(src)
             sha = sha256_at(sdir, sname)
             if expect.sha256 and sha != expect.sha256:
-                raise ConflictError(f"{src!r} changed since the plan was made; it was left alone.")
+                raise ConflictError(
+                    _("{src!r} changed since the plan was made; it was left alone.", src=src)
+                )
         pre = now if sha is None else now._replace(sha256=sha)
         if pre == expect:
             pre = expect  # the same value: one object per op kept, not two (100,000 a plan)
@@ -351,7 +404,7 @@ class Executor:
                 os.mkdir(name, SHARED_DIR, dir_fd=fd)
             except FileExistsError:
                 raise ConflictError(
-                    f"{op.path!r} appeared meanwhile; nothing was changed."
+                    _("{path!r} appeared meanwhile; nothing was changed.", path=op.path)
                 ) from None
             touched.add(_parent(op.path))
             return _ident_dict(identity_of(os.stat(name, dir_fd=fd, follow_symlinks=False)))
@@ -365,7 +418,7 @@ class Executor:
                 os.rmdir(name, dir_fd=fd)
             except OSError:
                 raise ConflictError(
-                    f"{op.path!r} is not empty any more; nothing was changed."
+                    _("{path!r} is not empty any more; nothing was changed.", path=op.path)
                 ) from None
             touched.add(_parent(op.path))
             return None
@@ -379,8 +432,13 @@ class Executor:
             # Removed by someone while the plan ran: a conflict to roll back here and now, not
             # a crash of the child left to the next start's recovery.
             raise ConflictError(
-                f"{p.intent.src!r} disappeared while the plan ran; ALMA took back what it had "
-                "done, so look for the file and make the plan again."
+                _(
+                    (
+                        "{src!r} disappeared while the plan ran; ALMA took back what it had done, so "
+                        "look for the file and make the plan again."
+                    ),
+                    src=p.intent.src,
+                )
             ) from None
         touched.update((_parent(p.intent.src), _parent(p.intent.dst)))
         return _ident_dict(post)

@@ -18,6 +18,7 @@ from typing import Any
 from actions.ops import Mkdir, Move, Restore, Rmdir, Trash, op_from_dict
 from actions.tree import Tree
 from policies.errors import ConflictError
+from policies.i18n import _
 from policies.layout import TRASH, TRASH_PARTS
 from policies.modes import SHARED_DIR
 from sandbox import transfer
@@ -97,7 +98,9 @@ def _rollback_one(
         if st is None:
             return
         if not stat.S_ISDIR(st.st_mode):
-            raise ConflictError(f"{op.path!r} is not the folder ALMA created; check it by hand.")
+            raise ConflictError(
+                _("{path!r} is not the folder ALMA created; check it by hand.", path=op.path)
+            )
         tree.sync(touched)  # the files taken out of it are durably out before it goes
         touched.clear()
         fd, name = tree.parent(op.path)

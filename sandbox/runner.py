@@ -30,6 +30,7 @@ from policies.errors import (
     as_alma_error,
     cause_of,
 )
+from policies.i18n import _, ngettext
 from policies.layout import RootLayout
 from policies.modes import PRIVATE_FILE
 from sandbox import recovery
@@ -55,7 +56,9 @@ def execute(
 ) -> dict[str, Any]:
     row = journal.action_row(action_id)
     if row["status"] != "running" or journal.rows(action_id):
-        raise ConflictError(f"action {action_id} was already started; it is not run twice.")
+        raise ConflictError(
+            _("action {action_id} was already started; it is not run twice.", action_id=action_id)
+        )
     with Tree(root) as tree:
         executor = Executor(tree, journal, action_id, zones, checkpoint=checkpoint)
         try:
@@ -64,8 +67,14 @@ def execute(
             error = as_alma_error(exc)
             if not isinstance(exc, AlmaError):
                 error = AlmaError(
-                    f"Action {action_id} stopped: {cause_of(exc)}; ALMA took back what it had "
-                    "done, so nothing was changed."
+                    _(
+                        (
+                            "Action {action_id} stopped: {exc}; ALMA took back what it had done, so "
+                            "nothing was changed."
+                        ),
+                        action_id=action_id,
+                        exc=cause_of(exc),
+                    )
                 )
             take_back(tree, journal, action_id, checkpoint, stopped_at=executor.attempted)
             journal.finish(action_id, "rolled_back", error=str(error), code=error.code)
@@ -115,15 +124,26 @@ def unfinished(journal: Journal, action_id: int, cause: str, stopped_at: int | N
         moved.append(f"{row.aux['src']} -> {row.aux['dst']}")
     command = f"`alma-ctl undo {action_id}`"
     if not moved:
-        return (
-            f"Action {action_id} could not be taken back whole ({cause}); no file is still "
-            f"moved, but a folder it created may be left. Fix that and run {command}."
+        return _(
+            "Action {id} could not be taken back whole ({cause}); no file is still moved, but a "
+            "folder it created may be left. Fix that and run {command}.",
+            id=action_id,
+            cause=cause,
+            command=command,
         )
-    count = f"{'up to ' if unsure else ''}{len(moved)} file{'s' if len(moved) != 1 else ''}"
+    if unsure:
+        count = ngettext("up to {n} file", "up to {n} files", len(moved))
+    else:
+        count = ngettext("{n} file", "{n} files", len(moved))
     shown = "; ".join(moved[:3]) + ("; ..." if len(moved) > 3 else "")
-    return (
-        f"Action {action_id} could not be taken back whole ({cause}): {count} still where it "
-        f"put them ({shown}). Fix that and run {command} to put them back."
+    return _(
+        "Action {id} could not be taken back whole ({cause}): {count} still where it put them "
+        "({shown}). Fix that and run {command} to put them back.",
+        id=action_id,
+        cause=cause,
+        count=count,
+        shown=shown,
+        command=command,
     )
 
 
@@ -160,7 +180,13 @@ def finish_rollback(
     """Take back the rest of a failed action (``alma-ctl undo ID`` on it), from the files."""
     row = journal.action_row(action_id)
     if row["status"] != "failed":
-        raise InvalidStateError(f"Action {action_id} is {row['status']}, not failed.")
+        raise InvalidStateError(
+            _(
+                "Action {action_id} is {status}, not failed.",
+                action_id=action_id,
+                status=row["status"],
+            )
+        )
     with Tree(root) as tree:
         take_back(tree, journal, action_id, checkpoint)
     journal.finish(

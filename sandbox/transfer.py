@@ -31,6 +31,7 @@ from actions.safefs import (
 )
 from actions.tree import Tree
 from policies.errors import AlmaError, ConflictError
+from policies.i18n import _
 from policies.layout import TRASH
 from policies.modes import PRIVATE_DIR
 
@@ -94,26 +95,39 @@ def apply(tree: Tree, it: Intent, checkpoint: Checkpoint = _no_checkpoint) -> Id
             rename_noreplace(sdir, sname, ddir, dname)
         except CrossDevice:
             raise ConflictError(
-                f"{it.src!r} and {it.dst!r} turned out to be on different disks; run it again."
+                _(
+                    "{src!r} and {dst!r} turned out to be on different disks; run it again.",
+                    src=it.src,
+                    dst=it.dst,
+                )
             ) from None
         post = os.stat(dname, dir_fd=ddir, follow_symlinks=False)
         moved = identity_of(post)
         if not it.pre.same_file(moved, check_ctime=False):
             rename_noreplace(ddir, dname, sdir, sname)
             raise ConflictError(
-                f"{it.src!r} changed or was replaced since the plan was made; it was put back "
-                "and left alone."
+                _(
+                    (
+                        "{src!r} changed or was replaced since the plan was made; it was put back and "
+                        "left alone."
+                    ),
+                    src=it.src,
+                )
             )
         return moved
     st = os.stat(sname, dir_fd=sdir, follow_symlinks=False)
     if not it.pre.same_file(identity_of(st)):
-        raise ConflictError(f"{it.src!r} changed since the plan was made; it was left alone.")
+        raise ConflictError(
+            _("{src!r} changed since the plan was made; it was left alone.", src=it.src)
+        )
     assert it.tmp is not None
     checkpoint("copy")
-    digest, _ = copy_file_at(sdir, sname, ddir, it.tmp)
+    digest, _stat = copy_file_at(sdir, sname, ddir, it.tmp)
     if (it.pre.sha256 and digest != it.pre.sha256) or sha256_at(ddir, it.tmp) != digest:
         os.unlink(it.tmp, dir_fd=ddir)
-        raise ConflictError(f"{it.src!r} changed while it was copied; nothing was moved.")
+        raise ConflictError(
+            _("{src!r} changed while it was copied; nothing was moved.", src=it.src)
+        )
     checkpoint("copied")
     try:
         # A copy can take long: before it is published, both folders must still be the ones
@@ -159,7 +173,7 @@ def _is(st: os.stat_result | None, ident: Identity) -> bool:
 
 
 def _sibling(relpath: str, name: str) -> str:
-    head, _, _ = relpath.rpartition("/")
+    head, _sep, _name = relpath.rpartition("/")
     return f"{head}/{name}" if head else name
 
 
@@ -206,8 +220,14 @@ def probe(tree: Tree, it: Intent, post: Identity | None) -> State:
         if s is not None:
             return State.NOT_DONE  # whatever is at src now is the person's; we never acted
         raise ConflictError(
-            f"cannot tell whether moving {it.src!r} to {it.dst!r} happened: neither place holds "
-            "the file the journal recorded; nothing was changed, check both places by hand."
+            _(
+                (
+                    "cannot tell whether moving {src!r} to {dst!r} happened: neither place holds "
+                    "the file the journal recorded; nothing was changed, check both places by hand."
+                ),
+                src=it.src,
+                dst=it.dst,
+            )
         )
     assert it.tmp is not None
     leftovers = any(
@@ -220,8 +240,15 @@ def probe(tree: Tree, it: Intent, post: Identity | None) -> State:
     if published:
         return State.DONE
     raise ConflictError(
-        f"cannot tell whether copying {it.src!r} to {it.dst!r} happened: the source is gone and "
-        "the destination does not hold its bytes; nothing was changed, check both by hand."
+        _(
+            (
+                "cannot tell whether copying {src!r} to {dst!r} happened: the source is gone "
+                "and the destination does not hold its bytes; nothing was changed, check both "
+                "by hand."
+            ),
+            src=it.src,
+            dst=it.dst,
+        )
     )
 
 
@@ -271,9 +298,11 @@ def _bring_source_back(
         return
     # The source was unlinked after its copy was verified: copy the bytes back the safe way.
     tmp = _back_tmp(it)
-    digest, _ = copy_file_at(ddir, dname, sdir, tmp)
+    digest, _stat = copy_file_at(ddir, dname, sdir, tmp)
     if digest != it.pre.sha256 or sha256_at(sdir, tmp) != digest:
         os.unlink(tmp, dir_fd=sdir)
-        raise ConflictError(f"copying {it.dst!r} back to {it.src!r} did not verify; try again.")
+        raise ConflictError(
+            _("copying {dst!r} back to {src!r} did not verify; try again.", dst=it.dst, src=it.src)
+        )
     rename_noreplace(sdir, tmp, sdir, sname)
     os.fsync(sdir)

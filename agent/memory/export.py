@@ -14,6 +14,7 @@ from typing import Any
 from actions.tree import Tree
 from agent.chatlog import ASSISTANT, PERSON, log_names, parse, read_log
 from policies.errors import BadArgumentError
+from policies.i18n import _
 
 FORMATS = ("chatml", "alpaca")
 
@@ -24,7 +25,7 @@ def _turns(data: bytes) -> list[tuple[str, str]]:
     for p in parse(data, final=True):
         if p.kind == "turn":
             turns.setdefault(p.turn, (p.speaker, []))[1].append(p.text)
-    return [(speaker, "\n\n".join(parts)) for _, (speaker, parts) in sorted(turns.items())]
+    return [(speaker, "\n\n".join(parts)) for _key, (speaker, parts) in sorted(turns.items())]
 
 
 def pairs(root: Path) -> list[tuple[str, str]]:
@@ -49,7 +50,7 @@ def pairs(root: Path) -> list[tuple[str, str]]:
 
 def export(root: Path, fmt: str) -> list[dict[str, Any]]:
     if fmt not in FORMATS:
-        raise BadArgumentError(f"Unknown export format {fmt!r}; use chatml or alpaca.")
+        raise BadArgumentError(_("Unknown export format {fmt!r}; use chatml or alpaca.", fmt=fmt))
     rows: list[dict[str, Any]] = []
     for prompt, answer in pairs(root):
         if fmt == "chatml":

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from agent.memory.memorize import Memorizer
 from policies.errors import BadArgumentError, ConflictError, NotFoundError
+from policies.i18n import _
 from state.memory import MemoryRecord, MemoryStore
 from state.memory.normalize import NEGATIONS, numbers, tag_key, words
 
@@ -126,7 +127,7 @@ def _pairs_of(
         ids, store.neighbours(np.asarray([vecs[i] for i in ids]), NEIGHBOURS), strict=True
     ):
         near += [(me, other) for other, score in hits if other != me and score >= threshold]
-    others = {r.id: r for r in store.get(sorted({o for _, o in near} - records.keys()))}
+    others = {r.id: r for r in store.get(sorted({o for _score, o in near} - records.keys()))}
     others.update(records)
     pairs: set[tuple[str, str]] = set()
     for me, other in near:
@@ -167,12 +168,15 @@ def _load(
 ) -> tuple[MemoryRecord, list[MemoryRecord]]:
     others = [i for i in dict.fromkeys(other_ids) if i != keep_id]
     if not others:
-        raise BadArgumentError("Name at least one other memory to merge into the kept one.")
+        raise BadArgumentError(_("Name at least one other memory to merge into the kept one."))
     found = {r.id: r for r in store.get([keep_id, *others])}
     missing = [i for i in [keep_id, *others] if i not in found]
     if missing:
         raise NotFoundError(
-            f"No active memory has id {missing[0]}; run `alma-ctl memory list` to see them."
+            _(
+                "No active memory has id {value}; run `alma-ctl memory list` to see them.",
+                value=missing[0],
+            )
         )
     return found[keep_id], [found[i] for i in others]
 
@@ -211,12 +215,12 @@ def unmerge(store: MemoryStore, raw: dict[str, Any]) -> None:
         others = [MemoryRecord.model_validate(o) for o in record.others]
     except ValueError as exc:
         raise BadArgumentError(
-            f"This is not a merge record ({exc}); pass the one merge returned."
+            _("This is not a merge record ({exc}); pass the one merge returned.", exc=exc)
         ) from None
     with store.lock:
         where = store.find(keep.id)
         if where is None:
-            raise ConflictError(f"Memory {keep.id} no longer exists; nothing was changed.")
+            raise ConflictError(_("Memory {id} no longer exists; nothing was changed.", id=keep.id))
         store.update([keep], archived=where[1])
         archived = [o for o in others if (f := store.find(o.id)) is not None and f[1]]
         store.move(archived, to_archive=False)

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from policies import limits as L
 from policies.errors import BadArgumentError
+from policies.i18n import _
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -68,5 +69,5 @@ def parse(model: type[M], **values: Any) -> M:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"]) or "arguments"
         raise BadArgumentError(
-            f"Argument {where}: {err['msg'].lower()}; fix it and retry."
+            _("Argument {where}: {lower}; fix it and retry.", where=where, lower=err["msg"].lower())
         ) from None

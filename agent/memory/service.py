@@ -32,6 +32,7 @@ from agent.memory.rules import THEMES, derive
 from agent.memory.search import search as hybrid_search
 from policies import limits as L
 from policies.errors import NotFoundError
+from policies.i18n import _
 from policies.layout import RootLayout
 from policies.modes import PRIVATE_DIR
 from state.memory import MemoryRecord, MemoryStateDB, MemoryStore, get_embedder, layer_for
@@ -337,7 +338,10 @@ class MemoryService:
         found = self.store.find(memory_id) if memory_id else None
         if found is None:
             raise NotFoundError(
-                f"No memory has id {memory_id!r}; run `alma-ctl memory list` to see the ids."
+                _(
+                    "No memory has id {memory_id!r}; run `alma-ctl memory list` to see the ids.",
+                    memory_id=memory_id,
+                )
             )
         return found
 

@@ -26,6 +26,7 @@ from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.utils.embedding_functions import register_embedding_function
 
 from policies.errors import ConfigError
+from policies.i18n import _
 
 Vectors = npt.NDArray[np.float32]
 
@@ -184,7 +185,13 @@ def get_embedder(name: str) -> Embedder:
             factory = _FACTORIES.get(name)
             if factory is None:
                 known = ", ".join(sorted(_FACTORIES))
-                raise ConfigError(f"Unknown embedder {name!r}; set embedder to one of: {known}.")
+                raise ConfigError(
+                    _(
+                        "Unknown embedder {name!r}; set embedder to one of: {known}.",
+                        name=name,
+                        known=known,
+                    )
+                )
             _LOADED[name] = factory()
         return _LOADED[name]
 

@@ -22,6 +22,7 @@ from urllib.parse import urlparse
 import numpy as np
 
 from policies.errors import ConfigError, UnavailableError
+from policies.i18n import _
 from state.memory.embedder import AlmaEmbeddingFunction, Embedder, Vectors
 from state.memory.models import MemoryRecord
 from state.memory.normalize import lexical_text, project_key, tag_key
@@ -52,14 +53,20 @@ def _client(path: Path, url: str | None) -> Any:
         return chromadb.PersistentClient(path=str(path), settings=settings)
     parsed = urlparse(url if "://" in url else f"http://{url}")
     if not parsed.hostname:
-        raise ConfigError(f"chroma_url {url!r} has no host; write it as http://HOST:PORT.")
+        raise ConfigError(
+            _("chroma_url {url!r} has no host; write it as http://HOST:PORT.", url=url)
+        )
     ssl = parsed.scheme == "https"
     port = parsed.port or (443 if ssl else 8000)
     try:
         return chromadb.HttpClient(host=parsed.hostname, port=port, ssl=ssl, settings=settings)
     except Exception as exc:  # chromadb raises plain ValueError/ConnectError here
         raise UnavailableError(
-            f"The Chroma server at {url} does not answer ({exc}); start it or fix chroma_url."
+            _(
+                ("The Chroma server at {url} does not answer ({exc}); start it or fix chroma_url."),
+                url=url,
+                exc=exc,
+            )
         ) from exc
 
 
@@ -97,8 +104,15 @@ class MemoryStore:
         built_with = (col.metadata or {}).get("embedder", emb.name)
         if built_with != emb.name:
             raise ConfigError(
-                f"The memory store was built with the embedder {built_with!r}, not {emb.name!r}; "
-                f"set embedder back to {built_with!r} or move {name} aside to rebuild it."
+                _(
+                    (
+                        "The memory store was built with the embedder {built_with!r}, not {name!r}; "
+                        "set embedder back to {built_with!r} or move {name2} aside to rebuild it."
+                    ),
+                    built_with=built_with,
+                    name=emb.name,
+                    name2=name,
+                )
             )
         return col
 
@@ -186,7 +200,7 @@ class MemoryStore:
         # No count() first: Chroma answers an empty collection with empty lists, and the count
         # cost 3 ms of every search.
         if n <= 0 or len(vectors) == 0:
-            return [[] for _ in range(len(vectors))]
+            return [[] for _row in range(len(vectors))]
         include = ["documents", "metadatas", "distances"]
         res = self._active.query(
             query_embeddings=np.atleast_2d(vectors),
@@ -235,7 +249,7 @@ class MemoryStore:
         Unfiltered and without documents or metadata: for scans of many vectors, where a
         ``where`` filter and building a record per hit cost four times the HNSW search."""
         if n <= 0 or len(vectors) == 0:
-            return [[] for _ in range(len(vectors))]
+            return [[] for _row in range(len(vectors))]
         res = self._active.query(
             query_embeddings=np.atleast_2d(vectors), n_results=n, include=["distances"]
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import threading
 from pathlib import Path
 
@@ -197,3 +198,48 @@ def test_folder_names_are_distinct_and_valid_in_every_language() -> None:
         assert len({name.casefold() for name in names}) == len(names), lang
         for name in names:
             assert name and "/" not in name and name not in (".", "..") and name == name.strip()
+
+
+def _bare_messages(path: Path) -> list[str]:
+    """Errors a person reads, raised with a sentence that bypasses ``_()``: an ``AlmaError``
+    (or the daemon's start ``Refusal``) made from a literal, an f-string or a concatenation."""
+    from policies.errors import ERROR_CLASSES
+
+    names = {cls.__name__ for cls in ERROR_CLASSES.values()} | {"Refusal"}
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if not (isinstance(node, ast.Call) and node.args):
+            continue
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+        first = node.args[0]
+        literal = isinstance(first, ast.JoinedStr | ast.BinOp) or (
+            isinstance(first, ast.Constant) and isinstance(first.value, str)
+        )
+        if name in names and literal:
+            found.append(f"{path.name}:{node.lineno}")
+    return found
+
+
+def test_every_error_a_person_reads_goes_through_the_catalog() -> None:
+    from tests.support.catalog import PACKAGES, REPO
+
+    bare = [
+        where
+        for package in PACKAGES
+        for path in sorted((REPO / package).rglob("*.py"))
+        for where in _bare_messages(path)
+    ]
+    assert bare == [], "wrap these messages in _() and add their Spanish to es.po"
+
+
+def test_the_check_for_bare_messages_finds_one(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        'raise ConflictError(f"{x!r} moved")\n'
+        'raise errors.RefusedError("no")\n'
+        'raise ConflictError(_("{x!r} moved", x=x))\n'
+        "raise ConflictError(message)\n",
+        encoding="utf-8",
+    )
+    assert _bare_messages(sample) == ["sample.py:1", "sample.py:2"]
