@@ -243,3 +243,18 @@ def test_the_check_for_bare_messages_finds_one(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert _bare_messages(sample) == ["sample.py:1", "sample.py:2"]
+
+
+def test_errors_of_the_engine_and_of_the_system_are_spanish_for_a_spanish_person() -> None:
+    import errno
+
+    from actions.safefs import split_relpath
+    from policies.errors import RefusedError, as_alma_error
+
+    with language("es"):
+        with pytest.raises(RefusedError, match="no es una ruta relativa a la raíz de ALMA"):
+            split_relpath("/etc/passwd")
+        full = as_alma_error(OSError(errno.ENOSPC, "No space left on device", "user/a"))
+        assert full.message.startswith("ALMA se detuvo: el disco está lleno"), full.message
+    with pytest.raises(RefusedError, match="is not a path relative to the ALMA root"):
+        split_relpath("/etc/passwd")
