@@ -22,6 +22,7 @@ from agent.model_files import embedded_model_path
 from control.client import Client
 from policies.errors import BadArgumentError, UnavailableError
 from tests.support.daemon import DaemonRoot
+from tests.support.wire import obj
 
 pytestmark = pytest.mark.slow
 
@@ -74,7 +75,7 @@ def test_an_answer_streams_and_both_turns_are_logged(alma: DaemonRoot) -> None:
 def test_cancel_stops_it_busy_meanwhile_and_the_next_message_works(alma: DaemonRoot) -> None:
     alma.set_settings("model", "max_tokens", 4000)
     alma.start()
-    session = client(alma).call("chat.start")["session"]  # type: ignore[index]
+    session = obj(client(alma).call("chat.start"))["session"]
     stream = client(alma).stream(
         "chat.send", session=session, message="Escribe una historia muy larga sobre el mar."
     )
@@ -88,9 +89,9 @@ def test_cancel_stops_it_busy_meanwhile_and_the_next_message_works(alma: DaemonR
             with pytest.raises(UnavailableError) as busy:
                 list(client(alma).stream("chat.send", session=session, message="otra"))
             busy_told.append(busy.value.message)
-            assert client(alma).call("status")["running"] is True  # type: ignore[index]
+            assert obj(client(alma).call("status"))["running"] is True
             stream.cancel()
-    assert stream.result["stopped"] == "cancelled", stream.result  # type: ignore[index]
+    assert obj(stream.result)["stopped"] == "cancelled", stream.result
     assert busy_told and "already answering" in busy_told[0]
     _, result = ask(alma, session, "Hola")
     assert result["stopped"] in ("done", "max_tokens")
@@ -99,7 +100,7 @@ def test_cancel_stops_it_busy_meanwhile_and_the_next_message_works(alma: DaemonR
 def test_hanging_up_stops_the_generation(alma: DaemonRoot) -> None:
     alma.set_settings("model", "max_tokens", 4000)
     alma.start()
-    session = client(alma).call("chat.start")["session"]  # type: ignore[index]
+    session = obj(client(alma).call("chat.start"))["session"]
     stream = client(alma).stream("chat.send", session=session, message="Cuenta hasta mil.")
     for event in stream:
         if event["type"] == "token":
@@ -107,7 +108,7 @@ def test_hanging_up_stops_the_generation(alma: DaemonRoot) -> None:
             break
     # The worker is free again well before 4000 tokens could be written.
     alma.wait_for(
-        lambda: not client(alma).call("model.status")["busy"],  # type: ignore[index]
+        lambda: not obj(client(alma).call("model.status"))["busy"],
         timeout=60,
         what="the cancelled generation to end",
     )
@@ -120,7 +121,7 @@ def test_model_use_refuses_bad_files_and_the_old_model_still_answers(
     alma: DaemonRoot, tmp_path: Path
 ) -> None:
     alma.start()
-    session = client(alma).call("chat.start")["session"]  # type: ignore[index]
+    session = obj(client(alma).call("chat.start"))["session"]
     ask(alma, session, "Hola")  # the embedded model is loaded and answering
     before = client(alma).call("model.status")
     not_gguf = tmp_path / "notes.gguf"
@@ -153,7 +154,7 @@ def test_model_use_switches_and_persists_across_a_restart(alma: DaemonRoot, tmp_
     assert status["path"] == str(copy) and status["loaded"] is True
     alma.restart()
     assert alma.ok("model", "status")["path"] == str(copy)
-    session = client(alma).call("chat.start")["session"]  # type: ignore[index]
+    session = obj(client(alma).call("chat.start"))["session"]
     _, result = ask(alma, session, "Hola")
     assert result["model"] == "mio"
 
@@ -171,7 +172,7 @@ def test_without_a_model_chat_says_how_to_get_one_and_commands_work(alma: Daemon
 def test_other_commands_answer_while_the_model_generates(alma: DaemonRoot) -> None:
     alma.set_settings("model", "max_tokens", 4000)
     alma.start()
-    session = client(alma).call("chat.start")["session"]  # type: ignore[index]
+    session = obj(client(alma).call("chat.start"))["session"]
     stream = client(alma).stream("chat.send", session=session, message="Cuenta hasta mil.")
     answered: list[object] = []
 
@@ -184,4 +185,4 @@ def test_other_commands_answer_while_the_model_generates(alma: DaemonRoot) -> No
             worker.start()
             worker.join(60)
             stream.cancel()
-    assert answered and answered[0]["model"]["busy"] is True  # type: ignore[index]
+    assert answered and obj(answered[0])["model"]["busy"] is True

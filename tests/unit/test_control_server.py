@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -91,7 +92,7 @@ def server(make_server: Callable[..., ControlServer]) -> ControlServer:
     return make_server()
 
 
-def raw_exchange(path: Path, payload: bytes, timeout: float = 5.0) -> list[dict[str, object]]:
+def raw_exchange(path: Path, payload: bytes, timeout: float = 5.0) -> list[dict[str, Any]]:
     """Send raw bytes, half-close, and return every answer line the server sent."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
         conn.settimeout(timeout)
@@ -211,7 +212,7 @@ def test_server_refuses_invalid_requests_before_dispatch(
         b'{"v":1,"id":6,"cmd":"status"}\r',
     ]
     answers = raw_exchange(server.socket_path, b"\n".join(lines) + b"\n")
-    codes = [(a["id"], a["error"]["code"] if not a["ok"] else 0) for a in answers]  # type: ignore[index]  # a wire answer is JSON: indexing it is the assertion
+    codes = [(a["id"], a["error"]["code"] if not a["ok"] else 0) for a in answers]
     assert codes == [
         (1, ErrorCode.UNKNOWN_COMMAND),
         (2, ErrorCode.BAD_ARGUMENT),
@@ -230,9 +231,9 @@ def test_oversized_request_and_answer(
     server = make_server(max_request_bytes=1000, max_response_bytes=2000)
     big = b'{"v":1,"id":1,"cmd":"status","args":{"x":"' + b"a" * 2000 + b'"}}\n'
     answers = raw_exchange(server.socket_path, big + b'{"v":1,"id":2,"cmd":"status"}\n')
-    assert len(answers) == 1 and answers[0]["error"]["code"] == ErrorCode.TOO_LARGE  # type: ignore[index]  # a wire answer is JSON: indexing it is the assertion
+    assert len(answers) == 1 and answers[0]["error"]["code"] == ErrorCode.TOO_LARGE
     no_newline = b"x" * 5000  # never ends: refused as soon as it passes the limit
-    assert raw_exchange(server.socket_path, no_newline)[0]["error"]["code"] == ErrorCode.TOO_LARGE  # type: ignore[index]  # a wire answer is JSON: indexing it is the assertion
+    assert raw_exchange(server.socket_path, no_newline)[0]["error"]["code"] == ErrorCode.TOO_LARGE
     fake.results["history"] = ["x" * 3000]
     with pytest.raises(AlmaError, match="too large") as info:
         Client(server.socket_path, 5).call("history")

@@ -15,6 +15,7 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -76,7 +77,7 @@ def send_line(conn: socket.socket, request_id: int, cmd: str, **args: object) ->
     conn.sendall(protocol.encode_request(request_id, cmd, args))
 
 
-def read_lines(conn: socket.socket) -> Iterator[dict[str, object]]:
+def read_lines(conn: socket.socket) -> Iterator[dict[str, Any]]:
     buffer = b""
     while True:
         while b"\n" not in buffer:
@@ -121,7 +122,7 @@ def test_cancel_line_stops_the_generation_and_is_answered_after_it(base: Path) -
         send_line(conn, 2, "chat.cancel")
         rest = list(_until_id(lines, 2))
     final, cancel = rest[-2], rest[-1]
-    assert final["id"] == 1 and final["result"]["stopped"] == "cancelled"  # type: ignore[index]
+    assert final["id"] == 1 and final["result"]["stopped"] == "cancelled"
     assert cancel == {"v": 1, "id": 2, "ok": True, "result": {"cancelled": True}}
     assert producer.finished == ["cancelled"]
     assert "chat.cancel" not in producer.calls  # the connection's business, not the dispatcher's
@@ -135,7 +136,7 @@ def test_requests_sent_while_streaming_are_answered_after_it_in_order(base: Path
         lines = list(_until_id(read_lines(conn), 2))
     finals = [line["id"] for line in lines if "stream" not in line]
     assert finals == [1, 2]
-    assert lines[-2]["result"]["stopped"] == "done"  # type: ignore[index]
+    assert lines[-2]["result"]["stopped"] == "done"
 
 
 def test_a_cancel_without_a_stream_cancels_nothing(base: Path) -> None:
@@ -205,7 +206,7 @@ def test_server_close_cancels_a_stream(base: Path) -> None:
     assert producer.finished == ["cancelled"]
 
 
-def _until_id(lines: Iterator[dict[str, object]], last_id: int) -> Iterator[dict[str, object]]:
+def _until_id(lines: Iterator[dict[str, Any]], last_id: int) -> Iterator[dict[str, Any]]:
     for line in lines:
         yield line
         if line.get("id") == last_id and "stream" not in line:
