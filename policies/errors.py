@@ -1,8 +1,9 @@
 """The shared error vocabulary: numbered codes for the wire, one exception class per code.
 
-A leaf module: it imports nothing of the project and nothing outside the standard library, so
-every layer (and the light ``alma-ctl`` client) can use it. Messages are one plain sentence
-that says what happened and what to do; the client turns codes into exit codes.
+Nearly a leaf: of the project it imports only :mod:`policies.i18n` (itself a leaf), and
+nothing outside the standard library, so every layer (and the light ``alma-ctl`` client) can
+use it. Messages are one plain sentence in the person's language that says what happened and
+what to do; the client turns codes into exit codes.
 """
 
 from __future__ import annotations
