@@ -33,6 +33,7 @@ from agent.detectors.logread import TAIL_BYTES, list_logs, read_text
 from agent.detectors.pending import is_promise, sentences
 from agent.model import Complete
 from policies.errors import RefusedError
+from policies.i18n import N_, _, language, ngettext, process_language
 
 _HASHTAG = re.compile(r"(?<![\w#])#([\w-]+)")
 _PROJECT_WORD = re.compile(r"\b((?:proyecto|project)[\w-]+)", re.IGNORECASE)
@@ -97,14 +98,16 @@ def day_facts(root: Path, day: date, *, memory_projects: Sequence[str] = ()) -> 
                 entry["line"] = number
             facts.failures += sorted(seen.values(), key=lambda e: -int(e["count"]))
         folders = _user_folders(tree)
-    turns = [p for _, p in paragraphs if p.kind == "turn" and p.seconds is not None]
+    turns = [p for _path, p in paragraphs if p.kind == "turn" and p.seconds is not None]
     if turns:
         facts.first = min(turns, key=lambda p: p.seconds or 0).clock
         facts.last = max(turns, key=lambda p: p.seconds or 0).clock
     person = [(path, p) for path, p in paragraphs if p.by_person]
-    facts.person_turns = len({p.turn for _, p in person if p.kind == "turn"})
-    text = "\n".join(p.text for _, p in person)
-    facts.topics = [t for t, _ in Counter(t.lower() for t in _HASHTAG.findall(text)).most_common()]
+    facts.person_turns = len({p.turn for _path, p in person if p.kind == "turn"})
+    text = "\n".join(p.text for _path, p in person)
+    facts.topics = [
+        t for t, _count in Counter(t.lower() for t in _HASHTAG.findall(text)).most_common()
+    ]
     projects = dict.fromkeys(memory_projects)
     lowered = text.lower()
     for name in folders:
@@ -123,12 +126,12 @@ def day_facts(root: Path, day: date, *, memory_projects: Sequence[str] = ()) -> 
 
 
 _STATUS = {
-    "pending": "pendiente",
-    "accepted": "aceptada",
-    "executed": "aceptada y hecha",
-    "rejected": "rechazada",
-    "failed": "falló",
-    "expired": "caducada",
+    "pending": N_("pending"),
+    "accepted": N_("accepted"),
+    "executed": N_("accepted and done"),
+    "rejected": N_("rejected"),
+    "failed": N_("failed"),
+    "expired": N_("expired"),
 }
 
 
@@ -140,59 +143,107 @@ def render(
     memories: dict[str, int] | None,
     summary: str | None = None,
 ) -> str:
-    """The report of the day, in Spanish, as markdown."""
+    """The report of the day, as markdown, in the daemon's language: it is a file the person
+    reads later, whichever request happened to write it (policies.i18n.process_language)."""
+    with language(process_language()):
+        return _render(facts, suggestions, actions, memories, summary)
+
+
+def _render(
+    facts: DayFacts,
+    suggestions: Sequence[dict[str, Any]],
+    actions: Sequence[dict[str, Any]],
+    memories: dict[str, int] | None,
+    summary: str | None,
+) -> str:
     day = facts.day.isoformat()
-    out = [f"# Análisis del día · {day}", ""]
+    out = [_("# Analysis of the day · {day}", day=day), ""]
     if summary:
         out += [
             summary.strip(),
             "",
-            "_Resumen escrito por el modelo y comprobado con los hechos de abajo._",
+            _("_Summary written by the model and checked against the facts below._"),
             "",
         ]
-    out += ["## El día", ""]
+    out += [_("## The day"), ""]
     if facts.person_turns:
         late = facts.last[:2].isdigit() and int(facts.last[:2]) >= _HOURS_LATE
-        span = f"Actividad de {facts.first} a {facts.last}"
-        out.append(
-            f"- {span}, {facts.person_turns} mensajes tuyos" + (" (hasta tarde)" if late else "")
+        line = ngettext(
+            "- Activity from {first} to {last}, {n} message of yours",
+            "- Activity from {first} to {last}, {n} messages of yours",
+            facts.person_turns,
+            first=facts.first,
+            last=facts.last,
         )
+        out.append(line + (_(" (until late)") if late else ""))
     else:
-        out.append("- No hay conversaciones registradas ese día.")
+        out.append(_("- No conversation was logged that day."))
     if facts.projects:
-        out.append(f"- Proyectos: {', '.join(facts.projects)}")
+        out.append(_("- Projects: {names}", names=", ".join(facts.projects)))
     if facts.topics:
-        out.append(f"- Temas: {', '.join('#' + t for t in facts.topics)}")
-    out += ["", "## Fallos", ""]
+        out.append(_("- Topics: {names}", names=", ".join("#" + t for t in facts.topics)))
+    out += ["", _("## Failures"), ""]
     if facts.failures:
         for f in facts.failures:
             where = f"{f['log']}:{f['line']}" if f.get("line") else f["log"]
-            out.append(f"- {f['count']} × en {where}: {f['example']}")
+            out.append(
+                _(
+                    "- {count} × in {where}: {example}",
+                    count=f["count"],
+                    where=where,
+                    example=f["example"],
+                )
+            )
     else:
-        out.append("- Ningún fallo en los registros de scripts.")
-    out += ["", "## Promesas", ""]
+        out.append(_("- No failure in the scripts' logs."))
+    out += ["", _("## Promises"), ""]
     if facts.promises:
         out += [f"- {p['text']} ({p['where']})" for p in facts.promises]
     else:
-        out.append("- Ninguna.")
-    out += ["", "## Lo que hizo ALMA", ""]
+        out.append(_("- None."))
+    out += ["", _("## What ALMA did"), ""]
     if suggestions:
         for s in suggestions:
-            status = _STATUS.get(str(s["status"]), str(s["status"]))
-            out.append(f"- Sugerencia #{s['id']} ({s['kind']}, {status}): {s['title']}")
+            known = _STATUS.get(str(s["status"]))
+            status = _(known) if known else str(s["status"])
+            out.append(
+                _(
+                    "- Suggestion #{id} ({kind}, {status}): {title}",
+                    id=s["id"],
+                    kind=s["kind"],
+                    status=status,
+                    title=s["title"],
+                )
+            )
     else:
-        out.append("- Ninguna sugerencia nueva.")
+        out.append(_("- No new suggestion."))
     for a in actions:
-        who = "por su cuenta" if a.get("auto") else "aceptada por ti"
         if a.get("undoes"):
-            out.append(f"- acción {a['id']} deshizo la {a['undoes']}")
+            out.append(_("- action {id} undid action {undone}", id=a["id"], undone=a["undoes"]))
+        elif a.get("auto"):
+            out.append(
+                _(
+                    "- action {id} ({kind}, on its own); `alma-ctl undo {id}` undoes it",
+                    id=a["id"],
+                    kind=a["kind"],
+                )
+            )
         else:
             out.append(
-                f"- acción {a['id']} ({a['kind']}, {who}); `alma-ctl undo {a['id']}` la deshace"
+                _(
+                    "- action {id} ({kind}, accepted by you); `alma-ctl undo {id}` undoes it",
+                    id=a["id"],
+                    kind=a["kind"],
+                )
             )
     if memories is not None:
         out.append(
-            f"- Memoria: {memories['added']} recuerdos nuevos ({memories['total']} en total)"
+            ngettext(
+                "- Memory: {n} new memory ({total} in all)",
+                "- Memory: {n} new memories ({total} in all)",
+                memories["added"],
+                total=memories["total"],
+            )
         )
     return "\n".join(out) + "\n"
 

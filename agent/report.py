@@ -17,7 +17,7 @@ from typing import Any
 
 from actions.tree import Tree
 from policies.errors import RefusedError
-from policies.i18n import _
+from policies.i18n import _, language, process_language
 from policies.layout import RootLayout
 from policies.modes import SHARED_DIR, SHARED_FILE, for_person
 
@@ -84,17 +84,21 @@ def write_own(layout: RootLayout, name: str, text: str, *, append: bool, header:
 
 def _op_line(op: dict[str, Any]) -> str:
     if op["op"] == "move":
-        return f"- movido {op['src']} → {op['dst']}"
+        return _("- moved {src} → {dst}", src=op["src"], dst=op["dst"])
     if op["op"] == "trash":
-        return f"- a la papelera: {op['path']}"
+        return _("- to the trash: {path}", path=op["path"])
     if op["op"] == "restore":
-        return f"- recuperado de la papelera: {op['path']}"
+        return _("- back from the trash: {path}", path=op["path"])
     if op["op"] == "mkdir":
-        return f"- carpeta creada: {op['path']}"
+        return _("- folder created: {path}", path=op["path"])
     if op["op"] == "rmdir":
-        return f"- carpeta quitada: {op['path']}"
+        return _("- folder removed: {path}", path=op["path"])
     if op["op"] == "memory_merge":
-        return f"- recuerdos unidos en {op['keep']}: {', '.join(op['merge'])}"
+        return _(
+            "- memories merged into {keep}: {merged}",
+            keep=op["keep"],
+            merged=", ".join(op["merge"]),
+        )
     return f"- {op['op']} {op.get('path', '')}".rstrip()
 
 
@@ -105,31 +109,56 @@ def audit_entry(
     now: datetime,
 ) -> str:
     """One action in ``acciones.md``: what moved from where to where, why, by whom, and the
-    command that undoes it."""
-    who = "ALMA por su cuenta" if action.get("auto") else "la persona"
+    command that undoes it. In the daemon's language: the log is read later, by anyone."""
+    with language(process_language()):
+        return _audit_entry(action, suggestion, ops, now)
+
+
+def _audit_entry(
+    action: dict[str, Any],
+    suggestion: dict[str, Any] | None,
+    ops: Sequence[dict[str, Any]],
+    now: datetime,
+) -> str:
+    who = _("ALMA on its own") if action.get("auto") else _("the person")
     when = now.strftime("%Y-%m-%d %H:%M")
     if action.get("undoes"):
-        head = f"## {when} · acción {action['id']} · deshace la acción {action['undoes']}"
-        why = f"Por qué: lo pidió {who} (`alma-ctl undo`)."
-        undo = "Deshacer: no se deshace un deshacer; vuelve a aceptar la sugerencia si la quieres."
-    else:
-        head = f"## {when} · acción {action['id']} ({action['kind']})"
-        because = (
-            f"la sugerencia {suggestion['id']}: «{suggestion['title']}» ({suggestion['reason']})"
-            if suggestion
-            else "sin sugerencia"
+        head = _(
+            "## {when} · action {id} · undoes action {undone}",
+            when=when,
+            id=action["id"],
+            undone=action["undoes"],
         )
-        why = f"Por qué: {because}. Decidió: {who}."
-        undo = f"Deshacer: `alma-ctl undo {action['id']}`"
+        why = _("Why: {who} asked for it (`alma-ctl undo`).", who=who)
+        undo = _("Undo: an undo is not undone; accept the suggestion again if you want it.")
+    else:
+        head = _(
+            "## {when} · action {id} ({kind})", when=when, id=action["id"], kind=action["kind"]
+        )
+        if suggestion:
+            because = _(
+                "suggestion {id}: «{title}» ({reason})",
+                id=suggestion["id"],
+                title=suggestion["title"],
+                reason=suggestion["reason"],
+            )
+        else:
+            because = _("no suggestion")
+        why = _("Why: {because}. Decided by: {who}.", because=because, who=who)
+        undo = _("Undo: `alma-ctl undo {id}`", id=action["id"])
     shown = [_op_line(op) for op in ops if op["op"] != "keep"]
     if len(shown) > MAX_AUDIT_OPS:
         rest = len(shown) - MAX_AUDIT_OPS
-        shown = [*shown[:MAX_AUDIT_OPS], f"- … y {rest} más (`alma-ctl history`)"]
+        shown = [*shown[:MAX_AUDIT_OPS], _("- … and {n} more (`alma-ctl history`)", n=rest)]
     return "\n".join(["", head, "", *shown, "", why, undo, ""])
 
 
-AUDIT_HEADER = "# Acciones de ALMA\n\nCada cambio que hizo ALMA, por qué y cómo deshacerlo.\n"
+def audit_header() -> str:
+    """The first lines of ``acciones.md`` (the file keeps its name in every language: it is
+    the one the person already knows)."""
+    with language(process_language()):
+        return _("# ALMA's actions\n\nEvery change ALMA made, why, and how to undo it.\n")
 
 
 def append_audit(layout: RootLayout, entry: str) -> None:
-    write_own(layout, AUDIT_LOG, entry, append=True, header=AUDIT_HEADER)
+    write_own(layout, AUDIT_LOG, entry, append=True, header=audit_header())

@@ -182,6 +182,7 @@ def test_the_report_of_an_example_day_has_its_projects_hours_failures_and_promis
 
 
 def test_the_audit_log_lists_an_accepted_organize_and_its_undo(alma: DaemonRoot) -> None:
+    alma.set_settings("", "language", "es")  # the log is in the daemon's language
     alma.start()
     files = alma.messy_folder("user/inbox", 16)
     s = alma.wait_suggestion(kind="organize", target="user/inbox")

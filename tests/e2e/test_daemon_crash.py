@@ -70,6 +70,7 @@ def test_sigkill_mid_action_rolls_back_at_restart_and_the_suggestion_can_be_acce
     alma: DaemonRoot,
 ) -> None:
     alma.policy(thresholds__max_files=FILES * 2)
+    alma.set_settings("", "language", "es")  # the audit log below is read in Spanish
     alma.start()
     folder = alma.root / "user/big"
     alma.messy_folder("user/big", FILES)

@@ -4,16 +4,24 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Sequence
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agent.daily import day_facts, render, summarize, summary_problem
+from agent.report import audit_entry
+from policies import i18n
 
 #: A copy of ../shared/examples/logs, so the suite runs on a fresh machine.
 EXAMPLES = Path(__file__).parents[1] / "data" / "examples" / "logs"
+
+
+@pytest.fixture
+def spanish_daemon(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The daemon's own language (its setting or locale) is Spanish: the report's."""
+    monkeypatch.setattr(i18n, "_process_language", "es")
 
 
 @pytest.fixture
@@ -44,6 +52,7 @@ def test_the_day_from_the_example_logs_has_projects_hours_failures_and_promises(
         assert needle in text, needle
 
 
+@pytest.mark.usefixtures("spanish_daemon")
 def test_a_late_night_is_said_and_a_day_without_logs_says_so(root: Path) -> None:
     facts = day_facts(root, date(2026, 11, 18))
     assert facts.last == "23:58" and facts.failures == []
@@ -53,6 +62,7 @@ def test_a_late_night_is_said_and_a_day_without_logs_says_so(root: Path) -> None
     assert "No hay conversaciones" in render(empty, suggestions=[], actions=[], memories=None)
 
 
+@pytest.mark.usefixtures("spanish_daemon")
 def test_what_alma_did_that_day_is_listed(root: Path) -> None:
     facts = day_facts(root, date(2026, 11, 17))
     text = render(
@@ -105,6 +115,7 @@ def _report(facts: Any, summary: str | None) -> str:
     return render(facts, suggestions=[], actions=[], memories=None, summary=summary)
 
 
+@pytest.mark.usefixtures("spanish_daemon")
 def test_a_faithful_summary_by_the_model_heads_the_report(root: Path) -> None:
     facts = day_facts(root, date(2026, 11, 17))
     model = FakeModel(FAITHFUL)
@@ -149,3 +160,19 @@ def test_without_a_model_the_report_is_extractive(root: Path) -> None:
     quiet = FakeModel(FAITHFUL)
     assert summarize(day_facts(root, date(2026, 11, 1)), quiet, timeout_s=1.0) is None
     assert quiet.calls == []  # a day with nothing to tell is not sent to the model
+
+
+def test_the_report_and_the_audit_log_follow_the_daemons_language_not_the_requests(
+    root: Path,
+) -> None:
+    facts = day_facts(root, date(2026, 11, 1))
+    action = {"id": 7, "kind": "organize", "auto": False, "undoes": None}
+    ops = [{"op": "move", "src": "user/a.pdf", "dst": "user/documentos/a.pdf"}]
+    with i18n.language("es"):  # a Spanish client asked; the daemon's own language is English
+        text = render(facts, suggestions=[], actions=[], memories={"added": 1, "total": 1})
+        entry = audit_entry(action, None, ops, datetime(2026, 11, 1, 9, 30))
+    assert "No conversation was logged that day." in text
+    assert "- Memory: 1 new memory (1 in all)" in text
+    assert "## 2026-11-01 09:30 · action 7 (organize)" in entry
+    assert "- moved user/a.pdf → user/documentos/a.pdf" in entry
+    assert "Why: no suggestion. Decided by: the person." in entry

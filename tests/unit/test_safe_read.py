@@ -21,7 +21,7 @@ from actions.tree import Tree
 from agent.chatlog import MAX_DAY_BYTES
 from agent.memory.export import export
 from agent.memory.service import MemoryService
-from agent.report import append_audit, write_own
+from agent.report import append_audit, audit_header, write_own
 from policies.errors import RefusedError
 from policies.layout import RootLayout
 
@@ -145,5 +145,6 @@ def test_the_report_creates_its_folder_the_analysis_is_replaced_the_audit_append
     append_audit(layout, "\n## acción 1\n")
     append_audit(layout, "\n## acción 2\n")
     audit = (path.parent / "acciones.md").read_text()
-    assert audit.count("# Acciones de ALMA") == 1
+    assert audit.count(audit_header()) == 1  # the header is written once, first
+    assert audit.startswith(audit_header())
     assert audit.index("## acción 1") < audit.index("## acción 2")
