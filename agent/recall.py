@@ -23,6 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from policies.i18n import _
+
 #: Memories listed per role per analysis (principles and decisions are few and short).
 MAX_NOTES = 500
 
@@ -166,20 +168,32 @@ def apply_recall(finding: dict[str, Any], notes: Sequence[MemoryNote]) -> Recall
             if note.kind != finding["kind"] or not _under(target, note.paths[0]):
                 continue
             if note.forbids:
-                why = (
-                    f"rechazaste una sugerencia {note.kind} para {note.paths[0]} diciendo "
-                    f"«{note.reason}» (memoria {note.id})"
+                why = _(
+                    "you rejected a {kind} suggestion for {folder} saying «{reason}» (memory {id})",
+                    kind=note.kind,
+                    folder=note.paths[0],
+                    reason=note.reason,
+                    id=note.id,
                 )
                 return Recall(None, [note.id], why)
-            said = f": «{note.reason}»" if note.reason else ""
-            evidence.append(f"Recuerdo (memoria {note.id}) que rechazaste algo parecido{said}")
+            if note.reason:
+                said = _(
+                    "I remember (memory {id}) that you rejected something like this: «{reason}»",
+                    id=note.id,
+                    reason=note.reason,
+                )
+            else:
+                said = _(
+                    "I remember (memory {id}) that you rejected something like this", id=note.id
+                )
+            evidence.append(said)
             used.append(note.id)
             continue
         if not note.forbids:
             continue
         for folder in note.paths:
             if _under(target, folder):
-                why = f"la memoria {note.id} dice «{note.content.strip()}»"
+                why = _("memory {id} says «{text}»", id=note.id, text=note.content.strip())
                 return Recall(None, [note.id], why)
             if folder not in written:
                 continue
@@ -187,13 +201,18 @@ def apply_recall(finding: dict[str, Any], notes: Sequence[MemoryNote]) -> Recall
             if len(kept) != len(plan):
                 plan = kept
                 evidence.append(
-                    f"Sin tocar {folder}: lo pide la memoria {note.id} («{note.content.strip()}»)"
+                    _(
+                        "Leaving {folder} alone: memory {id} asks for it («{text}»)",
+                        folder=folder,
+                        id=note.id,
+                        text=note.content.strip(),
+                    )
                 )
                 used.append(note.id)
     if len(plan) != len(finding["plan"]):
         plan = _without_orphans(plan)
         if not any(op["op"] in ("move", "trash", "restore") for op in plan):
-            why = f"todo lo que tocaba lo protegen las memorias {', '.join(used)}"
+            why = _("everything it touched is protected by memories {ids}", ids=", ".join(used))
             return Recall(None, used, why)
     if not used:
         return Recall(finding)
