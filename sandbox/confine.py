@@ -230,19 +230,21 @@ def _version(tool: str) -> str:
 
 def _run_probe(backend: Backend) -> tuple[bool, str]:
     if backend is Backend.NONE:
-        return False, "'none' is the absence of a sandbox"
+        return False, _("'none' is the absence of a sandbox")
     if backend is Backend.LANDLOCK:
         try:
             abi = landlock.abi_version()
         except landlock.LandlockError as exc:
             return False, str(exc)
         if abi < landlock.MIN_ABI:
-            return False, f"Landlock ABI {abi} cannot rename across directories (ALMA needs 2+)"
+            return False, _(
+                "Landlock ABI {abi} cannot rename across directories (ALMA needs 2+)", abi=abi
+            )
     tool = ""
     if backend is not Backend.LANDLOCK:
         tool = shutil.which(str(backend)) or ""
         if not tool:
-            return False, f"{backend} is not installed or not on PATH"
+            return False, _("{backend} is not installed or not on PATH", backend=backend)
     with tempfile.TemporaryDirectory(prefix="alma-probe-") as tmp, socket.socket() as listener:
         zone, outside = Path(tmp, "zone"), Path(tmp, "outside")
         zone.mkdir()
@@ -261,21 +263,26 @@ def _run_probe(backend: Backend) -> tuple[bool, str]:
                 stdin=subprocess.DEVNULL,
             )
         except (OSError, subprocess.SubprocessError) as exc:
-            return False, f"the confined test child did not run: {exc}"
+            return False, _("the confined test child did not run: {exc}", exc=exc)
         if done.returncode != 0:
-            why = _last_line(done.stderr) or f"exit status {done.returncode}"
+            why = _last_line(done.stderr) or _("exit status {rc}", rc=done.returncode)
             if "not allowed to use Firejail" in done.stderr:
-                why = f"firejail refuses this user (uid {os.getuid()}): list them in "
-                why += "/etc/firejail/firejail.users"
+                why = _(
+                    "firejail refuses this user (uid {uid}): list them in "
+                    "/etc/firejail/firejail.users",
+                    uid=os.getuid(),
+                )
             return False, why
         if (outside / "escaped").exists():
-            return False, "a write outside the writable directory got through"
+            return False, _("a write outside the writable directory got through")
         if not (zone / "inside").is_file():
-            return False, "the confined test child could not write inside its directory"
+            return False, _("the confined test child could not write inside its directory")
     if backend is Backend.LANDLOCK:
         return True, _last_line(done.stdout) or "landlock"
     net = "new namespace" if backend is Backend.BWRAP else "--net=none"
-    return True, f"{_version(tool)}, network denied ({net}), capabilities dropped"
+    return True, _(
+        "{version}, network denied ({net}), capabilities dropped", version=_version(tool), net=net
+    )
 
 
 @cache
@@ -337,7 +344,7 @@ def choose(preference: str = "auto", *, allow_unconfined: bool = False) -> Confi
         if ok:
             return Confinement(backend, detail)
         reasons.append(f"{backend}: {detail}")
-    why = "no sandbox works here (" + "; ".join(reasons) + ")"
+    why = _("no sandbox works here ({reasons})", reasons="; ".join(reasons))
     if allow_unconfined:
         return _unconfined(why)
     raise UnavailableError(
