@@ -343,7 +343,7 @@ def plan_from_json(text: str) -> list[Op]:
         return [op_from_dict(item) for item in iter_json_array(text)]
     except ValueError as exc:
         raise BadArgumentError(
-            f"the stored plan is not valid JSON ({exc}); it is damaged."
+            _("the stored plan is not valid JSON ({exc}); it is damaged.", exc=exc)
         ) from None
 
 

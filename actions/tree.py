@@ -7,6 +7,7 @@ op acts on the directory that was walked. Walking again after a change goes thro
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from collections.abc import Iterable
