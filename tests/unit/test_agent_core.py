@@ -119,10 +119,12 @@ def test_autonomy_pause_and_lowering_persist_in_the_store(agent: tuple[Agent, Al
 
 
 def test_the_report_uses_the_models_summary_only_when_it_holds(
-    agent: tuple[Agent, AlmaRoot],
+    agent: tuple[Agent, AlmaRoot], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from policies import i18n
     from tests.unit.test_daily import EXAMPLES, FAITHFUL, FakeModel
 
+    monkeypatch.setattr(i18n, "_process_language", "es")  # the report is in the daemon's language
     ag, alma = agent
     for log in EXAMPLES.iterdir():
         alma.write(f"logs/{log.name}", log.read_bytes())
