@@ -19,6 +19,9 @@ Then ``alma-agentd`` starts on that root (memory enabled, as the e2e tests run i
   any alma-ctl command pays: interpreter start, imports, one socket round trip), so the
   difference says where the time goes.
 - The embedder's query alone (in this process), measured apart.
+- The daemon's CPU time (utime + stime of every thread, ``/proc/PID/stat``) over the socket
+  searches and over the socket contexts, per call: what the daemon's work costs, whatever
+  else the machine runs (a loaded machine stretches the wall clock far more than this).
 - The daemon's RSS (``VmRSS`` from ``/proc/PID/status``, peak ``VmHWM``) after the searches.
 
 Ingest rate with the default embedder: a generated day of ``--ingest`` paragraphs (the
@@ -42,6 +45,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_daemon import cpu_seconds
 
 from control.client import Client
 from tests.support.daemon import ALMA_CTL, DaemonRoot
@@ -203,15 +208,19 @@ def bench_size(size: int, queries: int) -> dict[str, float]:
         contexts = [ctl_wall(d, "context", q) for q in qs]
         status = [ctl_wall(d, "status") for _ in range(max(10, queries // 4))]
         sock: list[float] = []
+        cpu0 = cpu_seconds(d.pid)
         for q in qs:
             t = time.perf_counter()
             client.call("memory.search", query=q)
             sock.append(time.perf_counter() - t)
+        sock_cpu = (cpu_seconds(d.pid) - cpu0) / len(qs)
         sock_ctx: list[float] = []
+        cpu0 = cpu_seconds(d.pid)
         for q in qs:
             t = time.perf_counter()
             client.call("context", prompt=q, budget=1500)
             sock_ctx.append(time.perf_counter() - t)
+        ctx_cpu = (cpu_seconds(d.pid) - cpu0) / len(qs)
         stats_t: list[float] = []
         for _ in range(3):
             t = time.perf_counter()
@@ -238,6 +247,8 @@ def bench_size(size: int, queries: int) -> dict[str, float]:
         "ctx_p95": pct(contexts, 0.95),
         "sock_ctx_p50": pct(sock_ctx, 0.5),
         "sock_ctx_p95": pct(sock_ctx, 0.95),
+        "sock_cpu_ms": sock_cpu * 1000,
+        "ctx_cpu_ms": ctx_cpu * 1000,
         "status_p50": pct(status, 0.5),
         "stats_ms": statistics.median(stats_t) * 1000,
         "rss": rss,
@@ -336,7 +347,9 @@ def main() -> int:
         print(
             f"  {size:,}: daemon answered in {r['answered_s']:.1f} s, memory ready after "
             f"{r['loaded_s']:.1f} s; first search {r['cold_ms']:.0f} ms; "
-            f"an analysis after that {r['analyze_s']:.2f} s; memory stats {r['stats_ms']:.0f} ms",
+            f"an analysis after that {r['analyze_s']:.2f} s; memory stats {r['stats_ms']:.0f} ms; "
+            f"the daemon's CPU (all threads) per socket search {r['sock_cpu_ms']:.1f} ms, "
+            f"per socket context {r['ctx_cpu_ms']:.1f} ms",
             flush=True,
         )
     targets = {10_000: 150.0, 100_000: 300.0}

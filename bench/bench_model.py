@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bench_model.py              # everything (a few minutes)
     .venv/bin/python bench/bench_model.py --quick      # fewer runs
+    .venv/bin/python bench/bench_model.py --quick --parts context   # one measure only
 
 1. Model load time (LlamaBackend.load, in this process), the median of ``--runs``.
 2. Time to first token and tokens/s of a 64-token answer (the median of ``--runs``), for each
@@ -128,6 +129,17 @@ def _status_once(d: DaemonRoot) -> float:
     return elapsed
 
 
+def _status_socket(client: Client, n: int) -> list[float]:
+    """``status`` as one socket call from this process: the daemon's own share, without the
+    start of an alma-ctl process (which is what a loaded machine stretches)."""
+    out = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        client.call("status")
+        out.append(time.perf_counter() - t0)
+    return out
+
+
 def bench_status_while_generating(threads: int, runs: int) -> dict[str, float]:
     d = DaemonRoot().init()
     try:
@@ -140,9 +152,10 @@ def bench_status_while_generating(threads: int, runs: int) -> dict[str, float]:
         warm = client.stream("chat.send", session=session, message="Hola")
         for _ in warm:
             pass
-        idle, busy = [], []
+        idle, busy, sock_idle, sock_busy = [], [], [], []
         for _ in range(runs):
             idle.append(_status_once(d))
+            sock_idle += _status_socket(client, 3)
             stream = client.stream(
                 "chat.send", session=session, message="Escribe una historia larguísima."
             )
@@ -158,12 +171,15 @@ def bench_status_while_generating(threads: int, runs: int) -> dict[str, float]:
             started.wait(600)
             assert client.call("model.status")["busy"] is True  # type: ignore[index]
             busy.append(_status_once(d))
+            sock_busy += _status_socket(client, 3)
             stream.cancel()
             reader.join(600)
         return {
             "idle_ms": statistics.median(idle) * 1000,
             "busy_ms": statistics.median(busy) * 1000,
             "ratio": statistics.median(busy) / statistics.median(idle),
+            "sock_idle_ms": statistics.median(sock_idle) * 1000,
+            "sock_busy_ms": statistics.median(sock_busy) * 1000,
         }
     finally:
         d.close()
@@ -200,7 +216,9 @@ def main() -> int:
         s = bench_status_while_generating(t, 5 if args.quick else 15)
         print(
             f"threads={t}: alma-ctl status idle {s['idle_ms']:.0f} ms, while generating "
-            f"{s['busy_ms']:.0f} ms, ratio {s['ratio']:.2f}x (target 1.5x)"
+            f"{s['busy_ms']:.0f} ms, ratio {s['ratio']:.2f}x (target 1.5x); one socket call "
+            f"idle {s['sock_idle_ms']:.1f} ms, while generating {s['sock_busy_ms']:.1f} ms; "
+            f"load average {os.getloadavg()[0]:.1f}"
         )
     print(f"load average at the end {os.getloadavg()[0]:.1f}")
     return 0
