@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from actions.ops import (
+    Edit,
     Keep,
     Mkdir,
     Move,
@@ -18,6 +19,24 @@ from actions.ops import (
 )
 from policies.errors import InvalidStateError
 from policies.i18n import _
+
+
+def inverse_ops(op: Op, post: Mapping[str, Any] | None, aux: Mapping[str, Any]) -> tuple[Op, ...]:
+    """The ops that take ``op`` back, in order: one, except for an edit, whose version ALMA
+    wrote goes to the trash (refused if the person changed it since: ``post``, ctime included)
+    before the old version comes back from the trash, byte for byte and with its mode (the same
+    inode; its hash is checked, its ctime moved with our own rename). Refused, nothing moves:
+    both versions stay where they are."""
+    if isinstance(op, Edit):
+        if post is None or not isinstance(aux.get("trash"), str):
+            raise InvalidStateError(f"the journal has no record of how {op.path!r} was edited.")
+        return (
+            Trash(path=op.path, expect=identity_from_dict(post)),
+            Restore(
+                trash=str(aux["trash"]), path=op.path, expect=op.expect._replace(ctime_ns=None)
+            ),
+        )
+    return (inverse_op(op, post, aux),)
 
 
 def inverse_op(op: Op, post: Mapping[str, Any] | None, aux: Mapping[str, Any]) -> Op:
@@ -61,6 +80,8 @@ def inverse_plan(
             # strictly again, with every other op, where it is executed.
             inverse.append(Move(src=dst, dst=src, expect=identity_from_dict(post)))
         else:
-            inverse.append(inverse_op(op_from_dict(op), post, aux))
+            # Reversed here because the whole list is reversed below: an edit's two inverse
+            # ops must stay in their order (its version to the trash, then the old one back).
+            inverse.extend(reversed(inverse_ops(op_from_dict(op), post, aux)))
     inverse.reverse()
     return inverse

@@ -8,6 +8,9 @@ Paths are relative to the ALMA root and ``/``-separated (contract §3).
 
 from __future__ import annotations
 
+import base64
+import binascii
+import hashlib
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -16,8 +19,9 @@ from typing import Any, Literal, NamedTuple, cast
 
 from policies.errors import BadArgumentError
 from policies.i18n import _
+from policies.limits import EDIT_BYTES
 
-OpName = Literal["mkdir", "move", "trash", "restore", "rmdir", "keep", "memory_merge"]
+OpName = Literal["mkdir", "move", "trash", "restore", "rmdir", "keep", "edit", "memory_merge"]
 OP_NAMES: tuple[OpName, ...] = (
     "mkdir",
     "move",
@@ -25,6 +29,7 @@ OP_NAMES: tuple[OpName, ...] = (
     "restore",
     "rmdir",
     "keep",
+    "edit",
     "memory_merge",
 )
 FileKind = Literal["file", "dir", "symlink", "other"]
@@ -186,6 +191,39 @@ class Keep(Op):
 
 
 @dataclass(frozen=True)
+class Edit(Op):
+    """Replace the regular file ``path`` with ``content``: the old version goes to ALMA's trash
+    (its undo brings it back byte for byte), the new one is published without replacing
+    anything that appeared meanwhile. ``expect`` must carry the old file's sha256: the new
+    content was computed from those bytes. The content travels in the plan (base64 in JSON),
+    so the journal, recovery and ``suggestions show`` all read it from one place."""
+
+    path: str
+    expect: Identity
+    content: bytes
+    op: OpName = field(default="edit", init=False)
+
+    def write_paths(self) -> tuple[str, ...]:
+        return (self.path,)
+
+    def touches_file(self) -> bool:
+        return True
+
+    @property
+    def sha256(self) -> str:
+        """The new content's hash: how recovery tells the new version from any other file."""
+        return hashlib.sha256(self.content).hexdigest()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "op": self.op,
+            "path": self.path,
+            "expect": self.expect.to_dict(),
+            "content_b64": base64.b64encode(self.content).decode("ascii"),
+        }
+
+
+@dataclass(frozen=True)
 class MemoryMerge(Op):
     """Merge near-identical memories into ``keep`` (the others are archived, never deleted).
     Not a file op: the daemon runs it on its own memory store, journaled and undoable; the
@@ -210,6 +248,7 @@ _FIELDS: dict[str, tuple[type[Op], frozenset[str], frozenset[str]]] = {
     "trash": (Trash, frozenset({"path"}), frozenset({"expect"})),
     "restore": (Restore, frozenset({"trash", "path"}), frozenset({"expect"})),
     "keep": (Keep, frozenset({"path", "expect"}), frozenset()),
+    "edit": (Edit, frozenset({"path", "expect", "content_b64"}), frozenset()),
     "memory_merge": (MemoryMerge, frozenset({"keep", "merge"}), frozenset()),
 }
 _IDENTITY_INT = ("dev", "ino", "size", "mtime_ns")
@@ -322,11 +361,41 @@ def op_from_dict(data: Any) -> Op:
                     _("op {name}: merge must be a non-empty list of memory ids.", name=name)
                 )
             kwargs[key] = tuple(value)
+        elif key == "content_b64":
+            kwargs["content"] = _content(value)
         elif not isinstance(value, str):
             raise BadArgumentError(_("op {name}: {key} must be a path (text).", name=name, key=key))
         else:
             kwargs[key] = value
+    if isinstance(kwargs.get("expect"), Identity) and name == "edit":
+        planned: Identity = kwargs["expect"]
+        if planned.kind != "file" or planned.sha256 is None:
+            raise BadArgumentError(
+                "op edit: expect must be a regular file's identity with its sha256; the plan "
+                "is damaged or was made by hand, make it again."
+            )
+    elif name == "edit":
+        raise BadArgumentError("op edit: expect is required; make the plan again.")
     return cls(**kwargs)
+
+
+def _content(value: Any) -> bytes:
+    """An edit's new content: strict base64 of at most EDIT_BYTES bytes."""
+    if not isinstance(value, str) or len(value) > 4 * (EDIT_BYTES // 3 + 1):
+        raise BadArgumentError(
+            f"op edit: content_b64 must be base64 text of at most {EDIT_BYTES} bytes."
+        )
+    try:
+        data = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        raise BadArgumentError(
+            "op edit: content_b64 is not valid base64; the plan is damaged."
+        ) from None
+    if len(data) > EDIT_BYTES:
+        raise BadArgumentError(
+            f"op edit: the new content is {len(data)} bytes, more than {EDIT_BYTES}."
+        )
+    return data
 
 
 def plan_from_list(data: Any) -> list[Op]:

@@ -37,3 +37,6 @@ SEARCH_MAX = 100
 CONTEXT_BUDGET_DEFAULT = 1_500
 CONTEXT_BUDGET_MIN = 50
 CONTEXT_BUDGET_MAX = 32_000
+#: The new content an ``edit`` op carries in its plan (a configuration file, not a data file):
+#: the plan, the journal and ``suggestions show`` all hold it whole.
+EDIT_BYTES = 256 << 10

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from actions.ops import Identity, Keep, Mkdir, Move, Op, Restore, Rmdir, Trash
+from actions.ops import Edit, Identity, Keep, Mkdir, Move, Op, Restore, Rmdir, Trash
 from actions.safefs import NAME_MAX, identity_of, sha256_at, split_relpath, split_relpath_cached
 from actions.tree import Tree, prefixes, still_there
 from policies.errors import AlmaError, ConflictError, RefusedError
@@ -32,7 +32,8 @@ from policies.i18n import _
 from policies.layout import ENGINE_TMP_PREFIX, TRASH, TRASH_PARTS, trash_entry
 from policies.modes import PRIVATE_DIR, PRIVATE_FILE, SHARED_DIR
 from policies.zones import ZoneCheck
-from sandbox import transfer
+from sandbox import edit, transfer
+from sandbox.edit import EditIntent
 from sandbox.transfer import Intent
 from state.journal import Journal
 
@@ -127,6 +128,7 @@ class Prepared(NamedTuple):
 
     op: Op
     intent: Intent | None  # for transfers (move, trash, restore)
+    edit: EditIntent | None = None
 
 
 class Executor:
@@ -180,6 +182,8 @@ class Executor:
                     )
                 self._check_kept(op)
                 prepared.append(Prepared(op, None))
+            elif isinstance(op, Edit):
+                prepared.append(Prepared(op, None, self._prepare_edit(overlay, idx, op)))
             else:
                 prepared.append(Prepared(op, self._prepare_transfer(overlay, idx, op)))
         return prepared
@@ -200,6 +204,37 @@ class Executor:
                 raise ConflictError(
                     _("{path!r}, the file this plan keeps, has other bytes now.", path=op.path)
                 )
+
+    def _prepare_edit(self, overlay: _Overlay, idx: int, op: Edit) -> EditIntent:
+        """The file is still the regular file, with the bytes, the plan's content came from;
+        its folder is real, on the trash's disk (the old version goes there by a rename)."""
+        if op.path in overlay.vacated or op.path in overlay.occupied or op.path in overlay.created:
+            raise ConflictError(f"{op.path!r} is used twice in the plan; nothing was changed.")
+        self._need_dir(overlay, _parent(op.path), op.path)
+        st = self.tree.lstat(op.path)
+        if st is None:
+            raise ConflictError(f"{op.path!r} no longer exists; nothing was changed.")
+        if not stat.S_ISREG(st.st_mode):
+            raise RefusedError(f"{op.path!r} is not a regular file (ALMA never edits links).")
+        if st.st_nlink != 1:
+            raise RefusedError(
+                f"{op.path!r} has {st.st_nlink} hard links: other names share its bytes, so "
+                "ALMA leaves it alone."
+            )
+        now = identity_of(st)
+        fd, name = self.tree.parent(op.path)
+        if not op.expect.same_file(now) or sha256_at(fd, name) != op.expect.sha256:
+            raise ConflictError(
+                f"{op.path!r} changed since the plan was made, so the edit no longer applies; "
+                "it was left alone."
+            )
+        if self._dev_of(overlay, _parent(op.path)) != self._dev_of(overlay, TRASH):
+            raise RefusedError(
+                f"{op.path!r} is on another disk than ALMA's trash, where its old version "
+                "would go; ALMA does not edit it."
+            )
+        overlay.occupied.add(op.path)
+        return EditIntent.plan(op, now._replace(sha256=op.expect.sha256), self.action_id, idx)
 
     def _need_dir(self, overlay: _Overlay, relpath: str, for_path: str) -> None:
         if not overlay.is_dir(self.tree, relpath):
@@ -411,6 +446,14 @@ class Executor:
         if isinstance(op, Keep):
             self._check_kept(op)  # again, right before the ops that rely on it
             return None
+        if isinstance(op, Edit):
+            assert p.edit is not None
+            self.tree.verify(tuple(split_relpath(op.path))[:-1])
+            post = edit.apply(
+                self.tree, p.edit, op.content, lambda label: self.checkpoint(f"op{idx}:{label}")
+            )
+            touched.add(_parent(op.path))
+            return _ident_dict(post)
         if isinstance(op, Rmdir):
             fd, name = self.tree.parent_verified(op.path)
             self.tree.forget(op.path)
@@ -475,12 +518,19 @@ class Executor:
 
     def _write_manifest(self, prepared: Sequence[Prepared]) -> None:
         """Original paths beside the trash entries, so the trash is readable without the DB."""
-        entries = {
+        entries: dict[str, dict[str, Any]] = {
             str(idx): {"from": p.intent.src, "to": p.intent.dst}
             for idx, p in enumerate(prepared)
             if p.intent is not None
             and (p.intent.dst.startswith(TRASH + "/") or p.intent.src_trash is not None)
         }
+        entries.update(
+            {
+                str(idx): {"from": p.edit.path, "to": p.edit.trash, "edited": True}
+                for idx, p in enumerate(prepared)
+                if p.edit is not None
+            }
+        )
         if not entries:
             return
         trash_fd = self.tree.dir(TRASH_PARTS)
@@ -528,17 +578,18 @@ def mount_point_of(path: str, points: Sequence[str]) -> str:
 def _journal_pre(p: Prepared) -> dict[str, Any] | None:
     """The identity validated, for the journal; None (NULL) when it is exactly the op's
     ``expect``, which the journal reads from the plan (state.journal._pre_of)."""
-    if p.intent is None:
+    pre = p.edit.pre if p.edit is not None else p.intent.pre if p.intent is not None else None
+    if pre is None or pre == getattr(p.op, "expect", None):
         return None
-    if p.intent.pre == getattr(p.op, "expect", None):
-        return None
-    return _ident_dict(p.intent.pre)
+    return _ident_dict(pre)
 
 
 def _journal_aux(p: Prepared) -> dict[str, Any] | None:
     """What the journal stores as the op's aux; None (NULL) when it is what the journal derives
     from the op alone (state.journal._aux_of): none for a non-transfer, and for a move or a
     restore on one disk, its source and destination with nothing kept aside."""
+    if p.edit is not None:
+        return p.edit.aux()
     it = p.intent
     if it is None:
         return None

@@ -15,13 +15,14 @@ import stat
 from collections.abc import Callable
 from typing import Any
 
-from actions.ops import Mkdir, Move, Restore, Rmdir, Trash, op_from_dict
+from actions.ops import Edit, Mkdir, Move, Restore, Rmdir, Trash, op_from_dict
 from actions.tree import Tree
 from policies.errors import ConflictError
 from policies.i18n import _
 from policies.layout import TRASH, TRASH_PARTS
 from policies.modes import SHARED_DIR
-from sandbox import transfer
+from sandbox import edit, transfer
+from sandbox.edit import EditIntent
 from sandbox.transfer import Intent
 from state.journal import Journal
 
@@ -57,7 +58,9 @@ def rollback(
                 continue
             checkpoint(f"rollback{row.idx}")
             if stopped_at is None or row.idx < stopped_at:
-                _rollback_one(tree, journal, row.op, row.pre, row.post, row.aux, touched)
+                _rollback_one(
+                    tree, journal, row.op, row.pre, row.post, row.aux, touched, checkpoint
+                )
             elif row.idx == stopped_at:
                 _clean_failed(tree, row.op, row.pre, row.aux)
             marks.append(row.idx)
@@ -91,8 +94,13 @@ def _rollback_one(
     post: dict[str, Any] | None,
     aux: dict[str, Any],
     touched: set[str],
+    checkpoint: Checkpoint = _no_checkpoint,
 ) -> None:
     op = op_from_dict(raw_op)
+    if isinstance(op, Edit):
+        if aux:  # no aux: its intent was never written, so nothing happened
+            edit.rollback(tree, EditIntent.from_row(op, pre, aux), checkpoint)
+        return
     if isinstance(op, Mkdir):
         st = tree.lstat(op.path)
         if st is None:
@@ -137,7 +145,16 @@ def _clean_failed(
 ) -> None:
     """Take back what is left of the op that raised: a transfer's temp or copy. A mkdir or rmdir
     that raised did nothing; a source missing from both places was removed by someone else."""
-    if pre is None or not isinstance(op_from_dict(raw_op), Move | Trash | Restore):
+    op = op_from_dict(raw_op)
+    if isinstance(op, Edit):
+        if aux:
+            # An edit that raised put its old version back, except when a new file appeared
+            # at its path: that one is kept, the old version stays in the trash (its error
+            # said so).
+            with contextlib.suppress(ConflictError):
+                edit.rollback(tree, EditIntent.from_row(op, pre, aux))
+        return
+    if pre is None or not isinstance(op, Move | Trash | Restore):
         return
     it = Intent.from_row(aux, pre)
     try:

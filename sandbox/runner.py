@@ -116,12 +116,18 @@ def unfinished(journal: Journal, action_id: int, cause: str, stopped_at: int | N
     moved: list[str] = []
     unsure = False
     for row in journal.rows(action_id):
-        if row.state == "rolled_back" or row.op.get("op") not in TRANSFERS:
+        edited = row.op.get("op") == "edit"
+        if row.state == "rolled_back" or (row.op.get("op") not in TRANSFERS and not edited):
             continue
         if stopped_at is not None and row.idx > stopped_at:
             continue  # never started
         unsure = unsure or row.state != "done"
-        moved.append(f"{row.aux['src']} -> {row.aux['dst']}")
+        if edited:
+            moved.append(
+                f"{row.op.get('path')} (edited; its old version is in {row.aux.get('trash')})"
+            )
+        else:
+            moved.append(f"{row.aux['src']} -> {row.aux['dst']}")
     command = f"`alma-ctl undo {action_id}`"
     if not moved:
         return _(

@@ -96,8 +96,11 @@ MIGRATIONS = (
     ALTER TABLE actions ADD COLUMN trash_emptied_at TEXT
     """,
 )
-#: Ops that move one file; the others (mkdir, rmdir, keep, memory ops) have no pre or aux.
+#: Ops that move one file; the others (mkdir, rmdir, keep, memory ops) have no pre or aux,
+#: except an edit (its aux is always stored: where its temp file and the old version go).
 TRANSFERS = frozenset({"move", "trash", "restore"})
+#: Ops whose NULL pre is the op's ``expect``.
+_EXPECTING = TRANSFERS | {"edit"}
 #: A transfer whose aux is NULL in the journal: same disk, nothing kept aside (see _aux_of).
 PLAIN_TRANSFER = {"xdev": False, "tmp": None, "src_trash": None}
 
@@ -139,7 +142,7 @@ def _pre_of(op: dict[str, Any], text: str | None) -> Any:
     when the identity it validated is exactly that); other ops have none."""
     if text is not None:
         return json.loads(text)
-    return op.get("expect") if op.get("op") in TRANSFERS else None
+    return op.get("expect") if op.get("op") in _EXPECTING else None
 
 
 def compact_aux(op: dict[str, Any], aux: dict[str, Any]) -> dict[str, Any] | None:
