@@ -52,7 +52,7 @@ class Api:
             "status": lambda a: self.status(),
             "analyze": self.analyze,
             "suggestions.list": lambda a: agent.store.list(status=a.get("status"), all_=a["all"]),
-            "suggestions.show": lambda a: shown(agent.store.get(a["id"]), all_ops=a["all"]),
+            "suggestions.show": lambda a: shown(agent.show(a["id"]), all_ops=a["all"]),
             "suggestions.accept": lambda a: agent.accept(a["id"]),
             "suggestions.reject": lambda a: agent.reject(a["id"], a.get("reason")),
             "autonomy.off": lambda a: agent.autonomy.off(),

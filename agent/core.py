@@ -25,7 +25,7 @@ from agent.model import Complete
 from agent.recall import MemoryNote, recall_notes, rejection_memory
 from agent.reminders import Reminders, plan_words
 from agent.track import ANY_FOLDER, UNDOS_TO_STOP, TrackRecord
-from policies.decide import PlanFacts, RunContext, Verdict, decide
+from policies.decide import PlanFacts, RunContext, Verdict, ZoneCheck, decide
 from policies.errors import (
     AlmaError,
     BadArgumentError,
@@ -112,7 +112,10 @@ class Agent:
         if finding["kind"] == "long_hours":
             when = datetime.fromtimestamp(self.clock())
             return {**finding, "evidence": [*finding["evidence"], plan_words(when)]}
-        return diagnose.explain_failure(self.layout.root, finding)
+        zones = ZoneCheck.of(self.policy())
+        return diagnose.explain_failure(
+            self.layout.root, finding, writable=lambda path: zones.problem(path) is None
+        )
 
     def remind_due(self) -> list[dict[str, Any]]:
         """Show the reminders that are due as desktop notifications (the schedule calls it)."""
@@ -343,7 +346,9 @@ class Agent:
         the same plan with today's identities; if the finding is gone, the suggestion expired."""
         for finding in self.detect(self.clock()):
             if finding.fingerprint == row["fingerprint"]:
-                plan = json.dumps(finding.to_dict()["plan"], ensure_ascii=False)
+                # The plan the analysis would propose now (a config fix is read from the files).
+                fresh = self._explain(finding.to_dict())["plan"]
+                plan = json.dumps(fresh, ensure_ascii=False)
                 self.store.update(row["id"], plan=plan)
                 return self.store.row(row["id"])
         message = _(
@@ -353,6 +358,12 @@ class Agent:
         )
         self.store.update(row["id"], status="expired", error=message)
         raise ConflictError(message)
+
+    def show(self, sid: int) -> dict[str, Any]:
+        """A suggestion whole; an edit in its plan comes with its diff (``diffs``)."""
+        shown = self.store.get(sid)
+        diffs = diagnose.edit_diffs(self.layout.root, shown.get("plan") or [])
+        return {**shown, "diffs": diffs} if diffs else shown
 
     def reject(self, sid: int, reason: str | None) -> dict[str, Any]:
         with self._lock:

@@ -6,24 +6,33 @@ never through a link), and the configuration files beside it
 (``*.conf``, ``*.cfg``, ``*.ini``, ``*.toml``, ``*.yaml``, ``*.yml``, ``*.json``, ``*.env``).
 When the failing lines name an absolute path that does not exist, a configuration line names
 that same path, and the folder above it holds one close name (a typo, a renamed disk), the
-suggestion says so with the file, the line, and the value it should probably have. The change
-itself stays the person's to make (an empty plan).
+suggestion says so with the file, the line, and the value it should probably have.
+
+When that is the whole story (one wrong path with one close name, named on exactly one line of
+one configuration file in a writable zone), the plan is an ``edit`` of that file changing only
+that value: the bytes of every other line, the encoding and the line endings are kept, and
+undo brings the file back byte for byte. No model is needed. Anything less certain stays a
+note, the change the person's to make (an empty plan).
 """
 
 from __future__ import annotations
 
 import difflib
+import hashlib
 import os
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
+from actions.ops import Edit, Identity, plan_from_list
 from actions.scan import read_file, scan_tree
 from actions.tree import Tree
 from policies import limits as L
 from policies.errors import RefusedError
 from policies.i18n import _
+from policies.limits import EDIT_BYTES
 
 _SCRIPT_EXTS = ("sh", "py", "pl", "rb", "js", "ts", "php", "bash", "ps1")
 _SCRIPT = re.compile(rf"(?<![\w/.-])([\w.-]+\.(?:{'|'.join(_SCRIPT_EXTS)}))\b")
@@ -47,7 +56,19 @@ def _find_script(tree: Tree, names: list[str]) -> str | None:
     return None
 
 
-def _configs(tree: Tree, script: str) -> list[tuple[str, str]]:
+class _Config(NamedTuple):
+    path: str
+    data: bytes
+    #: The file as read, sha256 included; None when the read is not the whole file as scanned
+    #: (it changed in between, or is longer than read): then it is never edited.
+    identity: Identity | None
+
+    @property
+    def text(self) -> str:
+        return self.data.decode("utf-8", errors="replace")
+
+
+def _configs(tree: Tree, script: str) -> list[_Config]:
     folder = script.rpartition("/")[0]
     try:
         scan = scan_tree(tree, folder, now=time.time(), settle_seconds=None, max_depth=0)
@@ -57,9 +78,47 @@ def _configs(tree: Tree, script: str) -> list[tuple[str, str]]:
     for f in scan.files:
         if f.path.rpartition("/")[0] == folder and f.name.endswith(_CONFIG_EXT):
             read = read_file(tree, f.path, limit=_CONFIG_BYTES)
-            if read is not None:
-                out.append((f.path, read.data.decode("utf-8", errors="replace")))
+            if read is None:
+                continue
+            whole = (len(read.data), read.size, read.mtime_ns) == (
+                f.identity.size,
+                f.identity.size,
+                f.identity.mtime_ns,
+            )
+            sha = hashlib.sha256(read.data).hexdigest()
+            out.append(
+                _Config(f.path, read.data, f.identity._replace(sha256=sha) if whole else None)
+            )
     return sorted(out)
+
+
+def _fixed(config: _Config, missing: str, close: str) -> bytes | None:
+    """The file with ``missing`` replaced by ``close`` on its one line that names it, every
+    other byte kept (encoding, line endings); None unless exactly one line names it."""
+    wrong, right = os.fsencode(missing), os.fsencode(close)
+    # The whole path, not a prefix of a longer one (/media/disco in /media/disco2).
+    pattern = re.compile(re.escape(wrong) + rb"(?![\w.+-])")
+    lines = config.data.splitlines(keepends=True)
+    hits = [i for i, line in enumerate(lines) if pattern.search(line)]
+    if len(hits) != 1:
+        return None
+    lines[hits[0]] = pattern.sub(lambda _m: right, lines[hits[0]])
+    return b"".join(lines)
+
+
+def _fix_plan(
+    configs: list[_Config], fixes: list[tuple[str, str, str]], writable: Callable[[str], bool]
+) -> list[Edit]:
+    """The edit that makes the fix, when there is exactly one (config path, missing, close) and
+    its file may be written and was read whole; else nothing."""
+    if len(fixes) != 1:
+        return []
+    path, missing, close = fixes[0]
+    config = next(c for c in configs if c.path == path)
+    if config.identity is None or not writable(path) or len(config.data) > EDIT_BYTES:
+        return []
+    new = _fixed(config, missing, close)
+    return [] if new is None else [Edit(path, config.identity, new)]
 
 
 def _close_name(missing: str) -> str | None:
@@ -72,8 +131,16 @@ def _close_name(missing: str) -> str | None:
     return f"{parent}/{close[0]}" if len(close) == 1 else None
 
 
-def explain_failure(root: Path, finding: dict[str, Any]) -> dict[str, Any]:
-    """The finding with what the files say about it (unchanged when they say nothing)."""
+def _never(relpath: str) -> bool:
+    return False
+
+
+def explain_failure(
+    root: Path, finding: dict[str, Any], *, writable: Callable[[str], bool] = _never
+) -> dict[str, Any]:
+    """The finding with what the files say about it (unchanged when they say nothing), and the
+    plan that fixes it when the files say exactly one thing (see the module's words).
+    ``writable``: whether the policy lets an action write a root-relative path."""
     if finding["kind"] != "repeated_failure":
         return finding
     lines = "\n".join(finding["evidence"])
@@ -89,11 +156,13 @@ def explain_failure(root: Path, finding: dict[str, Any]) -> dict[str, Any]:
             return finding
         configs = _configs(tree, script)
     notes: list[str] = []
+    fixes: list[tuple[str, str, str]] = []
     reason = finding["reason"]
     for missing in dict.fromkeys(paths):
         close = _close_name(missing)
-        for path, text in configs:
-            for number, line in enumerate(text.splitlines(), start=1):
+        for config in configs:
+            path = config.path
+            for number, line in enumerate(config.text.splitlines(), start=1):
                 if missing not in line:
                     continue
                 if close is None:
@@ -107,6 +176,8 @@ def explain_failure(root: Path, finding: dict[str, Any]) -> dict[str, Any]:
                     )
                     continue
                 fixed = line.replace(missing, close).strip()
+                if (path, missing, close) not in fixes:
+                    fixes.append((path, missing, close))
                 notes.append(
                     _(
                         "{where}: {line} ({missing} does not exist; {close} does)",
@@ -129,10 +200,60 @@ def explain_failure(root: Path, finding: dict[str, Any]) -> dict[str, Any]:
         return finding
     where = [
         _("The script: {path}", path=script),
-        _("Its configuration: {paths}", paths=", ".join(p for p, _text in configs)),
+        _("Its configuration: {paths}", paths=", ".join(c.path for c in configs)),
     ]
+    plan = _fix_plan(configs, fixes, writable)
+    if plan:
+        path, missing, close = fixes[0]
+        where.append(
+            _(
+                "The plan edits {path}: {missing} becomes {close} on that line only; the old "
+                "version goes to ALMA's trash and `alma-ctl undo` brings it back.",
+                path=path,
+                missing=missing,
+                close=close,
+            )
+        )
     return {
         **finding,
         "evidence": [*finding["evidence"], *where, *notes],
         "reason": reason[: L.REASON_CHARS],
+        "plan": [op.to_dict() for op in plan] if plan else finding["plan"],
+        "files": len(plan) if plan else finding["files"],
     }
+
+
+def _decoded(data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")  # every byte a character: the diff still shows the line
+
+
+def edit_diffs(root: Path, plan: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """For each ``edit`` of a plan, the unified diff of the file as it is now and the content
+    the edit writes (what `suggestions show` prints), or a sentence when the file changed since
+    the plan was made (accepting would refuse)."""
+    edits = [op for op in plan_from_list(plan) if isinstance(op, Edit)]
+    if not edits:
+        return []
+    out = []
+    with Tree(root) as tree:
+        for op in edits:
+            read = read_file(tree, op.path, limit=EDIT_BYTES + 1)
+            if read is None or hashlib.sha256(read.data).hexdigest() != op.expect.sha256:
+                text = _(
+                    "{path} changed since this plan was made; accepting it would change "
+                    "nothing, and a new analysis proposes a fresh plan.",
+                    path=op.path,
+                )
+            else:
+                lines = difflib.unified_diff(
+                    _decoded(read.data).splitlines(keepends=True),
+                    _decoded(op.content).splitlines(keepends=True),
+                    fromfile=f"a/{op.path}",
+                    tofile=f"b/{op.path}",
+                )
+                text = "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+            out.append({"path": op.path, "diff": text})
+    return out

@@ -517,6 +517,8 @@ def _op(op: object) -> str:
         where = f"{op['src']} -> {op['dst']}"
     else:
         where = str(op.get("path", ""))
+    if op.get("op") == "edit":  # its bytes are shown as a diff below the plan
+        return f"{shown:<8} {where}"
     extra = [f"{k}={_cell(v)}" for k, v in op.items() if k not in ("op", "src", "dst", "path")]
     return f"{shown:<8} {where}" + (f"  ({', '.join(extra)})" if extra else "")
 
@@ -529,6 +531,7 @@ _OPS = {
     "restore": N_("restore"),
     "rmdir": N_("rmdir"),
     "keep": N_("keep"),
+    "edit": N_("edit"),
     "memory_merge": N_("merge"),
 }
 
@@ -538,7 +541,8 @@ def _suggestion(value: object) -> str:
         return _fields(value)
     plan = value.get("plan") or []
     evidence = value.get("evidence") or []
-    shown_apart = ("plan", "evidence", "title", "plan_total", "plan_summary")
+    diffs = value.get("diffs") or []
+    shown_apart = ("plan", "evidence", "title", "plan_total", "plan_summary", "diffs")
     head = {k: v for k, v in value.items() if k not in shown_apart}
     title = _("Suggestion {id}: {title}", id=value.get("id"), title=value.get("title", ""))
     lines = [title, _fields(head, "  ")]
@@ -563,6 +567,10 @@ def _suggestion(value: object) -> str:
                 n=total,
             )
         )
+    for change in diffs:
+        if isinstance(change, dict):
+            lines.append(_("Change to {path}:", path=change.get("path")))
+            lines += [f"    {line}" for line in str(change.get("diff", "")).splitlines()]
     return "\n".join(lines)
 
 

@@ -224,6 +224,100 @@ def test_a_failing_script_whose_config_names_a_wrong_path_gets_the_fix_in_its_wo
     alma.stop()
 
 
+def _failing_backup(alma: DaemonRoot) -> tuple[bytes, bytes, Path]:
+    """A script failing three days running on a path its config names; one close name exists.
+    Returns the config's bytes, the bytes the fix should give, and the config's path."""
+    wrong, right = alma.root / "mnt" / "ALMA_RESIST", alma.root / "mnt" / "ALMA_RESISTE"
+    right.mkdir(parents=True)
+    alma.write("user/scripts/backup.sh", b'#!/bin/sh\n. ./backup.conf\nrsync -a ~ "$DEST"\n')
+    # Spanish in latin-1 and CRLF endings, kept byte for byte except the one value.
+    original = f'# destino de la copia (a\xf1o)\r\nDEST="{wrong}"\r\nLOG="{wrong}.log"\r\n'
+    fixed = f'# destino de la copia (a\xf1o)\r\nDEST="{right}"\r\nLOG="{wrong}.log"\r\n'
+    conf = alma.write("user/scripts/backup.conf", original.encode("latin-1"))
+    conf.chmod(0o640)
+    days = [time.strftime("%Y-%m-%d", time.localtime(time.time() - n * DAY)) for n in (3, 2, 1)]
+    lines = [
+        f'{d} 02:00:01 ERROR rsync: change_dir "{wrong}" failed: No such file or directory (2)'
+        for d in days
+    ]
+    alma.write("logs/backup.log", ("\n".join(lines) + "\n").encode())
+    return original.encode("latin-1"), fixed.encode("latin-1"), conf
+
+
+def test_the_wrong_path_in_the_config_is_fixed_by_an_edit_and_undo_gives_the_bytes_back(
+    alma: DaemonRoot,
+) -> None:
+    original, fixed, conf = _failing_backup(alma)
+    alma.start()
+    s = alma.wait_suggestion(kind="repeated_failure", target="logs/backup.log")
+    shown = alma.ok("suggestions", "show", str(s["id"]))
+    (op,) = shown["plan"]
+    assert op["op"] == "edit" and op["path"] == "user/scripts/backup.conf"
+    assert s["files"] == 1
+    (change,) = shown["diffs"]
+    assert change["path"] == "user/scripts/backup.conf"
+    assert f'-DEST="{alma.root}/mnt/ALMA_RESIST"' in change["diff"]
+    assert f'+DEST="{alma.root}/mnt/ALMA_RESISTE"' in change["diff"]
+    words = alma.ctl("suggestions", "show", str(s["id"]), json_out=False)
+    assert words.rc == 0 and "user/scripts/backup.conf" in words.stdout
+    assert f'+DEST="{alma.root}/mnt/ALMA_RESISTE"' in words.stdout
+
+    action = alma.ok("suggestions", "accept", str(s["id"]))
+    assert action["status"] == "done"
+    assert conf.read_bytes() == fixed  # exactly the one line changed
+    assert conf.stat().st_mode & 0o777 == 0o640
+    trash = alma.ok("trash", "list")
+    assert [t["original"] for t in trash] == ["user/scripts/backup.conf"]
+    audit = (alma.root / "logs/alma/acciones.md").read_text(encoding="utf-8")
+    assert "- editado: user/scripts/backup.conf" in audit
+
+    undo = alma.ok("undo")
+    assert undo["undoes"] == action["id"]
+    assert conf.read_bytes() == original  # byte for byte
+    assert conf.stat().st_mode & 0o777 == 0o640
+    assert not list(conf.parent.glob(".alma-tmp-*"))
+    alma.stop()
+
+
+def test_a_config_the_person_changed_is_never_overwritten_and_nothing_is_lost(
+    alma: DaemonRoot,
+) -> None:
+    original, _fixed, conf = _failing_backup(alma)
+    alma.start()
+    s = alma.wait_suggestion(kind="repeated_failure", target="logs/backup.log")
+    # The person fixes it by hand after the suggestion was made: accepting refuses.
+    mine = original.replace(b"ALMA_RESIST", b"ALMA_OTRO")
+    conf.write_bytes(mine)
+    refused = alma.ctl("suggestions", "accept", str(s["id"]))
+    assert refused.rc == 5, refused
+    assert "user/scripts/backup.conf" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+    assert conf.read_bytes() == mine
+
+    assert alma.ok("suggestions", "show", str(s["id"]))["status"] == "expired"
+    alma.stop()
+
+
+def test_undo_refuses_a_config_the_person_changed_after_the_fix_and_both_versions_stay(
+    alma: DaemonRoot,
+) -> None:
+    original, fixed, conf = _failing_backup(alma)
+    alma.start()
+    s = alma.wait_suggestion(kind="repeated_failure", target="logs/backup.log")
+    action = alma.ok("suggestions", "accept", str(s["id"]))
+    assert conf.read_bytes() == fixed
+    later = fixed + b"# y una nota m\xeda\r\n"
+    conf.write_bytes(later)
+    no = alma.ctl("undo", str(action["id"]))
+    assert no.rc == 5, no
+    assert "user/scripts/backup.conf" in no.stderr
+    # Both versions are reachable: the person's in place, the original in ALMA's trash.
+    assert conf.read_bytes() == later
+    (kept,) = [t for t in alma.ok("trash", "list") if t["action"] == action["id"]]
+    assert (alma.root / kept["trash"]).read_bytes() == original
+    alma.stop()
+
+
 def test_long_days_offer_a_break_that_accepting_sets_and_the_chat_can_list(
     alma: DaemonRoot,
 ) -> None:

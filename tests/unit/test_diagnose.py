@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
+from actions.ops import Edit, plan_from_list
 from agent.diagnose import explain_failure
 from policies.i18n import language
 
@@ -40,7 +42,7 @@ def test_a_path_the_error_and_the_config_name_that_does_not_exist_with_a_close_o
     example = f'ERROR rsync: change_dir "{wrong}" failed: No such file or directory (2)'
     with language("es"):  # the finding's words are read in Spanish, whatever the locale
         out = explain_failure(root, _finding(example))
-    assert out["plan"] == []  # explained; the change is the person's to make
+    assert out["plan"] == []  # nothing writable: explained, the change is the person's to make
     text = "\n".join(out["evidence"])
     assert "user/scripts/backup.sh" in text
     assert f'user/scripts/backup.conf:3: DEST="{wrong}"' in text
@@ -54,3 +56,44 @@ def test_nothing_found_leaves_the_finding_as_it_was(tmp_path: Path) -> None:
     assert explain_failure(root, finding) == finding
     other = _finding('ERROR rsync: change_dir "/no/such/place/at/all" failed')
     assert explain_failure(root, other) == other  # no config names it, no close name
+
+
+def _user_only(relpath: str) -> bool:
+    return relpath.startswith("user/")
+
+
+def test_the_one_wrong_value_becomes_an_edit_of_that_line_only_keeping_bytes_and_endings(
+    tmp_path: Path,
+) -> None:
+    root = _root(tmp_path)
+    wrong = f"{root}/mnt/ALMA_RESIST"
+    conf = root / "user" / "scripts" / "backup.conf"
+    # Latin-1 bytes, CRLF endings, and a longer path that starts with the wrong one.
+    original = f'# copia r\xe1pida\r\nDEST="{wrong}"\r\nOTRO="{wrong}2"\r\nFIN=1'.encode("latin-1")
+    conf.write_bytes(original)
+    example = f'ERROR rsync: change_dir "{wrong}" failed: No such file or directory (2)'
+    out = explain_failure(root, _finding(example), writable=_user_only)
+    (op,) = plan_from_list(out["plan"])
+    assert isinstance(op, Edit) and op.path == "user/scripts/backup.conf"
+    assert op.content == original.replace(
+        f'DEST="{wrong}"'.encode(), f'DEST="{root}/mnt/ALMA_RESISTE"'.encode()
+    )
+    assert op.expect.sha256 == hashlib.sha256(original).hexdigest()
+    assert op.expect.ino == conf.stat().st_ino
+    assert out["files"] == 1
+    assert any("user/scripts/backup.conf" in e and "ALMA_RESISTE" in e for e in out["evidence"])
+
+
+def test_anything_less_certain_stays_a_note(tmp_path: Path) -> None:
+    root = _root(tmp_path)
+    wrong = f"{root}/mnt/ALMA_RESIST"
+    conf = root / "user" / "scripts" / "backup.conf"
+    example = f'ERROR rsync: change_dir "{wrong}" failed: No such file or directory (2)'
+    # Two lines name it: which one is meant is the person's call.
+    conf.write_text(f'DEST="{wrong}"\nCOPIA="{wrong}"\n')
+    assert explain_failure(root, _finding(example), writable=_user_only)["plan"] == []
+    # Two close names (ALMA_RESISTE and ALMA_RESISTO): no guess.
+    conf.write_text(f'DEST="{wrong}"\n')
+    (root / "mnt" / "ALMA_RESISTO").mkdir()
+    out = explain_failure(root, _finding(example), writable=_user_only)
+    assert out["plan"] == []

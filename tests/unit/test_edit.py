@@ -201,3 +201,27 @@ def test_edit_and_undo_under_the_real_confinement(alma: AlmaRoot) -> None:
         assert stat.S_IMODE(alma.path(CONF).stat().st_mode) == 0o640
     finally:
         engine.journal.close()
+
+
+def test_suggestions_show_prints_an_edit_as_its_diff_with_controls_escaped(alma: AlmaRoot) -> None:
+    from agent.diagnose import edit_diffs
+    from control.ctl import render_result
+    from policies.i18n import language
+
+    hostile = NEW + b"\x1b]0;pwned\x07\r\n"
+    op = edit(alma, CONF, hostile)
+    (change,) = edit_diffs(alma.root, [op.to_dict()])
+    assert change["path"] == CONF
+    assert "-destino = /media/discoo/copias" in change["diff"]
+    assert "+destino = /media/disco/copias" in change["diff"]
+    shown = {"id": 4, "title": "t", "plan": [op.to_dict()], "evidence": [], "diffs": [change]}
+    with language("es"):
+        text = render_result("suggestions.show", {"id": 4}, shown)
+    assert f"editar   {CONF}" in text and "content_b64" not in text
+    assert f"Cambio en {CONF}:" in text and "+destino = /media/disco/copias" in text
+    assert "\x1b" not in text and "\\x1b]0;pwned" in text
+    # The file changed since the plan: no diff, the sentence that accepting would refuse.
+    alma.path(CONF).write_bytes(b"otra cosa\n")
+    with language("es"):
+        (stale,) = edit_diffs(alma.root, [op.to_dict()])
+    assert "cambió desde que se hizo este plan" in stale["diff"]
