@@ -25,7 +25,7 @@ from agent.model import Complete
 from agent.recall import MemoryNote, recall_notes, rejection_memory
 from agent.reminders import Reminders, plan_words
 from agent.track import ANY_FOLDER, UNDOS_TO_STOP, TrackRecord
-from policies.decide import PlanFacts, RunContext, Verdict, ZoneCheck, decide
+from policies.decide import PlanFacts, RunContext, Verdict, decide
 from policies.errors import (
     AlmaError,
     BadArgumentError,
@@ -38,6 +38,7 @@ from policies.errors import (
 )
 from policies.i18n import _
 from policies.layout import RootLayout
+from policies.zones import ZoneCheck
 from sandbox.engine import Engine
 from state.db import utcnow
 from state.suggestions import SuggestionStore
@@ -77,7 +78,9 @@ class Agent:
         self.notify = notify
         self.clock = clock
         self.memory = memory
-        self.complete = complete  # the model for the daily report's summary, when one is loaded
+        self.complete = (
+            complete  # the model, when one is loaded: the report's summary, a config fix
+        )
         self.model_timeout_s = model_timeout_s
         self._lock = threading.RLock()
         self.reminders = Reminders(store)
@@ -112,9 +115,13 @@ class Agent:
         if finding["kind"] == "long_hours":
             when = datetime.fromtimestamp(self.clock())
             return {**finding, "evidence": [*finding["evidence"], plan_words(when)]}
-        zones = ZoneCheck.of(self.policy())
+        policy = self.policy()
+        zones = ZoneCheck(policy.zones.writable, policy.zones.read_only)
         return diagnose.explain_failure(
-            self.layout.root, finding, writable=lambda path: zones.problem(path) is None
+            self.layout.root,
+            finding,
+            writable=lambda path: zones.problem(path) is None,
+            complete=self.complete,
         )
 
     def remind_due(self) -> list[dict[str, Any]]:

@@ -12,7 +12,9 @@ When that is the whole story (one wrong path with one close name, named on exact
 one configuration file in a writable zone), the plan is an ``edit`` of that file changing only
 that value: the bytes of every other line, the encoding and the line endings are kept, and
 undo brings the file back byte for byte. No model is needed. Anything less certain stays a
-note, the change the person's to make (an empty plan).
+note, the change the person's to make (an empty plan), unless a model is loaded: then it may
+propose a unified diff of those configuration files, used only when it applies exactly
+(agent.patch) to files in a writable zone beside the script, each read whole.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from typing import Any, NamedTuple
 from actions.ops import Edit, Identity, plan_from_list
 from actions.scan import read_file, scan_tree
 from actions.tree import Tree
+from agent.model import Complete
+from agent.patch import apply_unified_diff
 from policies import limits as L
 from policies.errors import RefusedError
 from policies.i18n import _
@@ -135,12 +139,63 @@ def _never(relpath: str) -> bool:
     return False
 
 
+#: What the model is asked for a repeated failure no rule explains.
+_PROMPT = (
+    "A script on the user's computer fails again and again. You see the failing log lines, the "
+    "script, and its configuration files. If a change to the configuration files fixes the "
+    "cause, answer with only a unified diff of those files (--- a/PATH, +++ b/PATH, @@ hunks "
+    "with exact context lines). If you are not sure, answer NONE. Never change the script."
+)
+_MODEL_TOKENS = 600
+_MODEL_TIMEOUT_S = 60.0
+_SCRIPT_CHARS = 4_000
+
+
+def _model_plan(
+    root: Path,
+    finding: dict[str, Any],
+    script: str,
+    configs: list[_Config],
+    writable: Callable[[str], bool],
+    complete: Complete,
+) -> list[Edit]:
+    """Edits from the model's diff, when it applies exactly to configs it may write; else []."""
+    offered = {
+        c.path: c.data
+        for c in configs
+        if c.identity is not None and writable(c.path) and len(c.data) <= EDIT_BYTES
+    }
+    if not offered:
+        return []
+    with Tree(root) as tree:
+        read = read_file(tree, script, limit=_SCRIPT_CHARS)
+    parts = ["Failing lines:", *finding["evidence"][:20], f"\nScript {script}:"]
+    parts.append(read.data.decode("utf-8", errors="replace") if read else "(unreadable)")
+    for path, data in offered.items():
+        parts += [f"\nConfiguration {path}:", data.decode("utf-8", errors="replace")]
+    answer = complete(
+        [{"role": "system", "content": _PROMPT}, {"role": "user", "content": "\n".join(parts)}],
+        max_tokens=_MODEL_TOKENS,
+        timeout_s=_MODEL_TIMEOUT_S,
+    )
+    changed = apply_unified_diff(answer, offered) if answer else None
+    if not changed:
+        return []
+    identities = {c.path: c.identity for c in configs if c.identity is not None}
+    return [Edit(path, identities[path], data) for path, data in sorted(changed.items())]
+
+
 def explain_failure(
-    root: Path, finding: dict[str, Any], *, writable: Callable[[str], bool] = _never
+    root: Path,
+    finding: dict[str, Any],
+    *,
+    writable: Callable[[str], bool] = _never,
+    complete: Complete | None = None,
 ) -> dict[str, Any]:
     """The finding with what the files say about it (unchanged when they say nothing), and the
     plan that fixes it when the files say exactly one thing (see the module's words).
-    ``writable``: whether the policy lets an action write a root-relative path."""
+    ``writable``: whether the policy lets an action write a root-relative path; ``complete``:
+    the daemon's model, asked only when no rule found the fix."""
     if finding["kind"] != "repeated_failure":
         return finding
     lines = "\n".join(finding["evidence"])
@@ -196,13 +251,17 @@ def explain_failure(
                     close=close,
                     fixed=fixed,
                 )
+    plan = _fix_plan(configs, fixes, writable)
+    if not plan and complete is not None and configs:
+        plan = _model_plan(root, finding, script, configs, writable, complete)
+        if plan:
+            return _with_model_plan(finding, script, configs, notes, reason, plan)
     if not notes:
         return finding
     where = [
         _("The script: {path}", path=script),
         _("Its configuration: {paths}", paths=", ".join(c.path for c in configs)),
     ]
-    plan = _fix_plan(configs, fixes, writable)
     if plan:
         path, missing, close = fixes[0]
         where.append(
@@ -220,6 +279,32 @@ def explain_failure(
         "reason": reason[: L.REASON_CHARS],
         "plan": [op.to_dict() for op in plan] if plan else finding["plan"],
         "files": len(plan) if plan else finding["files"],
+    }
+
+
+def _with_model_plan(
+    finding: dict[str, Any],
+    script: str,
+    configs: list[_Config],
+    notes: list[str],
+    reason: str,
+    plan: list[Edit],
+) -> dict[str, Any]:
+    where = [
+        _("The script: {path}", path=script),
+        _("Its configuration: {paths}", paths=", ".join(c.path for c in configs)),
+        _(
+            "The plan is the model's change to {paths}, checked: it applies exactly to the files "
+            "as they are; `alma-ctl suggestions show` prints it, `alma-ctl undo` takes it back.",
+            paths=", ".join(op.path for op in plan),
+        ),
+    ]
+    return {
+        **finding,
+        "evidence": [*finding["evidence"], *where, *notes],
+        "reason": reason[: L.REASON_CHARS],
+        "plan": [op.to_dict() for op in plan],
+        "files": len(plan),
     }
 
 

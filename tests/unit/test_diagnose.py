@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -97,3 +98,53 @@ def test_anything_less_certain_stays_a_note(tmp_path: Path) -> None:
     (root / "mnt" / "ALMA_RESISTO").mkdir()
     out = explain_failure(root, _finding(example), writable=_user_only)
     assert out["plan"] == []
+
+
+class _FakeModel:
+    """The model's edge: answers what it is given, and records the question."""
+
+    def __init__(self, answer: str | None) -> None:
+        self.answer = answer
+        self.asked: list[str] = []
+
+    def __call__(
+        self,
+        messages: Sequence[dict[str, str]],
+        *,
+        max_tokens: int,
+        json_schema: dict[str, Any] | None = None,
+        timeout_s: float,
+    ) -> str | None:
+        self.asked.append(messages[-1]["content"])
+        return self.answer
+
+
+_MODEL_DIFF = """--- a/user/scripts/backup.conf
++++ b/user/scripts/backup.conf
+@@ -1,2 +1,2 @@
+ # opciones
+-OPTS="--fast"
++OPTS="--archive"
+"""
+
+
+def test_with_a_model_its_diff_becomes_the_plan_only_when_it_applies_exactly(
+    tmp_path: Path,
+) -> None:
+    root = _root(tmp_path)
+    conf = root / "user" / "scripts" / "backup.conf"
+    conf.write_bytes(b'# opciones\r\nOPTS="--fast"\r\n')
+    finding = _finding("ERROR backup.sh: rsync: unknown option --fast")
+    model = _FakeModel(_MODEL_DIFF)
+    out = explain_failure(root, finding, writable=_user_only, complete=model)
+    (op,) = plan_from_list(out["plan"])
+    assert isinstance(op, Edit) and op.content == b'# opciones\r\nOPTS="--archive"\r\n'
+    assert 'OPTS="--fast"' in model.asked[0] and "unknown option" in model.asked[0]
+    assert out["files"] == 1
+    # A diff that does not apply, an answer that is no diff, no answer, or a config the policy
+    # does not let ALMA write: the finding stays as the rules left it.
+    for answer in (_MODEL_DIFF.replace("--fast", "--slow"), "NONE", None):
+        assert explain_failure(root, finding, writable=_user_only, complete=_FakeModel(answer)) == (
+            finding
+        )
+    assert explain_failure(root, finding, complete=_FakeModel(_MODEL_DIFF)) == finding
