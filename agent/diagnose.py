@@ -146,8 +146,10 @@ _PROMPT = (
     "cause, answer with only a unified diff of those files (--- a/PATH, +++ b/PATH, @@ hunks "
     "with exact context lines). If you are not sure, answer NONE. Never change the script."
 )
-_MODEL_TOKENS = 600
-_MODEL_TIMEOUT_S = 60.0
+#: A config fix is a few lines; the wait is short because the analysis (and a daemon asked
+#: to stop meanwhile) waits for it, and a chat turn waits while it generates.
+_MODEL_TOKENS = 400
+_MODEL_TIMEOUT_S = 20.0
 _SCRIPT_CHARS = 4_000
 
 
