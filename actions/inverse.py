@@ -29,7 +29,9 @@ def inverse_ops(op: Op, post: Mapping[str, Any] | None, aux: Mapping[str, Any]) 
     both versions stay where they are."""
     if isinstance(op, Edit):
         if post is None or not isinstance(aux.get("trash"), str):
-            raise InvalidStateError(f"the journal has no record of how {op.path!r} was edited.")
+            raise InvalidStateError(
+                _("the journal has no record of how {path!r} was edited.", path=op.path)
+            )
         return (
             Trash(path=op.path, expect=identity_from_dict(post)),
             Restore(

@@ -371,11 +371,13 @@ def op_from_dict(data: Any) -> Op:
         planned: Identity = kwargs["expect"]
         if planned.kind != "file" or planned.sha256 is None:
             raise BadArgumentError(
-                "op edit: expect must be a regular file's identity with its sha256; the plan "
-                "is damaged or was made by hand, make it again."
+                _(
+                    "op edit: expect must be a regular file's identity with its sha256; the "
+                    "plan is damaged or was made by hand, make it again."
+                )
             )
     elif name == "edit":
-        raise BadArgumentError("op edit: expect is required; make the plan again.")
+        raise BadArgumentError(_("op edit: expect is required; make the plan again."))
     return cls(**kwargs)
 
 
@@ -383,17 +385,21 @@ def _content(value: Any) -> bytes:
     """An edit's new content: strict base64 of at most EDIT_BYTES bytes."""
     if not isinstance(value, str) or len(value) > 4 * (EDIT_BYTES // 3 + 1):
         raise BadArgumentError(
-            f"op edit: content_b64 must be base64 text of at most {EDIT_BYTES} bytes."
+            _("op edit: content_b64 must be base64 text of at most {n} bytes.", n=EDIT_BYTES)
         )
     try:
         data = base64.b64decode(value, validate=True)
     except (binascii.Error, ValueError):
         raise BadArgumentError(
-            "op edit: content_b64 is not valid base64; the plan is damaged."
+            _("op edit: content_b64 is not valid base64; the plan is damaged.")
         ) from None
     if len(data) > EDIT_BYTES:
         raise BadArgumentError(
-            f"op edit: the new content is {len(data)} bytes, more than {EDIT_BYTES}."
+            _(
+                "op edit: the new content is {size} bytes, more than {n}.",
+                size=len(data),
+                n=EDIT_BYTES,
+            )
         )
     return data
 

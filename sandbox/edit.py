@@ -26,6 +26,7 @@ from actions.ops import Edit, Identity, identity_from_dict
 from actions.safefs import identity_of, rename_noreplace, sha256_at
 from actions.tree import Tree
 from policies.errors import ConflictError, InvalidStateError
+from policies.i18n import _
 from policies.layout import ENGINE_TMP_PREFIX, trash_entry
 
 Checkpoint = Callable[[str], None]
@@ -49,7 +50,7 @@ class EditIntent(NamedTuple):
 
     @classmethod
     def plan(cls, op: Edit, pre: Identity, action_id: int, idx: int) -> EditIntent:
-        head, _, name = op.path.rpartition("/")
+        head, _sep, name = op.path.rpartition("/")
         tmp_name = f"{ENGINE_TMP_PREFIX}{action_id}-{idx}"
         return cls(
             path=op.path,
@@ -63,7 +64,9 @@ class EditIntent(NamedTuple):
     def from_row(cls, op: Edit, pre: dict[str, Any] | None, aux: dict[str, Any]) -> EditIntent:
         tmp, trash = aux.get("tmp"), aux.get("trash")
         if not isinstance(tmp, str) or not isinstance(trash, str):
-            raise InvalidStateError(f"the journal's record of editing {op.path!r} is damaged.")
+            raise InvalidStateError(
+                _("the journal's record of editing {path!r} is damaged.", path=op.path)
+            )
         return cls(
             path=op.path,
             pre=op.expect if pre is None else identity_from_dict(pre),
@@ -85,7 +88,9 @@ def apply(
     fd, name = tree.parent(it.path)
     st = os.stat(name, dir_fd=fd, follow_symlinks=False)
     if not it.pre.same_file(identity_of(st)):
-        raise ConflictError(f"{it.path!r} changed since the plan was made; it was left alone.")
+        raise ConflictError(
+            _("{src!r} changed since the plan was made; it was left alone.", src=it.path)
+        )
     tmp = _name(it.tmp)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     out = os.open(tmp, flags, 0o600, dir_fd=fd)
@@ -106,7 +111,11 @@ def apply(
         rename_noreplace(tdir, tname, fd, name)
         os.unlink(tmp, dir_fd=fd)
         raise ConflictError(
-            f"{it.path!r} changed or was replaced since the plan was made; it was left alone."
+            _(
+                "{src!r} changed or was replaced since the plan was made; it was put back and "
+                "left alone.",
+                src=it.path,
+            )
         )
     os.fsync(tdir)
     checkpoint("trashed")
@@ -116,8 +125,12 @@ def apply(
         os.unlink(tmp, dir_fd=fd)
         os.fsync(fd)
         raise ConflictError(
-            f"a new {it.path!r} appeared while ALMA edited it; it was kept, and the version "
-            f"ALMA replaced is in {it.trash!r}."
+            _(
+                "a new {path!r} appeared while ALMA edited it; it was kept, and the version "
+                "ALMA replaced is in {trash!r}.",
+                path=it.path,
+                trash=it.trash,
+            )
         ) from None
     os.fsync(fd)
     return identity_of(os.stat(name, dir_fd=fd, follow_symlinks=False), sha256=it.sha256)
@@ -162,8 +175,12 @@ def rollback(tree: Tree, it: EditIntent, checkpoint: Checkpoint = _no_checkpoint
         return
     if not _is(in_trash, it.pre):
         raise ConflictError(
-            f"cannot tell where the version of {it.path!r} that ALMA edited is: neither the file "
-            f"nor {it.trash!r} holds it; nothing was changed, check both by hand."
+            _(
+                "cannot tell where the version of {path!r} that ALMA edited is: neither the file "
+                "nor {trash!r} holds it; nothing was changed, check both by hand.",
+                path=it.path,
+                trash=it.trash,
+            )
         )
     if at_path is not None:
         tmp_st = tree.lstat(it.tmp)
@@ -175,8 +192,12 @@ def rollback(tree: Tree, it: EditIntent, checkpoint: Checkpoint = _no_checkpoint
             os.fsync(fd)
         if theirs or not _holds_new(tree, it.path, at_path, it.sha256):
             raise ConflictError(
-                f"{it.path!r} is not the version ALMA wrote any more, so it was left as it is; "
-                f"the version before ALMA's edit is in {it.trash!r}."
+                _(
+                    "{path!r} is not the version ALMA wrote any more, so it was left as it is; "
+                    "the version before ALMA's edit is in {trash!r}.",
+                    path=it.path,
+                    trash=it.trash,
+                )
             )
         rename_noreplace(fd, name, fd, tmp)  # the new version aside, never deleted before...
         os.fsync(fd)

@@ -209,29 +209,43 @@ class Executor:
         """The file is still the regular file, with the bytes, the plan's content came from;
         its folder is real, on the trash's disk (the old version goes there by a rename)."""
         if op.path in overlay.vacated or op.path in overlay.occupied or op.path in overlay.created:
-            raise ConflictError(f"{op.path!r} is used twice in the plan; nothing was changed.")
+            raise ConflictError(
+                _("{path!r} is used twice in the plan; nothing was changed.", path=op.path)
+            )
         self._need_dir(overlay, _parent(op.path), op.path)
         st = self.tree.lstat(op.path)
         if st is None:
-            raise ConflictError(f"{op.path!r} no longer exists; nothing was changed.")
+            raise ConflictError(_("{src!r} no longer exists; nothing was changed.", src=op.path))
         if not stat.S_ISREG(st.st_mode):
-            raise RefusedError(f"{op.path!r} is not a regular file (ALMA never edits links).")
+            raise RefusedError(
+                _("{path!r} is not a regular file (ALMA never edits links).", path=op.path)
+            )
         if st.st_nlink != 1:
             raise RefusedError(
-                f"{op.path!r} has {st.st_nlink} hard links: other names share its bytes, so "
-                "ALMA leaves it alone."
+                _(
+                    "{src!r} has {st_nlink} hard links: other names share its bytes, so ALMA "
+                    "leaves it alone.",
+                    src=op.path,
+                    st_nlink=st.st_nlink,
+                )
             )
         now = identity_of(st)
         fd, name = self.tree.parent(op.path)
         if not op.expect.same_file(now) or sha256_at(fd, name) != op.expect.sha256:
             raise ConflictError(
-                f"{op.path!r} changed since the plan was made, so the edit no longer applies; "
-                "it was left alone."
+                _(
+                    "{path!r} changed since the plan was made, so the edit no longer applies; "
+                    "it was left alone.",
+                    path=op.path,
+                )
             )
         if self._dev_of(overlay, _parent(op.path)) != self._dev_of(overlay, TRASH):
             raise RefusedError(
-                f"{op.path!r} is on another disk than ALMA's trash, where its old version "
-                "would go; ALMA does not edit it."
+                _(
+                    "{path!r} is on another disk than ALMA's trash, where its old version "
+                    "would go; ALMA does not edit it.",
+                    path=op.path,
+                )
             )
         overlay.occupied.add(op.path)
         return EditIntent.plan(op, now._replace(sha256=op.expect.sha256), self.action_id, idx)
