@@ -96,6 +96,12 @@ def _configs(tree: Tree, script: str) -> list[_Config]:
     return sorted(out)
 
 
+def _names(missing: str) -> re.Pattern[str]:
+    """A line names ``missing``: the whole path, not a prefix of a longer name (/mnt/disco in
+    /mnt/disco2 or /mnt/disco.log); what the note says and the edit changes are the same."""
+    return re.compile(re.escape(missing) + r"(?![\w.+-])")
+
+
 def _fixed(config: _Config, missing: str, close: str) -> bytes | None:
     """The file with ``missing`` replaced by ``close`` on its one line that names it, every
     other byte kept (encoding, line endings); None unless exactly one line names it."""
@@ -220,7 +226,7 @@ def explain_failure(
         for config in configs:
             path = config.path
             for number, line in enumerate(config.text.splitlines(), start=1):
-                if missing not in line:
+                if not _names(missing).search(line):
                     continue
                 if close is None:
                     notes.append(

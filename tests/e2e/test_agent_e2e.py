@@ -248,6 +248,7 @@ def test_the_wrong_path_in_the_config_is_fixed_by_an_edit_and_undo_gives_the_byt
     alma: DaemonRoot,
 ) -> None:
     original, fixed, conf = _failing_backup(alma)
+    alma.set_settings("", "language", "es")  # acciones.md is in the daemon's language
     alma.start()
     s = alma.wait_suggestion(kind="repeated_failure", target="logs/backup.log")
     shown = alma.ok("suggestions", "show", str(s["id"]))
@@ -258,6 +259,7 @@ def test_the_wrong_path_in_the_config_is_fixed_by_an_edit_and_undo_gives_the_byt
     assert change["path"] == "user/scripts/backup.conf"
     assert f'-DEST="{alma.root}/mnt/ALMA_RESIST"' in change["diff"]
     assert f'+DEST="{alma.root}/mnt/ALMA_RESISTE"' in change["diff"]
+    assert "LOG=" not in s["reason"]  # the note names the line the edit changes, no other
     words = alma.ctl("suggestions", "show", str(s["id"]), json_out=False)
     assert words.rc == 0 and "user/scripts/backup.conf" in words.stdout
     assert f'+DEST="{alma.root}/mnt/ALMA_RESISTE"' in words.stdout
