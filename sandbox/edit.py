@@ -28,6 +28,7 @@ from actions.tree import Tree
 from policies.errors import ConflictError, InvalidStateError
 from policies.i18n import _
 from policies.layout import ENGINE_TMP_PREFIX, trash_entry
+from policies.modes import PRIVATE_DIR, PRIVATE_FILE
 
 Checkpoint = Callable[[str], None]
 
@@ -93,7 +94,7 @@ def apply(
         )
     tmp = _name(it.tmp)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    out = os.open(tmp, flags, 0o600, dir_fd=fd)
+    out = os.open(tmp, flags, PRIVATE_FILE, dir_fd=fd)
     try:
         view = memoryview(content)
         while view:
@@ -103,7 +104,7 @@ def apply(
     finally:
         os.close(out)
     checkpoint("written")
-    tree.ensure_dir(tuple(it.trash.split("/")[:-1]), 0o700)
+    tree.ensure_dir(tuple(it.trash.split("/")[:-1]), PRIVATE_DIR)
     tdir, tname = tree.parent(it.trash)
     rename_noreplace(fd, name, tdir, tname)
     moved = identity_of(os.stat(tname, dir_fd=tdir, follow_symlinks=False))
