@@ -129,7 +129,7 @@ def _memory_item(rec: MemoryRecord, hit: Hit | None = None, relevance: float = 0
         source=rec.source or rec.kind,
         content=rec.content,
         id=rec.id,
-        score=hit.score if hit else None,
+        score=hit.chance if hit else None,
         memory_type=rec.memory_type,
     )
     if hit is not None:

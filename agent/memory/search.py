@@ -13,8 +13,11 @@
   calibration, since they weigh its cosines; plus small metadata terms (importance, layer, a tag or project the question names,
   recency, use) that break near-ties (``RankWeights``).
 
-``score`` stays the cosine (contract §3); ``fused`` is what orders the results, and
-``matched`` the question's words found in the memory.
+A result's public ``score`` (contract §3: best first, with a score) is ``chance``: the rank
+model's probability that this memory is the one asked for among all the candidates (a softmax
+of ``fused``, the Bradley-Terry reading of a pairwise fit), so it falls as the list goes down
+and stays in 0-1. ``why`` keeps the cosine, ``fused`` and ``matched`` (the question's words
+found in the memory).
 """
 
 from __future__ import annotations
@@ -67,6 +70,7 @@ class Hit:
     record: MemoryRecord
     score: float  # cosine similarity
     fused: float = 0.0
+    chance: float = 0.0  # softmax of ``fused`` over the candidates: the public score
     semantic_rank: int = 0  # 1-based, among all candidates by cosine
     lexical_rank: int = 0  # 1-based in the BM25 list; 0 when no word matched
     matched: list[str] = field(default_factory=list)
@@ -131,6 +135,11 @@ def candidates(
     for hit, score in zip(ordered, scores, strict=True):
         hit.fused = float(score) + _metadata(hit.record, query_keys, stamp, weights)
     ordered.sort(key=lambda h: -h.fused)
+    if ordered:
+        fused = np.asarray([h.fused for h in ordered])
+        odds = np.exp(fused - fused[0])
+        for hit, p in zip(ordered, odds / odds.sum(), strict=True):
+            hit.chance = float(p)
     return ordered
 
 

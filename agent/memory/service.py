@@ -176,7 +176,7 @@ class MemoryService:
         hits = hybrid_search(self.store, req.query, req.limit, where, now=self._clock())
         used = self._hand_out([h.record.id for h in hits])
         return [
-            h.record.public(score=h.score)
+            h.record.public(score=h.chance)
             | {"use_count": used.get(h.record.id, h.record.use_count), "why": h.why()}
             for h in hits
         ]

@@ -68,8 +68,10 @@ def search(d: DaemonRoot, query: str, *extra: str) -> list[dict[str, Any]]:
     assert isinstance(hits, list), hits
     for h in hits:
         assert_memory_shape(h, scored=True)
-    # Best first by the rank the search orders by (why.fused); ``score`` is the cosine, one
-    # of its features, so a memory that holds the question's words may pass a closer one.
+    # Best first (contract §3): the score falls down the list, and so does the rank it is
+    # the probability of (why.fused).
+    scores = [h["score"] for h in hits]
+    assert scores == sorted(scores, reverse=True), f"not best first: {scores}"
     ranks = [h["why"]["fused"] for h in hits]
     assert ranks == sorted(ranks, reverse=True), f"not best first: {ranks}"
     return hits
