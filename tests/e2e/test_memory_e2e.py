@@ -159,10 +159,12 @@ def test_memory_commands_end_to_end(alma_mem: DaemonRoot) -> None:
     by_type = search(d, "base de datos", "--type", "architecture")
     assert [h["id"] for h in by_type] == [sqlite_id]
 
-    # Human output: score, id, content and tags on one line per memory.
+    # Human output: score (0-1, two decimals), id, content and tags on one line per memory.
     human = d.ctl("memory", "search", "¿Qué base de datos elegí?", "--limit", "1", json_out=False)
     assert human.rc == 0, human.stderr
-    assert re.match(rf"^\[0\.\d\d\] {sqlite_id}  Decidí usar SQLite", human.stdout), human.stdout
+    assert re.match(rf"^\[(?:0\.\d\d|1\.00)\] {sqlite_id}  Decidí usar SQLite", human.stdout), (
+        human.stdout
+    )
     assert "#arquitectura" in human.stdout
 
     # list: newest first; filters.
