@@ -417,9 +417,23 @@ def plan_from_json(text: str) -> list[Op]:
     try:
         return [op_from_dict(item) for item in iter_json_array(text)]
     except ValueError as exc:
-        raise BadArgumentError(
-            _("the stored plan is not valid JSON ({exc}); it is damaged.", exc=exc)
-        ) from None
+        raise _damaged() from exc
+
+
+def plan_items_from_json(text: str) -> list[Any]:
+    """A stored plan's items as stored, unparsed as ops (to show it): the same reading, and
+    the same error, as :func:`plan_from_json`."""
+    try:
+        return list(iter_json_array(text))
+    except ValueError as exc:
+        raise _damaged() from exc
+
+
+def _damaged() -> BadArgumentError:
+    # json's detail (a character offset) helps whoever repairs the store, not the person: it
+    # stays the error's __cause__, for the log (this module does not import logging: the
+    # confined executor imports it and starts light).
+    return BadArgumentError(_("the stored plan is not valid JSON; it is damaged."))
 
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")

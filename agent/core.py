@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from datetime import date, datetime
 from typing import Any, Literal
 
-from actions.ops import Op, files_touched, plan_from_json, plan_from_list, write_paths
+from actions.ops import Op, files_touched, plan_from_list, write_paths
 from actions.planners import PlanResult
 from agent import daily, diagnose, loop, memory_actions, report
 from agent.autonomy import Autonomy, PolicyHolder
@@ -41,7 +41,7 @@ from policies.layout import RootLayout
 from policies.zones import ZoneCheck
 from sandbox.engine import Engine
 from state.db import utcnow
-from state.suggestions import SuggestionStore
+from state.suggestions import SuggestionStore, suggestion_plan
 
 log = logging.getLogger("alma.agent")
 Trigger = Literal["person", "event", "schedule"]
@@ -165,8 +165,12 @@ class Agent:
             if action["status"] in ("done", "undone") and action["undoes"] is None:
                 return action  # already executed: act ran again, the journal says so
         row = self.store.row(sid)
+        try:
+            plan = suggestion_plan(row)
+        except BadArgumentError as exc:  # nothing ran: it fails, and stays out of the way
+            self.store.update(sid, status="failed", error=str(exc))
+            raise
         self.store.update(sid, status="accepted", error=None)
-        plan = plan_from_json(row["plan"])
         ctx = self.autonomy.run_context(approved_by_person=not auto)
         try:
             if memory_actions.is_memory_plan(plan):

@@ -9,15 +9,21 @@ from __future__ import annotations
 
 import builtins
 import json
+import logging
 import sqlite3
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from policies.errors import NotFoundError
+from actions.ops import Op, plan_from_json, plan_items_from_json
+from policies.errors import BadArgumentError, NotFoundError
 from policies.i18n import _
 from policies.modes import PRIVATE_DIR
 from state.db import connect, migrate, utcnow
+
+log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 STATUSES = ("pending", "accepted", "rejected", "executed", "failed", "expired")
 #: A finding whose fingerprint has a suggestion in one of these states is not proposed again.
@@ -275,5 +281,29 @@ def suggestion_json(row: sqlite3.Row, *, with_plan: bool) -> dict[str, Any]:
         "error": row["error"],
     }
     if with_plan:
-        data["plan"] = json.loads(row["plan"])
+        data["plan"] = _read_plan(row, plan_items_from_json)
     return data
+
+
+def suggestion_plan(row: sqlite3.Row) -> list[Op]:
+    """The suggestion's stored plan as ops, parsed strictly (to run it)."""
+    return _read_plan(row, plan_from_json)
+
+
+def _read_plan(row: sqlite3.Row, parse: Callable[[str], list[_T]]) -> list[_T]:
+    """Read through actions.ops, the plan format's owner; a damaged plan becomes the sentence
+    that says what to do with this suggestion, and what was wrong goes to the log."""
+    try:
+        return parse(row["plan"])
+    except BadArgumentError as exc:
+        log.warning(
+            "suggestion %s: its stored plan is damaged: %s (%s)", row["id"], exc, exc.__cause__
+        )
+        raise BadArgumentError(
+            _(
+                "Suggestion {id}'s stored plan is damaged ({why}), so it cannot run: accepting "
+                "it only marks it failed, and then `alma-ctl analyze` proposes a fresh one.",
+                id=row["id"],
+                why=str(exc).rstrip("."),
+            )
+        ) from exc

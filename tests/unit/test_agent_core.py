@@ -18,7 +18,8 @@ from agent.autonomy import Autonomy, PolicyHolder
 from agent.core import Agent
 from agent.detectors.files import detect_files
 from policies.defaults import DEFAULT_POLICY_TOML
-from policies.errors import InvalidStateError
+from policies.errors import BadArgumentError, InvalidStateError
+from policies.i18n import language
 from state.journal import Journal
 from state.suggestions import SuggestionStore
 from tests.support.engine import AlmaRoot, InProcessEngine
@@ -105,6 +106,50 @@ def test_a_rejected_suggestion_stays_rejected_and_is_not_proposed_again(
     assert ag.analyze(trigger="person") == []
     with pytest.raises(InvalidStateError):
         ag.accept(sid)
+
+
+def _damage_plan(ag: Agent, sid: int) -> None:
+    ag.store.conn.execute("UPDATE suggestions SET plan = ? WHERE id = ?", ('[{"op":"mk', sid))
+    ag.store.conn.commit()
+
+
+def test_accepting_a_suggestion_whose_stored_plan_is_damaged_fails_it_and_does_nothing(
+    agent: tuple[Agent, AlmaRoot],
+) -> None:
+    ag, alma = agent
+    _messy(alma, "user/descargas")
+    before = alma.user_tree()
+    (sid,) = ag.analyze(trigger="person")
+    _damage_plan(ag, sid)
+    with pytest.raises(BadArgumentError) as err:
+        ag.accept(sid)
+    message = str(err.value)
+    assert f"Suggestion {sid}" in message and "alma-ctl analyze" in message, message
+    assert "char" not in message and "Expecting" not in message  # json's detail is for the log
+    row = ag.store.row(sid)
+    assert (row["status"], row["error"], row["action_id"]) == ("failed", message, None)
+    assert ag.engine.journal.for_suggestion(sid) == [] and alma.user_tree() == before
+    # What the sentence says to do works: a failed suggestion no longer blocks its finding.
+    (fresh,) = ag.analyze(trigger="person")
+    assert fresh != sid and ag.accept(fresh)["status"] == "done"
+
+
+def test_showing_a_suggestion_whose_stored_plan_is_damaged_is_one_sentence(
+    agent: tuple[Agent, AlmaRoot],
+) -> None:
+    ag, alma = agent
+    _messy(alma, "user/descargas")
+    (sid,) = ag.analyze(trigger="person")
+    _damage_plan(ag, sid)
+    with pytest.raises(BadArgumentError) as err:
+        ag.store.get(sid)  # `suggestions show ID`: it was json's JSONDecodeError, a traceback
+    message = str(err.value)
+    assert f"Suggestion {sid}" in message and "alma-ctl" in message, message
+    assert "char" not in message
+    assert ag.store.get(sid, with_plan=False)["status"] == "pending"  # the listing still works
+    with language("es"), pytest.raises(BadArgumentError) as es:
+        ag.store.get(sid)
+    assert f"La sugerencia {sid}" in str(es.value), str(es.value)
 
 
 def test_autonomy_pause_and_lowering_persist_in_the_store(agent: tuple[Agent, AlmaRoot]) -> None:

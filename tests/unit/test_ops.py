@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from actions import ops
 from policies.errors import BadArgumentError
+from policies.i18n import language
 
 GOOD = {
     "dev": 2049, "ino": 77, "kind": "file", "size": 5, "mtime_ns": 1_763_850_000_000_000_000,
@@ -168,8 +169,18 @@ def test_the_stored_plan_is_decoded_item_by_item_exactly_as_json_would(text: str
 
 
 def test_a_damaged_stored_plan_is_one_sentence() -> None:
+    damaged = '[\n{"op":"mkdir","path":"user/a"},\n{"op":"mkd'
+    with pytest.raises(BadArgumentError, match="not valid JSON") as err:
+        ops.plan_from_json(damaged)
+    assert "char" not in str(err.value)  # json's detail goes to the log, not to the person
+    with language("es"), pytest.raises(BadArgumentError) as es:
+        ops.plan_from_json(damaged)
+    assert "JSON válido" in str(es.value) and "char" not in str(es.value), str(es.value)
     with pytest.raises(BadArgumentError, match="not valid JSON"):
-        ops.plan_from_json('[\n{"op":"mkdir","path":"user/a"},\n{"op":"mkd')
+        ops.plan_items_from_json(damaged)  # the same reading, for showing a plan as it is stored
+    assert ops.plan_items_from_json('[{"op": "mkdir", "path": "user/a"}]') == [
+        {"op": "mkdir", "path": "user/a"}
+    ]
     plan = [ops.Mkdir("user/a"), ops.Move("user/b", "user/a/b", ops.identity_from_dict(GOOD))]
     import json
 
