@@ -257,41 +257,86 @@ _SYSTEM = (
     "usa solo los que aparecen en los hechos. Sin listas ni títulos."
 )
 _TIME = re.compile(r"\b(\d{1,2}):(\d{2})\b")
-_NUMBER = re.compile(r"(?<![\w.,:])\d+(?![\w:]|[.,]\d)")
+#: A number as a summary may write it: digits with thousands separators or a decimal part
+#: (``1.500``, ``2,5``), glued to letters or not (``30min``, ``3h``): each is checked.
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _FILE = re.compile(r"[\w.-]+\.(?:sh|py|pl|rb|js|ts|php|bash|ps1|log)\b")
 _PATH = re.compile(r"\buser/[\w./-]+")
-#: Spanish number words a summary may use for a count ("un", "una", "uno" are left out: they
-#: are articles far more often than counts).
-_WORDS = {
-    w: n
-    for n, w in enumerate(
-        [
-            "cero",
-            "_",
-            "dos",
-            "tres",
-            "cuatro",
-            "cinco",
-            "seis",
-            "siete",
-            "ocho",
-            "nueve",
-            "diez",
-            "once",
-            "doce",
-            "trece",
-            "catorce",
-            "quince",
-            "dieciséis",
-            "diecisiete",
-            "dieciocho",
-            "diecinueve",
-            "veinte",
-        ]
-    )
-    if w != "_"
+#: Spanish number words a summary may use for a count, up to the millions; ``un``, ``una``
+#: and ``uno`` count only inside a number (``treinta y un``, ``un millón``): alone they are
+#: articles far more often than counts.
+_UNITS = ["cero", "uno", "dos", "tres", "cuatro", "cinco", "seis", "siete", "ocho", "nueve"]
+_TEENS = ["diez", "once", "doce", "trece", "catorce", "quince", "dieciséis", "diecisiete"]
+_TEENS += ["dieciocho", "diecinueve"]
+_TWENTIES = ["veinte", "veintiuno", "veintidós", "veintitrés", "veinticuatro", "veinticinco"]
+_TWENTIES += ["veintiséis", "veintisiete", "veintiocho", "veintinueve"]
+_TENS = ["treinta", "cuarenta", "cincuenta", "sesenta", "setenta", "ochenta", "noventa"]
+_HUNDREDS = ["ciento", "doscientos", "trescientos", "cuatrocientos", "quinientos"]
+_HUNDREDS += ["seiscientos", "setecientos", "ochocientos", "novecientos"]
+_WORDS: dict[str, int] = {
+    **{w: n for n, w in enumerate(_UNITS)},
+    **{w: 10 + n for n, w in enumerate(_TEENS)},
+    **{w: 20 + n for n, w in enumerate(_TWENTIES)},
+    **{w: 30 + 10 * n for n, w in enumerate(_TENS)},
+    **{w: 100 * (n + 1) for n, w in enumerate(_HUNDREDS)},
+    **{w.replace("ientos", "ientas"): 100 * (n + 2) for n, w in enumerate(_HUNDREDS[1:])},
+    **{"un": 1, "una": 1, "veintiún": 21, "veintiuna": 21, "cien": 100, "quinientas": 500},
 }
-_WORD = re.compile(r"\b(" + "|".join(_WORDS) + r")\b", re.IGNORECASE)
+_WORDS |= {w.translate(str.maketrans("áéíóú", "aeiou")): n for w, n in _WORDS.items()}
+_SCALES = {"mil": 1000, "millón": 10**6, "millon": 10**6, "millones": 10**6}
+_ARTICLES = {"un", "una", "uno"}
+_TENS_VALUES = {30, 40, 50, 60, 70, 80, 90}
+_TOKEN = re.compile(r"\w+")
+
+
+def _number_words(text: str) -> list[tuple[str, int]]:
+    """The Spanish numbers written in words in ``text``, each as (its words, its value):
+    ``treinta y cuatro`` is 34, ``doscientos cuatro`` 204, ``dos mil`` 2000; ``dos tres`` is two
+    numbers."""
+    tokens = [t.casefold() for t in _TOKEN.findall(text)]
+    found: list[tuple[str, int]] = []
+    i = 0
+    while i < len(tokens):
+        word = tokens[i]
+        scaled = i + 1 < len(tokens) and tokens[i + 1] in _SCALES
+        if not (word in _SCALES or (word in _WORDS and (word not in _ARTICLES or scaled))):
+            i += 1
+            continue
+        words: list[str] = []
+        total = current = 0
+        last: int | None = None  # the value of the run's last word; 0 after a scale
+        while i < len(tokens):
+            word, after_y = tokens[i], False
+            if word == "y" and last in _TENS_VALUES and i + 1 < len(tokens):
+                word, after_y = tokens[i + 1], True
+                if not 0 < _WORDS.get(word, 0) < 10:
+                    break
+            if word in _SCALES:
+                current = (current or 1) * _SCALES[word]
+                total, current, last = total + current, 0, 0
+            elif word in _WORDS and (
+                last is None or after_y or last == 0 or (last >= 100 and _WORDS[word] < 100)
+            ):
+                current += _WORDS[word]
+                last = _WORDS[word]
+            else:
+                break
+            words.append(word)
+            i += 2 if after_y else 1
+        found.append((" ".join(words), total + current))
+    return found
+
+
+def _number_value(written: str) -> int | None:
+    """``written`` (digits, perhaps with separators) as a whole number: ``1.500`` and ``1,500``
+    are 1500; a decimal (``2,5``) or anything else is None."""
+    head, *groups = re.split(r"[.,]", written)
+    if not groups:
+        return int(head)
+    one_separator = len(set(re.findall(r"[.,]", written))) == 1
+    if one_separator and len(head) <= 3 and all(len(g) == 3 for g in groups):
+        return int(head + "".join(groups))
+    return None
 
 
 def _fact_numbers(facts: DayFacts) -> set[int]:
@@ -311,9 +356,23 @@ def _fact_numbers(facts: DayFacts) -> set[int]:
     for clock in (facts.first, facts.last):
         if clock:
             counts += [int(part) for part in clock.split(":")]
-    quoted = [str(f["example"]) for f in facts.failures] + [p["text"] for p in facts.promises]
-    counts += [int(n) for line in quoted for n in re.findall(r"\d+", line)]
+    for written in _NUMBER.findall(" ".join(_stated(facts))):
+        value = _number_value(written)
+        counts += [int(n) for n in re.findall(r"\d+", written)] + ([] if value is None else [value])
     return set(counts)
+
+
+def _stated(facts: DayFacts) -> list[str]:
+    """The facts' own text: the quoted lines, and the names (a number in ``proyecto2`` or
+    ``run2.sh`` is a fact when the summary names them)."""
+    return [
+        *(str(f["example"]) for f in facts.failures),
+        *(str(f["log"]) for f in facts.failures),
+        *(p["text"] for p in facts.promises),
+        *facts.projects,
+        *facts.topics,
+        *facts.folders,
+    ]
 
 
 def summary_problem(summary: str, facts: DayFacts) -> str | None:
@@ -329,13 +388,14 @@ def summary_problem(summary: str, facts: DayFacts) -> str | None:
         if f"{int(h):02d}:{m}" not in clocks:
             return f"it names the hour {h}:{m}, which is not the day's first or last turn"
     known = _fact_numbers(facts)
-    without_times = _TIME.sub(" ", summary)
-    for n in _NUMBER.findall(without_times):
-        if int(n) not in known:
-            return f"it states {n}, which no fact of the day has"
-    for w in _WORD.findall(summary):
-        if _WORDS[w.lower()] not in known:
-            return f"it states «{w}», which no count of the day is"
+    literal = set(_NUMBER.findall(" ".join(_stated(facts))))  # a decimal quoted as it was
+    for written in _NUMBER.findall(_TIME.sub(" ", summary)):
+        value = _number_value(written)
+        if written not in literal and (value is None or value not in known):
+            return f"it states {written}, which no fact of the day has"
+    for words, value in _number_words(summary):
+        if value not in known:
+            return f"it states «{words}» ({value}), which no count of the day is"
     projects = {p.casefold() for p in facts.projects}
     lowered = summary.casefold()
     for name in [*facts.folders, *_PROJECT_WORD.findall(summary)]:

@@ -140,6 +140,17 @@ def test_a_faithful_summary_by_the_model_heads_the_report(root: Path) -> None:
         FAITHFUL + " Revisaste tesis.",  # a folder of user/ that was not among the day's
         FAITHFUL + " Moviste cosas en user/fotos.",  # a path of no project of the day
         FAITHFUL + " Y deploy.sh falló.",  # a script no failure mentions
+        FAITHFUL.replace("con 4 mensajes", "con 1.500 mensajes"),  # a thousands separator
+        FAITHFUL.replace("con 4 mensajes", "con 4 mensajes, 2,5 por hora"),  # a decimal
+        FAITHFUL.replace("con 4 mensajes", "con 4 mensajes en 30min"),  # glued to a unit
+        FAITHFUL.replace("con 4 mensajes", "con 4 mensajes en 9h"),  # glued to a unit
+        FAITHFUL.replace("con 4 mensajes", "con treinta mensajes"),  # tens in words
+        FAITHFUL.replace("con 4 mensajes", "con treinta y cuatro mensajes"),  # tens and units
+        FAITHFUL.replace("con 4 mensajes", "con veinticuatro mensajes"),
+        FAITHFUL.replace("con 4 mensajes", "con cien mensajes"),  # hundreds in words
+        FAITHFUL.replace("con 4 mensajes", "con doscientos cuatro mensajes"),
+        FAITHFUL.replace("con 4 mensajes", "con mil mensajes"),
+        FAITHFUL.replace("con 4 mensajes", "con CUARENTA mensajes"),
         "",  # nothing at all
         "x" * 5000,  # far more than a few sentences
     ],
@@ -150,6 +161,22 @@ def test_a_summary_that_states_what_the_facts_do_not_is_not_used(root: Path, lie
     assert summary_problem(lie, facts) is not None
     assert summarize(facts, FakeModel(lie), timeout_s=1.0) is None
     assert _report(facts, None) == render(facts, suggestions=[], actions=[], memories=None)
+
+
+@pytest.mark.parametrize(
+    "true",
+    [
+        FAITHFUL,
+        FAITHFUL.replace("con 4 mensajes", "con cuatro mensajes"),
+        FAITHFUL.replace("estado 23", "estado veintitrés"),  # 23 is the exit status of the fact
+        FAITHFUL.replace("estado 23", "estado veintitres"),  # written without its accent
+        FAITHFUL.replace("de 08:02 a 22:47", "el 17/11/2026 de 08:02 a 22:47"),  # the day
+        FAITHFUL.replace("con 4 mensajes", "con 4 mensajes, el 4.º día"),  # glued, but a fact
+    ],
+)
+def test_a_summary_whose_every_number_is_a_fact_is_used(root: Path, true: str) -> None:
+    facts = day_facts(root, date(2026, 11, 17))
+    assert summary_problem(true, facts) is None, summary_problem(true, facts)
 
 
 def test_without_a_model_the_report_is_extractive(root: Path) -> None:
