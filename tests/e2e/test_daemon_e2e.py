@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from actions.summary import plan_summary
 from tests.support.daemon import ALMA_CTL, DaemonRoot, find, holds
 from tests.support.trees import snapshot
 
@@ -90,8 +91,15 @@ def test_messy_folder_suggested_accepted_organized_and_undone_byte_for_byte(
 
     shown = alma.ok("suggestions", "show", str(listed["id"]))
     assert_suggestion_shape(shown, with_plan=True)
-    assert {k: v for k, v in shown.items() if k != "plan"} == listed
+    # The extension for long plans (docs/protocol.md): the plan's length and its summary,
+    # beside what the listing says of the suggestion.
+    extension = ("plan", "plan_total", "plan_summary")
+    assert {k: v for k, v in shown.items() if k not in extension} == listed
     plan = shown["plan"]
+    assert shown["plan_total"] == len(plan)  # 40 moves and their folders: shown whole
+    assert shown["plan_summary"] == plan_summary(plan)
+    assert shown["plan_summary"]["ops"]["move"] == 40
+    assert sum(e["files"] for e in shown["plan_summary"]["extensions"]) == 40
     assert all(isinstance(op, dict) and op["op"] in {"mkdir", "move"} for op in plan), plan
     moves = [op for op in plan if op["op"] == "move"]
     mkdirs = {op["path"] for op in plan if op["op"] == "mkdir"}
