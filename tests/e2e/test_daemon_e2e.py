@@ -8,6 +8,7 @@ document (contract §3), and the files on disk, compared byte for byte with
 from __future__ import annotations
 
 import re
+import sqlite3
 import subprocess
 import time
 from datetime import datetime
@@ -227,6 +228,35 @@ def test_autonomy_off_proposes_nothing_stays_paused_across_restarts_and_on_resum
     alma.wait_suggestion(kind="organize", target="user/desorden")
     assert alma.ok("status")["autonomy"]["paused"] is False
     alma.stop()
+
+
+def test_a_damaged_stored_plan_is_one_sentence_and_a_fresh_suggestion_replaces_it(
+    alma: DaemonRoot,
+) -> None:
+    alma.start()
+    alma.messy_folder("user/rotos", 30)
+    before = tree(alma)
+    listed = alma.wait_suggestion(kind="organize", target="user/rotos")
+    sid = str(listed["id"])
+    conn = sqlite3.connect(alma.root / ".alma" / "alma.db", timeout=30)
+    with conn:
+        conn.execute("UPDATE suggestions SET plan = ? WHERE id = ?", ('[{"op":"mk', listed["id"]))
+    conn.close()
+
+    shown = alma.ctl("suggestions", "show", sid, json_out=False)
+    assert shown.rc == 2 and shown.stdout == "", shown  # bad argument: one sentence, no trace
+    (line,) = shown.stderr.strip().splitlines()
+    assert f"Suggestion {sid}" in line and "alma-ctl analyze" in line and "char" not in line
+
+    accepted = alma.ctl("suggestions", "accept", sid, json_out=False)
+    assert accepted.rc == 2 and accepted.stderr.strip() == line, accepted
+    (row,) = find(alma.ok("suggestions", "list", "--all"), id=listed["id"])
+    assert row["status"] == "failed" and row["error"] == line and row["action_id"] is None
+    assert tree(alma) == before  # nothing half-done
+
+    fresh = alma.analyze()["proposed"]  # what the sentence says to do
+    assert len(fresh) == 1 and fresh[0] != listed["id"]
+    assert alma.ok("suggestions", "accept", str(fresh[0]))["status"] == "done"
 
 
 def test_autonomy_level_can_lower_but_never_raise(alma: DaemonRoot) -> None:
