@@ -24,7 +24,7 @@ from agent import backends, memory_actions
 from agent.api import VERSION, Api
 from agent.autonomy import Autonomy, PolicyHolder
 from agent.chat import ChatLimits, ChatService, ContextFn
-from agent.core import Agent
+from agent.core import Agent, Detect
 from agent.detectors.files import detect_files
 from agent.detectors.logs import detect_logs
 from agent.logconf import setup_logging
@@ -80,7 +80,7 @@ def _lock_root(layout: RootLayout) -> int:
     return fd
 
 
-def _confinement(holder: PolicyHolder) -> Confinement:
+def confinement_for(holder: PolicyHolder) -> Confinement:
     policy = holder()
     try:
         return choose(policy.sandbox.backend, allow_unconfined=policy.sandbox.allow_unconfined)
@@ -166,6 +166,22 @@ def _load_memory(
         gate.fail(f"{exc}; see the daemon log")
 
 
+def make_detect(layout: RootLayout, holder: PolicyHolder, memory: MemoryGate) -> Detect:
+    """The analysis' observe step: the files of the zones, the logs, and the memory store's
+    near-identical memories once it has loaded (bench/bench_agent.py runs this same one)."""
+    hashes: HashCache = {}  # kept across rescans: duplicates are not re-read every time
+
+    def detect(now: float) -> list[PlanResult]:
+        policy = holder()
+        found = detect_files(layout.root, policy, now, hash_cache=hashes)
+        found += detect_logs(layout.root, policy, now)
+        if memory.loaded:
+            found += memory_actions.merge_findings(memory.service)
+        return found
+
+    return detect
+
+
 class Daemon:
     def __init__(self, layout: RootLayout) -> None:
         self.layout = layout
@@ -200,7 +216,7 @@ class Daemon:
         layout = self.layout
         for d in (layout.journal_dir, layout.trash):
             d.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
-        confinement = _confinement(holder)
+        confinement = confinement_for(holder)
         journal = Journal(layout.journal_file)
         engine = Engine(layout, journal, confinement, holder)
         recovered = engine.recover()  # before the socket opens: nothing acts meanwhile
@@ -211,16 +227,7 @@ class Daemon:
         notify = make_notifier(settings.notify)
 
         memory = MemoryGate()
-        hashes: HashCache = {}  # kept across rescans: duplicates are not re-read every time
-
-        def detect(now: float) -> list[PlanResult]:
-            policy = holder()
-            found = detect_files(layout.root, policy, now, hash_cache=hashes)
-            found += detect_logs(layout.root, policy, now)
-            if memory.loaded:
-                found += memory_actions.merge_findings(memory.service)
-            return found
-
+        detect = make_detect(layout, holder, memory)
         runtime = _model_runtime(settings, store)
         agent = Agent(
             layout,

@@ -1,49 +1,46 @@
 """The agent's loop at scale (issue 10, Must show 4).
 
     .venv/bin/python bench/bench_agent.py [--files 20000] [--memories 10000] [--days 30]
-                                          [--analyses 1000]
+                                          [--rounds 3] [--analyses 1000] [--profile]
 
-1. One analysis of a root with FILES files in user/ (200 projects, most tidy, every 20th messy,
-   copies and old temp files: organize, duplicates and temp_cleanup findings; see make_root),
-   DAYS days of chat logs and a script log failing every night, with MEMORIES memories to
-   recall from: observe (the real detectors), recall, propose, gate (the real policy decision)
-   and the admission into the real suggestions store. Timed cold (the first analysis after a
-   start: no hash known, nothing stored) and warm (right after: everything pending, the steady
-   state of the watcher's rescans), each against the detectors alone in the same round, so
-   the loop's own share is a ratio; the stat/listdir/open calls and SQL statements of one
-   analysis are counted. Recall reads a reader holding MEMORIES memories (every tenth a
-   principle or a decision naming a folder): the memory store's own search is measured by
-   bench_memory.py.
-2. The checkpoints after ANALYSES analyses, each proposing a new suggestion whose decision run
-   starts and is then decided (alternately accepted and rejected; every tenth left pending),
-   against the same runs with threads never deleted (what the loop did before: a thread per
-   finding kept for ever): file size and threads left.
+1. The product's analysis (``Agent.analysis``: the real detectors, recall over the real
+   memory service, proposal, the policy gate, admission into the suggestions store) on a root
+   with FILES files in user/ (200 projects, most tidy, every 20th messy, copies and old temp
+   files: organize, duplicates and temp_cleanup findings; see make_root), DAYS days of chat
+   logs and a script log failing every night, and a Chroma store of MEMORIES memories (filled
+   with random vectors: fill_memories) in which every tenth is a principle and every tenth a
+   rejection decision, the newest of them shaping the proposals (SHAPING). Each round is a
+   fresh process assembled as alma-agentd assembles it (worker): the first analysis after the
+   start (cold: no hash known, nothing stored, the merge-candidate scan of the store's newest
+   memories not done yet), then warm ones (everything pending: the steady state of the
+   watcher's rescans); the observe step alone (``make_detect``) in the same process is the
+   baseline of the ratio. The stat/listdir/open calls and SQL statements of one warm analysis
+   are counted; ``--profile`` prints cProfile's view of the first round's cold analysis.
+2. The checkpoints after ANALYSES decision runs (``agent.loop.Loop`` alone, its checkpointer
+   the thing measured), each started and then decided (alternately accepted and rejected;
+   every tenth left pending), against the same runs with threads never deleted (what the loop
+   did before: a thread per finding kept for ever): file size and threads left.
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import json
 import os
 import pstats
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from actions.ops import files_touched, plan_from_list, write_paths
-from actions.scan import HashCache
 from agent import loop
-from agent.detectors.files import detect_files
-from agent.detectors.logs import detect_logs
-from agent.recall import recall_notes
-from policies.config import Policy, policy_from_dict
-from policies.decide import PlanFacts, RunContext, Verdict, decide
-from state.suggestions import SuggestionStore
+from policies.layout import RootLayout
 
 DAY = 86_400.0
 
@@ -141,80 +138,208 @@ def make_root(base: Path, files: int, days: int) -> Path:
     return base
 
 
-class Reader:
-    def __init__(self, n: int) -> None:
-        self.items = []
-        for i in range(n):
-            kind = ("principle", "decision", *(["episode"] * 8))[i % 10]
-            if kind == "principle":
-                content = f"Nunca toques user/p{i % 200:03d}/privado"
-            elif kind == "decision":
-                content = f"Rechazaste la sugerencia {i} (organize) para user/q{i}. Motivo: «no»"
-            else:
-                content = f"Recuerdo {i} sobre el proyecto p{i % 200:03d}"
-            self.items.append({"id": f"m{i}", "content": content, "memory_type": kind})
+# --------------------------------------------------------------------------- the memory store
 
-    def list(self, *, limit: int = 20, memory_type: str | None = None, **_: Any) -> list[Any]:
-        return [m for m in self.items if m["memory_type"] == memory_type][:limit]
+#: Memories that change what the analysis proposes (the newest, so recall lists them): a
+#: principle that keeps one messy project out, one that keeps a subfolder of another out of
+#: its plan, a rejection whose reason claims a folder, and one whose reason is only shown.
+SHAPING = (
+    ("principle", "Nunca toques user/p020"),
+    ("principle", "No muevas nada a user/p040/documentos"),
+    ("decision", "Rechazaste la sugerencia 7 (organize) para user/p060. Motivo: «esa carpeta la ordeno yo»"),
+    ("decision", "Rechazaste la sugerencia 8 (organize) para user/p080. Motivo: «ahora no, en enero»"),
+)  # fmt: skip
 
 
-def analysis_bench(root: Path, memories: int, rounds: int) -> None:
-    policy = policy_from_dict({})  # the default policy: messy at 15 loose files, settled at 120 s
-    reader = Reader(memories)
-    rows = [_round(root, policy, reader, show=r == 0) for r in range(rounds)]
-    det, cold, warm = (statistics.median(c) for c in zip(*rows, strict=True))
-    print(f"{'':34}{'median s':>10}{'ratio':>8}")
-    print(f"{'detectors alone (warm hashes)':34}{det:10.3f}{1:8.1f}")
-    print(f"{'analysis, cold (first after start)':34}{cold:10.3f}{cold / det:8.1f}")
-    print(f"{'analysis, warm (all pending)':34}{warm:10.3f}{warm / det:8.1f}")
+def _memory(i: int) -> tuple[str, str]:
+    """The i-th filler memory: every tenth a principle, every tenth a decision (both naming a
+    path, so recall parses them and checks every finding against them), the rest episodes."""
+    kind = ("principle", "decision", *(["episode"] * 8))[i % 10]
+    if kind == "principle":
+        return kind, f"Nunca toques user/p{i % PROJECTS:03d}/privado/{i}"
+    if kind == "decision":
+        return kind, f"Rechazaste la sugerencia {i} (organize) para user/q{i}. Motivo: «no»"
+    return kind, f"Recuerdo {i} sobre el proyecto p{i % PROJECTS:03d} y su carpeta de datos"
 
 
-def _round(root: Path, policy: Policy, reader: Reader, *, show: bool) -> tuple[float, ...]:
-    """(detectors alone, cold analysis, warm analysis) in seconds, from a fresh start: no hash
-    known yet, no suggestion stored; the warm one right after, with everything pending."""
-    hashes: HashCache = {}
+def fill_memories(root: Path, size: int) -> float:
+    """``size`` memories straight into the root's store (Chroma and its catalog) with random
+    normalized vectors, as bench_memory_e2e.py fills its own: the embedder would take about
+    ten minutes for 10,000. The SHAPING ones are the newest. Seconds taken."""
+    import numpy as np
 
-    def detect(now: float) -> list[dict[str, Any]]:
-        found = detect_files(root, policy, now, hash_cache=hashes)
-        found += detect_logs(root, policy, now)
-        return [f.to_dict() for f in found]
+    from state.memory import MemoryRecord, MemoryStateDB, MemoryStore, get_embedder, layer_for
 
-    def gate(f: loop.Finding) -> tuple[Verdict, str]:
-        plan = plan_from_list(f.plan)
-        facts = PlanFacts(kind=f.kind, paths=write_paths(plan), files=files_touched(plan))
-        d = decide(policy, facts, RunContext(approved_by_person=False))
-        return d.verdict, d.reason
-
-    with tempfile.TemporaryDirectory() as tmp:
-        store = SuggestionStore(Path(tmp) / "alma.db")
-
-        def admit(f: loop.Finding, needs: bool) -> int:  # as Agent._admit does
-            existing = store.find_blocking(f.fingerprint)
-            if existing is not None and existing > 0:
-                return existing
-            return store.propose(f.model_dump(), needs_approval=needs)
-
-        the_loop = loop.Loop(
-            _deps(detect, gate, admit, lambda: recall_notes(reader), store), Path(tmp) / "cp.db"
-        )
-        t0 = time.perf_counter()
-        first = the_loop.analyze(time.time())
-        cold = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        second = the_loop.analyze(time.time())
-        warm = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        detect(time.time())
-        detect_only = time.perf_counter() - t0
-        if show:
-            kinds = Counter(store.row(sid)["kind"] for sid, _auto in first["admitted"])
-            print(
-                f"cold: {len(first['admitted'])} admitted ({dict(sorted(kinds.items()))}), "
-                f"{len(first['skipped'])} skipped; warm: {len(second['admitted'])} admitted"
+    t0 = time.perf_counter()
+    layout = RootLayout(root)
+    layout.memory_dir.mkdir(parents=True, exist_ok=True)
+    emb = get_embedder("e5-small")
+    state = MemoryStateDB(layout.memory_dir / "memory_state.db")
+    store = MemoryStore(layout.memory_dir / "chroma", emb, state)
+    rng = np.random.default_rng(0)
+    first = datetime.now(UTC) - timedelta(days=400)
+    items = [_memory(i) for i in range(size - len(SHAPING))] + list(SHAPING)
+    for start in range(0, len(items), 2_000):
+        chunk = items[start : start + 2_000]
+        vecs = rng.standard_normal((len(chunk), emb.dim)).astype(np.float32)
+        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        records = []
+        for k, (kind, content) in enumerate(chunk):
+            i = start + k
+            made = first + timedelta(minutes=i)  # one a minute: the last ones are the newest
+            records.append(
+                MemoryRecord(
+                    id=f"bench{i:06d}",
+                    content=content,
+                    tags=[kind],
+                    importance=1 + i % 5,
+                    memory_type=kind,
+                    created_at=made.isoformat(timespec="seconds"),
+                    source="alma-ctl" if kind != "episode" else f"logs/{made.date()}.md:{i}",
+                    layer=layer_for(kind, "add" if kind != "episode" else "turn"),
+                    kind="add" if kind != "episode" else "turn",
+                    day=made.date().isoformat(),
+                )
             )
-            print(_counts(lambda: the_loop.analyze(time.time())))
-        store.close()
-    return detect_only, cold, warm
+        store.add(records, vecs)
+    if store.count() != size:
+        raise SystemExit(f"the store counts {store.count()} memories, not {size}")
+    store.close()
+    state.close()
+    return time.perf_counter() - t0
+
+
+# --------------------------------------------------------------------------- one start
+
+
+def worker(root: Path, profile: bool) -> dict[str, Any]:
+    """One start of the product's parts on ``root``, as alma-agentd assembles them (policy
+    holder, suggestions store, engine, autonomy, the memory service over the filled Chroma
+    store, ``agent.daemon.make_detect``, ``Agent``), with nothing stored yet: the first
+    analysis (cold), then WARM more (everything pending). Runs in its own process so "after a
+    start" means a fresh interpreter: no hash known, Chroma's index not paged in by this
+    process, the merge-candidate cache empty. No model is loaded (the analysis asks one only
+    for a failing script's configuration fix, and validates or drops what it says)."""
+    from agent.autonomy import Autonomy, PolicyHolder
+    from agent.core import Agent
+    from agent.daemon import confinement_for, make_detect
+    from agent.memory.service import MemoryService
+    from agent.memory_gate import MemoryGate
+    from agent.notify import make_notifier
+    from agent.recall import recall_notes
+    from agent.settings import load_settings
+    from sandbox.engine import Engine
+    from state.journal import Journal
+    from state.suggestions import SuggestionStore
+
+    layout = RootLayout(root)
+    for state_file in (layout.db_file, layout.checkpoints_file):  # a first start: none stored
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{state_file}{suffix}").unlink(missing_ok=True)
+    holder = PolicyHolder(layout)
+    settings = load_settings(layout.settings_file)
+    journal = Journal(layout.journal_file)
+    engine = Engine(layout, journal, confinement_for(holder), holder)
+    store = SuggestionStore(layout.db_file)
+    memory = MemoryGate()
+    t0 = time.perf_counter()
+    service = MemoryService(
+        layout,
+        embedder=settings.memory.embedder,
+        cap=settings.memory.cap,
+        settle_seconds=float(holder().monitor.settle_seconds),
+    )
+    memory.set(service)
+    load_s = time.perf_counter() - t0
+    agent = Agent(
+        layout,
+        holder,
+        store,
+        engine,
+        Autonomy(store, holder),
+        make_detect(layout, holder, memory),
+        notify=make_notifier(settings.notify),
+        memory=memory,
+    )
+    out: dict[str, Any] = {"memories": service.count(), "load": load_s}
+    prof = cProfile.Profile() if profile else None
+    t0 = time.perf_counter()
+    first = (
+        prof.runcall(agent.analysis, trigger="event") if prof else agent.analysis(trigger="event")
+    )
+    out["cold"] = time.perf_counter() - t0
+    if prof is not None:
+        stats = pstats.Stats(prof).sort_stats("cumulative")
+        stats.print_stats(35)
+    warm = []
+    for _ in range(WARM):
+        t0 = time.perf_counter()
+        again = agent.analysis(trigger="event")
+        warm.append(time.perf_counter() - t0)
+        if again["proposed"]:
+            raise SystemExit(f"a warm analysis proposed again: {again['proposed']}")
+    out["warm"] = statistics.median(warm)
+    detect = make_detect(layout, holder, memory)  # its own hash cache: warm it first
+    detect(time.time())
+    t0 = time.perf_counter()
+    detect(time.time())
+    out["detect"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    notes = recall_notes(service)
+    out["recall"] = time.perf_counter() - t0
+    out["notes"] = len(notes)
+    out["proposed"] = dict(Counter(store.row(sid)["kind"] for sid in first["proposed"]))
+    out["skipped"] = [f"{s['kind']} {s['target']}: {s['why']}" for s in first["skipped"]]
+    out["shaped"] = [
+        f"{row['kind']} {row['target']}: {line}"
+        for sid in first["proposed"]
+        for row in [store.row(sid)]
+        for line in json.loads(row["evidence"])
+        if "bench0" in line or "memor" in line
+    ]
+    out["counts"] = _counts(lambda: agent.analysis(trigger="event"))
+    service.close()
+    store.close()
+    return out
+
+
+#: Warm analyses per start (their median is the start's warm figure).
+WARM = 3
+
+
+def analysis_bench(root: Path, rounds: int, profile: bool) -> None:
+    rows = []
+    for r in range(rounds):
+        cmd = [sys.executable, __file__, "--worker", str(root)]
+        if profile and r == 0:
+            cmd.append("--profile")
+        done = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True)
+        *printed, last = done.stdout.strip().splitlines()
+        if printed:
+            print("\n".join(printed))
+        row = json.loads(last)
+        rows.append(row)
+        print(
+            f"round {r + 1}: cold {row['cold']:.3f} s, warm {row['warm']:.3f} s, "
+            f"detectors alone {row['detect']:.3f} s, recall alone {row['recall']:.3f} s "
+            f"(memory service start {row['load']:.1f} s)",
+            flush=True,
+        )
+    row = rows[0]
+    print(
+        f"{row['memories']} memories in the store, {row['notes']} principles and decisions "
+        f"read by recall; first analysis proposed {row['proposed']}"
+    )
+    for line in row["skipped"]:
+        print(f"  not proposed: {line}")
+    for line in row["shaped"]:
+        print(f"  shaped: {line}")
+    print(row["counts"])
+    det, cold, warm = (statistics.median(r[k] for r in rows) for k in ("detect", "cold", "warm"))
+    print(f"{'median of ' + str(rounds) + ' starts':34}{'s':>10}{'ratio':>8}{'target':>9}")
+    print(f"{'detectors alone (warm)':34}{det:10.3f}{1:8.1f}")
+    print(f"{'analysis, cold (first after start)':34}{cold:10.3f}{cold / det:8.1f}{'< 2 s':>9}")
+    print(f"{'analysis, warm (all pending)':34}{warm:10.3f}{warm / det:8.1f}{'< 2 s':>9}")
 
 
 #: What one analysis asks of the system, counted by the profiler (call name -> label).
@@ -243,15 +368,17 @@ def _counts(fn: Any) -> str:
     return "one warm analysis: " + ", ".join(f"{n} {label}" for label, n in counts.items())
 
 
-def _deps(detect: Any, gate: Any, admit: Any, notes: Any, store: Any) -> loop.LoopDeps:
+def _checkpoints_only() -> loop.LoopDeps:
+    """What a decision run needs besides the checkpointer, doing nothing: part 2 measures the
+    checkpoint file alone (part 1 runs the product's whole loop)."""
     return loop.LoopDeps(
-        detect=detect,
+        detect=lambda now: [],
         expire=lambda seen: None,
-        blocked=lambda f: store is not None and store.find_blocking(f.fingerprint) is not None,
+        blocked=lambda f: False,
         stopped=lambda kind, target: None,
-        notes=notes,
-        gate=gate,
-        admit=admit,
+        notes=list,
+        gate=lambda f: ("needs_approval", ""),
+        admit=lambda f, needs: 0,
         execute=lambda sid, auto: {"id": sid, "suggestion_id": sid},
         reject=lambda sid, reason: None,
         learn=lambda sid, d, outcome, action: None,
@@ -263,7 +390,7 @@ def storage_bench(analyses: int) -> None:
     for keep in (False, True):
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "cp.db"
-            the_loop = loop.Loop(_deps(None, None, None, list, None), path)
+            the_loop = loop.Loop(_checkpoints_only(), path)
             t0 = time.perf_counter()
             for sid in range(1, analyses + 1):
                 if keep:  # the old behaviour: nothing is ever deleted
@@ -292,12 +419,25 @@ def main() -> int:
     ap.add_argument("--days", type=int, default=30)
     ap.add_argument("--analyses", type=int, default=1000)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--profile", action="store_true", help="cProfile the first cold analysis")
+    ap.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.worker is not None:
+        print(json.dumps(worker(args.worker, args.profile), ensure_ascii=False))
+        return 0
+    print(f"files={args.files} memories={args.memories} days={args.days}")
+    print(f"load average at start: {os.getloadavg()}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
-        root = make_root(Path(tmp), args.files, args.days)
-        print(f"files={args.files} memories={args.memories} days={args.days}")
-        analysis_bench(root, args.memories, args.rounds)
-    storage_bench(args.analyses)
+        root = Path(tmp) / "ALMA"
+        ctl = Path(sys.executable).parent / "alma-ctl"
+        subprocess.run([ctl, "--root", root, "init"], check=True, stdout=subprocess.DEVNULL)
+        make_root(root, args.files, args.days)
+        took = fill_memories(root, args.memories)
+        print(f"filled {args.memories:,} memories in {took:.0f} s", flush=True)
+        analysis_bench(root, args.rounds, args.profile)
+    if args.analyses:
+        storage_bench(args.analyses)
+    print(f"load average at end: {os.getloadavg()}")
     return 0
 
 
