@@ -315,7 +315,7 @@ def scan_tree(
         for name, _st in dirs:
             child = (*parts, name)
             shown = _join(folder, name)
-            if name in SKIP_DIR_NAMES or name.startswith("."):
+            if not _enters(name):
                 skipped.append(Skipped(shown, _("a hidden folder, a tool's or ALMA's own")))
             elif _inside(child, excluded):
                 skipped.append(Skipped(shown, _("a read-only zone")))
@@ -325,6 +325,52 @@ def scan_tree(
             else:
                 queue.append(child)
     return TreeScan(top, tuple(folders), tuple(skipped), truncated)
+
+
+def _enters(name: str) -> bool:
+    """Whether a walk goes into a subfolder of this name (hidden ones, tools' and ALMA's own
+    are left out)."""
+    return name not in SKIP_DIR_NAMES and not name.startswith(".")
+
+
+def find_named(
+    tree: Tree, top: str, names: Collection[str], *, max_folders: int = 2_000, max_depth: int = 8
+) -> dict[str, str]:
+    """Root-relative paths of regular files below ``top`` named one of ``names`` (the first
+    found, breadth first, for each name), entering the folders :func:`scan_tree` enters within
+    the same bounds. Only the matches are examined: the other entries are told apart by the
+    directory's own entry types (``scandir``), not a ``stat`` each, so looking for a script by
+    name in 20,000 files costs a listing of the folders, not a scan. Raises as scan_tree does
+    when ``top`` is missing or a link."""
+    top_parts = tuple(split_relpath(top))
+    queue: deque[tuple[str, ...]] = deque([top_parts])
+    found: dict[str, str] = {}
+    folders = 0
+    while queue and folders < max_folders and len(found) < len(names):
+        parts = queue.popleft()
+        try:
+            fd = open_dir(tree.root_fd, list(parts))
+        except (FileNotFoundError, RefusedError):
+            if parts == top_parts:
+                raise
+            continue  # replaced by a link or removed since its parent was listed
+        folders += 1
+        try:
+            with os.scandir(fd) as entries:
+                listed = sorted(entries, key=lambda e: e.name)
+            for entry in listed:
+                name = entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    deep = len(parts) - len(top_parts) >= max_depth
+                    if _enters(name) and not deep and _refusal(name) is None:
+                        queue.append((*parts, name))
+                elif name in names and name not in found and _refusal(name) is None:
+                    st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                    if kind_of(st) == "file":
+                        found[name] = _join("/".join(parts), name)
+        finally:
+            os.close(fd)
+    return found
 
 
 #: (dev, inode, size, mtime_ns) -> sha256: what a caller may keep between scans.

@@ -85,6 +85,7 @@ class Agent:
         self._lock = threading.RLock()
         self.reminders = Reminders(store)
         self._track = self._track_record()
+        self._memory_seen = False  # the last observe step read the memory store's merges
         self.loop = loop.Loop(
             loop.LoopDeps(
                 detect=self._findings,
@@ -136,6 +137,13 @@ class Agent:
 
     def _findings(self, now: float) -> list[dict[str, Any]]:
         found = [f.to_dict() for f in self.detect(now)]
+        merges = None  # the memory store not looked at: its pending merges stay as they are
+        if self.memory is not None and self.memory.loaded:
+            # Not waiting for the store's first scan (seconds at 10,000 memories, on a thread
+            # of its own): its merges come with an analysis after it.
+            merges = memory_actions.merge_findings(self.memory.service, wait=False)
+        self._memory_seen = merges is not None
+        found += [f.to_dict() for f in merges or ()]
         return found + [f.to_dict() for f in self._track.promotion_findings()]
 
     def _notes(self) -> list[MemoryNote]:
@@ -292,9 +300,8 @@ class Agent:
 
     def _expire_stale(self, current: set[str]) -> None:
         """A pending plan whose files changed under it no longer describes them: expire it."""
-        memory_seen = self.memory is not None and self.memory.loaded
         for row in self.store.with_status("pending"):
-            if row["kind"] == memory_actions.KIND and not memory_seen:
+            if row["kind"] == memory_actions.KIND and not self._memory_seen:
                 continue  # the store was not looked at this time
             if json.loads(row["plan"]) and row["fingerprint"] not in current:
                 self.store.update(

@@ -160,23 +160,22 @@ def _load_memory(
         if recovered:
             log.warning("memory merges interrupted by a stop were taken back: %s", recovered)
         gate.set(service)
+        service.merge_candidates(wait=False)  # the first scan starts now, on its own thread
         log.info("memory store ready")
     except Exception as exc:  # the daemon keeps serving files and suggestions without memory
         log.exception("memory store failed to load")
         gate.fail(f"{exc}; see the daemon log")
 
 
-def make_detect(layout: RootLayout, holder: PolicyHolder, memory: MemoryGate) -> Detect:
-    """The analysis' observe step: the files of the zones, the logs, and the memory store's
-    near-identical memories once it has loaded (bench/bench_agent.py runs this same one)."""
+def make_detect(layout: RootLayout, holder: PolicyHolder) -> Detect:
+    """The files of the zones and the logs, for the analysis' observe step (the memory store's
+    findings are the agent's: Agent._findings); bench/bench_agent.py runs this same one."""
     hashes: HashCache = {}  # kept across rescans: duplicates are not re-read every time
 
     def detect(now: float) -> list[PlanResult]:
         policy = holder()
         found = detect_files(layout.root, policy, now, hash_cache=hashes)
         found += detect_logs(layout.root, policy, now)
-        if memory.loaded:
-            found += memory_actions.merge_findings(memory.service)
         return found
 
     return detect
@@ -227,7 +226,7 @@ class Daemon:
         notify = make_notifier(settings.notify)
 
         memory = MemoryGate()
-        detect = make_detect(layout, holder, memory)
+        detect = make_detect(layout, holder)
         runtime = _model_runtime(settings, store)
         agent = Agent(
             layout,

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from actions.ops import Edit, Identity, plan_from_list
-from actions.scan import read_file, scan_tree
+from actions.scan import find_named, read_file, scan_tree
 from actions.tree import Tree
 from agent.model import Complete
 from agent.patch import apply_unified_diff
@@ -43,17 +43,15 @@ _SCRIPT = re.compile(rf"(?<![\w/.-])([\w.-]+\.(?:{'|'.join(_SCRIPT_EXTS)}))\b")
 _ABS_PATH = re.compile(r"""(?<![\w.])(/(?:[\w.+-]+/?)+)""")
 _CONFIG_EXT = (".conf", ".cfg", ".ini", ".toml", ".yaml", ".yml", ".json", ".env")
 _SEARCH = ("user", "system")
-_MAX_FILES = 20_000
 _CONFIG_BYTES = 256 << 10
 
 
 def _find_script(tree: Tree, names: list[str]) -> str | None:
     for zone in _SEARCH:
         try:
-            scan = scan_tree(tree, zone, now=time.time(), settle_seconds=None, max_files=_MAX_FILES)
+            found = find_named(tree, zone, names)
         except (FileNotFoundError, NotADirectoryError, RefusedError):
             continue
-        found = {f.name: f.path for f in scan.files if f.name in names}
         for name in names:
             if name in found:
                 return found[name]

@@ -33,10 +33,14 @@ def _short(text: str, n: int = 90) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def merge_findings(memory: Memory) -> list[PlanResult]:
-    """One ``memory_merge`` finding per cluster of near-identical memories."""
+def merge_findings(memory: Memory, *, wait: bool = True) -> list[PlanResult] | None:
+    """One ``memory_merge`` finding per cluster of near-identical memories; None with
+    ``wait=False`` when the store's scan for them is still running (not looked at)."""
+    clusters = memory.merge_candidates(wait=wait)
+    if clusters is None:
+        return None
     results: list[PlanResult] = []
-    for cluster in memory.merge_candidates():
+    for cluster in clusters:
         mems = [memory.show(i) for i in cluster]
         # Keep the most important, then most used, then the oldest: the others fold into it.
         mems.sort(

@@ -13,6 +13,7 @@ involved, so ``unmerge`` writes them back exactly.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -26,6 +27,8 @@ from policies.errors import BadArgumentError, ConflictError, NotFoundError
 from policies.i18n import _
 from state.memory import MemoryRecord, MemoryStore
 from state.memory.normalize import NEGATIONS, numbers, tag_key, words
+
+log = logging.getLogger(__name__)
 
 WINDOW = 2000
 #: Nearest memories looked at for each one queried (see Candidates for why this many).
@@ -75,39 +78,72 @@ class Candidates:
         self._is_summary: dict[str, bool] = {}  # ids seen among the newest: a daily summary?
         self._pairs: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
+        self._building = False  # a full build runs on its own thread (wait=False)
 
-    def __call__(self, store: MemoryStore) -> list[list[str]]:
-        with self._lock:
-            now = self._clock()
-            if self._built_at is None or now - self._built_at > REBUILD_SECONDS:
-                self._checked, self._is_summary, self._pairs = set(), {}, set()
-                self._built_at = now
-            # The catalog, newest first (no scan): a little more than the window, as summaries
-            # (one a day) do not count in it.
-            newest = store.recent_ids(self.window + self.window // 10 + 10)
-            unseen = [i for i in newest if i not in self._is_summary]
-            records = {r.id: r for r in store.get(unseen)}
-            for rec in records.values():
-                self._is_summary[rec.id] = rec.kind == "summary"
-            self._is_summary = {i: self._is_summary[i] for i in newest if i in self._is_summary}
-            window = [i for i in newest if self._is_summary.get(i) is False][: self.window]
-            inside = set(window)
-            self._checked &= inside
-            fresh = [i for i in window if i not in self._checked]
-            if fresh:
-                missing = [i for i in fresh if i not in records]  # seen before, never queried
-                records.update((r.id, r) for r in store.get(missing))
-                found, queried = _pairs_of(store, [records[i] for i in fresh if i in records])
-                self._pairs |= found
-                self._checked.update(queried)  # one without a vector yet: queried next time
-            involved = sorted({i for pair in self._pairs for i in pair})
-            alive = {r.id for r in store.get(involved) if r.kind != "summary"}
-            self._pairs = {
-                (a, b)
-                for a, b in self._pairs
-                if a in alive and b in alive and (a in inside or b in inside)
-            }
-            return _clusters(self._pairs)
+    def __call__(self, store: MemoryStore, *, wait: bool = True) -> list[list[str]] | None:
+        """The clusters. With ``wait=False`` (the analysis): None instead of waiting for a scan
+        that is running, and a full build that is due (the first after a start, the daily
+        rebuild: seconds of HNSW queries at 10,000 memories) is started on a thread of its own
+        (None too); the clusters come with an analysis after it. None means "not looked at"."""
+        if wait:
+            with self._lock:
+                return self._update(store)
+        if self._building or not self._lock.acquire(blocking=False):
+            return None
+        try:
+            if self._due():
+                self._building = True
+                threading.Thread(
+                    target=self._build, args=(store,), daemon=True, name="merge-candidates"
+                ).start()
+                return None
+            return self._update(store)
+        finally:
+            self._lock.release()
+
+    def _due(self) -> bool:
+        return self._built_at is None or self._clock() - self._built_at > REBUILD_SECONDS
+
+    def _build(self, store: MemoryStore) -> None:
+        try:
+            with self._lock:
+                self._update(store)
+        except Exception:  # the next analysis starts another (a store closed at a stop, ...)
+            log.exception("the scan for near-identical memories failed")
+        finally:
+            self._building = False
+
+    def _update(self, store: MemoryStore) -> list[list[str]]:
+        now = self._clock()
+        if self._due():
+            self._checked, self._is_summary, self._pairs = set(), {}, set()
+            self._built_at = now
+        # The catalog, newest first (no scan): a little more than the window, as summaries
+        # (one a day) do not count in it.
+        newest = store.recent_ids(self.window + self.window // 10 + 10)
+        unseen = [i for i in newest if i not in self._is_summary]
+        records = {r.id: r for r in store.get(unseen)}
+        for rec in records.values():
+            self._is_summary[rec.id] = rec.kind == "summary"
+        self._is_summary = {i: self._is_summary[i] for i in newest if i in self._is_summary}
+        window = [i for i in newest if self._is_summary.get(i) is False][: self.window]
+        inside = set(window)
+        self._checked &= inside
+        fresh = [i for i in window if i not in self._checked]
+        if fresh:
+            missing = [i for i in fresh if i not in records]  # seen before, never queried
+            records.update((r.id, r) for r in store.get(missing))
+            found, queried = _pairs_of(store, [records[i] for i in fresh if i in records])
+            self._pairs |= found
+            self._checked.update(queried)  # one without a vector yet: queried next time
+        involved = sorted({i for pair in self._pairs for i in pair})
+        alive = {r.id for r in store.get(involved) if r.kind != "summary"}
+        self._pairs = {
+            (a, b)
+            for a, b in self._pairs
+            if a in alive and b in alive and (a in inside or b in inside)
+        }
+        return _clusters(self._pairs)
 
 
 def _pairs_of(
@@ -160,7 +196,7 @@ def _clusters(pairs: set[tuple[str, str]]) -> list[list[str]]:
 
 def candidates(store: MemoryStore, window: int = WINDOW) -> list[list[str]]:
     """Clusters of near-identical memories among the newest ``window``, from scratch."""
-    return Candidates(window)(store)
+    return Candidates(window)._update(store)  # its own cache: nobody else holds its lock
 
 
 def _load(

@@ -296,8 +296,10 @@ class MemoryService:
         return self.store.count()
 
     # -- merging -------------------------------------------------------------------------
-    def merge_candidates(self) -> builtins.list[builtins.list[str]]:
-        return self._candidates(self.store)
+    def merge_candidates(self, *, wait: bool = True) -> builtins.list[builtins.list[str]] | None:
+        """Clusters of near-identical memories; None with ``wait=False`` while a full scan
+        runs on its own thread (merge.Candidates)."""
+        return self._candidates(self.store, wait=wait)
 
     def merge(self, keep_id: str, other_ids: builtins.list[str]) -> dict[str, Any]:
         return merge_mod.merge(self._mem, keep_id, list(other_ids))

@@ -89,3 +89,39 @@ def test_pairs_of_merged_memories_are_dropped_and_a_rebuild_comes_daily() -> Non
     now[0] += merge.REBUILD_SECONDS + 1
     cache(store)
     assert len(store.queried) == 1  # every memory of the window again, once a day
+
+
+class GatedStore(FakeStore):
+    """A store whose HNSW queries wait for ``release`` (a full scan that takes seconds)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        import threading
+
+        self.release = threading.Event()
+        self.started = threading.Event()
+
+    def neighbours(self, vectors: Any, n: int) -> list[list[tuple[str, float]]]:
+        self.started.set()
+        assert self.release.wait(10)
+        return super().neighbours(vectors, n)
+
+
+def test_an_analysis_never_waits_for_a_full_scan_it_starts_one_and_reads_it_later() -> None:
+    # Issue 10, Must show 4: the first scan after a start took 5 s of a 2 s analysis at 10,000
+    # memories. wait=False answers None ("not looked at") at once and scans on a thread.
+    now = [0.0]
+    store = GatedStore()
+    store.add("a", 0.0, "prefiero respuestas cortas")
+    store.add("b", 0.5, "prefiero respuestas cortas")
+    cache = merge.Candidates(clock=lambda: now[0])
+    assert cache(store, wait=False) is None
+    assert store.started.wait(10)  # the scan runs on its own thread...
+    assert cache(store, wait=False) is None  # ...and a second analysis does not wait for it
+    store.release.set()
+    assert cache(store) == [["a", "b"]]  # waiting for it gives its answer
+    assert cache(store, wait=False) == [["a", "b"]]  # and then analyses read it at once
+    store.queried.clear()
+    now[0] += merge.REBUILD_SECONDS + 1  # the daily rebuild is started the same way
+    assert cache(store, wait=False) is None
+    assert cache(store) == [["a", "b"]] and len(store.queried) == 2  # a and b, once each
