@@ -17,6 +17,7 @@ import pytest
 from agent.autonomy import Autonomy, PolicyHolder
 from agent.core import Agent
 from agent.detectors.files import detect_files
+from agent.memory_gate import MemoryGate
 from policies.defaults import DEFAULT_POLICY_TOML
 from policies.errors import BadArgumentError, InvalidStateError
 from policies.i18n import language
@@ -182,3 +183,45 @@ def test_the_report_uses_the_models_summary_only_when_it_holds(
     lied = ag.report("2026-11-17")
     assert "06:15" not in lied["text"] and "Actividad de 08:02 a 22:47" in lied["text"]
     assert Path(lied["path"]).read_text(encoding="utf-8") == lied["text"]
+
+
+class ScanningMemory:
+    """The memory service's part the analysis reads: its merge scan is running (None) or done."""
+
+    def __init__(self) -> None:
+        self.clusters: list[list[str]] | None = [["a", "b"]]
+
+    def merge_candidates(self, *, wait: bool = True) -> list[list[str]] | None:
+        assert not wait, "an analysis never waits for the store's scan"
+        return self.clusters
+
+    def show(self, memory_id: str) -> dict[str, object]:
+        return {
+            "id": memory_id,
+            "content": "riego el huerto los lunes",
+            "importance": 3,
+            "use_count": 0,
+            "created_at": "2026-11-01T00:00:00+00:00",
+        }
+
+    def list(self, **_kw: object) -> list[dict[str, object]]:
+        return []
+
+
+def test_a_pending_merge_stays_while_the_stores_scan_runs_and_expires_when_it_is_gone(
+    agent: tuple[Agent, AlmaRoot],
+) -> None:
+    # Issue 10, Must show 4: the analysis no longer waits for the merge scan (seconds at
+    # 10,000 memories); while it runs, the store is "not looked at", never "nothing to merge".
+    ag, _alma = agent
+    memory = ScanningMemory()
+    ag.memory = MemoryGate()
+    ag.memory.set(memory)  # type: ignore[arg-type]
+    (sid,) = ag.analyze(trigger="person")
+    assert ag.store.row(sid)["kind"] == "memory_merge"
+    memory.clusters = None  # a restart: the first scan is running
+    assert ag.analyze(trigger="schedule") == []
+    assert ag.store.row(sid)["status"] == "pending"
+    memory.clusters = []  # the scan is done and the two were merged or forgotten meanwhile
+    ag.analyze(trigger="schedule")
+    assert ag.store.row(sid)["status"] == "expired"
