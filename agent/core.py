@@ -139,8 +139,8 @@ class Agent:
         found = [f.to_dict() for f in self.detect(now)]
         merges = None  # the memory store not looked at: its pending merges stay as they are
         if self.memory is not None and self.memory.loaded:
-            # Not waiting for the store's first scan (seconds at 10,000 memories, on a thread
-            # of its own): its merges come with an analysis after it.
+            # Not waiting for, nor doing, a full scan of the store (seconds at 10,000 memories:
+            # it runs on its own thread after an analysis); its merges come with a later one.
             merges = memory_actions.merge_findings(self.memory.service, wait=False)
         self._memory_seen = merges is not None
         found += [f.to_dict() for f in merges or ()]
@@ -295,6 +295,10 @@ class Agent:
             for skip in state["skipped"]:
                 log.info("not proposed (%s %s): %s", skip["kind"], skip["target"], skip["why"])
             self.store.set_setting("last_analysis", utcnow())
+            if self.memory is not None and self.memory.loaded:
+                # After the analysis, not during it: the scan's seconds of work would slow
+                # the analysis down (the GIL, two cores) for merges that can wait for the next.
+                self.memory.service.start_merge_scan()
             proposed = [sid for sid, _auto in state["admitted"]]
             return {"proposed": proposed, "skipped": state["skipped"]}
 

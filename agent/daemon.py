@@ -160,7 +160,6 @@ def _load_memory(
         if recovered:
             log.warning("memory merges interrupted by a stop were taken back: %s", recovered)
         gate.set(service)
-        service.merge_candidates(wait=False)  # the first scan starts now, on its own thread
         log.info("memory store ready")
     except Exception as exc:  # the daemon keeps serving files and suggestions without memory
         log.exception("memory store failed to load")

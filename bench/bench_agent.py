@@ -250,7 +250,6 @@ def worker(root: Path, profile: bool) -> dict[str, Any]:
         settle_seconds=float(holder().monitor.settle_seconds),
     )
     memory.set(service)
-    service.merge_candidates(wait=False)  # as agent.daemon._load_memory: the first scan starts
     load_s = time.perf_counter() - t0
     agent = Agent(
         layout,

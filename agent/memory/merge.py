@@ -81,25 +81,33 @@ class Candidates:
         self._building = False  # a full build runs on its own thread (wait=False)
 
     def __call__(self, store: MemoryStore, *, wait: bool = True) -> list[list[str]] | None:
-        """The clusters. With ``wait=False`` (the analysis): None instead of waiting for a scan
-        that is running, and a full build that is due (the first after a start, the daily
-        rebuild: seconds of HNSW queries at 10,000 memories) is started on a thread of its own
-        (None too); the clusters come with an analysis after it. None means "not looked at"."""
+        """The clusters. With ``wait=False`` (the analysis): None ("not looked at") instead of
+        waiting for a scan that is running or doing a full one that is due (the first after a
+        start, the daily rebuild: seconds of HNSW queries at 10,000 memories); :meth:`start`
+        runs that one on a thread of its own."""
         if wait:
             with self._lock:
                 return self._update(store)
         if self._building or not self._lock.acquire(blocking=False):
             return None
         try:
-            if self._due():
-                self._building = True
-                threading.Thread(
-                    target=self._build, args=(store,), daemon=True, name="merge-candidates"
-                ).start()
-                return None
-            return self._update(store)
+            return None if self._due() else self._update(store)
         finally:
             self._lock.release()
+
+    def start(self, store: MemoryStore) -> None:
+        """Start the full scan on a thread of its own when one is due and none is running."""
+        if self._building or not self._lock.acquire(blocking=False):
+            return  # a scan is running (never wait for it here: an analysis calls this)
+        try:
+            if not self._due():
+                return
+            self._building = True
+        finally:
+            self._lock.release()
+        threading.Thread(
+            target=self._build, args=(store,), daemon=True, name="merge-candidates"
+        ).start()
 
     def _due(self) -> bool:
         return self._built_at is None or self._clock() - self._built_at > REBUILD_SECONDS

@@ -301,6 +301,10 @@ class MemoryService:
         runs on its own thread (merge.Candidates)."""
         return self._candidates(self.store, wait=wait)
 
+    def start_merge_scan(self) -> None:
+        """Start the full scan for merge candidates on its own thread when one is due."""
+        self._candidates.start(self.store)
+
     def merge(self, keep_id: str, other_ids: builtins.list[str]) -> dict[str, Any]:
         return merge_mod.merge(self._mem, keep_id, list(other_ids))
 

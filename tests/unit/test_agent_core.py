@@ -191,9 +191,14 @@ class ScanningMemory:
     def __init__(self) -> None:
         self.clusters: list[list[str]] | None = [["a", "b"]]
 
+        self.scans_started = 0
+
     def merge_candidates(self, *, wait: bool = True) -> list[list[str]] | None:
         assert not wait, "an analysis never waits for the store's scan"
         return self.clusters
+
+    def start_merge_scan(self) -> None:
+        self.scans_started += 1
 
     def show(self, memory_id: str) -> dict[str, object]:
         return {
@@ -219,6 +224,7 @@ def test_a_pending_merge_stays_while_the_stores_scan_runs_and_expires_when_it_is
     ag.memory.set(memory)  # type: ignore[arg-type]
     (sid,) = ag.analyze(trigger="person")
     assert ag.store.row(sid)["kind"] == "memory_merge"
+    assert memory.scans_started == 1  # after the analysis, on its own thread
     memory.clusters = None  # a restart: the first scan is running
     assert ag.analyze(trigger="schedule") == []
     assert ag.store.row(sid)["status"] == "pending"

@@ -107,21 +107,25 @@ class GatedStore(FakeStore):
         return super().neighbours(vectors, n)
 
 
-def test_an_analysis_never_waits_for_a_full_scan_it_starts_one_and_reads_it_later() -> None:
+def test_an_analysis_never_waits_for_a_full_scan_which_runs_on_its_own_thread() -> None:
     # Issue 10, Must show 4: the first scan after a start took 5 s of a 2 s analysis at 10,000
-    # memories. wait=False answers None ("not looked at") at once and scans on a thread.
+    # memories. wait=False answers None ("not looked at") at once; start() scans on a thread.
     now = [0.0]
     store = GatedStore()
     store.add("a", 0.0, "prefiero respuestas cortas")
     store.add("b", 0.5, "prefiero respuestas cortas")
     cache = merge.Candidates(clock=lambda: now[0])
-    assert cache(store, wait=False) is None
+    assert cache(store, wait=False) is None and store.queried == []  # not done in the analysis
+    cache.start(store)
     assert store.started.wait(10)  # the scan runs on its own thread...
-    assert cache(store, wait=False) is None  # ...and a second analysis does not wait for it
+    assert cache(store, wait=False) is None  # ...an analysis does not wait for it...
+    cache.start(store)  # ...nor does asking for another one meanwhile
     store.release.set()
     assert cache(store) == [["a", "b"]]  # waiting for it gives its answer
     assert cache(store, wait=False) == [["a", "b"]]  # and then analyses read it at once
+    assert len(store.queried) == 2  # a and b, once each: one scan
     store.queried.clear()
-    now[0] += merge.REBUILD_SECONDS + 1  # the daily rebuild is started the same way
-    assert cache(store, wait=False) is None
-    assert cache(store) == [["a", "b"]] and len(store.queried) == 2  # a and b, once each
+    now[0] += merge.REBUILD_SECONDS + 1  # the daily rebuild goes the same way
+    assert cache(store, wait=False) is None and store.queried == []
+    cache.start(store)
+    assert cache(store) == [["a", "b"]] and len(store.queried) == 2
