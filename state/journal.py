@@ -215,7 +215,9 @@ class Journal:
         return action_json(self.action_row(action_id))
 
     def plan(self, action_id: int) -> list[dict[str, Any]]:
-        return list(json.loads(self.action_row(action_id)["plan"]))
+        """The action's stored plan as dicts, read as every stored plan is read
+        (actions.ops.iter_json_array: ValueError, as json raises, when it is damaged)."""
+        return list(iter_json_array(self.action_row(action_id)["plan"]))
 
     def plan_ops(self, action_id: int) -> list[Op]:
         """The action's plan as ops, parsed strictly, op by op (actions.ops.plan_from_json)."""

@@ -168,18 +168,19 @@ def test_the_report_uses_the_models_summary_only_when_it_holds(
     agent: tuple[Agent, AlmaRoot], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from policies import i18n
-    from tests.unit.test_daily import EXAMPLES, FAITHFUL, FakeModel
+    from tests.support.fake_model import FakeComplete
+    from tests.unit.test_daily import EXAMPLES, FAITHFUL
 
     monkeypatch.setattr(i18n, "_process_language", "es")  # the report is in the daemon's language
     ag, alma = agent
     for log in EXAMPLES.iterdir():
         alma.write(f"logs/{log.name}", log.read_bytes())
     (alma.root / "user" / "proyectoY").mkdir()
-    ag.complete, ag.model_timeout_s = FakeModel(FAITHFUL), 9.0
+    ag.complete, ag.model_timeout_s = FakeComplete(FAITHFUL), 9.0
     report = ag.report("2026-11-17")
     assert report["text"].startswith(f"# Análisis del día · 2026-11-17\n\n{FAITHFUL}\n")
     assert ag.complete.calls[0]["timeout_s"] == 9.0
-    ag.complete = FakeModel(FAITHFUL.replace("08:02", "06:15"))  # a lie: the extractive report
+    ag.complete = FakeComplete(FAITHFUL.replace("08:02", "06:15"))  # a lie: the extractive report
     lied = ag.report("2026-11-17")
     assert "06:15" not in lied["text"] and "Actividad de 08:02 a 22:47" in lied["text"]
     assert Path(lied["path"]).read_text(encoding="utf-8") == lied["text"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Sequence
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ import pytest
 from agent.daily import day_facts, render, summarize, summary_problem
 from agent.report import audit_entry
 from policies import i18n
+from tests.support.fake_model import FakeComplete
 
 #: A copy of ../shared/examples/logs, so the suite runs on a fresh machine.
 EXAMPLES = Path(__file__).parents[1] / "data" / "examples" / "logs"
@@ -85,25 +85,6 @@ def test_what_alma_did_that_day_is_listed(root: Path) -> None:
 # -- the summary written by the model, checked against the facts ----------------------------------
 
 
-class FakeModel:
-    """A ``complete()`` that answers ``text`` (an honest edge: the model), and records the call."""
-
-    def __init__(self, text: str | None) -> None:
-        self.text = text
-        self.calls: list[dict[str, Any]] = []
-
-    def __call__(
-        self,
-        messages: Sequence[dict[str, str]],
-        *,
-        max_tokens: int,
-        json_schema: dict[str, Any] | None = None,
-        timeout_s: float,
-    ) -> str | None:
-        self.calls.append({"messages": messages, "max_tokens": max_tokens, "timeout_s": timeout_s})
-        return self.text
-
-
 FAITHFUL = (
     "Trabajaste en proyectoY de 08:02 a 22:47, con 4 mensajes tuyos. El backup falló: "
     "backup.sh salió con estado 23, dos líneas de fallo en logs/backup.log. "
@@ -118,7 +99,7 @@ def _report(facts: Any, summary: str | None) -> str:
 @pytest.mark.usefixtures("spanish_daemon")
 def test_a_faithful_summary_by_the_model_heads_the_report(root: Path) -> None:
     facts = day_facts(root, date(2026, 11, 17))
-    model = FakeModel(FAITHFUL)
+    model = FakeComplete(FAITHFUL)
     summary = summarize(facts, model, timeout_s=7.0)
     assert summary == FAITHFUL
     (call,) = model.calls
@@ -159,7 +140,7 @@ def test_a_summary_that_states_what_the_facts_do_not_is_not_used(root: Path, lie
     (root / "user" / "tesis").mkdir()
     facts = day_facts(root, date(2026, 11, 17))
     assert summary_problem(lie, facts) is not None
-    assert summarize(facts, FakeModel(lie), timeout_s=1.0) is None
+    assert summarize(facts, FakeComplete(lie), timeout_s=1.0) is None
     assert _report(facts, None) == render(facts, suggestions=[], actions=[], memories=None)
 
 
@@ -182,9 +163,9 @@ def test_a_summary_whose_every_number_is_a_fact_is_used(root: Path, true: str) -
 def test_without_a_model_the_report_is_extractive(root: Path) -> None:
     facts = day_facts(root, date(2026, 11, 17))
     assert summarize(facts, None, timeout_s=1.0) is None
-    busy = FakeModel(None)  # complete() gives None: no model, or busy past the timeout
+    busy = FakeComplete(None)  # complete() gives None: no model, or busy past the timeout
     assert summarize(facts, busy, timeout_s=1.0) is None and len(busy.calls) == 1
-    quiet = FakeModel(FAITHFUL)
+    quiet = FakeComplete(FAITHFUL)
     assert summarize(day_facts(root, date(2026, 11, 1)), quiet, timeout_s=1.0) is None
     assert quiet.calls == []  # a day with nothing to tell is not sent to the model
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from actions.ops import Edit, plan_from_list
 from agent.diagnose import explain_failure
 from policies.i18n import language
+from tests.support.fake_model import FakeComplete
 
 
 def _finding(example: str, log: str = "logs/backup.log") -> dict[str, Any]:
@@ -100,25 +100,6 @@ def test_anything_less_certain_stays_a_note(tmp_path: Path) -> None:
     assert out["plan"] == []
 
 
-class _FakeModel:
-    """The model's edge: answers what it is given, and records the question."""
-
-    def __init__(self, answer: str | None) -> None:
-        self.answer = answer
-        self.asked: list[str] = []
-
-    def __call__(
-        self,
-        messages: Sequence[dict[str, str]],
-        *,
-        max_tokens: int,
-        json_schema: dict[str, Any] | None = None,
-        timeout_s: float,
-    ) -> str | None:
-        self.asked.append(messages[-1]["content"])
-        return self.answer
-
-
 _MODEL_DIFF = """--- a/user/scripts/backup.conf
 +++ b/user/scripts/backup.conf
 @@ -1,2 +1,2 @@
@@ -135,7 +116,7 @@ def test_with_a_model_its_diff_becomes_the_plan_only_when_it_applies_exactly(
     conf = root / "user" / "scripts" / "backup.conf"
     conf.write_bytes(b'# opciones\r\nOPTS="--fast"\r\n')
     finding = _finding("ERROR backup.sh: rsync: unknown option --fast")
-    model = _FakeModel(_MODEL_DIFF)
+    model = FakeComplete(_MODEL_DIFF)
     out = explain_failure(root, finding, writable=_user_only, complete=model)
     (op,) = plan_from_list(out["plan"])
     assert isinstance(op, Edit) and op.content == b'# opciones\r\nOPTS="--archive"\r\n'
@@ -144,7 +125,7 @@ def test_with_a_model_its_diff_becomes_the_plan_only_when_it_applies_exactly(
     # A diff that does not apply, an answer that is no diff, no answer, or a config the policy
     # does not let ALMA write: the finding stays as the rules left it.
     for answer in (_MODEL_DIFF.replace("--fast", "--slow"), "NONE", None):
-        assert explain_failure(root, finding, writable=_user_only, complete=_FakeModel(answer)) == (
-            finding
-        )
-    assert explain_failure(root, finding, complete=_FakeModel(_MODEL_DIFF)) == finding
+        assert explain_failure(
+            root, finding, writable=_user_only, complete=FakeComplete(answer)
+        ) == (finding)
+    assert explain_failure(root, finding, complete=FakeComplete(_MODEL_DIFF)) == finding

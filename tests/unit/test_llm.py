@@ -5,7 +5,6 @@ schema (temperature 0, the JSON grammar) is tested in test_model.py."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -14,32 +13,7 @@ from agent.llm import SCHEMA, ModelEnricher
 from agent.memory.enrich import validate_output
 from agent.model_files import embedded_model_path
 from policies.errors import ConfigError
-
-
-class FakeComplete:
-    """Answers with the content it is given, and records what it was asked."""
-
-    def __init__(self, content: Any) -> None:
-        self.content = content
-        self.calls: list[dict[str, Any]] = []
-
-    def __call__(
-        self,
-        messages: Sequence[dict[str, str]],
-        *,
-        max_tokens: int,
-        json_schema: dict[str, Any] | None = None,
-        timeout_s: float,
-    ) -> str | None:
-        self.calls.append(
-            {
-                "messages": list(messages),
-                "max_tokens": max_tokens,
-                "json_schema": json_schema,
-                "timeout_s": timeout_s,
-            }
-        )
-        return self.content  # type: ignore[no-any-return]  # wrong types on purpose, some tests
+from tests.support.fake_model import FakeComplete
 
 
 def test_it_asks_for_schema_bound_json_in_spanish_with_bounded_tokens() -> None:
