@@ -296,12 +296,9 @@ def scan_tree(
         if len(folders) >= max_folders or nfiles >= max_files:
             truncated = True
             break
-        try:
-            fd = open_dir(tree.root_fd, list(parts))
-        except (FileNotFoundError, RefusedError):
-            if parts == top_parts:
-                raise
-            continue  # replaced by a link or removed since its parent was listed
+        fd = _open_walked(tree, parts, top_parts)
+        if fd is None:
+            continue
         try:
             folder = "/".join(parts)
             scan, dirs = _scan_fd(fd, folder, cutoff_ns=cutoff)
@@ -327,6 +324,17 @@ def scan_tree(
     return TreeScan(top, tuple(folders), tuple(skipped), truncated)
 
 
+def _open_walked(tree: Tree, parts: tuple[str, ...], top_parts: tuple[str, ...]) -> int | None:
+    """A folder of a walk, opened from the root one ``O_NOFOLLOW`` component at a time; None
+    when it was replaced by a link or removed since its parent was listed (the top raises)."""
+    try:
+        return open_dir(tree.root_fd, list(parts))
+    except (FileNotFoundError, RefusedError):
+        if parts == top_parts:
+            raise
+        return None
+
+
 def _enters(name: str) -> bool:
     """Whether a walk goes into a subfolder of this name (hidden ones, tools' and ALMA's own
     are left out)."""
@@ -348,12 +356,9 @@ def find_named(
     folders = 0
     while queue and folders < max_folders and len(found) < len(names):
         parts = queue.popleft()
-        try:
-            fd = open_dir(tree.root_fd, list(parts))
-        except (FileNotFoundError, RefusedError):
-            if parts == top_parts:
-                raise
-            continue  # replaced by a link or removed since its parent was listed
+        fd = _open_walked(tree, parts, top_parts)
+        if fd is None:
+            continue
         folders += 1
         try:
             with os.scandir(fd) as entries:
