@@ -79,6 +79,9 @@ class Candidates:
         self._pairs: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
         self._building = False  # a full build runs on its own thread (wait=False)
+        self._idle = threading.Event()  # set while no build thread is running
+        self._idle.set()
+        self._closed = False
 
     def __call__(self, store: MemoryStore, *, wait: bool = True) -> list[list[str]] | None:
         """The clusters. With ``wait=False`` (the analysis): None ("not looked at") instead of
@@ -100,9 +103,10 @@ class Candidates:
         if self._building or not self._lock.acquire(blocking=False):
             return  # a scan is running (never wait for it here: an analysis calls this)
         try:
-            if not self._due():
+            if self._closed or not self._due():
                 return
             self._building = True
+            self._idle.clear()
         finally:
             self._lock.release()
         threading.Thread(
@@ -112,14 +116,23 @@ class Candidates:
     def _due(self) -> bool:
         return self._built_at is None or self._clock() - self._built_at > REBUILD_SECONDS
 
+    def close(self, timeout: float = 60.0) -> None:
+        """No scan starts from now on, and a running one is waited for: the store it queries
+        is about to be closed (a scan still inside Chroma then crashes the process)."""
+        self._closed = True
+        if not self._idle.wait(timeout):
+            log.warning("the scan for near-identical memories did not end in %.0f s", timeout)
+
     def _build(self, store: MemoryStore) -> None:
         try:
             with self._lock:
-                self._update(store)
-        except Exception:  # the next analysis starts another (a store closed at a stop, ...)
+                if not self._closed:
+                    self._update(store)
+        except Exception:  # the next analysis starts another
             log.exception("the scan for near-identical memories failed")
         finally:
             self._building = False
+            self._idle.set()
 
     def _update(self, store: MemoryStore) -> list[list[str]]:
         now = self._clock()

@@ -333,6 +333,7 @@ class MemoryService:
         return ok
 
     def close(self) -> None:
+        self._candidates.close()  # before the store closes under its scan
         self._worker.stop()
         if self._enrich is not None:
             self._enrich.close()

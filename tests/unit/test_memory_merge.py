@@ -7,6 +7,8 @@ exact and the cases that matter can be built on purpose.
 from __future__ import annotations
 
 import math
+import threading
+import time
 from types import SimpleNamespace
 from typing import Any
 
@@ -129,3 +131,26 @@ def test_an_analysis_never_waits_for_a_full_scan_which_runs_on_its_own_thread() 
     assert cache(store, wait=False) is None and store.queried == []
     cache.start(store)
     assert cache(store) == [["a", "b"]] and len(store.queried) == 2
+
+
+def test_closing_waits_for_a_running_scan_and_no_scan_starts_after() -> None:
+    # The daemon's stop closes the store: a scan still querying it on its own thread crashed
+    # the daemon (SIGSEGV after "stopped", seen in CI). close() waits for it; start() after
+    # close() does nothing, and a scan that was about to start leaves the store alone.
+    store = GatedStore()
+    store.add("a", 0.0, "prefiero respuestas cortas")
+    store.add("b", 0.5, "prefiero respuestas cortas")
+    cache = merge.Candidates()
+    cache.start(store)
+    assert store.started.wait(10)
+    closed = threading.Event()
+    closer = threading.Thread(target=lambda: (cache.close(), closed.set()))
+    closer.start()
+    assert not closed.wait(0.3)  # still scanning: close() waits
+    store.release.set()
+    assert closed.wait(10)
+    closer.join()
+    store.queried.clear()
+    cache.start(store)
+    time.sleep(0.2)
+    assert store.queried == []
