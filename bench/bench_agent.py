@@ -363,7 +363,7 @@ def _counts(fn: Any) -> str:
     prof = cProfile.Profile()
     prof.runcall(fn)
     counts: Counter[str] = Counter()
-    for (filename, _line, name), (_cc, calls, *_rest) in pstats.Stats(prof).stats.items():  # type: ignore[attr-defined]
+    for (filename, _line, name), (_cc, calls, *_rest) in pstats.Stats(prof).stats.items():  # type: ignore[attr-defined]  # Stats.stats is real but missing from typeshed
         if filename != "~":
             continue
         for word, label in COUNTED.items():

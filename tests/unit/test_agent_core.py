@@ -222,7 +222,7 @@ def test_a_pending_merge_stays_while_the_stores_scan_runs_and_expires_when_it_is
     ag, _alma = agent
     memory = ScanningMemory()
     ag.memory = MemoryGate()
-    ag.memory.set(memory)  # type: ignore[arg-type]
+    ag.memory.set(memory)  # type: ignore[arg-type]  # a fake with only what the loop calls, not the whole service
     (sid,) = ag.analyze(trigger="person")
     assert ag.store.row(sid)["kind"] == "memory_merge"
     assert memory.scans_started == 1  # after the analysis, on its own thread
