@@ -146,12 +146,7 @@ class Api:
 
     def status(self) -> dict[str, Any]:
         policy = self.agent.policy
-        memories: int | None = None
-        if self.memory.loaded:
-            try:
-                memories = int(self.memory.service.count())
-            except Exception:  # status must answer even when the store is unwell
-                memories = None
+        memory, memories = self.memory.status()
         return {
             "running": True,
             # The folder watches are set up and the analysis after start has run.
@@ -166,7 +161,7 @@ class Api:
             "pending_suggestions": self.agent.store.count("pending"),
             "last_analysis": self.agent.store.setting("last_analysis"),
             "memories": memories,
-            "memory": "ready" if self.memory.loaded else (self.memory.error or "loading"),
+            "memory": memory,
             "model": self.chat.runtime.status(),
             "policy": {"file": str(policy.path), "ok": policy.error is None, "error": policy.error},
             "recovered_at_start": self.recovered,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import logging
 import threading
 from collections.abc import Sequence
 from typing import Any, Protocol
@@ -10,6 +11,8 @@ from typing import Any, Protocol
 from policies import limits as L
 from policies.errors import UnavailableError
 from policies.i18n import _
+
+log = logging.getLogger("alma.memory")
 
 
 class Memory(Protocol):
@@ -113,3 +116,16 @@ class MemoryGate:
     @property
     def loaded(self) -> bool:
         return self._service is not None
+
+    def status(self) -> tuple[str, int | None]:
+        """What `status` shows: "ready" with the count of active memories (None if the store
+        cannot count now), else "loading" or why it failed. The service is read once: it is
+        set by the loading thread, and two reads could say "not loaded" then "ready"."""
+        service = self._service
+        if service is None:
+            return self.error or "loading", None
+        try:
+            return "ready", int(service.count())
+        except Exception:  # status must answer even when the store is unwell; the log says why
+            log.warning("the memory store could not count its memories", exc_info=True)
+            return "ready", None

@@ -106,7 +106,7 @@ def test_memory_commands_end_to_end(alma_mem: DaemonRoot) -> None:
     (d.root / "user" / "tienda").mkdir(parents=True)
     d.start()
     st = wait_memory_ready(d)
-    assert st["memories"] == 0
+    assert st["memories"] == 0, d.log()
 
     # add: Spanish text with accents and ñ, tags, project, importance, type.
     added = d.ok(
