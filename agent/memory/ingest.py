@@ -73,6 +73,7 @@ class LogIngestor:
         self.settle_seconds = settle_seconds
         self._lock = threading.Lock()  # one pass at a time: the watcher's or a rescan's
         self._warned: set[str] = set()  # files already said to be too large
+        self._closed = False
 
     def rescan(self) -> int:
         """Ingest what is new in every chat log; returns the memories added or reinforced."""
@@ -84,8 +85,16 @@ class LogIngestor:
         with Tree(self.layout.root) as tree:
             return self._ingest_locked(tree, name)
 
+    def close(self) -> None:
+        """Wait for the file being ingested and ingest none after: the store closes next. A
+        pass may run on a thread the service does not own (the daemon's scheduled rescan)."""
+        with self._lock:
+            self._closed = True
+
     def _ingest_locked(self, tree: Tree, name: str) -> int:
         with self._lock:
+            if self._closed:
+                return 0
             read = read_log(tree, name)
             if read is None:
                 return 0

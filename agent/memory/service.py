@@ -335,6 +335,7 @@ class MemoryService:
     def close(self) -> None:
         self._candidates.close()  # before the store closes under its scan
         self._worker.stop()
+        self._ingestor.close()  # a rescan on another thread finishes its file first
         if self._enrich is not None:
             self._enrich.close()
         self.store.close()

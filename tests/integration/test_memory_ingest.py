@@ -3,10 +3,14 @@ person is ingested exactly once; alma's turns and model comments never become me
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from agent.memory.service import MemoryService
 from policies import limits as L
@@ -123,3 +127,49 @@ def test_replay_after_crash_adds_nothing(tmp_path: Path) -> None:
     assert after.keys() == before.keys()
     assert [m["mentions"] for m in after.values()] == [m["mentions"] for m in before.values()]
     svc.close()
+
+
+def test_close_waits_for_a_rescan_in_flight_and_none_runs_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The daemon's scheduled rescan calls rescan_logs on the scheduler's thread, which a stop
+    does not wait for: close() must wait for a pass inside the store, and a pass asked for
+    after close must do nothing (not write to a closed store)."""
+    layout = RootLayout(tmp_path)
+    layout.logs.mkdir(parents=True)
+    (layout.logs / "2026-11-21.md").write_text(
+        "# 2026-11-21\n\n" + "".join(_turn(n) for n in range(3))
+    )
+    svc = _open(layout)
+    embedder = svc.store.embedder
+    real = embedder.passages
+    inside, release = threading.Event(), threading.Event()
+
+    def held(texts: Sequence[str]) -> Any:
+        inside.set()
+        assert release.wait(120)
+        return real(texts)
+
+    monkeypatch.setattr(embedder, "passages", held)
+    failures: list[BaseException] = []
+
+    def rescan() -> None:
+        try:
+            svc.rescan_logs()
+        except BaseException as exc:  # what the pass hit on a closed store is the finding
+            failures.append(exc)
+
+    scan = threading.Thread(target=rescan, daemon=True)
+    scan.start()
+    assert inside.wait(120), "the rescan never reached the store"
+    closer = threading.Thread(target=svc.close, daemon=True)
+    closer.start()
+    closer.join(10)
+    closed_early = not closer.is_alive()
+    release.set()
+    scan.join(120)
+    closer.join(120)
+    assert not closed_early, "close() returned while a rescan was writing to the store"
+    assert not failures, failures
+    monkeypatch.setattr(embedder, "passages", real)
+    assert svc.rescan_logs() == 0  # after close: nothing read, nothing written
