@@ -83,6 +83,7 @@ class Agent:
         )
         self.model_timeout_s = model_timeout_s
         self._lock = threading.RLock()
+        self._closed = False  # see close()
         self.reminders = Reminders(store)
         self._track = self._track_record()
         self._memory_seen = False  # the last observe step read the memory store's merges
@@ -272,6 +273,13 @@ class Agent:
         except AlmaError as exc:  # the rejection stands; only the memory of it is missing
             log.error("the decision memory of suggestion %s was not stored: %s", sid, exc)
 
+    def close(self) -> None:
+        """The daemon stops: the op in flight finishes (or rolls back) first, and no analysis
+        starts after, whatever thread asks (a debounced file event, the schedule, `analyze`
+        without --wait): the journal and the stores it writes to are closed next."""
+        with self._lock, self.engine._lock:
+            self._closed = True
+
     # -- analysis -----------------------------------------------------------------------------
     def analyze(self, *, trigger: Trigger) -> list[int]:
         return [int(sid) for sid in self.analysis(trigger=trigger)["proposed"]]
@@ -288,6 +296,8 @@ class Agent:
         if level == "manual" and trigger != "person":
             return {"proposed": [], "skipped": []}
         with self._lock:
+            if self._closed:
+                return {"proposed": [], "skipped": []}
             self._track = self._track_record()
             state = self.loop.analyze(self.clock())
             for sid, auto in state["admitted"]:

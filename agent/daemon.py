@@ -334,8 +334,7 @@ class Daemon:
             debounce.close()
             watcher.stop()
             scheduler.shutdown(wait=False)
-            with agent._lock, engine._lock:  # the op in flight finishes (or rolls back) first
-                pass
+            agent.close()  # the op in flight finishes (or rolls back) first; no analysis after
             runtime.close()
             if memory.loaded:
                 memory.service.close()

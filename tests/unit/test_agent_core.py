@@ -232,3 +232,24 @@ def test_a_pending_merge_stays_while_the_stores_scan_runs_and_expires_when_it_is
     memory.clusters = []  # the scan is done and the two were merged or forgotten meanwhile
     ag.analyze(trigger="schedule")
     assert ag.store.row(sid)["status"] == "expired"
+
+
+def test_an_analysis_waiting_while_the_daemon_stops_runs_nothing(
+    agent: tuple[Agent, AlmaRoot],
+) -> None:
+    """A stop waits for the op in flight under the agent's lock, then closes the journal and
+    the stores; an analysis that reaches that lock meanwhile (the debounced one after a file
+    event, the schedule's, `analyze` without --wait: threads a stop does not wait for) must
+    not run after it, proposing and, at autonomy auto, running plans on what is being closed."""
+    import threading
+
+    ag, alma = agent
+    _messy(alma, "user/descargas")
+    done: list[list[int]] = []
+    with ag._lock:  # the stop holds it while the op in flight finishes
+        late = threading.Thread(target=lambda: done.append(ag.analyze(trigger="event")))
+        late.start()  # it runs once the lock is free: after close, whenever it got there
+        ag.close()
+    late.join(120)
+    assert done == [[]], done
+    assert _pending(ag) == []
