@@ -9,7 +9,6 @@ the model's tokenizer), streams the answer as token events, and logs both turns 
 from __future__ import annotations
 
 import logging
-import os
 import secrets
 import threading
 import time
@@ -19,6 +18,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from actions.scan import read_file
+from actions.tree import Tree
 from agent.model import Backend, ModelRuntime, generate
 from agent.prompt import assemble
 from agent.turnlog import append_exchange
@@ -206,17 +207,13 @@ class ChatService:
             return ""
 
     def persona(self) -> str:
-        """``system/persona.md``, read without following a link; the built-in one if missing."""
+        """``system/persona.md``, read the one safe way (actions.scan.read_file: no link, no FIFO,
+        at most MAX_PERSONA_BYTES); the built-in one if missing."""
         path = self.layout.persona_file
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-        except OSError:
-            return FALLBACK_PERSONA
-        try:
-            data = os.read(fd, MAX_PERSONA_BYTES)
-        except OSError:
-            return FALLBACK_PERSONA
-        finally:
-            os.close(fd)
-        text = data.decode("utf-8", errors="replace").strip()
+            with Tree(path.parent) as tree:
+                read = read_file(tree, path.name, limit=MAX_PERSONA_BYTES)
+        except OSError:  # no system/ folder
+            read = None
+        text = read.data.decode("utf-8", errors="replace").strip() if read else ""
         return text or FALLBACK_PERSONA

@@ -31,6 +31,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from actions.scan import read_file
+from actions.tree import Tree
 from agent.memory.search import Hit, candidates
 from state.memory import MemoryRecord, MemoryStore
 from state.memory.embedder import Relevance
@@ -38,6 +40,9 @@ from state.memory.normalize import approx_tokens, search_terms
 
 CANDIDATES = 12
 MAX_ITEMS = 10
+#: What is read of system/principles.md: a person's rules, never cut by the budget, are a
+#: page or two; a file larger than this is read up to here.
+MAX_PRINCIPLES_BYTES = 64 * 1024
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _HEADING = re.compile(r"^\s*#")
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
@@ -78,11 +83,17 @@ class Item:
 
 
 def read_principles(path: Path, rel: str = "system/principles.md") -> list[Item]:
-    """Each bullet, or each paragraph that is not a heading, with its line."""
+    """Each bullet, or each paragraph that is not a heading, with its line. Read the one safe
+    way (at every chat message): a link, a FIFO or a folder there gives none, and at most
+    :data:`MAX_PRINCIPLES_BYTES` are read."""
     try:
-        text = _COMMENT.sub("", path.read_text(encoding="utf-8", errors="replace"))
-    except (FileNotFoundError, IsADirectoryError):
+        with Tree(path.parent) as tree:
+            read = read_file(tree, path.name, limit=MAX_PRINCIPLES_BYTES)
+    except OSError:  # no system/ folder
         return []
+    if read is None:
+        return []
+    text = _COMMENT.sub("", read.data.decode("utf-8", errors="replace"))
     items: list[Item] = []
     current: list[str] = []
     start = 0

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.memory.context import read_principles
+from agent.memory.context import MAX_PRINCIPLES_BYTES, read_principles
 from agent.memory.enrich import validate_output
 from agent.memory.export import export
 from agent.memory.reinforce import same_claim
@@ -94,3 +94,40 @@ def test_export_pairs(tmp_path: Path) -> None:
     assert set(alpaca[0]) == {"instruction", "input", "output"}
     with pytest.raises(BadArgumentError):
         export(tmp_path, "csv")
+
+
+def test_principles_are_read_the_one_safe_way(tmp_path: Path) -> None:
+    """system/principles.md is read at every chat message and every context, through
+    actions.scan.read_file (the one reader of files below the root): a link is not followed,
+    a FIFO does not block, a sparse gigabyte is not read whole."""
+    import os
+    import threading
+
+    system = tmp_path / "system"
+    system.mkdir()
+    path = system / "principles.md"
+    secret = tmp_path / "secreto.md"
+    secret.write_text("- contraseña-del-banco-1234\n")
+    path.symlink_to(secret)
+    assert read_principles(path) == []
+
+    path.unlink()
+    os.mkfifo(path)
+    out: list[object] = []
+    reader = threading.Thread(target=lambda: out.append(read_principles(path)), daemon=True)
+    reader.start()
+    reader.join(30)
+    if reader.is_alive():  # let the blocked reader go before failing
+        with open(path, "wb"):
+            pass
+        reader.join(30)
+        pytest.fail("reading principles.md blocked on a FIFO")
+    assert out == [[]]
+
+    path.unlink()
+    with open(path, "wb") as f:
+        f.write(b"- Uno.\n\n")
+        f.truncate(1 << 30)  # sparse: no disk, a gigabyte to whoever reads it whole
+    items = read_principles(path)
+    assert items[0].content == "Uno."
+    assert sum(len(i.content) for i in items) <= MAX_PRINCIPLES_BYTES
