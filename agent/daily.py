@@ -283,16 +283,30 @@ _WORDS: dict[str, int] = {
     **{"un": 1, "una": 1, "veintiún": 21, "veintiuna": 21, "cien": 100, "quinientas": 500},
 }
 _WORDS |= {w.translate(str.maketrans("áéíóú", "aeiou")): n for w, n in _WORDS.items()}
+#: English ones too: the embedded model is mostly English and, told to answer in Spanish, may
+#: not. Left out: "once" (Spanish 11) and "ten" (Spanish "ten en cuenta").
+_EN_UNITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
+_EN_TEENS = ["eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen"]
+_EN_TEENS += ["eighteen", "nineteen"]
+_EN_TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+_WORDS |= {
+    **{w: n for n, w in enumerate(_EN_UNITS)},
+    **{w: 11 + n for n, w in enumerate(_EN_TEENS)},
+    **{w: 20 + 10 * n for n, w in enumerate(_EN_TENS)},
+    **{"a": 1, "twice": 2, "thrice": 3},
+}
 _SCALES = {"mil": 1000, "millón": 10**6, "millon": 10**6, "millones": 10**6}
-_ARTICLES = {"un", "una", "uno"}
+_SCALES |= {"hundred": 100, "thousand": 1000, "million": 10**6, "millions": 10**6}
+_ARTICLES = {"un", "una", "uno", "a", "one"}
 _TENS_VALUES = {30, 40, 50, 60, 70, 80, 90}
+_EN_TENS_VALUES = {20 + 10 * n for n in range(len(_EN_TENS))}  # "twenty-three": no "y"
 _TOKEN = re.compile(r"\w+")
 
 
 def _number_words(text: str) -> list[tuple[str, int]]:
-    """The Spanish numbers written in words in ``text``, each as (its words, its value):
-    ``treinta y cuatro`` is 34, ``doscientos cuatro`` 204, ``dos mil`` 2000; ``dos tres`` is two
-    numbers."""
+    """The numbers written in words in ``text`` (Spanish, and English), each as (its words, its
+    value): ``treinta y cuatro`` is 34, ``doscientos cuatro`` 204, ``dos mil`` 2000,
+    ``twenty-three`` 23, ``two hundred four`` 204; ``dos tres`` is two numbers."""
     tokens = [t.casefold() for t in _TOKEN.findall(text)]
     found: list[tuple[str, int]] = []
     i = 0
@@ -315,7 +329,11 @@ def _number_words(text: str) -> list[tuple[str, int]]:
                 current = (current or 1) * _SCALES[word]
                 total, current, last = total + current, 0, 0
             elif word in _WORDS and (
-                last is None or after_y or last == 0 or (last >= 100 and _WORDS[word] < 100)
+                last is None
+                or after_y
+                or last == 0
+                or (last >= 100 and _WORDS[word] < 100)
+                or (last in _EN_TENS_VALUES and 0 < _WORDS[word] < 10 and tokens[i - 1] in _EN_TENS)
             ):
                 current += _WORDS[word]
                 last = _WORDS[word]

@@ -132,6 +132,12 @@ def test_a_faithful_summary_by_the_model_heads_the_report(root: Path) -> None:
         FAITHFUL.replace("con 4 mensajes", "con doscientos cuatro mensajes"),
         FAITHFUL.replace("con 4 mensajes", "con mil mensajes"),
         FAITHFUL.replace("con 4 mensajes", "con CUARENTA mensajes"),
+        # The embedded model is mostly English: told to answer in Spanish, it may not.
+        "You worked on proyectoY from 08:02 to 22:47 with seven messages of yours.",
+        "You worked on proyectoY with 4 messages; backup.sh failed thrice in nineteen minutes.",
+        "You worked on proyectoY with 4 messages; backup.sh failed twenty-five times.",
+        "You worked on proyectoY with a hundred messages.",
+        "You worked on proyectoY with 4 messages and one thousand edits.",
         "",  # nothing at all
         "x" * 5000,  # far more than a few sentences
     ],
@@ -153,6 +159,8 @@ def test_a_summary_that_states_what_the_facts_do_not_is_not_used(root: Path, lie
         FAITHFUL.replace("estado 23", "estado veintitres"),  # written without its accent
         FAITHFUL.replace("de 08:02 a 22:47", "el 17/11/2026 de 08:02 a 22:47"),  # the day
         FAITHFUL.replace("con 4 mensajes", "con 4 mensajes, el 4.º día"),  # glued, but a fact
+        "You worked on proyectoY from 08:02 to 22:47 with four messages of yours.",
+        "You worked on proyectoY with 4 messages; backup.sh exited with status twenty-three.",
     ],
 )
 def test_a_summary_whose_every_number_is_a_fact_is_used(root: Path, true: str) -> None:
