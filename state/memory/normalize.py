@@ -101,8 +101,11 @@ NEGATIONS = frozenset(
 
 def fold(text: str) -> str:
     """Casefold and drop accents except the tilde of ñ."""
+    text = text.casefold()
+    if text.isascii():  # nothing to decompose: most tags, projects and English text
+        return text
     out: list[str] = []
-    for ch in unicodedata.normalize("NFD", text.casefold()):
+    for ch in unicodedata.normalize("NFD", text):
         if unicodedata.combining(ch) and not (ch == _COMBINING_TILDE and out and out[-1] == "n"):
             continue
         out.append(ch)

