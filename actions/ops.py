@@ -449,6 +449,13 @@ _DECODER = json.JSONDecoder()
 def iter_json_array(text: str) -> Iterator[Any]:
     """The items of the JSON array ``text``, decoded one at a time. ValueError (as ``json``
     raises) when ``text`` is not exactly one array."""
+    for _start, item in iter_json_array_at(text):
+        yield item
+
+
+def iter_json_array_at(text: str) -> Iterator[tuple[int, Any]]:
+    """:func:`iter_json_array`, each item with the offset where it starts in ``text`` (so a
+    reader can come back to it: ``decode_json_at``)."""
     end = len(text)
     i = _skip_ws(text, 0)
     if i >= end or text[i] != "[":
@@ -458,8 +465,9 @@ def iter_json_array(text: str) -> Iterator[Any]:
         i += 1
     else:
         while True:
+            start = i
             item, i = _DECODER.raw_decode(text, i)
-            yield item
+            yield start, item
             i = _skip_ws(text, i)
             if i < end and text[i] == ",":
                 i = _skip_ws(text, i + 1)
@@ -470,6 +478,11 @@ def iter_json_array(text: str) -> Iterator[Any]:
             raise ValueError(f"expected ',' or ']' at character {i}")
     if _skip_ws(text, i) != end:
         raise ValueError(f"extra data after the array at character {i}")
+
+
+def decode_json_at(text: str, start: int) -> Any:
+    """The JSON value that starts at offset ``start`` of ``text`` (from iter_json_array_at)."""
+    return _DECODER.raw_decode(text, start)[0]
 
 
 def plan_to_list(plan: Iterable[Op]) -> list[dict[str, Any]]:

@@ -53,7 +53,7 @@ def rollback(
     marks: list[int] = []
     touched: set[str] = set()  # folders whose renames are fsynced before their ops are marked
     try:
-        for row in reversed(journal.rows(action_id)):
+        for row in journal.iter_rows(action_id, newest_first=True):
             if row.state == "rolled_back":
                 continue
             checkpoint(f"rollback{row.idx}")

@@ -55,7 +55,7 @@ def execute(
     root: Path, journal: Journal, action_id: int, zones: Zones, checkpoint: Checkpoint
 ) -> dict[str, Any]:
     row = journal.action_row(action_id)
-    if row["status"] != "running" or journal.rows(action_id):
+    if row["status"] != "running" or journal.started(action_id):
         raise ConflictError(
             _("action {action_id} was already started; it is not run twice.", action_id=action_id)
         )
@@ -113,15 +113,19 @@ def take_back(
 def unfinished(journal: Journal, action_id: int, cause: str, stopped_at: int | None) -> str:
     """The sentence for an action whose rollback stopped: what is still moved, and how to
     finish (``alma-ctl undo ID`` takes back a failed action's rest: Engine.undo)."""
-    moved: list[str] = []
+    moved: list[str] = []  # the first four, by name: three are shown, "..." for the rest
+    total = 0
     unsure = False
-    for row in journal.rows(action_id):
+    for row in journal.iter_rows(action_id):
         edited = row.op.get("op") == "edit"
         if row.state == "rolled_back" or (row.op.get("op") not in TRANSFERS and not edited):
             continue
         if stopped_at is not None and row.idx > stopped_at:
             continue  # never started
         unsure = unsure or row.state != "done"
+        total += 1
+        if len(moved) > 3:
+            continue
         if edited:
             moved.append(
                 f"{row.op.get('path')} (edited; its old version is in {row.aux.get('trash')})"
@@ -138,9 +142,9 @@ def unfinished(journal: Journal, action_id: int, cause: str, stopped_at: int | N
             command=command,
         )
     if unsure:
-        count = ngettext("up to {n} file", "up to {n} files", len(moved))
+        count = ngettext("up to {n} file", "up to {n} files", total)
     else:
-        count = ngettext("{n} file", "{n} files", len(moved))
+        count = ngettext("{n} file", "{n} files", total)
     shown = "; ".join(moved[:3]) + ("; ..." if len(moved) > 3 else "")
     return _(
         "Action {id} could not be taken back whole ({cause}): {count} still where it put them "

@@ -8,14 +8,23 @@ what is left without ``done``.
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from actions.ops import Identity, Op, iter_json_array, plan_from_json
+from actions.ops import (
+    Identity,
+    Op,
+    decode_json_at,
+    iter_json_array,
+    iter_json_array_at,
+    plan_from_json,
+)
 from policies.errors import NotFoundError
 from policies.i18n import _
 from policies.modes import PRIVATE_DIR
@@ -103,6 +112,8 @@ TRANSFERS = frozenset({"move", "trash", "restore"})
 _EXPECTING = TRANSFERS | {"edit"}
 #: A transfer whose aux is NULL in the journal: same disk, nothing kept aside (see _aux_of).
 PLAIN_TRANSFER = {"xdev": False, "tmp": None, "src_trash": None}
+#: Ops read at a time by Journal.iter_rows (a batch's rows live together, never the action's).
+ROW_BATCH = 1024
 
 
 @dataclass(frozen=True)
@@ -238,7 +249,7 @@ class Journal:
         paths: set[str] = set()
         later = self.conn.execute("SELECT id FROM actions WHERE id > ?", (action_id,)).fetchall()
         for (other,) in later:
-            for row in self.rows(int(other)):
+            for row in self.iter_rows(int(other)):
                 for key in ("path", "src", "dst", "trash"):
                     for source in (row.op, row.aux):
                         if isinstance(source.get(key), str):
@@ -355,57 +366,82 @@ class Journal:
             (action_id, idx),
         )
 
-    def _done(self, action_id: int) -> dict[int, Any]:
-        """idx -> post of every op recorded done in journal_done."""
-        done: dict[int, Any] = {}
-        cur = self.conn.execute(
-            "SELECT posts FROM journal_done WHERE action_id = ? ORDER BY rowid", (action_id,)
-        )
-        for (text,) in cur:
-            for idx, post in json.loads(text):
-                done[int(idx)] = post
-        return done
-
     def rows(self, action_id: int) -> list[JournalRow]:
-        """Every op's row, in order, whole: what the journal stores of it, completed from the
-        plan (see :meth:`write_intents`). ``state`` is rolled_back, else done (journal_done or,
-        in a journal of version 1, the row itself), else intent."""
+        """Every op's row, in order, as a list: for small actions and tests; a walk over an
+        action's ops (undo, recovery, a failed action's report) uses :meth:`iter_rows`."""
         return list(self.iter_rows(action_id))
 
-    def iter_rows(self, action_id: int) -> Iterator[JournalRow]:
-        """:meth:`rows`, one at a time: the plan is decoded op by op as the rows need it, so
-        an undo of 100,000 ops never holds the plan's dicts and every row at once."""
+    def started(self, action_id: int) -> bool:
+        """Whether the action's intents (or any row of it) are written."""
+        row = self.conn.execute(
+            "SELECT 1 FROM journal_intents WHERE action_id = ? "
+            "UNION ALL SELECT 1 FROM journal WHERE action_id = ? LIMIT 1",
+            (action_id, action_id),
+        ).fetchone()
+        return row is not None
+
+    def iter_rows(self, action_id: int, *, newest_first: bool = False) -> Iterator[JournalRow]:
+        """Every op's row, in order (or ``newest_first``, as a rollback takes them back): what
+        the journal stores of it, completed from the plan (see :meth:`write_intents`). ``state``
+        is rolled_back, else done (journal_done or, in a journal of version 1, the row itself),
+        else intent.
+
+        Read :data:`ROW_BATCH` ops at a time (their stored rows, done posts and plan ops), so a
+        walk over 100,000 ops never holds every row, or every post, at once: a recovery that
+        held them all peaked at 443 MB. What stays for the whole walk is the plan's text and,
+        newest first, where each of its ops starts."""
         marker = self.conn.execute(
             "SELECT ops FROM journal_intents WHERE action_id = ?", (action_id,)
         ).fetchone()
-        stored = {
-            int(r[0]): r
-            for r in self.conn.execute(
-                "SELECT idx, op, state, pre, post, aux FROM journal WHERE action_id = ?",
-                (action_id,),
-            )
-        }
-        indices = range(int(marker[0])) if marker is not None else sorted(stored)
-        if not indices:
-            return
-        done = self._done(action_id)
-        op_of = self._op_reader(action_id, in_order=marker is not None)
-        for idx in indices:
-            r = stored.get(idx)
-            op = op_of(idx, r["op"] if r else None)
-            state = r["state"] if r else "intent"
-            post = _loads(r["post"]) if r else None
-            if idx in done:  # a rollback keeps the row's state, and the post stays readable
-                state = "done" if state == "intent" else state
-                post = done[idx] if post is None else post
-            yield JournalRow(
-                idx=idx,
-                op=op,
-                state=state,
-                pre=_pre_of(op, r["pre"] if r else None),
-                post=post,
-                aux=_aux_of(op, r["aux"] if r else None),
-            )
+        if marker is not None:
+            count = int(marker[0])
+        else:  # no marker (a version-1 journal, a memory action): only the rows stored exist
+            (top,) = self.conn.execute(
+                "SELECT MAX(idx) FROM journal WHERE action_id = ?", (action_id,)
+            ).fetchone()
+            count = 0 if top is None else int(top) + 1
+        done = _DonePosts(self.conn, action_id)
+        plan = _PlanOps(lambda: str(self.action_row(action_id)["plan"]))
+        starts = range(0, count, ROW_BATCH)
+        for lo in reversed(starts) if newest_first else starts:
+            hi = min(lo + ROW_BATCH, count)
+            stored = {
+                int(r[0]): r
+                for r in self.conn.execute(
+                    "SELECT idx, op, state, pre, post, aux FROM journal "
+                    "WHERE action_id = ? AND idx >= ? AND idx < ?",
+                    (action_id, lo, hi),
+                )
+            }
+            posts = done.between(lo, hi)
+            # With a marker every op has a row, most of them the plan's op (read in order, in
+            # step); without one, the rare row without its own op reads the plan's.
+            ops = plan.between(lo, hi) if marker is not None else None
+            batch = []
+            for idx in range(lo, hi):
+                r = stored.get(idx)
+                if r is None and marker is None:
+                    continue
+                op = _op_of(r["op"] if r else None, ops, idx - lo, plan, idx, action_id)
+                state = r["state"] if r else "intent"
+                post = _loads(r["post"]) if r else None
+                if idx in posts:  # a rollback keeps the row's state, and the post stays readable
+                    state = "done" if state == "intent" else state
+                    post = posts[idx] if post is None else post
+                batch.append(
+                    JournalRow(
+                        idx=idx,
+                        op=op,
+                        state=state,
+                        pre=_pre_of(op, r["pre"] if r else None),
+                        post=post,
+                        aux=_aux_of(op, r["aux"] if r else None),
+                    )
+                )
+            del stored, posts, ops
+            if newest_first:
+                batch.reverse()
+            yield from batch
 
     def done_rows(
         self, action_id: int
@@ -438,39 +474,95 @@ class Journal:
                 (_copy_key(old._asdict()), _dumps(new.to_dict())),
             )
 
-    def _op_reader(
-        self, action_id: int, *, in_order: bool = False
-    ) -> Callable[[int, str | None], dict[str, Any]]:
-        """Reads a row's op: its own JSON, or for NULL the plan's op at that index. ``in_order``
-        (every index asked once, 0, 1, 2...): the plan is decoded op by op as they are asked;
-        otherwise it is parsed whole when a row first needs it."""
-        plan: list[Any] = []
-        stream: Iterator[Any] | None = None
-
-        def op_of(idx: int, text: str | None) -> dict[str, Any]:
-            nonlocal stream
-            if in_order:
-                if stream is None:
-                    stream = iter_json_array(self.action_row(action_id)["plan"])
-                item = next(stream, None)  # the plan's op idx, consumed whether used or not
-                if text is None:
-                    if not isinstance(item, dict):
-                        raise ValueError(f"journal row {action_id}/{idx} has no op in its plan")
-                    return item
-            if text is not None:
-                op: dict[str, Any] = json.loads(text)
-                return op
-            if not plan:
-                plan.extend(self.plan(action_id))
-            if not 0 <= idx < len(plan) or not isinstance(plan[idx], dict):
-                raise ValueError(f"journal row {action_id}/{idx} has no op in its plan")
-            stored: dict[str, Any] = plan[idx]
-            return stored
-
-        return op_of
-
     def transaction(self) -> _Tx:
         return _Tx(self.conn)
+
+
+def _op_of(
+    text: str | None,
+    ops: list[Any] | None,
+    at: int,
+    plan: _PlanOps,
+    idx: int,
+    action_id: int,
+) -> dict[str, Any]:
+    """A row's op: its own JSON, or for NULL the plan's op at ``idx`` (``ops[at]`` when the
+    batch's plan ops were read)."""
+    if text is not None:
+        own: dict[str, Any] = json.loads(text)
+        return own
+    items = ops if ops is not None else plan.between(idx, idx + 1)
+    at = at if ops is not None else 0
+    item = items[at] if at < len(items) else None
+    if not isinstance(item, dict):
+        raise ValueError(f"journal row {action_id}/{idx} has no op in its plan")
+    return item
+
+
+class _PlanOps:
+    """The ops of an action's stored plan, decoded as a walk over its rows needs them: in
+    order, streamed (each op decoded once); newest first or out of order, from where each op
+    starts in the text (found by one pass)."""
+
+    def __init__(self, text_of: Callable[[], str]) -> None:
+        self._text_of = text_of
+        self._text: str | None = None
+        self._stream: Iterator[tuple[int, Any]] | None = None
+        self._next = 0
+        self._starts: array[int] | None = None
+
+    def between(self, lo: int, hi: int) -> list[Any]:
+        """The plan's items lo..hi-1 (fewer when the plan is shorter)."""
+        if self._text is None:
+            self._text = self._text_of()
+        if self._starts is None and lo == self._next:
+            if self._stream is None:
+                self._stream = iter_json_array_at(self._text)
+            self._next = hi
+            return [item for _start, item in itertools.islice(self._stream, hi - lo)]
+        if self._starts is None:
+            self._starts = array("q", (start for start, _item in iter_json_array_at(self._text)))
+            self._stream = None
+        text, starts = self._text, self._starts
+        return [decode_json_at(text, starts[i]) for i in range(lo, min(hi, len(starts)))]
+
+
+class _DonePosts:
+    """idx -> post of the ops recorded done, a range of ops at a time. Each journal_done row is
+    one group commit's [idx, post] pairs: a first pass notes the indices each row spans, and a
+    range decodes only the rows that overlap it (keeping them for the next, adjacent range)."""
+
+    def __init__(self, conn: sqlite3.Connection, action_id: int) -> None:
+        self.conn = conn
+        self.spans: list[tuple[int, int, int]] = []  # (rowid, lowest idx, highest idx)
+        cur = conn.execute(
+            "SELECT rowid, posts FROM journal_done WHERE action_id = ? ORDER BY rowid",
+            (action_id,),
+        )
+        for rowid, text in cur:
+            indices = [int(pair[0]) for pair in json.loads(text)]
+            if indices:
+                self.spans.append((int(rowid), min(indices), max(indices)))
+        self.kept: dict[int, list[Any]] = {}
+
+    def between(self, lo: int, hi: int) -> dict[int, Any]:
+        posts: dict[int, Any] = {}
+        kept: dict[int, list[Any]] = {}
+        for rowid, first, last in self.spans:  # in rowid order: a later mark wins
+            if first >= hi or last < lo:
+                continue
+            pairs = self.kept.get(rowid)
+            if pairs is None:
+                (text,) = self.conn.execute(
+                    "SELECT posts FROM journal_done WHERE rowid = ?", (rowid,)
+                ).fetchone()
+                pairs = json.loads(text)
+            kept[rowid] = pairs
+            for idx, post in pairs:
+                if lo <= idx < hi:
+                    posts[int(idx)] = post
+        self.kept = kept
+        return posts
 
 
 class _Tx:
