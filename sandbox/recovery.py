@@ -66,9 +66,14 @@ def rollback(
             marks.append(row.idx)
             if len(marks) >= MARK_BATCH:
                 _mark(tree, journal, action_id, marks, touched)
+                checkpoint("rollback:marked")
     finally:
         _mark(tree, journal, action_id, marks, touched)
+    checkpoint("rollback:marked")
     clean_trash_dirs(tree, action_id)
+    # Killed here, the action is still running with every op rolled back: the next recovery
+    # walks it again, takes back nothing, and finishes it.
+    checkpoint("rollback:cleaned")
 
 
 def _mark(

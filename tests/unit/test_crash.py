@@ -26,6 +26,7 @@ from policies.layout import RootLayout
 from sandbox.confine import choose
 from sandbox.engine import Engine
 from state.journal import Journal
+from tests.support.crash_child import unknown_labels
 from tests.support.trees import snapshot, total_bytes
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]  # hundreds of processes each
@@ -181,6 +182,7 @@ def test_kill_at_every_checkpoint_of_a_200_file_organize(tmp_path: Path) -> None
     assert full.returncode == 0, full.stdout + full.stderr
     labels: list[str] = json.loads(full.stdout.splitlines()[-1])
     assert sum(1 for label in labels if label.startswith("op")) == len(organize_plan(root))
+    assert not unknown_labels(labels), "a new checkpoint: add it to crash_child.LABELS"
     assert len(labels) > N_FILES
 
     for k, label in enumerate(labels):

@@ -15,6 +15,7 @@ import pytest
 
 from actions.ops import Edit, Identity, Move, Op
 from actions.safefs import identity_of
+from tests.support.crash_child import unknown_labels
 from tests.support.trees import snapshot
 from tests.unit.test_crash import child, engine, new_action, status
 
@@ -107,6 +108,7 @@ def test_kill_at_every_checkpoint_of_an_edit_plan(tmp_path: Path) -> None:
     assert full.returncode == 0, full.stdout + full.stderr
     labels: list[str] = json.loads(full.stdout.splitlines()[-1])
     assert {"op0:written", "op0:trashed", "op2:written", "op2:trashed"} <= set(labels)
+    assert not unknown_labels(labels), "a new checkpoint: add it to crash_child.LABELS"
 
     outcomes = []
     for k, label in enumerate(labels):
@@ -131,6 +133,8 @@ def test_recovery_of_an_edit_killed_itself_at_every_checkpoint_is_safe_to_run_ag
     full = child(probe_root, 0, -1, "recover")
     labels: list[str] = json.loads(full.stdout.splitlines()[-1])
     assert labels.count("edit:aside") == 2 and labels.count("edit:restored") == 2, labels
+    assert {"rollback:marked", "rollback:cleaned"} <= set(labels), labels
+    assert not unknown_labels(labels), "a new checkpoint: add it to crash_child.LABELS"
     # Killed with both edits done and not yet marked: recovery has the most to take back.
     for kill_label in ("op2:trashed", "flushed", "op2"):
         action = new_action(root, plan(root))

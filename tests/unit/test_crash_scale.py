@@ -6,12 +6,17 @@ trash, as a duplicates plan does: resting on its content) over ``ALMA_CRASH_FILE
 (2,000 in the slow tier, so CI runs this very code; 100,000 for the record in
 docs/benchmarks.md):
 
-- 4 kills of the executor child while it accepts the plan, at a random op, and 3 while it runs
-  the plan's undo; 3 of the 7 recoveries that follow are killed too, among the ops they are
-  taking back. The executor is the confined runner's own code (tests/support/crash_child.py);
-  the undo is journaled from Engine.undo_plan, as the daemon journals it.
-- After every recovery the killed action is ``rolled_back`` and the tree is checked by identity:
-  every file at its place with its inode, size and mtime, nothing else in user/ or the trash.
+- 4 kills of the executor child while it accepts the plan, and 3 while it runs the plan's
+  undo; 3 of the recoveries that follow are killed too. The kill points are drawn from every
+  checkpoint label this scene passes (``schedule``: validation done, intents durable, before
+  an op, a group commit of done marks, the action recorded done; recovery before an op, a
+  batch of rolled-back marks, its trash folders cleaned), each family at least once. The
+  executor is the confined runner's own code (tests/support/crash_child.py); the undo is
+  journaled from Engine.undo_plan, as the daemon journals it.
+- After every recovery the killed action is ``rolled_back`` (``done`` when it was killed after
+  it finished: an accept is then undone, an undone plan accepted again) and the tree is
+  checked by identity: every file at its place with its inode, size and mtime, nothing else
+  in user/ or the trash.
 - Between the phases the plan is accepted, and at the end undone, through the real Engine and
   its real confinement. Before that undo every file's bytes are checked where the journal says
   the file is; after it, every path and every byte of the original tree.
@@ -44,6 +49,8 @@ from policies.decide import RunContext
 from policies.layout import RootLayout
 from sandbox.confine import choose
 from sandbox.engine import Engine
+from sandbox.executor import BATCH_OPS
+from sandbox.recovery import MARK_BATCH
 from state.journal import TRANSFERS, Journal
 from tests.support.engine import default_policy
 from tests.support.trees import snapshot
@@ -64,22 +71,47 @@ Entry = str | tuple[int, int, int]
 @dataclass(frozen=True)
 class Kill:
     phase: str  # "accept" or "undo": the action the executor child is running
-    at: str  # the checkpoint at which it dies
+    at: str  # the checkpoint at which it dies (crash_child's KILL_AT: LABEL or LABEL#N)
     recovery_at: str | None  # the recovery that follows dies there first (None: it is not killed)
 
 
+#: The checkpoint labels (tests/support/crash_child.LABELS) this scene's runs pass, by family.
+#: The scene is one disk of moves and trashes: the sub-steps of a move across filesystems and
+#: of an edit never pass here; test_cross_fs.py and test_crash_edit.py kill at every one.
+EXECUTOR_FAMILIES = ("validated", "intents", "op{i}", "flushed#j", "finished")
+RECOVERY_FAMILIES = ("rollback{i}", "rollback:marked#j", "rollback:cleaned")
+
+
 def schedule(rng: random.Random, n_ops: int) -> list[Kill]:
-    """4 kills while accepting, 3 while undoing, and 3 of the 7 recoveries after them: 10."""
-    phases = ["accept"] * 4 + ["undo"] * 3
-    killed_recoveries = set(rng.sample(range(len(phases)), 3))
-    kills = []
-    for i, phase in enumerate(phases):
-        k = rng.randrange(n_ops)
-        # Recovery walks the ops newest first: dying at an op up to k, it has taken back some of
-        # the ops that had happened, and not yet the rest.
-        rec = f"rollback{rng.randint(0, k)}" if i in killed_recoveries else None
-        kills.append(Kill(phase, f"op{k}", rec))
-    return kills
+    """4 kills while accepting, 3 while undoing (the undo has as many ops: each op's inverse),
+    and 3 of the 7 recoveries after them: 10. Every family of labels is drawn at least once
+    (then the rest at random), each at a random op or a random pass of its label; a recovery
+    is killed only after an executor kill that leaves something to recover."""
+    families = list(EXECUTOR_FAMILIES) + [rng.choice(EXECUTOR_FAMILIES) for _ in range(2)]
+    rng.shuffle(families)
+    flushes = -(-n_ops // BATCH_OPS)  # at least: a group commit holds at most BATCH_OPS ops
+    ats = [_label(family, rng, n_ops, flushes) for family in families]
+    # Intents written and the action not finished: recovery walks every op of it.
+    walkable = [i for i, at in enumerate(ats) if at not in ("validated", "finished")]
+    killed = rng.sample(walkable, len(RECOVERY_FAMILIES))
+    recoveries = dict(zip(killed, rng.sample(RECOVERY_FAMILIES, 3), strict=True))
+    marks = -(-n_ops // MARK_BATCH)  # batches of rolled-back marks, the last one included
+    return [
+        Kill(
+            "accept" if i < 4 else "undo",
+            at,
+            _label(recoveries[i], rng, n_ops, marks) if i in recoveries else None,
+        )
+        for i, at in enumerate(ats)
+    ]
+
+
+def _label(family: str, rng: random.Random, n_ops: int, passes: int) -> str:
+    if "{i}" in family:
+        return family.replace("{i}", str(rng.randrange(n_ops)))
+    if "#j" in family:
+        return family.replace("#j", f"#{rng.randrange(passes)}")
+    return family
 
 
 def in_threads(fn: Callable[[str], T], items: list[str]) -> list[T]:
@@ -251,7 +283,8 @@ def test_large_action_killed_at_ten_random_points_loses_nothing_and_undoes_exact
     kills = schedule(rng, n_ops)
     log(f"{N_FILES} files, {n_ops} ops, seed {SEED}; kills: {kills}")
 
-    def killed_run(action: int, kill: Kill) -> None:
+    def killed_run(action: int, kill: Kill) -> str:
+        """Kill the child running ``action`` at ``kill``, recover: the action's status."""
         where = f"seed {SEED}, {kill}"
         died = child(scene.root, action, kill.at, "execute", timeout=STEP)
         assert died.returncode == -9, f"{where}: did not die: {died.stdout[-500:]} {died.stderr}"
@@ -262,38 +295,60 @@ def test_large_action_killed_at_ten_random_points_loses_nothing_and_undoes_exact
             log(f"recovery killed at {kill.recovery_at}")
         rec = child(scene.root, 0, -1, "recover", timeout=STEP)
         assert rec.returncode == 0, f"{where}: recovery failed: {rec.stdout} {rec.stderr}"
-        assert status(scene.root, action) == "rolled_back", where
+        # Killed once the action was recorded done, there is nothing to recover.
+        expected = "done" if kill.at == "finished" else "rolled_back"
+        assert status(scene.root, action) == expected, where
         log(f"recovered (peak RSS {peak_rss_mb(rec.stdout)} MB)")
+        return expected
+
+    def accept() -> tuple[int, dict[str, str], dict[str, Entry]]:
+        """The plan accepted through the real engine: (action, places, the tree it leaves)."""
+        plan = plan_of(scene)
+        eng = real_engine(scene)
+        try:
+            accepted = eng.execute(plan, kind="organize", ctx=RunContext(approved_by_person=True))
+        finally:
+            eng.journal.close()
+        assert accepted["status"] == "done", accepted
+        action = int(accepted["id"])
+        places = done_places(scene, action)
+        assert len(places) == N_FILES
+        done_tree = after_action(scene, action, places, plan)
+        check(scene, done_tree, "accepted")
+        log(f"accepted by the engine ({eng.confinement.backend}) as action {action}")
+        return action, places, done_tree
 
     for kill in (k for k in kills if k.phase == "accept"):
-        action = new_action(scene.root, plan_of(scene))
-        killed_run(action, kill)
+        plan = plan_of(scene)
+        action = new_action(scene.root, plan)
+        if killed_run(action, kill) == "done":
+            # The action happened whole: its places, then its undo (not killed) gives back the
+            # original tree for the next kill.
+            places = done_places(scene, action)
+            check(scene, after_action(scene, action, places, plan), f"seed {SEED}, {kill}")
+            undo = undo_action(scene.root, action)
+            ran = child(scene.root, undo, -1, "execute", timeout=STEP)
+            assert ran.returncode == 0, f"{kill}: undo failed: {ran.stdout[-500:]} {ran.stderr}"
+            log("undone (not killed)")
         check(scene, scene.original, f"seed {SEED}, after {kill}")
 
-    plan = plan_of(scene)
-    eng = real_engine(scene)
-    try:
-        accepted = eng.execute(plan, kind="organize", ctx=RunContext(approved_by_person=True))
-    finally:
-        eng.journal.close()
-    assert accepted["status"] == "done", accepted
-    places = done_places(scene, int(accepted["id"]))
-    assert len(places) == N_FILES
-    done_tree = after_action(scene, int(accepted["id"]), places, plan)
-    check(scene, done_tree, "accepted")
-    log(f"accepted by the engine ({eng.confinement.backend}) as action {accepted['id']}")
-
+    accepted, places, done_tree = accept()
     for kill in (k for k in kills if k.phase == "undo"):
-        undo = undo_action(scene.root, int(accepted["id"]))
-        killed_run(undo, kill)
-        assert status(scene.root, int(accepted["id"])) == "done"
+        undo = undo_action(scene.root, accepted)
+        if killed_run(undo, kill) == "done":
+            # The undo happened whole: the original tree; the plan is accepted again.
+            assert status(scene.root, accepted) == "undone"
+            check(scene, scene.original, f"seed {SEED}, after {kill}")
+            accepted, places, done_tree = accept()
+            continue
+        assert status(scene.root, accepted) == "done"
         check(scene, done_tree, f"seed {SEED}, after {kill}")
 
     check_bytes(scene, places, "before the undo")
     log("every file's bytes where the journal says it is")
     eng = real_engine(scene)
     try:
-        undone = eng.undo(int(accepted["id"]))
+        undone = eng.undo(accepted)
     finally:
         eng.journal.close()
     assert undone["status"] == "done", undone

@@ -15,6 +15,7 @@ import pytest
 
 from actions.ops import Identity, Move, Op, Trash
 from actions.safefs import identity_of
+from tests.support.crash_child import unknown_labels
 from tests.support.trees import snapshot
 from tests.unit.test_crash import child, engine, new_action, status, undo_action
 
@@ -162,6 +163,8 @@ def test_cross_fs_undo_killed_anywhere_can_be_undone_afterwards(two_fs_root: Pat
         if run.returncode == 0:  # past the last checkpoint: the undo finished
             labels = json.loads(run.stdout.splitlines()[-1])
             assert k >= len(labels)
+            assert {"copy", "copied", "published"} <= {x.partition(":")[2] for x in labels}
+            assert not unknown_labels(labels), "a new checkpoint: add it to crash_child.LABELS"
             assert status(root, undo) == "done" and status(root, action) == "undone"
             assert snapshot(root) == before
             break
