@@ -10,7 +10,8 @@ A recursive watch costs one inotify watch per folder, and the kernel caps them p
 watch, so the :class:`Watcher` asks the kernel after the set-up: the watches this process holds
 and, when one more watch is refused (the limit is reached), how many folders there are. ``alma-ctl status`` shows the difference with
 the ``sysctl`` that raises the limit; the folders left out are still seen by the rescan, and
-each rescan tries to watch them again (after the person raised the limit, it succeeds).
+each rescan tries to watch them again once the kernel grants one more watch (after the person
+raised the limit, it succeeds).
 """
 
 from __future__ import annotations
@@ -222,9 +223,14 @@ class Watcher:
 
     def refresh(self) -> None:
         """If some folders went unwatched, watch everything again: the limit may have been
-        raised, or folders removed, since. Called before each periodic rescan."""
+        raised, or watches freed, since. Called before each periodic rescan. Not while one more
+        watch is still refused: it would drop every watch and walk the whole tree to get the
+        same ones back (seconds of CPU at 200,000 files, each rescan)."""
         with self._lock:
             short = self._ready and self._folders > self._watches
+        if short and self._may_add(self._paths[0]) is False:
+            log.info("some folders are not watched and the inotify limit is still reached")
+            return
         if short:
             log.info("some folders are not watched: setting the watches up again")
             self.observer.unschedule_all()
