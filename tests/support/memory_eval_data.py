@@ -8,7 +8,9 @@ seeded ``random.Random``: the same set on every machine.
   look-alikes (same subject, other details: the trap a small model falls into), and two
   questions that paraphrase the target rather than copy it. Cases alternate between the
   ``tune`` and the ``heldout`` split, so the cut is calibrated on one half and reported on
-  both.
+  both. A third split, ``unseen`` (``UNSEEN_CASES``), was written apart in another manner
+  (look-alikes as long as their targets, chat-like questions) and is only ever measured:
+  no fit reads it and its misses are not printed while tuning.
 - **Filler**: ordinary days (work, family, health, money, hobbies, home), generated from
   templates with varied names, places and numbers, about 80% Spanish and 20% English, so that
   the store holds 2,000+ memories of which few answer any given question.
@@ -52,7 +54,7 @@ class EvalQuery:
     query: str
     expected: str  # the EvalMemory id that answers it
     topic: str
-    split: str  # "tune" | "heldout"
+    split: str  # "tune" | "heldout" | "unseen"
 
 
 @dataclass
@@ -296,7 +298,7 @@ CASES: tuple[Case, ...] = (
         "dinero",
         "Quiero ahorrar 6.000 euros antes de diciembre para la entrada de un coche eléctrico.",
         [
-            "Tengo 1.200 euros en el fondo de emergencia, la meta son 3 meses de gastos.",
+            "Tengo 1.200 euros en el fondo de emergencia y de momento no lo he tocado.",
             "Cancelé dos suscripciones de streaming para gastar menos.",
             "Los coches eléctricos de segunda mano han bajado bastante este año.",
             "Mi hermano me devolvió los 300 euros que le presté.",
@@ -803,6 +805,465 @@ CASES: tuple[Case, ...] = (
     ),
 )
 
+# -- unseen: a third split, written apart (issue 12) ---------------------------------------
+#: Cases by another hand, kept out of every fit and every reading of misses: look-alikes as
+#: long as their targets (the first splits' targets are their longest texts, a key a length
+#: feature would learn), look-alikes that share the question's words while the answer
+#: paraphrases them, questions asked the way a person writes to a chat ("oye", "recuérdame",
+#: "dime", no accents), about a fifth in English.
+UNSEEN_CASES: tuple[Case, ...] = (
+    _c(
+        "u_boiler",
+        "hogar",
+        "Ojo: la caldera pierde presión cada semana; el técnico dice que es el vaso de expansión.",
+        [
+            "La caldera se revisó en octubre y el técnico no encontró nada raro en la presión.",
+            "Hay que purgar los radiadores del pasillo antes de encender la calefacción este año.",
+            "El técnico del aire acondicionado viene el jueves a cargar el gas del split del salón.",
+            "Subí el termostato a 21 grados porque los niños tenían frío por las noches esta semana.",
+        ],
+        [
+            "Oye, ¿qué pieza de la calefacción está fallando según el que vino a mirarla?",
+            "Recuérdame por qué tengo que rellenar el agua del calentador tan a menudo.",
+        ],
+    ),
+    _c(
+        "u_nephew_gift",
+        "familia",
+        "Para la comunión de Daniel le compramos entre todos un telescopio; yo pongo 50 euros.",
+        [
+            "Daniel me pidió un balón de fútbol firmado, pero eso ya se lo regaló su abuelo.",
+            "La comunión de mi prima fue en mayo y el banquete se alargó hasta la noche.",
+            "Compré un telescopio pequeño para mirar la luna desde la terraza del pueblo.",
+            "Pusimos 50 euros cada uno para la cena de despedida de Tomás en el trabajo.",
+        ],
+        [
+            "¿Qué regalo hacemos al sobrino por su primera comunión y cuánto me toca?",
+            "Dime cuánto tengo que aportar para el regalo conjunto de Daniel.",
+        ],
+    ),
+    _c(
+        "u_cholesterol",
+        "salud",
+        "Analítica de junio: LDL 168; la doctora quiere repetirla en tres meses antes de pastillas.",
+        [
+            "En la analítica de enero salió todo bien salvo la vitamina D, que estaba algo baja.",
+            "Mi padre toma estatinas desde hace años y dice que le dan dolor muscular en las piernas.",
+            "La doctora me cambió el horario de la consulta a los miércoles por la tarde, a las cinco.",
+            "Repetí la prueba de la glucosa en ayunas hace tres meses y salió normal, 92.",
+        ],
+        [
+            "¿Cómo salieron mis grasas en sangre en el último chequeo y qué plan hay?",
+            "¿Me van a mandar medicación para el colesterol o todavía no?",
+        ],
+    ),
+    _c(
+        "u_landlord_deposit",
+        "dinero",
+        "El casero del piso de Triana aún no nos devuelve los 900 de la fianza; le mandé un burofax.",
+        [
+            "La fianza del piso nuevo son dos mensualidades y la depositamos en la Junta en junio.",
+            "El casero de Triana arregló por fin la persiana del dormitorio en marzo, tras tres avisos.",
+            "Mandé un burofax a la compañía telefónica por la permanencia que me cobraron mal.",
+            "Nos devolvieron 90 euros del seguro del hogar por el cambio de póliza de este año.",
+        ],
+        [
+            "¿Recuperamos ya el depósito del piso de antes?",
+            "¿Cómo reclamé el dinero que nos debe el dueño del apartamento anterior?",
+        ],
+    ),
+    _c(
+        "u_oncall",
+        "trabajo",
+        "Me toca la guardia de producción la semana del 8; si salta una alerta de noche llamo a Iker.",
+        [
+            "Las guardias se pagan a 40 euros el día desde el nuevo convenio firmado este año.",
+            "Iker me enseñó a reiniciar el balanceador cuando se queda colgado por la noche.",
+            "La semana del 8 tengo el curso de Kubernetes por las mañanas, en remoto desde casa.",
+            "Saltó una alerta de disco lleno en el servidor de pruebas el domingo de madrugada.",
+        ],
+        [
+            "¿Cuándo estoy de retén y a quién aviso si algo se rompe de madrugada?",
+            "Who do I escalate to during my on-call week?",
+        ],
+    ),
+    _c(
+        "u_plant_cat",
+        "hogar",
+        "Quité el lirio del salón: es tóxico para Misha, la gata; el veterinario lo recomendó.",
+        [
+            "Misha tiene la vacuna anual en diciembre y hay que llevarla al veterinario en ayunas.",
+            "Compramos un ficus grande para el rincón del salón, junto a la ventana que da al patio.",
+            "El veterinario dice que Misha está un poco gorda y le cambió el pienso por uno ligero.",
+            "Las orquídeas del baño florecieron otra vez este invierno, y eso que casi no las riego.",
+        ],
+        [
+            "¿Qué planta saqué de casa por la gata y por qué?",
+            "¿Hay alguna flor que sea peligrosa para mi mascota que ya haya quitado?",
+        ],
+    ),
+    _c(
+        "u_flight_refund",
+        "dinero",
+        "Iberia cancelo el vuelo a Roma; tardan 7 dias habiles en devolverme los 236 euros.",
+        [
+            "El vuelo a Roma de mis padres sale a las seis de la mañana del viernes que viene.",
+            "Pedí el reembolso de las entradas del concierto cancelado y ya me llegó a la cuenta.",
+            "Iberia me cobró 40 euros por la maleta facturada en el viaje a Lisboa del verano.",
+            "Tengo 236 euros de saldo en la tarjeta regalo de la tienda de muebles del centro.",
+        ],
+        [
+            "¿Cuándo me devuelven lo del viaje a Italia que anularon?",
+            "¿Cuánto dinero me tiene que reingresar la aerolínea?",
+        ],
+    ),
+    _c(
+        "u_spanish_class",
+        "ocio",
+        "I teach Spanish to Emma on Wednesdays; ser vs estar is hard for her, so we drill it first.",
+        [
+            "Emma invited us to her flat on Wednesday for a board game night with her flatmates.",
+            "I signed up for a French course on Tuesdays at the language school near the office.",
+            "My own teacher says my pronunciation of the English th sound has improved a lot.",
+            "We watched a Spanish film with subtitles on Sunday to practise listening together.",
+        ],
+        [
+            "What grammar point is hard for my student, and what do we do about it?",
+            "¿Qué le cuesta a Emma en las clases que le doy?",
+        ],
+    ),
+    _c(
+        "u_water_heater",
+        "hogar",
+        "El termo eléctrico de 80 litros tiene 12 años; el fontanero aconseja cambiarlo ya.",
+        [
+            "El fontanero cobró 70 euros por desatascar el fregadero de la cocina el sábado.",
+            "Cambiamos el grifo de la ducha por uno termostático el mes pasado, va muy bien.",
+            "La lavadora tiene 12 años pero funciona perfecta, así que no pienso cambiarla.",
+            "Antes del invierno hay que sellar las ventanas del dormitorio, que entra aire.",
+        ],
+        [
+            "¿Qué aparato del agua caliente está viejo y qué me recomendaron?",
+            "¿Debería sustituir el calentador de la casa pronto?",
+        ],
+    ),
+    _c(
+        "u_manager_1on1",
+        "trabajo",
+        "En el uno a uno Raquel me pidió documentar la API de pagos antes de que entre gente.",
+        [
+            "Raquel se incorporó como responsable del área de pagos en septiembre, viene de un banco.",
+            "La API de pagos pasa a la versión 3 en enero y hay que avisar antes a los clientes.",
+            "En el uno a uno hablamos de mis vacaciones de Navidad y de poco más, fue muy corto.",
+            "Va a entrar gente nueva en soporte: dos personas en enero y otra más en febrero.",
+        ],
+        [
+            "¿Qué tarea me encargó mi jefa en nuestra última charla a solas?",
+            "What does Raquel want written up before the new hires start?",
+        ],
+    ),
+    _c(
+        "u_grandma_hospital",
+        "familia",
+        "La abuela Pepa está ingresada en la 412; las visitas son de 17 a 20.",
+        [
+            "La abuela Pepa cumple 90 el mes que viene y queremos hacerle una fiesta sorpresa.",
+            "El hospital del barrio tiene el aparcamiento en obras hasta el verano, fatal.",
+            "Visité a mi tío en la residencia; está más animado que la última vez que fui.",
+            "La habitación 412 del hotel de Cádiz tenía unas vistas al mar preciosas.",
+        ],
+        [
+            "¿En qué cuarto está mi abuela y a qué hora puedo ir a verla?",
+            "¿Cuál es el horario para visitar a la yaya en el hospital?",
+        ],
+    ),
+    _c(
+        "u_car_noise",
+        "hogar",
+        "El ruido metálico al frenar eran las pastillas delanteras; cambiadas por 120 euros.",
+        [
+            "El coche hace un ruido raro en el maletero cuando paso por los baches del camino.",
+            "Las ruedas delanteras están al límite; hay que cambiarlas antes del viaje largo.",
+            "Pagamos 120 euros por la revisión de los 60.000 km en el concesionario oficial.",
+            "Al arrancar en frío el motor suena más de lo normal durante unos segundos.",
+        ],
+        [
+            "¿Qué era el chirrido que hacía el coche al pisar el freno?",
+            "¿Cuánto me costó arreglar los frenos?",
+        ],
+    ),
+    _c(
+        "u_podcast",
+        "ocio",
+        "Grabamos el episodio 12 del pódcast con Lola; falta editarlo y subirlo antes del lunes.",
+        [
+            "Escuché un pódcast de historia sobre los romanos mientras corría por el parque.",
+            "Lola se compró un micrófono nuevo para las reuniones en remoto, suena genial.",
+            "El episodio 11 tuvo 400 escuchas, el doble que el anterior; vamos creciendo.",
+            "Tengo que subir las fotos de la excursión al álbum compartido antes del lunes.",
+        ],
+        [
+            "¿Qué me queda por hacer con el último programa que grabé?",
+            "¿Para cuándo tiene que estar publicado el nuevo capítulo?",
+        ],
+    ),
+    _c(
+        "u_server_ram",
+        "tecnologia",
+        "The home server crashes at night: Jellyfin transcoding eats all 8 GB of RAM. Add swap.",
+        [
+            "I upgraded the laptop to 16 GB of RAM last week and it feels much faster now.",
+            "The home server backs up the photos to the NAS every night at two in the morning.",
+            "Jellyfin added subtitle support for the kids' cartoons in the last update.",
+            "The router crashes when too many devices join the guest network at parties.",
+        ],
+        [
+            "Why does the media box at home keep dying overnight?",
+            "¿Qué se come la memoria del servidor de casa?",
+        ],
+    ),
+    _c(
+        "u_tax_freelance",
+        "dinero",
+        "El modelo 303 del tercer trimestre sale a pagar 412 euros; plazo hasta el día 20.",
+        [
+            "El modelo 130 de este trimestre sale a cero porque tuve muy pocos ingresos.",
+            "Tengo que pagar 412 euros del seguro del coche en un solo recibo en octubre.",
+            "La gestoría cierra el día 20 por la tarde porque tienen una formación interna.",
+            "Revisé las facturas del tercer trimestre: faltan dos de proveedores por llegar.",
+        ],
+        [
+            "¿Cuánto IVA tengo que ingresar este trimestre y hasta cuándo?",
+            "¿Qué impuesto trimestral me toca pagar y de cuánto es?",
+        ],
+    ),
+    _c(
+        "u_hearing",
+        "salud",
+        "La audiometría salió regular en el oído izquierdo; el otorrino la repite en mayo y pide no usar cascos.",
+        [
+            "El otorrino le quitó a Hugo un tapón de cera del oído derecho en cinco minutos.",
+            "Me compré unos cascos con cancelación de ruido para el tren de las mañanas.",
+            "Mi abuelo lleva audífonos desde los 70 y dice que ahora oye mejor la tele.",
+            "En mayo tengo la revisión de la vista del carné de conducir en el centro médico.",
+        ],
+        [
+            "¿Qué me dijo el especialista del oído y cuándo repito la prueba?",
+            "¿Qué me pidió el médico de los oídos hasta la próxima prueba de audición?",
+        ],
+    ),
+    _c(
+        "u_kid_id",
+        "familia",
+        "El DNI de Lucía caduca en enero; cita en la comisaría el 3 de diciembre a las 10:40.",
+        [
+            "Lucía perdió la tarjeta del transporte y hay que pedir otra en la oficina del metro.",
+            "Mi DNI caduca en 2031, así que no me tengo que preocupar por eso hasta dentro de años.",
+            "La comisaría de la avenida cambió de horario y ya no abre por las tardes.",
+            "El 3 de diciembre es la función de Navidad del colegio; Lucía hace de pastora.",
+        ],
+        [
+            "¿Cuándo hay que renovar el carné de identidad de mi hija?",
+            "¿A qué hora es la cita para el documento de la niña?",
+        ],
+    ),
+    _c(
+        "u_garden_hedge",
+        "hogar",
+        "Con el jardinero: podar el seto del chalet en febrero, no antes, por los nidos.",
+        [
+            "El seto del vecino invade nuestra acera y ya se lo dijimos dos veces, sin éxito.",
+            "El jardinero cobra 25 euros la hora y trae sus propias herramientas y la escalera.",
+            "En febrero toca abonar los frutales del patio de atrás con estiércol del pueblo.",
+            "Vimos nidos de golondrina debajo del tejado del garaje; no hay que tocarlos.",
+        ],
+        [
+            "¿Cuándo hay que recortar los arbustos y por qué esperamos?",
+            "¿Qué acordamos sobre la poda con la persona que cuida el jardín?",
+        ],
+    ),
+    _c(
+        "u_heel_en",
+        "salud",
+        "Plantar fasciitis again: the podiatrist wants insoles and no hill running for a month.",
+        [
+            "I ran the hill repeats on Sunday and felt strong the whole way up, even the last one.",
+            "The podiatrist's office moved to the second floor of the clinic on Baker Street.",
+            "New insoles for my work shoes made the commute a lot more comfortable this week.",
+            "My sister is training for a trail race in the mountains in June; lots of hills.",
+        ],
+        [
+            "What did the foot specialist tell me to do about my heel?",
+            "¿Puedo correr cuestas ahora mismo con lo del pie?",
+        ],
+    ),
+    _c(
+        "u_bank_fraud",
+        "dinero",
+        "Dos cargos de 59,99 que no reconozco en la tarjeta: el banco la bloqueó y abrió incidencia.",
+        [
+            "El banco subió la comisión de mantenimiento a 8 euros al trimestre sin avisar apenas.",
+            "Pagué con la tarjeta 59,99 por las zapatillas de deporte de Lucía en la tienda del centro.",
+            "Me llegó un SMS falso del banco pidiendo que confirme los datos de acceso; lo borré.",
+            "La tarjeta nueva de la cuenta conjunta llega por correo en cinco días laborables.",
+        ],
+        [
+            "¿Qué pasó con los cobros raros de la tarjeta?",
+            "¿Por qué no me funciona la tarjeta esta semana?",
+        ],
+    ),
+    _c(
+        "u_choir",
+        "ocio",
+        "En el coro me pasaron de tenor a barítono; el concierto de Navidad es el 19 en San Andrés.",
+        [
+            "El coro ensaya los martes y los jueves en el salón parroquial, de ocho a diez.",
+            "Fuimos al concierto de Navidad del colegio de los niños; Hugo cantó en primera fila.",
+            "En la iglesia de San Andrés hay una exposición de belenes hasta el 6 de enero.",
+            "Mi tenor favorito canta en el Teatro Real el mes que viene y ya no quedan entradas.",
+        ],
+        [
+            "¿Qué voz canto ahora en la coral y cuándo actuamos?",
+            "¿Dónde es la actuación navideña del grupo de canto?",
+        ],
+    ),
+    _c(
+        "u_data_migration",
+        "trabajo",
+        "La migración del almacén de datos a BigQuery se retrasa a marzo por el contrato.",
+        [
+            "El almacén de la calle Prado se vacía en marzo para hacer obras en el tejado.",
+            "BigQuery nos costó 300 euros el mes pasado por una consulta mal hecha de marketing.",
+            "El contrato con el proveedor de limpieza de la oficina se renueva en abril.",
+            "Migramos el correo de la empresa a otro servidor el fin de semana sin incidencias.",
+        ],
+        [
+            "¿Por qué se ha aplazado el traslado de los datos a la nube?",
+            "¿Para cuándo queda el cambio al nuevo data warehouse?",
+        ],
+    ),
+    _c(
+        "u_kid_glasses",
+        "familia",
+        "Hugo tiene 1,5 de miopía: gafas para la pizarra y revisión en seis meses.",
+        [
+            "Hugo rompió las gafas de sol jugando en el parque; las patillas no tienen arreglo.",
+            "La oftalmóloga de mamá se jubila en diciembre y hay que buscar otra por la zona.",
+            "Hugo se sienta ahora en la primera fila de la clase porque habla mucho atrás.",
+            "Revisión de los seis meses del coche en el taller: todo correcto, nada que cambiar.",
+        ],
+        [
+            "¿Cuánto ve mal de lejos el peque y qué le han mandado?",
+            "¿Cuándo vuelven a mirarle la vista a mi hijo?",
+        ],
+    ),
+    _c(
+        "u_leeds_lease",
+        "trabajo",
+        "The Leeds office lease ends in March; the landlord offers two more years at 5% more.",
+        [
+            "We painted the office in Leeds over the bank holiday weekend; it looks brand new.",
+            "My flat's rent went up 3% in January, exactly as the contract said it would.",
+            "The landlord replaced the broken boiler in the office kitchen after two weeks.",
+            "March is when we plan the team offsite in the Lake District, if the budget allows.",
+        ],
+        [
+            "What renewal terms did we get for the Leeds workspace?",
+            "When does our office rental contract run out?",
+        ],
+    ),
+    _c(
+        "u_medication_switch",
+        "salud",
+        "La psiquiatra bajó la sertralina a 50 mg; si vuelve el insomnio, llamar antes de la cita.",
+        [
+            "Tomo vitamina D los lunes porque salí bajo en la analítica de primavera.",
+            "La psiquiatra tiene la consulta nueva en la tercera planta del centro de salud.",
+            "A mi hermano le recetaron lo mismo hace un año y dice que a él le fue muy bien.",
+            "La farmacia no tenía la marca de siempre de la sertralina y me dieron el genérico.",
+        ],
+        [
+            "¿Qué dosis del antidepresivo tomo ahora?",
+            "¿Qué hago si no duermo con el cambio de la medicación?",
+        ],
+    ),
+    _c(
+        "u_fridge",
+        "hogar",
+        "La nevera no enfría abajo; está en garantía y el técnico viene el martes.",
+        [
+            "Descongelamos el congelador de abajo y tiramos todo lo que estaba caducado.",
+            "La garantía del lavavajillas terminó el año pasado, justo antes de que fallara.",
+            "El martes por la mañana viene el del gas a leer el contador de la cocina.",
+            "Compramos una nevera pequeña para el despacho de casa, para las bebidas.",
+        ],
+        [
+            "¿Cuándo viene alguien a mirar el frigorífico que no funciona?",
+            "¿Sigue en garantía el frigo?",
+        ],
+    ),
+    _c(
+        "u_volunteering",
+        "ocio",
+        "Los sábados ayudo en el banco de alimentos; este mes coordino la recogida del súper.",
+        [
+            "El banco me puso un cajero nuevo justo al lado del súper, muy cómodo para sacar.",
+            "Los sábados por la mañana Lucía tiene clase de natación en el polideportivo.",
+            "Donamos la ropa de invierno de los niños a la parroquia del barrio el domingo.",
+            "Este mes coordino las vacaciones del equipo de soporte, que es un rompecabezas.",
+        ],
+        [
+            "¿Qué voluntariado hago el fin de semana?",
+            "¿De qué me encargo este mes en la ONG de comida?",
+        ],
+    ),
+    _c(
+        "u_pycon_talk",
+        "trabajo",
+        "My talk at PyCon Lisbon was accepted: 25 minutes on Thursday about testing pipelines.",
+        [
+            "I booked the hotel in Lisbon near the river for the family holiday in October.",
+            "The testing of the new data pipeline failed on Thursday afternoon, again.",
+            "My colleague gave a 25-minute talk about Rust at the local meetup last night.",
+            "PyCon tickets are cheaper if you buy them before January, so I should hurry.",
+        ],
+        [
+            "When do I speak at the Python conference, and on what?",
+            "¿Me aceptaron la charla del congreso?",
+        ],
+    ),
+    _c(
+        "u_sister_baby",
+        "familia",
+        "Mi hermana Carmen sale de cuentas el 2 de abril; es niña y se llamará Alba.",
+        [
+            "Alba, la hija de mi vecina, empieza el colegio en septiembre con Lucía.",
+            "Carmen y su marido cambiaron el coche por uno más grande, un monovolumen.",
+            "El 2 de abril es el aniversario de mis padres; cumplen 41 años casados.",
+            "Le regalamos a Carmen una cuna de madera de segunda mano, como nueva.",
+        ],
+        [
+            "¿Para cuándo espera mi hermana al bebé y cómo se llamará?",
+            "¿Es niño o niña lo que tiene Carmen?",
+        ],
+    ),
+    _c(
+        "u_password_leak",
+        "tecnologia",
+        "Mi correo salió en una filtración de LinkedIn; cambié la clave y puse llave física.",
+        [
+            "LinkedIn me recomendó un curso de liderazgo que no me interesa nada de nada.",
+            "Cambié la clave del wifi porque el vecino del segundo la tenía apuntada.",
+            "El correo del trabajo tiene un filtro de spam nuevo que se pasa de estricto.",
+            "Compré una llave física de repuesto para la puerta del trastero de abajo.",
+        ],
+        [
+            "¿Qué hice cuando mi email apareció en una brecha de datos?",
+            "¿Por qué tuve que renovar la contraseña del correo?",
+        ],
+    ),
+)
+
 # -- filler: ordinary days -----------------------------------------------------------------
 _NAMES = [
     "Laura",
@@ -1051,6 +1512,20 @@ def build(filler: int = 2_000, seed: int = SEED) -> EvalSet:
         )
         made += 1
     rng.shuffle(out.memories)
+    # The unseen split draws from its own generator, so the first two splits' memories (their
+    # days, whether logged or added, their order) are the ones they were measured on.
+    urng = random.Random(seed + 1)
+    for case in UNSEEN_CASES:
+        target_id = f"{case.key}:target"
+        texts = [(target_id, case.target)] + [
+            (f"{case.key}:look{i}", t) for i, t in enumerate(case.lookalikes)
+        ]
+        for mid, text in texts:
+            via = "log" if urng.random() < 0.5 else "add"
+            memory = EvalMemory(mid, text, case.key, case.theme, via, _day(urng))
+            out.memories.insert(urng.randrange(len(out.memories) + 1), memory)
+        for q in case.questions:
+            out.queries.append(EvalQuery(q, target_id, case.key, "unseen"))
     return out
 
 
