@@ -42,6 +42,11 @@ LEXICAL = 40
 
 #: The rank model's features, in the order of ``Ranking.weights``.
 RANK_FEATURES = ("cosine", "semantic", "lexical", "matched_share", "summary", "centrality")
+#: The direction each feature may push the rank (0: either). A fit that weighs one against
+#: its meaning is reading its sample (on the synthetic set the questions paraphrase while the
+#: look-alikes share their words, so the lexical rank and the matched share came out
+#: negative): calibration leaves that feature out, as ``context.SIGNS`` does for the cut.
+RANK_SIGNS = (1, 1, 1, 1, 0, -1)
 #: Centrality is a candidate's mean cosine to the ``HUB`` nearest candidates (itself aside): a
 #: memory as close to all of them as to the question is a generic one (a templated day, "comí
 #: con X"), and a set of look-alikes crowds the top with such memories. Penalizing it is the hubness

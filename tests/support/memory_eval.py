@@ -152,6 +152,20 @@ def _logistic(x: Any, y: Any, l2: float) -> Any:
     return w / std
 
 
+def _signed_logistic(x: Any, y: Any, l2: float, signs: tuple[int, ...]) -> Any:
+    """``_logistic``, with each feature the fit weighs against its meaning (``signs``: +1, -1,
+    or 0 for either) left out, the worst first, and the fit repeated."""
+    import numpy as np
+
+    keep = np.ones(x.shape[1])
+    while True:
+        w = _logistic(x * keep, y, l2) * keep
+        wrong = (w * np.asarray(signs) < 0) & (keep > 0)
+        if not wrong.any():
+            return w
+        keep[np.argmax(wrong * np.abs(w))] = 0.0
+
+
 def calibrate(
     svc: MemoryService, data: EvalSet, split: str = "tune", max_unrelated: float = 0.1
 ) -> tuple[Ranking, Relevance]:
@@ -166,7 +180,7 @@ def calibrate(
     import numpy as np
 
     from agent.memory.context import CANDIDATES, SIGNS, features
-    from agent.memory.search import candidates, rank_features
+    from agent.memory.search import RANK_SIGNS, candidates, rank_features
     from state.memory.normalize import search_terms
 
     case_texts: dict[str, list[str]] = defaultdict(list)
@@ -188,7 +202,8 @@ def calibrate(
                 labels += [1.0, 0.0]
     ranking = Ranking(
         weights=tuple(
-            round(float(v), 3) for v in _logistic(np.asarray(diffs), np.asarray(labels), 1.0)
+            round(float(v), 3)
+            for v in _signed_logistic(np.asarray(diffs), np.asarray(labels), 1.0, RANK_SIGNS)
         )
     )
 
@@ -203,14 +218,8 @@ def calibrate(
         ys += [float(_related({"content": h.record.content}, case_texts[q.topic])) for h in hits]
     x = np.vstack(xs)
     y = np.asarray(ys)
-    keep = np.ones(x.shape[1])
-    while True:  # a feature fitted against its meaning (``context.SIGNS``) is left out
-        w = _logistic(np.hstack([x * keep, np.ones((len(x), 1))]), y, 0.1)
-        wrong = (w[:-1] * np.asarray(SIGNS) < 0) & (keep > 0)
-        if not wrong.any():
-            break
-        keep[np.argmax(wrong * np.abs(w[:-1]))] = 0.0
-    weights, bias = w[:-1] * keep, float(w[-1])
+    w = _signed_logistic(np.hstack([x, np.ones((len(x), 1))]), y, 0.1, (*SIGNS, 0))
+    weights, bias = w[:-1], float(w[-1])
     prob = 1 / (1 + np.exp(-(x @ weights + bias)))
     best = 0.99
     for t in np.arange(0.99, 0.05, -0.01):
@@ -245,9 +254,10 @@ def main() -> None:
             print(relevance)
             return
         figures = evaluate(svc, data)
-        for name in ("tune", "heldout"):
+        for name in ("tune", "heldout", "unseen"):
             print(figures[name].line(name))
-            if "-v" in sys.argv:
+            # The unseen split's misses stay unread while the ranking is tuned.
+            if "-v" in sys.argv and (name != "unseen" or "--show-unseen" in sys.argv):
                 for miss in figures[name].misses:
                     print("   miss@1", miss)
     finally:
