@@ -33,7 +33,7 @@ import numpy.typing as npt
 
 from actions.scan import read_file
 from actions.tree import Tree
-from agent.memory.search import Hit, candidates
+from agent.memory.search import Hit, candidates, embed_soon
 from state.memory import MemoryRecord, MemoryStore
 from state.memory.embedder import Relevance
 from state.memory.normalize import approx_tokens, search_terms
@@ -197,6 +197,7 @@ def build_context(
 ) -> tuple[Context, bool]:
     """The context and whether L-inf alone went over the budget."""
     cal = store.embedder.calibration
+    embedding = embed_soon(store, prompt)  # the principles need no vector
     ctx = Context()
     for item in read_principles(principles_file):
         item.tokens = approx_tokens(item.line())
@@ -207,7 +208,11 @@ def build_context(
     over = used > budget_tokens
 
     # Unfiltered (a where on layer slows Chroma's search); principles are in already.
-    found = [h for h in candidates(store, prompt, now=now) if h.record.layer != "L-inf"]
+    found = [
+        h
+        for h in candidates(store, prompt, now=now, embedding=embedding)
+        if h.record.layer != "L-inf"
+    ]
     hits = found[:CANDIDATES]
     ctx.l0_searched = any(h.record.layer == "L0" for h in hits)
     chosen: list[Hit] = []

@@ -23,6 +23,7 @@ found in the memory).
 from __future__ import annotations
 
 import math
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -114,16 +115,19 @@ def candidates(
     semantic: int = SEMANTIC,
     lexical: int = LEXICAL,
     ranking: Ranking | None = None,
+    embedding: Future[Vectors] | None = None,
 ) -> list[Hit]:
     """Every candidate of both lists, fused and sorted, each with its vector (``ranking``:
-    another rank model than the embedder's, for calibration)."""
-    vector = store.embedder.query(query)
+    another rank model than the embedder's, for calibration; ``embedding``: the query's
+    vector from ``embed_soon``, if the caller started it)."""
+    pending = embedding or embed_soon(store, query)
+    terms = search_terms(query)
+    lex_ids = store.lexical(terms, lexical)  # beside the embedding: it needs no vector
+    vector = pending.result()
     hits: dict[str, Hit] = {
         rec.id: Hit(rec, cos, vector=vec)
         for rec, cos, vec in store.query_vectors(vector, semantic, where)
     }
-    terms = search_terms(query)
-    lex_ids = store.lexical(terms, lexical)
     missing = [i for i in lex_ids if i not in hits]
     for rec, vec in store.with_vectors(missing, where):
         hits[rec.id] = Hit(rec, float(np.dot(vec, vector)), vector=vec)
@@ -146,6 +150,17 @@ def candidates(
         for hit, p in zip(ordered, odds / odds.sum(), strict=True):
             hit.chance = float(p)
     return ordered
+
+
+#: Query embeddings run here while the caller does what needs no vector (the lexical search,
+#: the principles): the embedder releases the GIL, so on an idle second core that work is
+#: hidden behind it. Two workers: two searches at once need not queue for one thread.
+_EMBEDDER = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memory-embed")
+
+
+def embed_soon(store: MemoryStore, query: str) -> Future[Vectors]:
+    """The query's vector, computed on the embedding thread."""
+    return _EMBEDDER.submit(store.embedder.query, query)
 
 
 def rank_features(hits: list[Hit], n_terms: int, k: float = WEIGHTS.k) -> npt.NDArray[np.float64]:

@@ -1,0 +1,71 @@
+"""A search embeds its query while it does the work that needs no vector: the lexical search
+(and, for a context, the principles) run beside the embedding, and the results are what the
+same search gives one step after the other."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agent.memory.search import candidates
+from state.memory import MemoryRecord, MemoryStateDB, MemoryStore, get_embedder
+from state.memory.embedder import Vectors
+
+TEXTS = [
+    "La copia de seguridad del disco externo falló el martes.",
+    "Lucía cambió la reunión del proyecto ALMA al jueves.",
+    "El seguro del coche vence en marzo: 412 euros.",
+]
+
+
+class _WaitsForLexical:
+    """The real embedder, whose query only returns once the store's lexical search ran."""
+
+    def __init__(self, inner: Any, lexical_ran: threading.Event) -> None:
+        self._inner = inner
+        self._lexical_ran = lexical_ran
+        self.name, self.dim, self.calibration = inner.name, inner.dim, inner.calibration
+        self.overlapped = False
+
+    def passages(self, texts: Any) -> Vectors:
+        out: Vectors = self._inner.passages(texts)
+        return out
+
+    def query(self, text: str) -> Vectors:
+        self.overlapped = self._lexical_ran.wait(30)
+        out: Vectors = self._inner.query(text)
+        return out
+
+
+def test_the_lexical_search_runs_while_the_query_is_embedded(
+    tmp_path: Path, embedder_loaded: None
+) -> None:
+    emb = get_embedder("e5-small")
+    store = MemoryStore(tmp_path / "chroma", emb, MemoryStateDB(tmp_path / "state.db"))
+    records = [
+        MemoryRecord(id=f"m{i}", content=t, created_at="2026-11-20T10:00:00+00:00")
+        for i, t in enumerate(TEXTS)
+    ]
+    store.add(records, emb.passages(TEXTS))
+    question = "¿Cuándo falló la copia del disco?"
+    one_after_the_other = [(h.record.id, h.fused) for h in candidates(store, question)]
+
+    lexical_ran = threading.Event()
+    lexical = store.lexical
+
+    def lexical_then_signal(terms: Any, limit: int) -> list[str]:
+        out = lexical(terms, limit)
+        lexical_ran.set()
+        return out
+
+    waiting = _WaitsForLexical(emb, lexical_ran)
+    store.embedder = waiting  # type: ignore[assignment]  # a wrapper with the same protocol
+    store.lexical = lexical_then_signal  # type: ignore[method-assign]
+    beside = [(h.record.id, h.fused) for h in candidates(store, question)]
+    assert waiting.overlapped, "the embedding waited for nothing: it ran before the lexical search"
+    assert [i for i, _f in beside] == [i for i, _f in one_after_the_other]
+    assert np.allclose([f for _i, f in beside], [f for _i, f in one_after_the_other])
+    store.close()
