@@ -370,6 +370,42 @@ def late(lab: Lab, base: F, run: Callable[..., Any]) -> None:
         run(f"late: base + {a}*MaxSim", Scored(base + a * maxsim))
 
 
+def expand(lab: Lab, base: F, run: Callable[..., Any]) -> None:
+    """Lexical expansion by nearest words in embedding space: every word of the store (4+
+    letters, not a stopword) embedded once as "query: word" (ingestion could keep them); a
+    question's words found there add their nearest store words to the BM25 query. No embedding
+    at query time; a question word the store never used adds nothing."""
+    from dataclasses import replace
+
+    from state.memory.normalize import QUERY_STOPWORDS, stem
+
+    vocab = sorted(
+        {w for t in lab.texts for w in words(t) if len(w) >= 4 and w not in QUERY_STOPWORDS}
+    )
+    W = lab.cached("vocab", vocab, lambda t: lab.model.query(t))
+    pos = {w: n for n, w in enumerate(vocab)}
+    sims = W @ W.T
+    np.fill_diagonal(sims, -1.0)
+    ids = {i: n for n, i in enumerate(lab.ids)}
+    for tau, top in ((0.92, 2), (0.9, 3), (0.88, 3)):
+        lex, added = [], 0
+        for (q, _s, _t), terms in zip(lab.queries, lab.terms, strict=True):
+            extra: dict[str, None] = {}
+            for w in words(q):
+                if w in pos:
+                    row = sims[pos[w]]
+                    for j in np.argsort(-row)[:top]:
+                        if row[j] >= tau and stem(vocab[j]) not in terms:
+                            extra.setdefault(stem(vocab[j]), None)
+            added += len(extra)
+            got = lab.svc.store.lexical([*terms, *extra], LEXICAL)
+            lex.append([ids[i] for i in got if i in ids])
+        other = replace(lab, lex=lex)
+        res = evaluate(other, Scored(base))
+        report(f"expand: cos >= {tau}, top {top} ({added / len(lex):.1f} words/q)", res)
+    print(f"  vocabulary {len(vocab)} words")
+
+
 def main() -> None:
     root = Path(sys.argv[1])
     want = set(sys.argv[2:])
@@ -482,6 +518,8 @@ def main() -> None:
             run(f"csls: base + r_{k} feature", Scored(base, [np.ascontiguousarray(hub)], ("hub",)))
     if on("late"):
         late(lab, base, run)
+    if on("expand"):
+        expand(lab, base, run)
     out = root / "lab-results.txt"
     with out.open("a") as f:
         f.write("\n".join(lines) + "\n")
