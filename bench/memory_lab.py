@@ -524,6 +524,12 @@ def main() -> None:
             hub = np.broadcast_to(r, base.shape)
             run(f"csls: 2cos - r_{k} (pool too)", Scored(2 * base - hub))
             run(f"csls: base + r_{k} feature", Scored(base, [np.ascontiguousarray(hub)], ("hub",)))
+            csls = 2 * base - hub
+            run(f"csls: pool by 2cos - r_{k}, product features", Scored(base, pool=csls))
+            run(
+                f"csls: pool by 2cos - r_{k}, + r_{k} feature",
+                Scored(base, [np.ascontiguousarray(hub)], ("hub",), pool=csls),
+            )
     if on("late"):
         late(lab, base, run)
     if on("expand"):
