@@ -69,11 +69,23 @@ def assemble(
         return f"{persona.strip()}\n\n{CONTEXT_HEADER}\n" + "\n".join(lines)
 
     used = cost(system_text()) + cost(message)
-    # The context builder puts the most relevant items first: drop from the end.
-    while used > budget and lines:
-        lines.pop()
-        dropped_lines += 1
-        used = cost(system_text()) + cost(message)
+    if used > budget and lines:
+        # The context builder puts the most relevant items first: drop from the end, as many
+        # lines as it takes. Found by halving (a few counts of the text), not one count per
+        # line dropped: up to 64 KB of principles is thousands of lines (the cost only grows
+        # with the lines kept).
+        every, message_cost = lines, cost(message)
+        fits, over = 0, len(every)  # keeping ``fits`` lines fits (none: the persona alone)
+        while over - fits > 1:
+            mid = (fits + over) // 2
+            lines = every[:mid]
+            if cost(system_text()) + message_cost <= budget:
+                fits = mid
+            else:
+                over = mid
+        lines = every[:fits]
+        dropped_lines = len(every) - fits
+        used = cost(system_text()) + message_cost
     if used > budget:
         message = _cut_middle(message, budget - cost(system_text()), count)
         used = cost(system_text()) + cost(message)

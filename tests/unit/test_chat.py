@@ -81,6 +81,33 @@ def test_overflow_drops_the_oldest_turns_first_then_memories_never_fails() -> No
     assert tight.tokens + tight.max_answer <= 300
 
 
+def test_a_long_context_is_cut_with_a_few_counts_not_one_per_line() -> None:
+    """Principles are never cut by the context builder (up to 64 KB of them), so the prompt
+    may have to drop thousands of lines: tokenizing the whole system text again for each line
+    dropped was quadratic (minutes of the model's tokenizer for one message)."""
+    context = "\n".join(f"- regla número {i}: hazlo así" for i in range(3000))
+    tokenized = [0]
+
+    def counted(text: str) -> int:
+        tokenized[0] += len(text)
+        return words(text)
+
+    prompt = assemble(
+        persona="Eres ALMA.",
+        context=context,
+        history=[],
+        message="¿qué?",
+        n_ctx=600,
+        max_answer=128,
+        count=counted,
+    )
+    assert "regla número 0:" in prompt.messages[0]["content"]  # the first lines stay
+    assert prompt.tokens + prompt.max_answer <= 600
+    fits = prompt.messages[0]["content"] + "\n- regla número 9999: hazlo así"
+    assert words(fits) + 8 + words("¿qué?") + 8 > 600 - prompt.max_answer - 16  # none more fit
+    assert tokenized[0] <= 40 * len(context), tokenized[0]
+
+
 def test_an_enormous_message_loses_its_middle() -> None:
     message = "inicio " + "palabra " * 5000 + "¿pregunta final?"
     prompt = assemble(
