@@ -1,13 +1,13 @@
 """``system/autonomy.conf``: the typed policy model and its loader.
 
-Read with pydantic-settings (TOML source only: the policy is the file, environment variables
-never change it). Every error names the file, the key, the line where it can, and the fix.
+Read once (``load_policy``: the text is parsed with tomllib and validated by pydantic; the
+policy is the file, environment variables never change it). Every error names the file, the
+key, the line where it can, and the fix.
 """
 
 from __future__ import annotations
 
 import tomllib
-from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
@@ -16,7 +16,6 @@ from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
-    TomlConfigSettingsSource,
 )
 
 from policies.errors import ConfigError
@@ -144,9 +143,6 @@ class Trash(_Section):
     retention_days: int = Field(30, ge=0)
 
 
-_policy_file: ContextVar[Path] = ContextVar("_policy_file")
-
-
 class Policy(BaseSettings):
     """The whole policy. Construct with :func:`load_policy`, or directly in tests."""
 
@@ -169,10 +165,9 @@ class Policy(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        path = _policy_file.get(None)
-        if path is None:  # built in code (tests, defaults): only what was passed
-            return (init_settings,)
-        return (TomlConfigSettingsSource(settings_cls, toml_file=path),)
+        # Only what was passed: the file's text, read and checked once by load_policy (never
+        # the environment, never a second read of the file).
+        return (init_settings,)
 
 
 _FIXES = {
@@ -272,14 +267,12 @@ def load_policy(path: Path) -> Policy:
                 error=exc,
             )
         ) from None
-    parse_toml(path, text)
-    token = _policy_file.set(path)
+    # Built from the text just checked: read again, the file may be another version by then.
+    data = parse_toml(path, text)
     try:
-        return Policy()
+        return Policy(**data)
     except ValidationError as exc:
         raise ConfigError(_describe(path, text, exc)) from None
-    finally:
-        _policy_file.reset(token)
 
 
 def policy_from_dict(data: dict[str, Any]) -> Policy:

@@ -120,6 +120,27 @@ def test_a_missing_file_says_to_run_init(tmp_path: Path) -> None:
         load_policy(tmp_path / "autonomy.conf")
 
 
+def test_the_policy_is_the_text_read_once_even_if_saved_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file is read once: what was checked is what is built. It was read a second time
+    (pydantic's TOML source) to build the policy, so a save between the two reads (a SIGHUP
+    reload while the person edits) built a policy nobody checked, or raised a raw TOML error
+    out of the reload, which catches ConfigError, into the daemon's main loop."""
+    from policies import config
+
+    path = write(tmp_path, DEFAULT_POLICY_TOML)
+    real = config.parse_toml
+
+    def parse_then_saved(p: Path, text: str) -> dict[str, object]:
+        out = real(p, text)
+        p.write_text('level = "auto"\n[zones\n', encoding="utf-8")  # saved, half written
+        return out
+
+    monkeypatch.setattr(config, "parse_toml", parse_then_saved)
+    assert load_policy(path).level == "suggest"
+
+
 def test_environment_never_changes_the_policy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
