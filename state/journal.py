@@ -8,6 +8,7 @@ what is left without ``done``.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import json
 import sqlite3
@@ -112,7 +113,7 @@ TRANSFERS = frozenset({"move", "trash", "restore"})
 _EXPECTING = TRANSFERS | {"edit"}
 #: A transfer whose aux is NULL in the journal: same disk, nothing kept aside (see _aux_of).
 PLAIN_TRANSFER = {"xdev": False, "tmp": None, "src_trash": None}
-#: Ops read at a time by Journal.iter_rows (a batch's rows live together, never the action's).
+#: Ops whose stored rows and done posts Journal.iter_rows reads at a time (never the action's).
 ROW_BATCH = 1024
 
 
@@ -349,8 +350,9 @@ class Journal:
 
     def mark_done(self, action_id: int, done: Iterable[tuple[int, dict[str, Any] | None]]) -> None:
         """Record ops done, each with the identity of what it left (``post``): one durable row
-        for the whole batch (a group commit), never a rewrite of the intents' rows."""
-        pairs = [[idx, post] for idx, post in done]
+        for the whole batch (a group commit), never a rewrite of the intents' rows. Its pairs
+        ascend by index (the executor's order already): its first and last are its span."""
+        pairs = sorted([idx, post] for idx, post in done)
         if not pairs:
             return
         with self.transaction():
@@ -386,10 +388,11 @@ class Journal:
         is rolled_back, else done (journal_done or, in a journal of version 1, the row itself),
         else intent.
 
-        Read :data:`ROW_BATCH` ops at a time (their stored rows, done posts and plan ops), so a
-        walk over 100,000 ops never holds every row, or every post, at once: a recovery that
-        held them all peaked at 443 MB. What stays for the whole walk is the plan's text and,
-        newest first, where each of its ops starts."""
+        The stored rows and done posts are read :data:`ROW_BATCH` ops at a time, the plan's ops
+        one by one, and each row is built as it is asked for: a walk over 100,000 ops never
+        holds every row, or every post, at once (a recovery that held them all peaked at 443
+        MB). What stays for the whole walk is the plan's text and, newest first, where each of
+        its ops starts."""
         marker = self.conn.execute(
             "SELECT ops FROM journal_intents WHERE action_id = ?", (action_id,)
         ).fetchone()
@@ -401,7 +404,7 @@ class Journal:
             ).fetchone()
             count = 0 if top is None else int(top) + 1
         done = _DonePosts(self.conn, action_id)
-        plan = _PlanOps(lambda: str(self.action_row(action_id)["plan"]))
+        plan = _PlanOps(lambda: str(self.action_row(action_id)["plan"]), action_id)
         starts = range(0, count, ROW_BATCH)
         for lo in reversed(starts) if newest_first else starts:
             hi = min(lo + ROW_BATCH, count)
@@ -414,34 +417,27 @@ class Journal:
                 )
             }
             posts = done.between(lo, hi)
-            # With a marker every op has a row, most of them the plan's op (read in order, in
-            # step); without one, the rare row without its own op reads the plan's.
-            ops = plan.between(lo, hi) if marker is not None else None
-            batch = []
-            for idx in range(lo, hi):
+            # Each row is built as it is asked for and never kept here: a consumer that drops
+            # it frees it at once.
+            for idx in range(hi - 1, lo - 1, -1) if newest_first else range(lo, hi):
                 r = stored.get(idx)
                 if r is None and marker is None:
-                    continue
-                op = _op_of(r["op"] if r else None, ops, idx - lo, plan, idx, action_id)
+                    continue  # without a marker, only the rows stored exist
+                text = r["op"] if r else None
+                op: dict[str, Any] = plan.op(idx) if text is None else json.loads(text)
                 state = r["state"] if r else "intent"
                 post = _loads(r["post"]) if r else None
                 if idx in posts:  # a rollback keeps the row's state, and the post stays readable
                     state = "done" if state == "intent" else state
                     post = posts[idx] if post is None else post
-                batch.append(
-                    JournalRow(
-                        idx=idx,
-                        op=op,
-                        state=state,
-                        pre=_pre_of(op, r["pre"] if r else None),
-                        post=post,
-                        aux=_aux_of(op, r["aux"] if r else None),
-                    )
+                yield JournalRow(
+                    idx=idx,
+                    op=op,
+                    state=state,
+                    pre=_pre_of(op, r["pre"] if r else None),
+                    post=post,
+                    aux=_aux_of(op, r["aux"] if r else None),
                 )
-            del stored, posts, ops
-            if newest_first:
-                batch.reverse()
-            yield from batch
 
     def done_rows(
         self, action_id: int
@@ -478,71 +474,57 @@ class Journal:
         return _Tx(self.conn)
 
 
-def _op_of(
-    text: str | None,
-    ops: list[Any] | None,
-    at: int,
-    plan: _PlanOps,
-    idx: int,
-    action_id: int,
-) -> dict[str, Any]:
-    """A row's op: its own JSON, or for NULL the plan's op at ``idx`` (``ops[at]`` when the
-    batch's plan ops were read)."""
-    if text is not None:
-        own: dict[str, Any] = json.loads(text)
-        return own
-    items = ops if ops is not None else plan.between(idx, idx + 1)
-    at = at if ops is not None else 0
-    item = items[at] if at < len(items) else None
-    if not isinstance(item, dict):
-        raise ValueError(f"journal row {action_id}/{idx} has no op in its plan")
-    return item
-
-
 class _PlanOps:
-    """The ops of an action's stored plan, decoded as a walk over its rows needs them: in
-    order, streamed (each op decoded once); newest first or out of order, from where each op
-    starts in the text (found by one pass)."""
+    """The ops of an action's stored plan, decoded as a walk over its rows asks for them: in
+    order, streamed (each op decoded once, none kept); newest first or out of order, from where
+    each op starts in the text (found by one pass)."""
 
-    def __init__(self, text_of: Callable[[], str]) -> None:
+    def __init__(self, text_of: Callable[[], str], action_id: int) -> None:
         self._text_of = text_of
+        self._action_id = action_id
         self._text: str | None = None
         self._stream: Iterator[tuple[int, Any]] | None = None
         self._next = 0
         self._starts: array[int] | None = None
 
-    def between(self, lo: int, hi: int) -> list[Any]:
-        """The plan's items lo..hi-1 (fewer when the plan is shorter)."""
+    def op(self, idx: int) -> dict[str, Any]:
+        """The plan's op ``idx``; ValueError when the plan has none there."""
         if self._text is None:
             self._text = self._text_of()
-        if self._starts is None and lo == self._next:
+        item: Any = None
+        if self._starts is None and idx >= self._next:
             if self._stream is None:
                 self._stream = iter_json_array_at(self._text)
-            self._next = hi
-            return [item for _start, item in itertools.islice(self._stream, hi - lo)]
-        if self._starts is None:
-            self._starts = array("q", (start for start, _item in iter_json_array_at(self._text)))
-            self._stream = None
-        text, starts = self._text, self._starts
-        return [decode_json_at(text, starts[i]) for i in range(lo, min(hi, len(starts)))]
+            skipped = itertools.islice(self._stream, idx - self._next, None)
+            _start, item = next(skipped, (0, None))
+            self._next = idx + 1
+        else:
+            if self._starts is None:
+                self._starts = array("q", (at for at, _item in iter_json_array_at(self._text)))
+                self._stream = None
+            if 0 <= idx < len(self._starts):
+                item = decode_json_at(self._text, self._starts[idx])
+        if not isinstance(item, dict):
+            raise ValueError(f"journal row {self._action_id}/{idx} has no op in its plan")
+        return item
 
 
 class _DonePosts:
     """idx -> post of the ops recorded done, a range of ops at a time. Each journal_done row is
-    one group commit's [idx, post] pairs: a first pass notes the indices each row spans, and a
-    range decodes only the rows that overlap it (keeping them for the next, adjacent range)."""
+    one group commit's [idx, post] pairs, ascending (Journal.mark_done): SQLite reads each row's
+    span from its first and last pair, and a range decodes only the rows that overlap it, once
+    (a row is kept while the next, adjacent range still needs it)."""
 
     def __init__(self, conn: sqlite3.Connection, action_id: int) -> None:
         self.conn = conn
-        self.spans: list[tuple[int, int, int]] = []  # (rowid, lowest idx, highest idx)
-        cur = conn.execute(
-            "SELECT rowid, posts FROM journal_done WHERE action_id = ? ORDER BY rowid",
-            (action_id,),
-        )
-        for rowid, text in cur:
-            indices = [int(pair[0]) for pair in json.loads(text)]
-            if indices:
-                self.spans.append((int(rowid), min(indices), max(indices)))
+        self.spans = [
+            (int(rowid), int(first), int(last))
+            for rowid, first, last in conn.execute(
+                "SELECT rowid, json_extract(posts, '$[0][0]'), json_extract(posts, '$[#-1][0]') "
+                "FROM journal_done WHERE action_id = ? AND posts != '[]' ORDER BY rowid",
+                (action_id,),
+            )
+        ]
         self.kept: dict[int, list[Any]] = {}
 
     def between(self, lo: int, hi: int) -> dict[int, Any]:
@@ -558,11 +540,17 @@ class _DonePosts:
                 ).fetchone()
                 pairs = json.loads(text)
             kept[rowid] = pairs
-            for idx, post in pairs:
-                if lo <= idx < hi:
-                    posts[int(idx)] = post
+            start = bisect.bisect_left(pairs, lo, key=_first)
+            for idx, post in itertools.islice(pairs, start, None):
+                if idx >= hi:
+                    break
+                posts[int(idx)] = post
         self.kept = kept
         return posts
+
+
+def _first(pair: list[Any]) -> Any:
+    return pair[0]
 
 
 class _Tx:

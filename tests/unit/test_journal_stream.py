@@ -101,9 +101,8 @@ def test_recovery_holds_one_batch_of_rows_not_the_action(tmp_path: Path, alive: 
     witness.check_restored("after the recovery")
     assert len(seen) == 121  # ops 120 down to 0: the rest were rolled back before
     assert len(plan) > 10 * BATCH
-    # The batch being walked, and the one just read while the last row of the previous one is
-    # still the loop's: never the action's 305 rows.
-    assert alive.peak <= 2 * BATCH, f"{alive.peak} rows alive at once, batches of {BATCH}"
+    # Never the action's 305 rows; not even one batch of them.
+    assert alive.peak <= BATCH, f"{alive.peak} rows alive at once, batches of {BATCH}"
 
 
 def _die_at(label: str, at: str) -> None:
@@ -122,7 +121,7 @@ def test_undo_and_the_report_of_a_failed_action_walk_one_batch_at_a_time(
         runner.execute(root, journal, done, Zones.from_lists(["user"], []), lambda label: None)
         inverse = inverse_plan(journal.iter_done_rows(done))
         assert len(inverse) == len(plan)
-        assert 0 < alive.peak <= 2 * BATCH, f"undo: {alive.peak} rows alive at once"
+        assert 0 < alive.peak <= BATCH, f"undo: {alive.peak} rows alive at once"
     finally:
         journal.close()
 
@@ -133,7 +132,7 @@ def test_undo_and_the_report_of_a_failed_action_walk_one_batch_at_a_time(
         killed = start_killed(root, journal, plan_with_trash(root), "op200")
         said = runner.unfinished(journal, killed, "a test", None)
         assert "up to 300 files" in said, said  # every transfer, none rolled back yet
-        assert 0 < alive.peak <= 2 * BATCH, f"report: {alive.peak} rows alive at once"
+        assert 0 < alive.peak <= BATCH, f"report: {alive.peak} rows alive at once"
     finally:
         journal.close()
 
