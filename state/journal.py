@@ -352,7 +352,7 @@ class Journal:
         """Record ops done, each with the identity of what it left (``post``): one durable row
         for the whole batch (a group commit), never a rewrite of the intents' rows. Its pairs
         ascend by index (the executor's order already): its first and last are its span."""
-        pairs = sorted([idx, post] for idx, post in done)
+        pairs = sorted(([idx, post] for idx, post in done), key=_first)
         if not pairs:
             return
         with self.transaction():

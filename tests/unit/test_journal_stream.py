@@ -165,3 +165,20 @@ def test_rows_read_in_batches_are_the_rows_read_whole(
 
 def _fields(row: JournalRow) -> tuple[Any, ...]:
     return (row.idx, row.op, row.state, row.pre, row.post, row.aux)
+
+
+def test_done_marks_given_out_of_order_are_read_back_exactly(tmp_path: Path, alive: Alive) -> None:
+    """A group commit's pairs are stored ascending (a batch reads a row's span from its first
+    and last pair); given out of order, or one op twice, each op still reads its last post."""
+    journal = Journal(tmp_path / "journal.db")
+    try:
+        n = 5 * BATCH
+        action = journal.create_action(kind="x", plan=[{"op": "keep", "path": "user/a"}] * n)
+        journal.write_intents(action, ((i, None, None, None) for i in range(n)))
+        journal.mark_done(action, [(i, {"n": i}) for i in reversed(range(BATCH, n - 3))])
+        journal.mark_done(action, [(n - 1, None), (3, {"n": -1}), (3, {"n": 3}), (0, None)])
+        rows = list(journal.iter_rows(action))
+    finally:
+        journal.close()
+    done = {r.idx: r.post for r in rows if r.state == "done"}
+    assert done == {0: None, 3: {"n": 3}, n - 1: None, **{i: {"n": i} for i in range(BATCH, n - 3)}}
