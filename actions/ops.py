@@ -142,6 +142,12 @@ class Move(Op):
     def write_paths(self) -> tuple[str, ...]:
         return (self.src, self.dst)
 
+    def to_dict(self) -> dict[str, Any]:
+        # Op.to_dict's result, built directly: an organize or its undo has 100,000 of them.
+        if self.expect is None:
+            return {"op": "move", "src": self.src, "dst": self.dst}
+        return {"op": "move", "src": self.src, "dst": self.dst, "expect": self.expect._asdict()}
+
     def touches_file(self) -> bool:
         return True
 

@@ -15,6 +15,7 @@ import hashlib
 import os
 import re
 import stat
+import sys
 from collections.abc import Iterator
 from functools import cache
 
@@ -26,7 +27,9 @@ from policies.modes import PRIVATE_FILE, SHARED_DIR
 NAME_MAX = 255
 _CONTROL = re.compile("[\x00-\x1f\x7f]")
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_RENAME_NOREPLACE = 1
+_NOREPLACE = 1  # renameat2's RENAME_NOREPLACE
+#: os.fsencode's codec, applied directly (fsencode is a Python function: two calls per rename).
+_FS, _FS_ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
 _AT_FDCWD = -100
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -99,11 +102,6 @@ def split_relpath(relpath: str) -> list[str]:
     return list(split_relpath_cached(relpath))
 
 
-#: What check_name refuses, found in a whole path at once: a control character or a lone
-#: surrogate (a name that was not UTF-8), and an empty, '.' or '..' component.
-_REFUSED_IN_PATH = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]|//|^/|/$|(?:^|/)\.\.?(?:/|$)")
-
-
 def split_relpath_cached(relpath: str) -> tuple[str, ...]:
     """As :func:`split_relpath`, as a tuple. A plan of 100,000 moves splits half a million
     paths: the whole path is checked in one pass (:func:`_plain`), and only a path that fails
@@ -117,8 +115,21 @@ def split_relpath_cached(relpath: str) -> tuple[str, ...]:
 def _plain(relpath: str) -> bool:
     """True only when every component passes :func:`check_name`: none empty, '.' or '..', no
     control character or lone surrogate, none longer than NAME_MAX bytes. False sends the path
-    to the full check, which decides and says why."""
-    if not relpath or _REFUSED_IN_PATH.search(relpath):
+    to the full check, which decides and says why. String methods rather than one regular
+    expression: three times faster, and every op of a plan asks it several times."""
+    # isprintable() is False for every control character and lone surrogate (and for some
+    # names the full check accepts, such as a no-break space: those just take the long way).
+    if not relpath or not relpath.isprintable() or "//" in relpath:
+        return False
+    if relpath[0] == "/" or relpath[-1] == "/":
+        return False
+    if "." in relpath and (
+        relpath in (".", "..")
+        or relpath.startswith(("./", "../"))
+        or relpath.endswith(("/.", "/.."))
+        or "/./" in relpath
+        or "/../" in relpath
+    ):
         return False
     if len(relpath) * 4 <= NAME_MAX or len(relpath.encode("utf-8")) <= NAME_MAX:
         return True  # the whole path fits, so each name does
@@ -139,7 +150,7 @@ def _split_checked(relpath: str) -> tuple[str, ...]:
 def path_problem(relpath: str) -> str | None:
     """Why ``relpath`` cannot be handled (see :func:`split_relpath`), or None when it can."""
     try:
-        split_relpath(relpath)
+        split_relpath_cached(relpath)
     except RefusedError as exc:
         return str(exc)
     return None
@@ -212,7 +223,9 @@ def identity_of(st: os.stat_result, sha256: str | None = None) -> Identity:
 def rename_noreplace(src_dir: int, src: str, dst_dir: int, dst: str) -> None:
     """Rename without ever replacing: ConflictError when ``dst`` exists, CrossDevice on EXDEV."""
     if _renameat2 is not None:
-        rc = _renameat2(src_dir, os.fsencode(src), dst_dir, os.fsencode(dst), _RENAME_NOREPLACE)
+        rc = _renameat2(
+            src_dir, src.encode(_FS, _FS_ERRORS), dst_dir, dst.encode(_FS, _FS_ERRORS), _NOREPLACE
+        )
         if rc == 0:
             return
         err = ctypes.get_errno()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gc
+import itertools
 import json
 import logging
 import os
@@ -181,10 +182,11 @@ class Engine:
     # -- executing ------------------------------------------------------------------------
     def check(self, plan: Sequence[Op], kind: str, ctx: RunContext) -> Decision:
         # Names first: one that is not UTF-8 could not even be journaled, let alone shown.
-        named = [*write_paths(plan), *(op.trash for op in plan if isinstance(op, Restore))]
-        for problem in filter(None, map(path_problem, named)):
+        paths = write_paths(plan)  # once: 200,000 of them for an undo of 100,000 moves
+        restored = (op.trash for op in plan if isinstance(op, Restore))
+        for problem in filter(None, map(path_problem, itertools.chain(paths, restored))):
             return Decision(Verdict.REFUSE, problem)
-        facts = PlanFacts(kind=kind, paths=write_paths(plan), files=files_touched(plan))
+        facts = PlanFacts(kind=kind, paths=paths, files=files_touched(plan))
         return decide(self.policy(), facts, ctx)
 
     def admit(self, plan: Sequence[Op], kind: str, ctx: RunContext) -> None:

@@ -36,6 +36,7 @@ from policies.layout import TRASH
 from policies.modes import PRIVATE_DIR
 
 Checkpoint = Callable[[str], None]
+_IN_TRASH = TRASH + "/"
 
 
 def _no_checkpoint(label: str) -> None:
@@ -83,7 +84,7 @@ def apply(tree: Tree, it: Intent, checkpoint: Checkpoint = _no_checkpoint) -> Id
     """Carry out a transfer; return the identity of the file at ``dst``. Raises ConflictError
     (nothing changed) when the source is not the file the plan saw or ``dst`` is occupied."""
     sdir, sname = tree.parent(it.src)
-    if it.dst.startswith(TRASH + "/"):
+    if it.dst.startswith(_IN_TRASH):
         _mkdirs(tree, it.dst)
     ddir, dname = tree.parent(it.dst)
     if not it.xdev:

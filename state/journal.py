@@ -14,9 +14,8 @@ import json
 import sqlite3
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from actions.ops import (
     Identity,
@@ -117,8 +116,9 @@ PLAIN_TRANSFER = {"xdev": False, "tmp": None, "src_trash": None}
 ROW_BATCH = 1024
 
 
-@dataclass(frozen=True)
-class JournalRow:
+class JournalRow(NamedTuple):
+    """One op's row, whole (a named tuple: an undo of 100,000 ops reads 100,000)."""
+
     idx: int
     op: dict[str, Any]
     state: str
@@ -142,9 +142,10 @@ def _aux_of(op: dict[str, Any], text: str | None) -> dict[str, Any]:
     if text is not None:
         aux: dict[str, Any] = json.loads(text)
         return aux
-    if op.get("op") == "move":
+    name = op.get("op")
+    if name == "move":
         return {"src": op.get("src"), "dst": op.get("dst"), **PLAIN_TRANSFER}
-    if op.get("op") == "restore":
+    if name == "restore":
         return {"src": op.get("trash"), "dst": op.get("path"), **PLAIN_TRANSFER}
     return {}
 
@@ -348,10 +349,13 @@ class Journal:
                 rows,
             )
 
-    def mark_done(self, action_id: int, done: Iterable[tuple[int, dict[str, Any] | None]]) -> None:
+    def mark_done(
+        self, action_id: int, done: Iterable[tuple[int, dict[str, Any] | int | None]]
+    ) -> None:
         """Record ops done, each with the identity of what it left (``post``): one durable row
         for the whole batch (a group commit), never a rewrite of the intents' rows. Its pairs
-        ascend by index (the executor's order already): its first and last are its span."""
+        ascend by index (the executor's order already): its first and last are its span. A
+        post that is an int is a ctime_ns: the op left its ``pre`` with only that changed."""
         pairs = sorted(([idx, post] for idx, post in done), key=_first)
         if not pairs:
             return
@@ -427,14 +431,19 @@ class Journal:
                 op: dict[str, Any] = plan.op(idx) if text is None else json.loads(text)
                 state = r["state"] if r else "intent"
                 post = _loads(r["post"]) if r else None
+                pre = _pre_of(op, r["pre"] if r else None)
                 if idx in posts:  # a rollback keeps the row's state, and the post stays readable
                     state = "done" if state == "intent" else state
                     post = posts[idx] if post is None else post
+                    if type(post) is int:  # only the ctime changed (see mark_done)
+                        if not isinstance(pre, dict):
+                            raise ValueError(f"journal row {action_id}/{idx}: a ctime, no pre")
+                        post = {**pre, "ctime_ns": post}
                 yield JournalRow(
                     idx=idx,
                     op=op,
                     state=state,
-                    pre=_pre_of(op, r["pre"] if r else None),
+                    pre=pre,
                     post=post,
                     aux=_aux_of(op, r["aux"] if r else None),
                 )

@@ -97,7 +97,7 @@ def test_the_inverse_of_a_move_is_the_same_by_either_path() -> None:
 
 PATH_PIECES = st.sampled_from(
     ["user", "a", "ñandú", "fotos de año", ".", "..", "", ".a", "a.", "...", "\n", "\x7f",
-     "\ud800", "\x00", "x" * 60, "é" * 130, "/", "//", "z" * 256]
+     "\ud800", "\x00", "\xa0", "\u2028", "x" * 60, "é" * 130, "/", "//", "z" * 256]
 )  # fmt: skip
 
 
