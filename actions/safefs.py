@@ -136,6 +136,12 @@ def _plain(relpath: str) -> bool:
     return all(len(part.encode("utf-8")) <= NAME_MAX for part in relpath.split("/"))
 
 
+def plain_name(name: str) -> bool:
+    """True when :func:`check_name` surely accepts ``name`` (one component, no ``/``): the same
+    one-pass check as a whole path's."""
+    return "/" not in name and _plain(name)
+
+
 def _split_checked(relpath: str) -> tuple[str, ...]:
     if not relpath or relpath.startswith("/"):
         raise RefusedError(

@@ -13,7 +13,14 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from actions.safefs import lstat_at, open_dir, open_root, split_relpath, split_relpath_cached
+from actions.safefs import (
+    lstat_at,
+    open_dir,
+    open_root,
+    plain_name,
+    split_relpath,
+    split_relpath_cached,
+)
 from policies.errors import ConflictError, RefusedError
 from policies.i18n import _
 
@@ -25,6 +32,8 @@ class Tree:
         self._dirs: dict[tuple[str, ...], int] = {(): self.root_fd}
         #: (device, inode) of each cached directory when it was walked, to see it replaced.
         self._ids: dict[tuple[str, ...], tuple[int, int]] = {}
+        #: Folder path -> its cached fd, for :meth:`parent` (every op asks it of two paths).
+        self._folder_fds: dict[str, int] = {}
         #: Bumped whenever a cached fd is opened or closed: checks built from the cache
         #: (:meth:`quick_checks`) are valid only within one generation.
         self.generation = 0
@@ -34,6 +43,7 @@ class Tree:
             os.close(fd)
         self._dirs = {}
         self._ids = {}
+        self._folder_fds = {}
         self.generation += 1
 
     def __enter__(self) -> Tree:
@@ -148,9 +158,15 @@ class Tree:
         return self.dir(parts[:-1]), parts[-1]
 
     def parent(self, relpath: str) -> tuple[int, str]:
-        """(fd of the parent directory, last component) of a root-relative path."""
-        parts = split_relpath_cached(relpath)
-        return self.dir(parts[:-1]), parts[-1]
+        """(fd of the parent directory, last component) of a root-relative path. A folder seen
+        before was checked then, name by name: only the last name is checked again."""
+        folder, _sep, name = relpath.rpartition("/")
+        fd = self._folder_fds.get(folder)
+        if fd is None or not plain_name(name):
+            parts = split_relpath_cached(relpath)
+            fd = self._folder_fds[folder] = self.dir(parts[:-1])
+            return fd, parts[-1]
+        return fd, name
 
     def lstat(self, relpath: str) -> os.stat_result | None:
         try:
@@ -165,6 +181,7 @@ class Tree:
         for key in [k for k in self._dirs if k[: len(parts)] == parts and k]:
             os.close(self._dirs.pop(key))
             self._ids.pop(key, None)
+        self._folder_fds.clear()
         self.generation += 1
 
     def sync(self, relpaths: Iterable[str]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -185,3 +186,18 @@ def test_a_damaged_stored_plan_is_one_sentence() -> None:
     import json
 
     assert ops.plan_from_json(json.dumps(ops.plan_to_list(plan), indent=2)) == plan
+
+
+@pytest.mark.parametrize("name", ["..", ".", "", "a\nb", "\ud800", "x" * 256, "a\x7f"])
+def test_tree_parent_still_checks_the_last_name_in_a_folder_seen_before(
+    tmp_path: Path, name: str
+) -> None:
+    from actions.tree import Tree
+    from policies.errors import RefusedError
+
+    (tmp_path / "user").mkdir()
+    with Tree(tmp_path) as tree:
+        assert tree.parent("user/a.txt")[1] == "a.txt"  # the folder's fd is cached now
+        with pytest.raises(RefusedError):
+            tree.parent(f"user/{name}")
+        assert tree.parent("user/ñandú.txt")[1] == "ñandú.txt"
