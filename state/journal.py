@@ -14,8 +14,9 @@ import json
 import sqlite3
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from actions.ops import (
     Identity,
@@ -116,9 +117,8 @@ PLAIN_TRANSFER = {"xdev": False, "tmp": None, "src_trash": None}
 ROW_BATCH = 1024
 
 
-class JournalRow(NamedTuple):
-    """One op's row, whole (a named tuple: an undo of 100,000 ops reads 100,000)."""
-
+@dataclass(frozen=True)
+class JournalRow:
     idx: int
     op: dict[str, Any]
     state: str
