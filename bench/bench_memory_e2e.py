@@ -112,8 +112,8 @@ def fill(root: Path, size: int) -> None:
     layout = RootLayout(root)
     layout.memory_dir.mkdir(parents=True, exist_ok=True)
     emb = get_embedder("e5-small")
-    state = MemoryStateDB(layout.memory_dir / "memory_state.db")
-    store = MemoryStore(layout.memory_dir / "chroma", emb, state)
+    state = MemoryStateDB(layout.memory_state_file)
+    store = MemoryStore(layout.chroma_dir, emb, state)
     rng = np.random.default_rng(0)
     now = datetime(2026, 11, 22, tzinfo=UTC)
     batch = 5000

@@ -135,6 +135,16 @@ class RootLayout:
         return self.data / "memory"
 
     @property
+    def memory_state_file(self) -> Path:
+        """The memory's catalog, lexicon and pending moves (SQLite)."""
+        return self.memory_dir / "memory_state.db"
+
+    @property
+    def chroma_dir(self) -> Path:
+        """The embedded Chroma store of the memories."""
+        return self.memory_dir / "chroma"
+
+    @property
     def lock_file(self) -> Path:
         """Held by the running daemon: one daemon per root."""
         return self.data / "daemon.lock"

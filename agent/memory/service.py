@@ -63,9 +63,9 @@ class MemoryService:
         self._clock = clock
         self._projects: set[str] = set()
         layout.memory_dir.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
-        self._state = MemoryStateDB(layout.memory_dir / "memory_state.db")
+        self._state = MemoryStateDB(layout.memory_state_file)
         self.store = MemoryStore(
-            layout.memory_dir / "chroma", get_embedder(embedder), self._state, url=chroma_url
+            layout.chroma_dir, get_embedder(embedder), self._state, url=chroma_url
         )
         self._enrich = EnrichWorker(model, self._apply_model) if model is not None else None
         self._mem = Memorizer(self.store, cap=cap, on_added=self._enqueue)
