@@ -171,7 +171,7 @@ def engine_round(base: Path, inbox: str, backend: str) -> dict[str, float]:
     }
 
 
-class _ChildPeaks(logging.Handler):
+class ChildPeaks(logging.Handler):
     """The confined child's peak RSS, from the engine's log line after each child."""
 
     def __init__(self) -> None:
@@ -186,7 +186,7 @@ class _ChildPeaks(logging.Handler):
 
 
 def worker(n: int, rounds: int, backend: str) -> dict[str, Any]:
-    peaks = _ChildPeaks()
+    peaks = ChildPeaks()
     engine_log = logging.getLogger("alma.engine")
     engine_log.addHandler(peaks)
     engine_log.setLevel(logging.INFO)

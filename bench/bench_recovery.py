@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.bench_engine import EXTS, FOLDERS, cpu, make_tree, moves
+from bench.bench_engine import EXTS, FOLDERS, ChildPeaks, cpu, make_tree, moves
 
 if TYPE_CHECKING:
     from actions.ops import Op
@@ -105,18 +105,6 @@ def run_and_kill(argv: list[str], db: Path, sql: str, action: int, at: int) -> f
     return time.perf_counter() - t
 
 
-class _ChildPeaks(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.INFO)
-        self.peaks_kb: list[int] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if record.msg.startswith("executor child") and isinstance(record.args, tuple):
-            kb = record.args[-1]
-            if isinstance(kb, int):
-                self.peaks_kb.append(kb)
-
-
 def floor(base: Path, n: int, k: int) -> tuple[float, float]:
     """The same k files moved back by bare renames, and the folders removed: (wall, CPU)."""
     inbox = make_tree(base, n)
@@ -143,7 +131,7 @@ def bench(n: int, kill_at: float, backend: str) -> int:
     from sandbox.engine import Engine
     from state.journal import Journal
 
-    peaks = _ChildPeaks()
+    peaks = ChildPeaks()
     engine_log = logging.getLogger("alma.engine")
     engine_log.addHandler(peaks)
     engine_log.setLevel(logging.INFO)
