@@ -248,9 +248,15 @@ def _graph(m: _Model) -> bytes:
         nodes.append(_node("MatMulNBits", ins, [prefix + ".y"], "com.microsoft", **attrs))
         return prefix + ".y"
 
+    def norm(name: str) -> list[str]:
+        """A layer norm's weight and bias, as constants."""
+        return [
+            const(name + ".w", m.f32(name + ".w").copy()),
+            const(name + ".b", m.f32(name + ".b").copy()),
+        ]
+
     eps = m.eps
-    ln = [const("emb.ln.w", m.f32("emb.ln.w").copy()), const("emb.ln.b", m.f32("emb.ln.b").copy())]
-    nodes.append(_node("LayerNormalization", ["x", *ln], ["h"], axis=-1, epsilon=eps))
+    nodes.append(_node("LayerNormalization", ["x", *norm("emb.ln")], ["h"], axis=-1, epsilon=eps))
     x = "h"
     for layer in range(m.nl):
         p = f"l{layer}."
@@ -259,10 +265,7 @@ def _graph(m: _Model) -> bytes:
             _node("MultiHeadAttention", [q, k, v], [p + "ctx"], "com.microsoft", num_heads=m.nh)
         )
         attn = matmul(p + "ao", p + "ctx", m.h, m.h)
-        aln = [
-            const(p + "aln.w", m.f32(p + "aln.w").copy()),
-            const(p + "aln.b", m.f32(p + "aln.b").copy()),
-        ]
+        aln = norm(p + "aln")
         nodes.append(
             _node(
                 "SkipLayerNormalization", [attn, x, *aln], [p + "x1"], "com.microsoft", epsilon=eps
@@ -271,10 +274,7 @@ def _graph(m: _Model) -> bytes:
         mid = matmul(p + "fi", p + "x1", m.ff, m.h)
         nodes.append(_node("Gelu", [mid], [p + "gelu"], "com.microsoft"))
         out = matmul(p + "fo", p + "gelu", m.h, m.ff)
-        oln = [
-            const(p + "oln.w", m.f32(p + "oln.w").copy()),
-            const(p + "oln.b", m.f32(p + "oln.b").copy()),
-        ]
+        oln = norm(p + "oln")
         nodes.append(
             _node(
                 "SkipLayerNormalization",
