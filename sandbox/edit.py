@@ -170,7 +170,7 @@ def rollback(tree: Tree, it: EditIntent, checkpoint: Checkpoint = _no_checkpoint
         if _is(in_trash, it.pre):  # a link() without its unlink(): a second name, dropped
             os.unlink(tname, dir_fd=tdir)
             os.fsync(tdir)
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(FileNotFoundError):  # the edit may have died before its temp
             os.unlink(tmp, dir_fd=fd)
         os.fsync(fd)
         return
@@ -207,6 +207,6 @@ def rollback(tree: Tree, it: EditIntent, checkpoint: Checkpoint = _no_checkpoint
     os.fsync(fd)
     os.fsync(tdir)
     checkpoint("edit:restored")
-    with contextlib.suppress(FileNotFoundError):
+    with contextlib.suppress(FileNotFoundError):  # an empty path: maybe no temp was written
         os.unlink(tmp, dir_fd=fd)
     os.fsync(fd)

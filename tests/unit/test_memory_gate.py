@@ -53,5 +53,5 @@ def test_a_store_that_cannot_count_still_answers_ready_without_a_count() -> None
             raise RuntimeError("chroma is unwell")
 
     gate = MemoryGate()
-    gate.set(Unwell())  # type: ignore[arg-type]
+    gate.set(Unwell())  # type: ignore[arg-type]  # only count() is asked
     assert gate.status() == ("ready", None)

@@ -63,7 +63,7 @@ def test_the_lexical_search_runs_while_the_query_is_embedded(
 
     waiting = _WaitsForLexical(emb, lexical_ran)
     store.embedder = waiting  # type: ignore[assignment]  # a wrapper with the same protocol
-    store.lexical = lexical_then_signal  # type: ignore[method-assign]
+    store.lexical = lexical_then_signal  # type: ignore[method-assign]  # the same call, timed
     beside = [(h.record.id, h.fused) for h in candidates(store, question)]
     assert waiting.overlapped, "the embedding waited for nothing: it ran before the lexical search"
     assert [i for i, _f in beside] == [i for i, _f in one_after_the_other]
