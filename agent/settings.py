@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
+    InitSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
-    TomlConfigSettingsSource,
 )
 
 from policies import limits as L
@@ -86,7 +86,9 @@ class Memory(_Section):
     )
 
 
-_settings_file: ContextVar[Path] = ContextVar("_settings_file")
+#: What load_settings read from alma.toml and checked: the file is read once (a second read
+#: may see another version, saved between the two, that nobody checked).
+_file_data: ContextVar[dict[str, Any]] = ContextVar("_file_data")
 
 
 class Settings(BaseSettings):
@@ -114,14 +116,12 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        path = _settings_file.get(None)
-        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
-        if path is not None and path.is_file():
-            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=path))
-        return tuple(sources)
+        data = _file_data.get({})
+        return (init_settings, env_settings, InitSettingsSource(settings_cls, data))
 
 
 def load_settings(path: Path) -> Settings:
+    data: dict[str, Any] = {}
     if path.is_file():
         try:
             text = path.read_text(encoding="utf-8")
@@ -133,8 +133,8 @@ def load_settings(path: Path) -> Settings:
                     exc=exc,
                 )
             ) from None
-        parse_toml(path, text)  # a syntax error is one sentence, not a traceback
-    token = _settings_file.set(path)
+        data = parse_toml(path, text)  # a syntax error is one sentence, not a traceback
+    token = _file_data.set(data)
     try:
         return Settings()
     except ValidationError as exc:
@@ -152,4 +152,4 @@ def load_settings(path: Path) -> Settings:
             )
         ) from None
     finally:
-        _settings_file.reset(token)
+        _file_data.reset(token)

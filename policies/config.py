@@ -231,9 +231,12 @@ def _describe(path: Path, text: str, exc: ValidationError) -> str:
 
 def parse_toml(path: Path, text: str) -> dict[str, Any]:
     """The one reading of a TOML configuration file (the policy, ``alma.toml``): anything
-    wrong in it is a :class:`ConfigError` naming the file and the fix, never an exception."""
+    wrong in it is a :class:`ConfigError` naming the file and the fix, never an exception.
+
+    A leading UTF-8 byte order mark is dropped: Notepad writes one, and tomllib calls it a
+    syntax error at line 1, column 1, which nobody can see in the file."""
     try:
-        return tomllib.loads(text)
+        return tomllib.loads(text.removeprefix("\ufeff"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(
             _("{path}: not valid TOML: {error}; fix the syntax there.", path=path, error=exc)

@@ -93,3 +93,36 @@ def test_autonomy_on_after_level_off_is_on(layout: RootLayout) -> None:
         assert autonomy.on()["effective"] == "manual"  # a lowering that is not "off" stays
     finally:
         store.close()
+
+
+def test_a_policy_saved_with_a_utf8_bom_is_read(layout: RootLayout) -> None:
+    # Notepad and some Windows editors save UTF-8 with a byte order mark; on main the policy
+    # was refused as "not valid TOML ... line 1, column 1", a syntax error nobody can see.
+    text = DEFAULT_POLICY_TOML.replace('level = "suggest"', 'level = "manual"')
+    layout.policy_file.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+    assert load_policy(layout.policy_file).level == "manual"
+
+
+def test_alma_toml_saved_with_a_utf8_bom_is_read(layout: RootLayout) -> None:
+    # On main the check passed the text to tomllib with its BOM (a syntax error), and pydantic's
+    # TOML source read the file a second time on its own.
+    layout.settings_file.write_bytes(b"\xef\xbb\xbf[memory]\ncap = 1234\n")
+    assert load_settings(layout.settings_file).memory.cap == 1234
+
+
+def test_alma_toml_is_built_from_the_text_that_was_checked(
+    layout: RootLayout, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # On main the file was read twice: once checked, once by pydantic's TOML source, so a save
+    # between the two built settings from text nobody checked (or a raw TOMLDecodeError).
+    layout.settings_file.write_text("[memory]\ncap = 1234\n", encoding="utf-8")
+    read_text = Path.read_text
+
+    def read_then_save(self: Path, *args: object, **kwargs: object) -> str:
+        text = read_text(self, *args, **kwargs)  # type: ignore[arg-type]  # forwarded as given
+        if self == layout.settings_file:
+            self.write_text("[memory\n", encoding="utf-8")  # the person saves mid-edit
+        return text
+
+    monkeypatch.setattr(Path, "read_text", read_then_save)
+    assert load_settings(layout.settings_file).memory.cap == 1234
