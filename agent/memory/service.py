@@ -379,9 +379,17 @@ class MemoryService:
             rec = found[0].model_copy(deep=True)
             keys = {tag_key(t) for t in rec.tags}
             rec.tags = rec.tags + [t for t in meta.tags if tag_key(t) not in keys]
-            if meta.importance is not None and "importance" not in fixed:
+            # A principle is in every prompt, never cut nor evicted: only the person's words
+            # make one (the rules read them), so the model neither makes nor unmakes one.
+            principle = rec.memory_type == "principle"
+            if meta.importance is not None and "importance" not in fixed and not principle:
                 rec.importance = meta.importance
-            if meta.memory_type and "memory_type" not in fixed:
+            if (
+                meta.memory_type
+                and "memory_type" not in fixed
+                and not principle
+                and meta.memory_type != "principle"
+            ):
                 rec.memory_type = meta.memory_type
                 rec.layer = layer_for(rec.memory_type, rec.kind)
             if meta.project and "project" not in fixed and not rec.project:

@@ -356,3 +356,31 @@ def test_model_enriches_in_background_and_bad_output_keeps_rules(
         assert (kept["importance"], kept["memory_type"], kept["project"]) == (4, "context", "alma")
     finally:
         svc.close()
+
+
+def test_the_model_never_makes_or_unmakes_a_principle(
+    layout: RootLayout, embedder_loaded: None
+) -> None:
+    # A principle (L-inf) is in every prompt, never cut and never evicted: only the person's
+    # words make one. On main the enricher's memory_type was applied as given: a note of the
+    # day became a principle in every chat, and the person's "Regla: ..." left them.
+    model = FakeModel(
+        {
+            "Regla:": {"memory_type": "fact", "importance": 2},
+            "Hoy": {"memory_type": "principle", "importance": 5},
+        }
+    )
+    svc = MemoryService(layout, model=model, clock=lambda: NOW)  # type: ignore[arg-type]  # the fake model is a structural stand-in for Enricher
+    try:
+        rule = svc.add("Regla: nunca operar con más del 2% de riesgo")["id"]
+        note = svc.add("Hoy fui al mercado a comprar fruta y pan")["id"]
+        svc.wait_idle()
+        kept_rule, kept_note = svc.show(rule), svc.show(note)
+        assert (kept_rule["memory_type"], kept_rule["layer"]) == ("principle", "L-inf")
+        assert kept_rule["importance"] == 5
+        assert kept_note["memory_type"] != "principle" and kept_note["layer"] != "L-inf"
+        context = svc.context("¿qué compré hoy?")
+        principles = [i["id"] for i in context["items"] if i["layer"] == "L-inf"]
+        assert principles == [rule]
+    finally:
+        svc.close()
