@@ -29,6 +29,7 @@ import stat
 from collections import deque
 from collections.abc import Callable, Collection, Iterable, Mapping, MutableMapping
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 
 from actions.ops import FileKind, Identity
 from actions.safefs import NAME_MAX, check_name, identity_of, kind_of, open_dir, split_relpath
@@ -54,6 +55,16 @@ SKIP_DIR_NAMES = frozenset(
         ".cache",
     }
 )
+
+
+def local_time(seconds: float) -> datetime | None:
+    """A file time (``mtime_ns / 1e9``) as local time; None when it is no date Python can hold
+    (before year 1 or after 9999): tmpfs, btrfs and XFS keep such times (``touch -d``, a
+    broken camera clock, an archive), and one of them must not stop an analysis."""
+    try:
+        return datetime.fromtimestamp(seconds)
+    except (ValueError, OverflowError, OSError):
+        return None
 
 
 @dataclass(frozen=True)

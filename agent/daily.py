@@ -26,6 +26,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from actions.scan import local_time
 from actions.tree import Tree
 from agent.chatlog import MAX_DAY_BYTES, Paragraph, parse
 from agent.detectors.failures import failures
@@ -88,7 +89,8 @@ def day_facts(root: Path, day: date, *, memory_projects: Sequence[str] = ()) -> 
             if read is None:
                 continue
             text, first = read
-            fallback = date.fromtimestamp(f.identity.mtime_ns / 1e9)
+            when = local_time(f.identity.mtime_ns / 1e9)  # undated lines: no day if no date
+            fallback = date.min if when is None else when.date()
             seen: dict[str, dict[str, Any]] = {}
             for sig, d, number, raw in failures(text, first, fallback):
                 if d != day:

@@ -15,7 +15,8 @@ Rules, in the order they apply:
   ``Makefile``... see :data:`PROJECT_MARKERS`) is never organized: moving its files by type
   would break it.
 - By type, the group is the category of the extension (:mod:`actions.planners.categories`);
-  by month, the ``YYYY-MM`` of the file's ``mtime`` in local time.
+  by month, the ``YYYY-MM`` of the file's ``mtime`` in local time (a file whose time is no
+  date, before year 1 or after 9999, stays where it is).
 - A group whose subfolder exists as a folder reuses it (one whose name differs only by case,
   like ``Images``, too: on a case-insensitive disk it is the same folder). If the name exists
   as anything else, the group gets no plan and the evidence says so.
@@ -34,14 +35,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
 from typing import Literal
 
 from actions.ops import Mkdir, Move, Op
 from actions.planners.base import PlanResult, cap_evidence, fingerprint, identity_key
 from actions.planners.categories import CATEGORIES, category_of
 from actions.planners.temp_cleanup import is_temp_name
-from actions.scan import FolderScan, ScannedFile
+from actions.scan import FolderScan, ScannedFile, local_time
 from policies.i18n import LANGUAGES, _, folder_name, ngettext
 
 KIND = "organize"
@@ -107,9 +107,11 @@ def is_project(scan: FolderScan) -> bool:
     return any(name in PROJECT_MARKERS for name in scan.entries)
 
 
-def group_of(f: ScannedFile, by: OrganizeBy) -> str:
+def group_of(f: ScannedFile, by: OrganizeBy) -> str | None:
+    """The file's group; None by month when its time is no date (it stays where it is)."""
     if by == "month":
-        return datetime.fromtimestamp(f.identity.mtime_ns / 1e9).strftime("%Y-%m")
+        when = local_time(f.identity.mtime_ns / 1e9)
+        return None if when is None else when.strftime("%Y-%m")
     return category_of(f.name)
 
 
@@ -195,12 +197,17 @@ def plan_organize(
     folders = folders if folders is not None else english_folders()
     if is_project(scan):
         return None
-    groups: dict[str, list[ScannedFile]] = {}
-    for f in loose_files(scan):
-        groups.setdefault(group_of(f, by), []).append(f)
     notes: list[str] = [
         _("{path}: stays ({reason})", path=s.path, reason=s.reason) for s in scan.skipped
     ]
+    groups: dict[str, list[ScannedFile]] = {}
+    for f in loose_files(scan):
+        group = group_of(f, by)
+        if group is None:
+            reason = _("its modification time is no date")
+            notes.append(_("{path}: stays ({reason})", path=f.path, reason=reason))
+            continue
+        groups.setdefault(group, []).append(f)
     placements = _placements(scan, groups, notes, folders)
     if not placements or (len(groups) == 1 and placements[0][1]):
         # nothing can move, or all the loose files would land in one new subfolder: that only

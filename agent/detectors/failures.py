@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
 from actions.planners.base import PlanResult, cap_evidence, fingerprint
+from actions.scan import local_time
 from policies.i18n import _, ngettext
 
 KIND = "repeated_failure"
@@ -120,7 +121,10 @@ def detect_failures(
     today = datetime.fromtimestamp(now).date()
     since = today - timedelta(days=WINDOW_DAYS - 1)
     seen: dict[str, _Signature] = {}
-    for sig, day, number, raw in failures(text, first_line, datetime.fromtimestamp(written).date()):
+    # Lines without a date of their own are of the day the log was written, if that is a date.
+    when = local_time(written)
+    fallback = date.min if when is None else when.date()
+    for sig, day, number, raw in failures(text, first_line, fallback):
         if day < since:
             continue
         s = seen.setdefault(sig, _Signature())

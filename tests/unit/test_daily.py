@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -192,3 +194,26 @@ def test_the_report_and_the_audit_log_follow_the_daemons_language_not_the_reques
     assert "## 2026-11-01 09:30 · action 7 (organize)" in entry
     assert "- moved user/a.pdf → user/documentos/a.pdf" in entry
     assert "Why: no suggestion. Decided by: the person." in entry
+
+
+def test_a_log_changed_past_year_9999_does_not_stop_the_report(root: Path) -> None:
+    # On main date.fromtimestamp raised ValueError on it: `alma-ctl report` answered an
+    # internal error, and so did the daily analysis, every day. Year 36812 needs a file system
+    # that keeps such a time (tmpfs, btrfs, XFS; ext4 caps it), so the root is copied to one.
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or not os.access(shm, os.W_OK):
+        pytest.skip("no tmpfs at /dev/shm to keep a file time past year 9999")
+    base = Path(tempfile.mkdtemp(prefix="alma-test-", dir=shm))
+    try:
+        shutil.copytree(root, base / "root", symlinks=True)
+        log = base / "root/logs/run.log"
+        log.write_text("ERROR boom\n2026-11-22 10:00:00 ERROR sync failed\n", encoding="utf-8")
+        os.utime(log, (float(1 << 40), float(1 << 40)))
+        if log.stat().st_mtime != float(1 << 40):
+            pytest.skip("/dev/shm caps file times")
+        facts = day_facts(base / "root", date(2026, 11, 22))
+        assert [f["example"] for f in facts.failures if f["log"] == "logs/run.log"] == [
+            "2026-11-22 10:00:00 ERROR sync failed"
+        ]
+    finally:
+        shutil.rmtree(base)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta
@@ -444,3 +445,54 @@ def test_detected_plans_execute_and_undo_byte_for_byte(tmp_path: Path, backend: 
         assert snapshot(root) == before
     finally:
         engine.journal.close()
+
+
+# -- times that are no date ----------------------------------------------------------------------
+
+#: Year 36812: tmpfs, btrfs and XFS keep such a time (`touch -d @1099511627776`); ext4 caps it.
+NO_DATE_FUTURE = float(1 << 40)
+NO_DATE_PAST = -float(1 << 40)  # year -32873
+
+
+@pytest.fixture
+def any_time_root() -> Iterator[Path]:
+    """A root on a file system that keeps any mtime (tmpfs), or a skip where there is none."""
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or not os.access(shm, os.W_OK):
+        pytest.skip("no tmpfs at /dev/shm to keep a file time past year 9999")
+    root = Path(tempfile.mkdtemp(prefix="alma-test-", dir=shm))
+    try:
+        probe = touch(root / "probe", mtime=NO_DATE_FUTURE)
+        if probe.stat().st_mtime != NO_DATE_FUTURE:
+            pytest.skip("/dev/shm caps file times")
+        probe.unlink()
+        yield root
+    finally:
+        shutil.rmtree(root)
+
+
+def test_a_log_changed_past_year_9999_stops_no_analysis(any_time_root: Path) -> None:
+    # On main datetime.fromtimestamp raised ValueError on it, and every analysis of the root
+    # failed with it: no suggestion at all, ever, until the file was found and touched.
+    write_log(any_time_root, "run.log", ["ERROR boom"] * 3)
+    os.utime(any_time_root / "logs/run.log", (NO_DATE_FUTURE, NO_DATE_FUTURE))
+    write_log(
+        any_time_root, "tools/sync.log", [f"{days_ago(n):%Y-%m-%d} ERROR x" for n in (1, 2, 3)]
+    )
+    found = by_kind(detect_logs(any_time_root, Policy(), T))
+    assert [r.target for r in found["repeated_failure"]] == ["logs/tools/sync.log"]
+
+
+def test_a_file_changed_before_year_1_stays_where_it_is_when_organizing_by_month(
+    any_time_root: Path,
+) -> None:
+    folder = any_time_root / "user/fotos"
+    messy(folder, n=8)
+    for name in ("f2.mp3", "f3.zip", "f4.xlsx"):  # two months, so organizing adds no mere level
+        os.utime(folder / name, (OLD - 60 * 86_400, OLD - 60 * 86_400))
+    os.utime(folder / "f0.jpg", (NO_DATE_PAST, NO_DATE_PAST))
+    results = by_kind(detect_files(any_time_root, policy(organize_by="month"), NOW))
+    (result,) = results["organize"]
+    moved = {op.src for op in result.plan if isinstance(op, Move)}
+    assert "user/fotos/f0.jpg" not in moved and "user/fotos/f1.pdf" in moved
+    assert any("user/fotos/f0.jpg" in line for line in result.evidence)
