@@ -18,7 +18,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 
 from actions.scan import FileRead
 from actions.tree import Tree
@@ -77,8 +77,14 @@ class LogIngestor:
 
     def rescan(self) -> int:
         """Ingest what is new in every chat log; returns the memories added or reinforced."""
+        done = 0
         with Tree(self.layout.root) as tree:
-            return sum(self._ingest_locked(tree, name) for name in log_names(tree))
+            for name in log_names(tree):
+                try:
+                    done += self._ingest_locked(tree, name)
+                except Exception:  # one file that cannot be read stops none of the others
+                    log.exception("logs/%s not ingested; the next rescan tries it again", name)
+        return done
 
     def ingest_file(self, name: str) -> int:
         """Ingest what is new in ``logs/NAME``."""
@@ -188,7 +194,10 @@ class LogIngestor:
             local = datetime(the_day.year, the_day.month, the_day.day, h, m, s)
         except ValueError:  # "## 25:99 · usuario": an impossible time counts as the day's start
             local = datetime(the_day.year, the_day.month, the_day.day)
-        return local.astimezone().isoformat(timespec="seconds")  # log times are local
+        try:
+            return local.astimezone().isoformat(timespec="seconds")  # log times are local
+        except (ValueError, OverflowError):  # 0001-01-01.md east of UTC: year 0 in UTC
+            return local.replace(tzinfo=UTC).isoformat(timespec="seconds")
 
     def _maybe_summarize(
         self, rel: str, day: str, final: bool, offset: int, records: list[MemoryRecord]

@@ -384,3 +384,37 @@ def test_the_model_never_makes_or_unmakes_a_principle(
         assert principles == [rule]
     finally:
         svc.close()
+
+
+@pytest.fixture
+def east_of_utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Local time one hour ahead of UTC (Spain in winter), as a POSIX TZ needing no tzdata."""
+    monkeypatch.setenv("TZ", "CET-1")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_a_log_named_for_year_1_stops_no_other_days_ingestion(
+    layout: RootLayout, embedder_loaded: None, east_of_utc: None
+) -> None:
+    # On main its turn's time, 0001-01-01 00:00 local, is in year 0 in UTC: astimezone raised
+    # ValueError, and as the files are read in name order, every rescan stopped there, before
+    # any real day was read (the catch-up at start included).
+    turn = "# {day}\n\n## 10:00:00 · usuario\n{text}\n"
+    (layout.logs / "0001-01-01.md").write_text(
+        turn.format(day="0001-01-01", text="Una plantilla de día que nunca usé."), encoding="utf-8"
+    )
+    (layout.logs / "2026-11-20.md").write_text(
+        turn.format(day="2026-11-20", text="Hoy planté tomates en el huerto de la terraza."),
+        encoding="utf-8",
+    )
+    svc = MemoryService(layout, clock=lambda: NOW)
+    try:
+        svc.rescan_logs()
+        contents = {m["content"] for m in svc.list(limit=50)}
+        assert "Hoy planté tomates en el huerto de la terraza." in contents
+        assert "Una plantilla de día que nunca usé." in contents  # stamped in UTC
+    finally:
+        svc.close()
