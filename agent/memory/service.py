@@ -153,7 +153,10 @@ class MemoryService:
         min_importance: int | None = None,
         theme: str | None = None,
         related_to: str | None = None,
+        count_use: bool = True,
     ) -> list[dict[str, Any]]:
+        """``count_use=False`` reads without handing out: no ``use_count`` rises, nothing is
+        written, so an evaluation or a preview neither changes the store nor its next answer."""
         req = parse(
             SearchRequest,
             query=query,
@@ -174,7 +177,7 @@ class MemoryService:
             {"related_key": project_key(req.related_to)} if req.related_to else None,
         )
         hits = hybrid_search(self.store, req.query, req.limit, where, now=self._clock())
-        used = self._hand_out([h.record.id for h in hits])
+        used = self._hand_out([h.record.id for h in hits]) if count_use else {}
         return [
             h.record.public(score=h.chance)
             | {"use_count": used.get(h.record.id, h.record.use_count), "why": h.why()}
@@ -236,8 +239,13 @@ class MemoryService:
 
     # -- context, export, examples, stats ----------------------------------------------------
     def context(
-        self, prompt: str, *, budget_tokens: int = L.CONTEXT_BUDGET_DEFAULT
+        self,
+        prompt: str,
+        *,
+        budget_tokens: int = L.CONTEXT_BUDGET_DEFAULT,
+        count_use: bool = True,
     ) -> dict[str, Any]:
+        """``count_use``: as in :meth:`search`."""
         req = parse(ContextRequest, prompt=prompt, budget_tokens=budget_tokens)
         ctx, over = build_context(
             self.store,
@@ -246,7 +254,8 @@ class MemoryService:
             req.budget_tokens,
             now=self._clock(),
         )
-        self._hand_out([i.id for i in ctx.items if i.id])
+        if count_use:
+            self._hand_out([i.id for i in ctx.items if i.id])
         text = ctx.text()
         return {
             "text": text,

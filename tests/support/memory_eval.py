@@ -8,6 +8,16 @@ does; the others go through ``add``, as ``alma-ctl memory add`` would. Measured 
   the share of those *unrelated* to the question: items that are none of the texts of the
   question's case (target or look-alikes). A daily summary that quotes one of them counts as
   related.
+
+The unrelated share is pooled over a split: (non-principle items, layer other than L-inf, that
+are not a text of the question's case) / (all non-principle items), summed over its questions;
+an empty context adds to neither side. It is the issue's "memories in `context` unrelated to
+the message", read strictly: a near-topic memory of another case (the backup's cron hour for
+"why does the nightly backup fail?") counts as unrelated.
+
+Both ``search`` and ``context`` are called with ``count_use=False``: the evaluation changes
+nothing in the store, so its figures do not depend on the order of the questions nor on how
+often the store was evaluated before.
 """
 
 from __future__ import annotations
@@ -102,13 +112,13 @@ def evaluate(svc: MemoryService, data: EvalSet) -> dict[str, SplitFigures]:
         fig = out[q.split]
         fig.queries += 1
         target = next(m.content for m in data.memories if m.id == q.expected)
-        top = [str(r["content"]) for r in svc.search(q.query, limit=5)]
+        top = [str(r["content"]) for r in svc.search(q.query, limit=5, count_use=False)]
         fig.top1 += bool(top) and top[0] == target
         fig.top5 += target in top
         if target not in top[:1]:
             first = by_text.get(top[0]) if top else None
             fig.misses.append(f"{q.query!r} -> {first.id if first else top[:1]}")
-        ctx = svc.context(q.query)
+        ctx = svc.context(q.query, count_use=False)
         items = [i for i in ctx["items"] if i["layer"] != "L-inf"]
         fig.ctx_items += len(items)
         fig.ctx_empty += not items

@@ -103,6 +103,35 @@ def test_search_is_semantic_and_counts_use(svc: MemoryService) -> None:
     assert svc.show(ids["Mi perro M"])["use_count"] == before + 1
 
 
+def test_count_use_false_reads_without_changing_anything(
+    svc: MemoryService, layout: RootLayout
+) -> None:
+    """An evaluation or a preview reads with ``count_use=False``: no use_count rises, in the
+    answer or in the store, so the same questions in any order get the same answers."""
+    layout.principles_file.write_text("- Responde siempre en español.\n")
+    _seed(svc)
+    before = svc.list(limit=50)
+    questions = ["¿Qué le pasó a mi mascota?", "¿Por qué falla la copia?", "deporte al aire libre"]
+
+    def answers(order: list[str]) -> dict[str, Any]:
+        return {
+            q: (
+                [(m["id"], m["score"], m["use_count"]) for m in svc.search(q, count_use=False)],
+                svc.context(q, count_use=False)["items"],
+            )
+            for q in order
+        }
+
+    first = answers(questions)
+    assert answers(questions[::-1]) == first
+    assert any(ids for ids, _ctx in first.values())
+    assert all(u == 0 for ids, _ctx in first.values() for _i, _s, u in ids)
+    assert svc.store._uses == {}  # nothing waiting to be written either
+    assert svc.list(limit=50) == before
+    svc.search(questions[0])  # the default still counts
+    assert svc.list(limit=50) != before
+
+
 def test_use_counts_written_in_the_background_lose_nothing(
     svc: MemoryService, layout: RootLayout
 ) -> None:
