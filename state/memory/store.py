@@ -359,12 +359,14 @@ class MemoryStore:
                 log.exception("could not write memory use counts")
 
     def _write_uses(self) -> None:
-        """Add the pending increments to the stored counts (no-op when there are none)."""
-        if not self._uses:
-            return
+        """Add the pending increments to the stored counts (no-op when there are none).
+
+        The lock is taken even when none are pending: the writer thread may have taken them
+        and be storing them, and a read (``get``, ``scan``) must wait for that write rather
+        than show the counts from before it."""
         with self.lock:
             pending, self._uses = self._uses, {}
-            if not pending:  # the writer thread took them while this one waited
+            if not pending:
                 return
             try:
                 res = self._active.get(ids=list(pending), include=["metadatas"])

@@ -3,6 +3,7 @@ process by state.memory.get_embedder; each test gets its own root)."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
@@ -128,8 +129,7 @@ def test_count_use_false_reads_without_changing_anything(
     assert all(u == 0 for ids, _ctx in first.values() for _i, _s, u in ids)
     assert svc.store._uses == {}  # nothing waiting to be written either
     assert svc.list(limit=50) == before
-    svc.search(questions[0])  # the default still counts
-    assert svc.list(limit=50) != before
+    assert svc.search(questions[0])[0]["use_count"] == 1  # the default still counts
 
 
 def test_use_counts_written_in_the_background_lose_nothing(
@@ -166,6 +166,39 @@ def test_use_counts_written_in_the_background_lose_nothing(
         assert again.show(dog)["use_count"] == 5
     finally:
         again.close()
+
+
+def test_a_read_while_use_counts_are_written_waits_for_them(
+    svc: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``get`` shows the counts handed out even while the writer thread is storing them (it
+    has taken them off the pending ones): the read waits for that write, never shows the
+    count from before it."""
+    dog = _seed(svc)["Mi perro M"]
+    inside, release = threading.Event(), threading.Event()
+
+    class SlowUpdates:
+        def __init__(self, col: Any) -> None:
+            self._col = col
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._col, name)
+
+        def update(self, *args: Any, **kwargs: Any) -> Any:
+            inside.set()
+            release.wait(60)
+            return self._col.update(*args, **kwargs)
+
+    monkeypatch.setattr(svc.store, "_active", SlowUpdates(svc.store._active))
+    assert svc.search("¿Qué le pasó a mi perro Max?", limit=1)[0]["use_count"] == 1
+    assert inside.wait(60)  # the writer thread is storing the increment
+    seen: list[int] = []
+    reader = threading.Thread(target=lambda: seen.append(svc.show(dog)["use_count"]))
+    reader.start()
+    reader.join(0.5)
+    release.set()
+    reader.join(60)
+    assert seen == [1]
 
 
 def test_reinforcement_at_five_mentions(svc: MemoryService) -> None:
