@@ -22,7 +22,14 @@ import re
 import sys
 
 from control.commands import COMMANDS, Arg, Command
-from policies.errors import EXIT_ERROR, EXIT_OK, EXIT_UNREACHABLE, AlmaError, exit_code_for
+from policies.errors import (
+    EXIT_ERROR,
+    EXIT_OK,
+    EXIT_UNREACHABLE,
+    AlmaError,
+    ErrorCode,
+    exit_code_for,
+)
 from policies.i18n import N_, _, ngettext
 from policies.modes import PRIVATE_FILE, SHARED_FILE
 
@@ -31,6 +38,7 @@ if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable
     from pathlib import Path
+    from typing import NoReturn
 
 _PREFIX = "arg_"  # argparse dests of command arguments, apart from --root/--json/--output
 
@@ -131,11 +139,27 @@ EXIT_CODES_HELP = N_(
 )
 
 
+class UsageExit(SystemExit):
+    """argparse's usage error, with its sentence: with --json it is the error's message."""
+
+    def __init__(self, code: object, sentence: str) -> None:
+        super().__init__(code)
+        self.sentence = sentence
+
+
 def build_parser() -> argparse.ArgumentParser:
     import argparse
 
+    class Parser(argparse.ArgumentParser):  # subparsers are made of the same class
+        def error(self, message: str) -> NoReturn:
+            try:
+                super().error(message)  # the usage and the sentence to stderr, as always
+            except SystemExit as exc:
+                raise UsageExit(exc.code, message) from None
+            raise AssertionError("argparse's error() returned")  # pragma: no cover
+
     translate_argparse()
-    parser = argparse.ArgumentParser(
+    parser: argparse.ArgumentParser = Parser(
         prog="alma-ctl",
         description=_("Control alma-agentd, ALMA's background service, for one ALMA root."),
         epilog=_(EXIT_CODES_HELP),
@@ -356,6 +380,16 @@ def _utf8(stream: object) -> None:
 
 def _print_json(value: object) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2, default=str) + "\n")
+
+
+def _print_error_json(code: int, message: str) -> None:
+    """With --json, a failure too is one document on stdout (contract §2)."""
+    _print_json({"ok": False, "error": {"code": int(code), "message": message}})
+
+
+def _wants_json(argv: list[str]) -> bool:
+    """``--json`` among the options of a line argparse could not read (not after ``--``)."""
+    return "--json" in (argv[: argv.index("--")] if "--" in argv else argv)
 
 
 #: How a field of an answer is named for a person (the JSON keeps the wire names). A key
@@ -999,7 +1033,10 @@ def main(argv: list[str] | None = None) -> int:
         try:
             line = _argparse_line(argv)
         except SystemExit as exc:  # argparse: usage errors exit 2, --help exits 0
-            return exc.code if isinstance(exc.code, int) else 2
+            code = exc.code if isinstance(exc.code, int) else 2
+            if code and isinstance(exc, UsageExit) and _wants_json(argv):
+                _print_error_json(ErrorCode.BAD_ARGUMENT, exc.sentence)
+            return code
     as_json = line.as_json
     try:
         outcome = _run(line)
@@ -1008,26 +1045,29 @@ def main(argv: list[str] | None = None) -> int:
 
         code = EXIT_UNREACHABLE if isinstance(exc, DaemonUnreachable) else exit_code_for(exc.code)
         if as_json:
-            _print_json({"ok": False, "error": {"code": int(exc.code), "message": exc.message}})
+            _print_error_json(exc.code, exc.message)
         sys.stderr.write(printable(exc.message) + "\n")
         return code
     except KeyboardInterrupt:
         sys.stderr.write(_("Interrupted.") + "\n")
         return 130
     except OSError as exc:  # local files (init, --output): say which and why, no traceback
-        sys.stderr.write(f"{exc.filename or 'alma-ctl'}: {exc.strerror or exc}.\n")
+        sentence = f"{exc.filename or 'alma-ctl'}: {exc.strerror or exc}."
+        if as_json:
+            _print_error_json(ErrorCode.INTERNAL, sentence)
+        sys.stderr.write(printable(sentence) + "\n")
         return EXIT_ERROR
     except Exception as exc:  # a bug in alma-ctl: one sentence for people, the trace on request
         if os.environ.get("ALMA_DEBUG"):
             raise
-        sys.stderr.write(
-            _(
-                "alma-ctl failed unexpectedly ({error}); "
-                "run again with ALMA_DEBUG=1 for details and report it.",
-                error=f"{type(exc).__name__}: {exc}",
-            )
-            + "\n"
+        sentence = _(
+            "alma-ctl failed unexpectedly ({error}); "
+            "run again with ALMA_DEBUG=1 for details and report it.",
+            error=f"{type(exc).__name__}: {exc}",
         )
+        if as_json:
+            _print_error_json(ErrorCode.INTERNAL, sentence)
+        sys.stderr.write(printable(sentence) + "\n")
         return EXIT_ERROR
     if as_json:
         _print_json(outcome.json)

@@ -305,6 +305,41 @@ def test_usage_errors_exit_2_and_send_nothing(
 
 @pytest.mark.usefixtures("daemon")
 @pytest.mark.parametrize(
+    "argv",
+    [["frobnicate"], ["suggestions", "show"], ["history", "--limit", "many"], ["--json"]],
+)
+def test_usage_errors_with_json_keep_stdout_one_document(
+    capsys: pytest.CaptureFixture[str], root: Path, fake: FakeDispatcher, argv: list[str]
+) -> None:
+    # Contract §2: with --json, stdout is one JSON document. On main a usage error left it
+    # empty, and a script's json.loads failed on it instead of reading the error.
+    code, out, err = run(capsys, "--root", str(root), "--json", *argv)
+    assert code == 2 and "usage:" in err and fake.calls == []
+    error = json.loads(out)["error"]
+    assert error["code"] == ErrorCode.BAD_ARGUMENT and "error:" not in error["message"]
+    assert error["message"] and error["message"] in err
+
+
+def test_local_failures_with_json_keep_stdout_one_document(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, root: Path
+) -> None:
+    # On main an OSError of init and alma-ctl's own bug wrote only to stderr.
+    code, out, err = run(capsys, "--json", "--root", "/proc/no-such-alma-root", "init")
+    assert code == 1 and err
+    assert json.loads(out) == {"ok": False, "error": {"code": 1, "message": err.strip()}}
+
+    def broken(ns: object) -> object:
+        raise KeyError("oops")
+
+    monkeypatch.setattr(ctl, "_run", broken)
+    monkeypatch.delenv("ALMA_DEBUG", raising=False)
+    code, out, err = run(capsys, "--json", "--root", str(root), "history")
+    assert code == 1
+    assert json.loads(out) == {"ok": False, "error": {"code": 1, "message": err.strip()}}
+
+
+@pytest.mark.usefixtures("daemon")
+@pytest.mark.parametrize(
     ("argv", "named"),
     [
         # Named as the person typed them, not by their wire names (limit, id, content...).
