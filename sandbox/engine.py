@@ -143,13 +143,16 @@ class Engine:
                 dirs.append(path)
         return [os.path.realpath(d) for d in dirs]
 
+    def runner_args(self, args: list[str], policy: Policy) -> list[str]:
+        """The command line of ``sandbox.runner`` for ``args`` under ``policy``. A zone is
+        given as ``--writable=ZONE``: a zone named ``-entrada`` would be read as an option."""
+        argv = ["--root", os.path.realpath(self.layout.root), *args]
+        argv += [f"--writable={zone}" for zone in policy.zones.writable]
+        argv += [f"--read-only={zone}" for zone in policy.zones.read_only]
+        return argv
+
     def _run_child(self, args: list[str], policy: Policy) -> dict[str, Any]:
-        argv = [self.python, "-m", "sandbox.runner", "--root", os.path.realpath(self.layout.root)]
-        argv += args
-        for zone in policy.zones.writable:
-            argv += ["--writable", zone]
-        for zone in policy.zones.read_only:
-            argv += ["--read-only", zone]
+        argv = [self.python, "-m", "sandbox.runner", *self.runner_args(args, policy)]
         cmd = self.confinement.wrap(argv, self._writable_dirs(policy))
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", TMPDIR=str(self.layout.journal_dir))
         # The child's sentences (conflicts, refusals) are for the person who asked: their language.

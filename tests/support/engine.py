@@ -167,14 +167,9 @@ class InProcessEngine(Engine):
         self.checkpoint: Checkpoint = checkpoint or (lambda label: None)
 
     def _run_child(self, args: list[str], policy: Policy) -> dict[str, Any]:
-        argv = ["--root", os.path.realpath(self.layout.root), *args]
-        for zone in policy.zones.writable:
-            argv += ["--writable", zone]
-        for zone in policy.zones.read_only:
-            argv += ["--read-only", zone]
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            runner.main(argv, checkpoint=self.checkpoint)
+            runner.main(self.runner_args(args, policy), checkpoint=self.checkpoint)
         lines = [ln for ln in out.getvalue().splitlines() if ln.startswith("{")]
         result: dict[str, Any] = json.loads(lines[-1])
         return result

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from actions.ops import Mkdir, Op
+from policies.config import policy_from_dict
 from policies.decide import RunContext
 from policies.errors import ConflictError, InvalidStateError, NotFoundError, RefusedError
 from sandbox.engine import Engine
@@ -422,3 +423,31 @@ def test_pausing_the_collector_from_many_threads_always_turns_it_back_on() -> No
     finally:
         sys.setswitchinterval(switch)
         gc.enable()
+
+
+@pytest.mark.parametrize("backend", ["landlock", "inprocess"])
+def test_zones_named_with_a_leading_dash_reach_the_executor(alma: AlmaRoot, backend: str) -> None:
+    # On main the zones went to the confined child as "--writable -entrada": its argparse read
+    # the zone as an option and exited 2, so with such a zone in autonomy.conf every action,
+    # undo and recovery of the root failed ("the executor stopped unexpectedly").
+    alma.write("-entrada/nota.txt", b"una nota")
+    alma.write("-archivo/viejo.txt", b"viejo")
+    policy = policy_from_dict(
+        {
+            "sandbox": {"allow_unconfined": True},
+            "zones": {"writable": ["user", "-entrada"], "read_only": ["-archivo"]},
+        }
+    )
+    engine = make_engine(alma, backend, policy)
+    try:
+        before = alma.world()
+        plan = [Mkdir("-entrada/notas"), alma.move("-entrada/nota.txt", "-entrada/notas/nota.txt")]
+        done = engine.execute(plan, kind="organize", ctx=APPROVED)
+        assert done["status"] == "done"
+        assert alma.path("-entrada/notas/nota.txt").read_bytes() == b"una nota"
+        with pytest.raises(RefusedError, match="-archivo"):
+            engine.execute([alma.trash("-archivo/viejo.txt")], kind="organize", ctx=APPROVED)
+        assert engine.undo()["status"] == "done"
+        assert without_trash(alma.world()) == without_trash(before)
+    finally:
+        engine.journal.close()
