@@ -1013,6 +1013,8 @@ def _run(line: _Line) -> _Outcome:
     args = line.args
     if command.name == "suggestions.show" and not line.as_json and "all" not in args:
         args = {**args, "all": False}  # a person reads a long plan as its summary (--all: all)
+    if command.name == "model.use":
+        args = {**args, "path": _model_path(str(args["path"]))}
     try:
         result = client.call(command.name, **args)
     except DaemonUnreachable:
@@ -1022,6 +1024,15 @@ def _run(line: _Line) -> _Outcome:
     if command.name == "memory.export":
         return _export(result, line.output)
     return _Outcome(result, render_result(command.name, args, result))
+
+
+def _model_path(path: str) -> str:
+    """A model file named as the person typed it, from where they typed it: the daemon's own
+    working folder (systemd's is /) means nothing to them. ``embedded`` and a server's URL go
+    as they are (agent.model reads them)."""
+    if path.strip() == "embedded" or path.strip().startswith(("http://", "https://")):
+        return path
+    return os.path.abspath(os.path.expanduser(path))
 
 
 def main(argv: list[str] | None = None) -> int:

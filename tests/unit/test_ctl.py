@@ -153,6 +153,31 @@ def test_arguments_reach_the_daemon_as_the_table_says(
     ]
 
 
+def test_model_use_names_a_file_from_where_the_person_typed_it(
+    capsys: pytest.CaptureFixture[str],
+    root: Path,
+    fake: FakeDispatcher,
+    daemon: ControlServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # On main a relative PATH went to the daemon as typed: the daemon looked for it in its own
+    # working folder (systemd's is /), said there was no file there, and a model it found
+    # there by that name would have been used.
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "casa"))
+    given = ["modelos/mistral.gguf", "~/m.gguf", "/abs/m.gguf", "embedded", "http://127.0.0.1:8080"]
+    for path in given:
+        assert run(capsys, "--root", str(root), "model", "use", path)[0] == 0
+    assert [args["path"] for _cmd, args in fake.calls] == [
+        str(tmp_path / "modelos/mistral.gguf"),
+        str(tmp_path / "casa/m.gguf"),
+        "/abs/m.gguf",
+        "embedded",
+        "http://127.0.0.1:8080",
+    ]
+
+
 def test_global_options_after_the_command(
     capsys: pytest.CaptureFixture[str], root: Path, daemon: ControlServer
 ) -> None:
