@@ -105,6 +105,26 @@ MIGRATIONS = (
     );
     ALTER TABLE actions ADD COLUMN trash_emptied_at TEXT
     """,
+    # 4: a copy stands only for a file that existed when it was recorded. Inode numbers are
+    # handed out again once freed and a copy keeps size and mtime, so a later file of the same
+    # bytes had the key of an old record, and its undo expected that old copy and refused.
+    # ``seq`` orders the records (a chain only goes forward); ``newest_action`` is the newest
+    # action then: a record applies to the files of actions up to it. Records of an older ALMA
+    # keep standing for the actions that existed then.
+    """
+    CREATE TABLE journal_copies_v4 (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        old TEXT NOT NULL,
+        new TEXT NOT NULL,
+        newest_action INTEGER NOT NULL
+    );
+    INSERT INTO journal_copies_v4(old, new, newest_action)
+        SELECT old, new, (SELECT coalesce(max(id), 0) FROM actions) FROM journal_copies
+        ORDER BY rowid;
+    DROP TABLE journal_copies;
+    ALTER TABLE journal_copies_v4 RENAME TO journal_copies;
+    CREATE INDEX journal_copies_newest ON journal_copies(newest_action)
+    """,
 )
 #: Ops that move one file; the others (mkdir, rmdir, keep, memory ops) have no pre or aux,
 #: except an edit (its aux is always stored: where its temp file and the old version go).
@@ -459,23 +479,33 @@ class Journal:
         self, action_id: int
     ) -> Iterator[tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]]]:
         """:meth:`done_rows`, one at a time (see :meth:`iter_rows`)."""
-        copies = dict(self.conn.execute("SELECT old, new FROM journal_copies").fetchall())
+        copies: dict[str, list[tuple[int, str]]] = {}
+        for seq, old, new in self.conn.execute(
+            "SELECT seq, old, new FROM journal_copies WHERE newest_action >= ? ORDER BY seq",
+            (action_id,),
+        ):
+            copies.setdefault(old, []).append((seq, new))
         for r in self.iter_rows(action_id):
             if r.state != "done":
                 continue
             post = r.post
-            for _hop in range(len(copies)):  # a chain, when it was copied back more than once
-                if post is None or (new := copies.get(_copy_key(post))) is None:
+            after = 0
+            while post is not None and copies:  # a chain, when copied back more than once
+                # The first record after the copy in hand: an earlier one with its key was
+                # about another file, whose inode number this copy was given again.
+                hop = next((c for c in copies.get(_copy_key(post), ()) if c[0] > after), None)
+                if hop is None:
                     break
-                post = json.loads(new)
+                after, post = hop[0], json.loads(hop[1])
             yield r.op, post, r.aux
 
     def record_copy(self, old: Identity, new: Identity) -> None:
-        """A rollback replaced the file ``old`` by its verified copy ``new`` (durable)."""
+        """A rollback replaced the file ``old`` by its verified copy ``new`` (durable). It
+        stands for ``old`` in the actions that exist now, never in a later one's files."""
         with self.transaction():
             self.conn.execute(
-                "INSERT INTO journal_copies(old, new) VALUES (?, ?) "
-                "ON CONFLICT(old) DO UPDATE SET new = excluded.new",
+                "INSERT INTO journal_copies(old, new, newest_action) "
+                "VALUES (?, ?, (SELECT coalesce(max(id), 0) FROM actions))",
                 (_copy_key(old._asdict()), _dumps(new.to_dict())),
             )
 
