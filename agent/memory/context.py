@@ -33,7 +33,7 @@ import numpy.typing as npt
 
 from actions.scan import read_file
 from actions.tree import Tree
-from agent.memory.search import Hit, candidates, embed_soon
+from agent.memory.search import Hit, candidates, embed_soon, load
 from state.memory import MemoryRecord, MemoryStore
 from state.memory.embedder import Relevance
 from state.memory.normalize import approx_tokens, search_terms
@@ -210,13 +210,14 @@ def build_context(
     # Unfiltered (a where on layer slows Chroma's search); principles are in already.
     found = [
         h
-        for h in candidates(store, prompt, now=now, embedding=embedding)
-        if h.record.layer != "L-inf"
+        for h in candidates(store, prompt, now=now, embedding=embedding, records=False)
+        if h.facts.layer != "L-inf"
     ]
-    hits = found[:CANDIDATES]
-    ctx.l0_searched = any(h.record.layer == "L0" for h in hits)
+    terms = search_terms(prompt)
+    hits = load(store, found[:CANDIDATES], terms)  # the relevance reads their words
+    ctx.l0_searched = any(h.facts.layer == "L0" for h in hits)
     chosen: list[Hit] = []
-    n_terms = len(search_terms(prompt))
+    n_terms = len(terms)
     for hit, p in zip(hits, relevance(hits, n_terms, cal.relevance), strict=True):
         if p < cal.relevance.threshold or len(chosen) >= MAX_ITEMS:
             continue

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -33,7 +33,8 @@ import numpy.typing as npt
 
 from state.memory import MemoryRecord, MemoryStore
 from state.memory.embedder import Ranking, Vectors
-from state.memory.normalize import fold, search_terms, tag_key, words
+from state.memory.models import RankFacts
+from state.memory.normalize import search_terms, words
 
 #: Candidates from each list. 40 + 40 keep a right answer ranked ~30th by one signal and
 #: high by the other; more cost Chroma time and add nothing on the check sets.
@@ -73,14 +74,36 @@ WEIGHTS = RankWeights()
 
 @dataclass
 class Hit:
-    record: MemoryRecord
+    """One candidate. The ranking reads its ``facts``; its full record (document and every
+    field) is read from Chroma only for the hits a caller hands out (``load``)."""
+
+    loaded: MemoryRecord | None
     score: float  # cosine similarity
     fused: float = 0.0
     chance: float = 0.0  # softmax of ``fused`` over the candidates: the public score
     semantic_rank: int = 0  # 1-based, among all candidates by cosine
     lexical_rank: int = 0  # 1-based in the BM25 list; 0 when no word matched
-    matched: list[str] = field(default_factory=list)
+    matched: list[str] = field(default_factory=list)  # set with the record (``load``)
     vector: Vectors | None = None
+    known: InitVar[RankFacts | None] = None  # the facts, when the record is not loaded
+    facts: RankFacts = field(init=False)
+
+    def __post_init__(self, known: RankFacts | None) -> None:
+        if known is None:
+            if self.loaded is None:
+                raise TypeError("a Hit needs its record or its facts")
+            known = RankFacts.of(self.loaded)
+        self.facts = known
+
+    @property
+    def id(self) -> str:
+        return self.facts.id
+
+    @property
+    def record(self) -> MemoryRecord:
+        if self.loaded is None:
+            raise LookupError(f"memory {self.id}: its record was not read (search.load)")
+        return self.loaded
 
     def why(self) -> dict[str, Any]:
         return {
@@ -101,8 +124,9 @@ def search(
     now: datetime | None = None,
     weights: RankWeights = WEIGHTS,
 ) -> list[Hit]:
-    """The best ``limit`` memories for ``query``, fused rank first."""
-    return candidates(store, query, where, now=now, weights=weights)[:limit]
+    """The best ``limit`` memories for ``query``, fused rank first, with their records."""
+    hits = candidates(store, query, where, now=now, weights=weights, records=False)[:limit]
+    return load(store, hits, search_terms(query))
 
 
 def candidates(
@@ -116,33 +140,41 @@ def candidates(
     lexical: int = LEXICAL,
     ranking: Ranking | None = None,
     embedding: Future[Vectors] | None = None,
+    records: bool = True,
 ) -> list[Hit]:
     """Every candidate of both lists, fused and sorted, each with its vector (``ranking``:
     another rank model than the embedder's, for calibration; ``embedding``: the query's
-    vector from ``embed_soon``, if the caller started it)."""
+    vector from ``embed_soon``, if the caller started it; ``records=False``: the records are
+    left for ``load`` to read, for the few hits a caller hands out)."""
     pending = embedding or embed_soon(store, query)
     terms = search_terms(query)
     lex_ids = store.lexical(terms, lexical)  # beside the embedding: it needs no vector
     vector = pending.result()
-    hits: dict[str, Hit] = {
-        rec.id: Hit(rec, cos, vector=vec)
-        for rec, cos, vec in store.query_vectors(vector, semantic, where)
+    found = {i: (cos, vec) for i, cos, vec in store.nearest(vector, semantic, where)}
+    missing = [i for i in lex_ids if i not in found]
+    extra = store.vectors(missing, where=where)
+    for i in missing:
+        if i in extra:  # in the lexical order: ties in the sort below keep it
+            found[i] = (float(np.dot(extra[i], vector)), extra[i])
+    facts = store.facts(list(found))
+    hits = {
+        i: Hit(None, cos, vector=vec, known=facts[i])
+        for i, (cos, vec) in found.items()
+        if i in facts  # archived between the two reads
     }
-    missing = [i for i in lex_ids if i not in hits]
-    for rec, vec in store.with_vectors(missing, where):
-        hits[rec.id] = Hit(rec, float(np.dot(vec, vector)), vector=vec)
     for rank, memory_id in enumerate((i for i in lex_ids if i in hits), start=1):
         hits[memory_id].lexical_rank = rank
     ordered = sorted(hits.values(), key=lambda h: -h.score)
-    query_keys = set(words(query))
-    stamp = (now or datetime.now().astimezone()).timestamp()
     for rank, hit in enumerate(ordered, start=1):
         hit.semantic_rank = rank
-        hit.matched = matched_terms(terms, hit.record.content)
     model = ranking or store.embedder.calibration.ranking
+    if records or model.weights[RANK_FEATURES.index("matched_share")]:
+        ordered = load(store, ordered, terms)
+    query_keys = set(words(query))
+    stamp = (now or datetime.now().astimezone()).timestamp()
     scores = rank_features(ordered, len(terms), weights.k) @ np.asarray(model.weights)
     for hit, score in zip(ordered, scores, strict=True):
-        hit.fused = float(score) + _metadata(hit.record, query_keys, stamp, weights)
+        hit.fused = float(score) + _metadata(hit.facts, query_keys, stamp, weights)
     ordered.sort(key=lambda h: -h.fused)
     if ordered:
         fused = np.asarray([h.fused for h in ordered])
@@ -150,6 +182,20 @@ def candidates(
         for hit, p in zip(ordered, odds / odds.sum(), strict=True):
             hit.chance = float(p)
     return ordered
+
+
+def load(store: MemoryStore, hits: list[Hit], terms: list[str]) -> list[Hit]:
+    """``hits`` with their records (those without one read from Chroma at once) and the
+    question's ``terms`` each holds; a memory archived since the search is left out."""
+    wanted = [h.id for h in hits if h.loaded is None]
+    by_id = {r.id: r for r in store.records(wanted)}
+    out = []
+    for hit in hits:
+        hit.loaded = hit.loaded or by_id.get(hit.id)
+        if hit.loaded is not None:
+            hit.matched = matched_terms(terms, hit.loaded.content)
+            out.append(hit)
+    return out
 
 
 #: Query embeddings run here while the caller does what needs no vector (the lexical search,
@@ -185,7 +231,7 @@ def rank_features(hits: list[Hit], n_terms: int, k: float = WEIGHTS.k) -> npt.ND
             1.0 / (k + h.semantic_rank),
             1.0 / (k + h.lexical_rank) if h.lexical_rank else 0.0,
             len(h.matched) / n_terms if n_terms else 0.0,
-            1.0 if h.record.kind == "summary" else 0.0,
+            1.0 if h.facts.kind == "summary" else 0.0,
             float(c),
         ]
         for h, c in zip(hits, centrality, strict=True)
@@ -199,19 +245,16 @@ def matched_terms(terms: list[str], content: str) -> list[str]:
     return [t for t in terms if any(w.startswith(t) if len(t) >= 4 else w == t for w in found)]
 
 
-def _metadata(rec: MemoryRecord, query_keys: set[str], now_ts: float, w: RankWeights) -> float:
-    score = w.importance * (rec.importance - 3)
-    if rec.layer == "L1":
+_YEAR = 365.0 * 86400  # seconds
+
+
+def _metadata(f: RankFacts, query_keys: set[str], now_ts: float, w: RankWeights) -> float:
+    score = w.importance * (f.importance - 3)
+    if f.layer == "L1":
         score += w.distilled
-    names = {tag_key(t) for t in rec.tags}
-    if rec.project:
-        names.add(fold(rec.project))
-    if names & query_keys:
+    if f.names & query_keys:
         score += w.tag
-    try:
-        age_years = max(0.0, (now_ts - rec.created_ts) / (365.0 * 86400))
-    except ValueError:
-        age_years = 1.0
+    age_years = 1.0 if f.created_ts is None else max(0.0, (now_ts - f.created_ts) / _YEAR)
     score += w.recency * 0.5**age_years
-    score += w.use * math.log2(1 + rec.use_count)
+    score += w.use * math.log2(1 + f.use_count)
     return float(score)

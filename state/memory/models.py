@@ -6,12 +6,13 @@ back as ``[]``; the accent-free keys (``tag_keys``, ``project_key``) exist only 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from state.memory.normalize import clean_tag, project_key, tag_key
+from state.memory.normalize import clean_tag, fold, project_key, tag_key
 
 Layer = Literal["L-inf", "L1", "L0"]
 LAYERS: tuple[Layer, ...] = ("L-inf", "L1", "L0")
@@ -110,6 +111,33 @@ class MemoryRecord(BaseModel):
         if score is not None:
             out["score"] = round(score, 4)
         return out
+
+
+@dataclass(frozen=True)
+class RankFacts:
+    """What a search's ranking reads of a candidate besides its vector. A search reads them
+    from the catalog (``MemoryStateDB.catalog_ranked``): from Chroma's metadata they cost more
+    than the vector search itself, and most candidates are ranked, never shown."""
+
+    id: str
+    layer: str
+    kind: str
+    importance: int
+    created_ts: float | None  # None: a created_at that does not parse
+    use_count: int
+    #: Its tag keys and folded project: what a question may name.
+    names: frozenset[str]
+
+    @classmethod
+    def of(cls, rec: MemoryRecord) -> RankFacts:
+        try:
+            created: float | None = rec.created_ts
+        except ValueError:
+            created = None
+        names = {tag_key(t) for t in rec.tags} | ({fold(rec.project)} if rec.project else set())
+        return cls(
+            rec.id, rec.layer, rec.kind, rec.importance, created, rec.use_count, frozenset(names)
+        )
 
 
 #: Read once: pydantic's ``model_fields`` is a property that builds its answer on each access,

@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from policies.modes import PRIVATE_DIR, private_file
+from state.memory.models import RankFacts
+from state.memory.normalize import fold
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS log_offsets (
@@ -38,6 +40,11 @@ CREATE TABLE IF NOT EXISTS catalog (
     layer TEXT NOT NULL,
     project TEXT NOT NULL,
     project_key TEXT NOT NULL,
+    -- What a search's ranking reads of each candidate (with layer, project, created_ts and
+    -- the tags): reading them from Chroma's metadata cost more than the vector search itself.
+    kind TEXT NOT NULL DEFAULT 'add',
+    importance INTEGER NOT NULL DEFAULT 3,
+    use_count INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (id, archived)
 );
 CREATE INDEX IF NOT EXISTS catalog_recent ON catalog (archived, created_ts);
@@ -76,8 +83,18 @@ CREATE TABLE IF NOT EXISTS pending_moves (
 #: A lexical term held by more than this share of the memories is left out of the query.
 COMMON = 0.2
 LEXICAL_MIN_COMMON = 50  # ... but never below this many (a small store has no "common" word)
-#: 2: the lexicon (an older catalog is rebuilt, filling it).
-CATALOG_VERSION = 2
+#: 2: the lexicon; 3: kind, importance and use_count (an older catalog is rebuilt, filling it).
+CATALOG_VERSION = 3
+#: Columns later layouts added to ``catalog``: an older file gets them (then is rebuilt).
+_ADDED_COLUMNS = {
+    "kind": "TEXT NOT NULL DEFAULT 'add'",
+    "importance": "INTEGER NOT NULL DEFAULT 3",
+    "use_count": "INTEGER NOT NULL DEFAULT 0",
+}
+_CATALOG_COLUMNS = (
+    "id, archived, created_ts, memory_type, layer, project, project_key, kind, importance,"
+    " use_count"
+)
 
 
 @dataclass(frozen=True)
@@ -94,6 +111,9 @@ class CatalogRow:
     tags: tuple[tuple[str, str], ...]
     #: The lexical body (``normalize.lexical_text``); indexed while the memory is active.
     text: str = ""
+    kind: str = "add"
+    importance: int = 3
+    use_count: int = 0
 
 
 @dataclass(frozen=True)
@@ -113,6 +133,10 @@ class MemoryStateDB:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
         self._db.executescript(_SCHEMA)
+        have = {r[1] for r in self._db.execute("PRAGMA table_info(catalog)").fetchall()}
+        for column, decl in _ADDED_COLUMNS.items():
+            if column not in have:
+                self._db.execute(f"ALTER TABLE catalog ADD COLUMN {column} {decl}")
 
     def close(self) -> None:
         with self._lock:
@@ -253,6 +277,46 @@ class MemoryStateDB:
             ).fetchall()
         return [r[0] for r in rows]
 
+    def catalog_ranked(self, ids: Sequence[str]) -> dict[str, RankFacts]:
+        """The ranking's fields of the active memories among ``ids`` (absent ones left out)."""
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT id, layer, kind, importance, project, created_ts, use_count FROM catalog"
+                f" WHERE archived = 0 AND id IN ({marks})",
+                list(ids),
+            ).fetchall()
+            tags = self._db.execute(
+                f"SELECT id, tag_key FROM catalog_tags WHERE archived = 0 AND id IN ({marks})",
+                list(ids),
+            ).fetchall()
+        keys: dict[str, list[str]] = {}
+        for memory_id, key in tags:
+            keys.setdefault(memory_id, []).append(key)
+        return {
+            memory_id: RankFacts(
+                id=memory_id,
+                layer=layer,
+                kind=kind,
+                importance=int(importance),
+                created_ts=float(created_ts),
+                use_count=int(use_count),
+                names=frozenset(keys.get(memory_id, ())) | ({fold(project)} if project else set()),
+            )
+            for memory_id, layer, kind, importance, project, created_ts, use_count in rows
+        }
+
+    def catalog_uses(self, counts: dict[str, int], *, archived: bool = False) -> None:
+        """Set the stored ``use_count`` of memories (written to Chroma just before)."""
+        if counts:
+            with self._lock:
+                self._db.executemany(
+                    "UPDATE catalog SET use_count = ? WHERE id = ? AND archived = ?",
+                    [(n, i, int(archived)) for i, n in counts.items()],
+                )
+
     def catalog_counts(self, *, archived: bool = False) -> dict[str, dict[str, int]]:
         """Active (or archived) memories by tag, project, memory type and layer, most first."""
         a = int(archived)
@@ -331,7 +395,8 @@ class MemoryStateDB:
             [(r.text, r.id) for r in active],
         )
         self._db.executemany(
-            "INSERT OR REPLACE INTO catalog VALUES (?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT OR REPLACE INTO catalog ({_CATALOG_COLUMNS})"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (
                     r.id,
@@ -341,6 +406,9 @@ class MemoryStateDB:
                     r.layer,
                     r.project,
                     r.project_key,
+                    r.kind,
+                    r.importance,
+                    r.use_count,
                 )
                 for r in rows
             ],

@@ -11,6 +11,7 @@ is there so the collection reopens offline and any ``query_texts`` get the query
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 from collections.abc import Iterator, Sequence
@@ -24,7 +25,7 @@ import numpy as np
 from policies.errors import ConfigError, UnavailableError
 from policies.i18n import _
 from state.memory.embedder import AlmaEmbeddingFunction, Embedder, Vectors
-from state.memory.models import MemoryRecord
+from state.memory.models import MemoryRecord, RankFacts
 from state.memory.normalize import lexical_text, project_key, tag_key
 from state.memory.statedb import CatalogRow, MemoryStateDB
 
@@ -127,6 +128,13 @@ class MemoryStore:
         if not ids:
             return []
         self._write_uses()
+        return self.records(ids, archived=archived)
+
+    def records(self, ids: Sequence[str], *, archived: bool = False) -> list[MemoryRecord]:
+        """``get`` without writing the pending use counts first: for a search's results, whose
+        counts it replaces with the ones it hands out (the write is a Chroma transaction)."""
+        if not ids:
+            return []
         res = self._col(archived).get(ids=list(ids), include=["documents", "metadatas"])
         by_id = {
             i: MemoryRecord.from_chroma(i, d, m)
@@ -134,10 +142,17 @@ class MemoryStore:
         }
         return [by_id[i] for i in ids if i in by_id]
 
-    def vectors(self, ids: Sequence[str], *, archived: bool = False) -> dict[str, Vectors]:
+    def vectors(
+        self,
+        ids: Sequence[str],
+        *,
+        archived: bool = False,
+        where: dict[str, Any] | None = None,
+    ) -> dict[str, Vectors]:
+        """The vectors of the memories among ``ids`` (that match ``where``)."""
         if not ids:
             return {}
-        res = self._col(archived).get(ids=list(ids), include=["embeddings"])
+        res = self._col(archived).get(ids=list(ids), where=where, include=["embeddings"])
         return {
             i: np.asarray(e, dtype=np.float32)
             for i, e in zip(res["ids"], res["embeddings"], strict=True)
@@ -185,63 +200,60 @@ class MemoryStore:
         self, vectors: Vectors, n: int, where: dict[str, Any] | None = None
     ) -> list[list[tuple[MemoryRecord, float]]]:
         """Nearest active memories for each query vector, with cosine similarity."""
-        return [[(r, c) for r, c, _v in hits] for hits in self._query(vectors, n, where, False)]
-
-    def query_vectors(
-        self, vector: Vectors, n: int, where: dict[str, Any] | None = None
-    ) -> list[tuple[MemoryRecord, float, Vectors]]:
-        """Nearest active memories to one vector, with cosine and their own vectors (for
-        telling near-duplicates apart without another embedding)."""
-        return self._query(vector.reshape(1, -1), n, where, True)[0]
-
-    def _query(
-        self, vectors: Vectors, n: int, where: dict[str, Any] | None, with_vectors: bool
-    ) -> list[list[tuple[MemoryRecord, float, Vectors]]]:
         # No count() first: Chroma answers an empty collection with empty lists, and the count
         # cost 3 ms of every search.
         if n <= 0 or len(vectors) == 0:
             return [[] for _row in range(len(vectors))]
-        include = ["documents", "metadatas", "distances"]
         res = self._active.query(
             query_embeddings=np.atleast_2d(vectors),
             n_results=n,
             where=where,
-            include=[*include, "embeddings"] if with_vectors else include,
+            include=["documents", "metadatas", "distances"],
         )
-        empty = np.zeros(0, dtype=np.float32)
-        out: list[list[tuple[MemoryRecord, float, Vectors]]] = []
-        for k, (ids, docs, metas, dists) in enumerate(
-            zip(res["ids"], res["documents"], res["metadatas"], res["distances"], strict=True)
-        ):
-            vecs = res["embeddings"][k] if with_vectors else [empty] * len(ids)
-            out.append(
-                [
-                    (MemoryRecord.from_chroma(i, d, m), 1.0 - float(dist), np.asarray(v))
-                    for i, d, m, dist, v in zip(ids, docs, metas, dists, vecs, strict=True)
-                ]
+        return [
+            [
+                (MemoryRecord.from_chroma(i, d, m), 1.0 - float(dist))
+                for i, d, m, dist in zip(ids, docs, metas, dists, strict=True)
+            ]
+            for ids, docs, metas, dists in zip(
+                res["ids"], res["documents"], res["metadatas"], res["distances"], strict=True
             )
-        return out
+        ]
+
+    def nearest(
+        self, vector: Vectors, n: int, where: dict[str, Any] | None = None
+    ) -> list[tuple[str, float, Vectors]]:
+        """Ids, cosine and vectors of the active memories nearest to one vector. No documents
+        nor metadata: Chroma reads those at ~0.2 ms a memory, three times the search itself
+        (``facts`` and ``records`` read what a search needs of them)."""
+        if n <= 0:
+            return []
+        res = self._active.query(
+            query_embeddings=np.atleast_2d(vector),
+            n_results=n,
+            where=where,
+            include=["distances", "embeddings"],
+        )
+        return [
+            (i, 1.0 - float(d), np.asarray(v))
+            for i, d, v in zip(
+                res["ids"][0], res["distances"][0], res["embeddings"][0], strict=True
+            )
+        ]
+
+    def facts(self, ids: Sequence[str]) -> dict[str, RankFacts]:
+        """What the ranking reads of the active memories among ``ids``, from the catalog; a
+        memory the catalog lacks (a write cut short before the next open's rebuild) is read
+        from Chroma, which stays the truth."""
+        found = self._state.catalog_ranked(ids)
+        missing = [i for i in ids if i not in found]
+        for rec in self.records(missing):
+            found[rec.id] = RankFacts.of(rec)
+        return found
 
     def lexical(self, terms: Sequence[str], limit: int) -> list[str]:
         """Ids of the active memories best matching ``terms`` (BM25 over the lexicon)."""
         return [i for i, _score in self._state.lexical(terms, limit)]
-
-    def with_vectors(
-        self, ids: Sequence[str], where: dict[str, Any] | None = None
-    ) -> list[tuple[MemoryRecord, Vectors]]:
-        """Active memories among ``ids`` that match ``where``, with their vectors, in order."""
-        if not ids:
-            return []
-        res = self._active.get(
-            ids=list(ids), where=where, include=["documents", "metadatas", "embeddings"]
-        )
-        found = {
-            i: (MemoryRecord.from_chroma(i, d, m), np.asarray(e, dtype=np.float32))
-            for i, d, m, e in zip(
-                res["ids"], res["documents"], res["metadatas"], res["embeddings"], strict=True
-            )
-        }
-        return [found[i] for i in ids if i in found]
 
     def neighbours(self, vectors: Vectors, n: int) -> list[list[tuple[str, float]]]:
         """Ids and cosine similarity of the nearest active memories, for each query vector.
@@ -291,6 +303,7 @@ class MemoryStore:
         old_keys = {i: set(m or {}) for i, m in zip(old["ids"], old["metadatas"], strict=True)}
         metas: list[dict[str, Any]] = []
         changed: list[CatalogRow] = []
+        uses: dict[str, int] = {}  # rows that differ in use_count only: no lexicon rewrite
         old_rows = {
             i: catalog_row(i, m or {}, d or "", archived=archived)
             for i, m, d in zip(old["ids"], old["metadatas"], old["documents"], strict=True)
@@ -298,17 +311,23 @@ class MemoryStore:
         for rec in records:
             meta = rec.to_metadata()
             row = catalog_row(rec.id, meta, rec.content, archived=archived)
-            if rec.id in old_rows and old_rows[rec.id] != row:
-                changed.append(row)
+            old_row = old_rows.get(rec.id)
+            if old_row is not None and old_row != row:
+                if dataclasses.replace(old_row, use_count=row.use_count) == row:
+                    uses[rec.id] = row.use_count
+                else:
+                    changed.append(row)
             for key in old_keys.get(rec.id, set()) - set(meta):
                 meta[key] = None
             metas.append(meta)
-        if not changed:  # a use_count or mention: nothing list or stats read
+        if not changed:  # a use_count or mention: nothing list, stats or the lexicon read
             col.update(ids=[r.id for r in records], metadatas=metas)
+            self._state.catalog_uses(uses, archived=archived)
             return
         with self._writing([r.id for r in records]):
             col.update(ids=[r.id for r in records], metadatas=metas)
             self._state.catalog_put(changed)
+            self._state.catalog_uses(uses, archived=archived)
 
     def bump_use(self, ids: Sequence[str]) -> dict[str, int]:
         """``use_count`` + 1 for each active memory in ``ids``; returns the new counts.
@@ -374,15 +393,18 @@ class MemoryStore:
                     i: int((m or {}).get("use_count") or 0)
                     for i, m in zip(res["ids"], res["metadatas"], strict=True)
                 }
-                if stored:  # a memory archived meanwhile keeps its count
+                written = {i: n + pending[i] for i, n in stored.items()}
+                if written:  # a memory archived meanwhile keeps its count
                     self._active.update(
-                        ids=list(stored),
-                        metadatas=[{"use_count": n + pending[i]} for i, n in stored.items()],
+                        ids=list(written), metadatas=[{"use_count": n} for n in written.values()]
                     )
             except BaseException:
                 for i, n in pending.items():
                     self._uses[i] = self._uses.get(i, 0) + n
                 raise
+            # Outside the retry above: Chroma has them. Should this fail, the catalog's count
+            # (a ranking hint) lags until this memory's next write, which sets it whole.
+            self._state.catalog_uses(written)
 
     def move(self, records: Sequence[MemoryRecord], *, to_archive: bool) -> None:
         """Move memories (with the metadata given) between active and archive. Journaled."""
@@ -505,6 +527,9 @@ def catalog_row(
         project=str(meta.get("project") or ""),
         project_key=str(meta.get("project_key") or ""),
         tags=tuple(zip(keys, tags, strict=True)),
+        kind=str(meta.get("kind") or "add"),
+        importance=int(meta.get("importance") or 3),
+        use_count=int(meta.get("use_count") or 0),
         text=lexical_text(
             document,
             *tags,

@@ -1,10 +1,12 @@
-"""The memory catalog (what `memory list` and `memory stats` read) mirrors Chroma exactly:
-after adds, metadata changes, archive and restore, after a write interrupted between Chroma and
-the catalog, after a failed Chroma write, and when the catalog was lost. The reference is a
-full pass over Chroma's metadata, which is what list and stats did before the catalog."""
+"""The memory catalog (what `memory list`, `memory stats` and a search's ranking read) mirrors
+Chroma exactly: after adds, metadata changes, use counts, archive and restore, after a write
+interrupted between Chroma and the catalog, after a failed Chroma write, when the catalog was
+lost, and from a catalog of an older layout. The reference is a full pass over Chroma's
+metadata, which is what list and stats did before the catalog."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,7 @@ import numpy as np
 import pytest
 
 from state.memory import MemoryRecord, MemoryStateDB, MemoryStore, get_embedder
+from state.memory.models import RankFacts
 
 TAGS = ["huerto", "Energía", "trading", "año", "salud"]
 PROJECTS = ["", "alma", "Tienda", ""]
@@ -68,6 +71,11 @@ def assert_mirrors(store: MemoryStore) -> None:
                 assert Counter(counts[key]) == ref[key], key
         assert store.recent_ids(1000, archived=archived) == ref["recent"]
         assert store.recent_ids(1000, archived=archived, tag="HUERTO") == ref["huerto"]
+    # What the ranking reads of every active memory (scan writes pending use counts first).
+    active = list(store.scan())
+    assert store._state.catalog_ranked([r.id for r in active]) == {
+        r.id: RankFacts.of(r) for r in active
+    }
 
 
 def test_catalog_follows_adds_changes_archive_and_restore(tmp_path: Path) -> None:
@@ -81,6 +89,12 @@ def test_catalog_follows_adds_changes_archive_and_restore(tmp_path: Path) -> Non
     used = [r.model_copy(update={"use_count": 7}) for r in recs[5:10]]
     store.update(used)
     assert_mirrors(store)
+    # Use counts handed out by searches, written by the store's background thread.
+    assert store.bump_use([r.id for r in recs[3:8]]) == {"m0003": 1, "m0004": 1} | {
+        f"m{i:04d}": 8 for i in range(5, 8)
+    }
+    assert_mirrors(store)
+    assert store._state.catalog_ranked(["m0006"])["m0006"].use_count == 8
     assert store.counts()["by_tag"]["nuevo"] == 5
     store.move(recs[10:20], to_archive=True)
     assert_mirrors(store)
@@ -121,6 +135,34 @@ def test_interrupted_write_or_lost_catalog_is_rebuilt_at_open(tmp_path: Path) ->
     store, state = open_store(tmp_path)
     assert state.catalog_count() == 34
     assert_mirrors(store)
+    state.close()
+
+
+def test_a_catalog_of_the_layout_before_the_ranking_fields_is_rebuilt(tmp_path: Path) -> None:
+    store, state = open_store(tmp_path)
+    store.add(records(12), vectors(12))
+    store.update([r.model_copy(update={"use_count": 3, "importance": 5}) for r in records(4)])
+    store.close()
+    state.close()
+    db = sqlite3.connect(tmp_path / "memory_state.db")  # as layout 2 left it
+    for column in ("kind", "importance", "use_count"):
+        db.execute(f"ALTER TABLE catalog DROP COLUMN {column}")
+    db.execute("UPDATE catalog_state SET value = 2 WHERE key = 'version'")
+    db.commit()
+    db.close()
+    store, state = open_store(tmp_path)
+    assert state.catalog_clean()
+    assert_mirrors(store)
+    assert state.catalog_ranked(["m0001"])["m0001"].importance == 5
+    state.close()
+
+
+def test_the_ranking_reads_chroma_for_a_memory_the_catalog_lacks(tmp_path: Path) -> None:
+    store, state = open_store(tmp_path)
+    recs = records(6)
+    store.add(recs, vectors(6))
+    state.catalog_put([], remove=[("m0002", False)])  # a write cut short, before a rebuild
+    assert store.facts([r.id for r in recs]) == {r.id: RankFacts.of(r) for r in recs}
     state.close()
 
 
