@@ -98,7 +98,8 @@ class SplitFigures:
             f"{name}: {self.queries} questions, recall@1 {self.recall1:.2f}, "
             f"recall@5 {self.recall5:.2f}; context: answer present {self.context_recall:.2f}, "
             f"{self.ctx_items / max(1, self.queries):.1f} items a question, "
-            f"unrelated {self.unrelated_share:.2f}, empty {self.ctx_empty}"
+            f"unrelated {self.unrelated_share:.2f} ({self.ctx_unrelated} of {self.ctx_items}), "
+            f"empty {self.ctx_empty}"
         )
 
 
