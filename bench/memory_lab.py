@@ -154,12 +154,13 @@ def features_for(lab: Lab, s: Scored, qi: int) -> tuple[list[int], F, list[Hit]]
     return cands, x, hits
 
 
-def evaluate(lab: Lab, s: Scored, weights: F | None = None) -> dict[str, Any]:
+def evaluate(lab: Lab, s: Scored, weights: F | None = None, fit_on: str = "tune") -> dict[str, Any]:
+    """Recall per split with the rank model fitted on ``fit_on`` (or the ``weights`` given)."""
     feats = [features_for(lab, s, qi) for qi in range(len(lab.queries))]
     if weights is None:
         diffs, labels = [], []
         for (cands, x, _h), (_q, split, target) in zip(feats, lab.queries, strict=True):
-            if split != "tune" or target not in cands:
+            if split != fit_on or target not in cands:
                 continue
             a = cands.index(target)
             for j in range(len(cands)):
@@ -414,6 +415,116 @@ def expand(lab: Lab, base: F, run: Callable[..., Any]) -> None:
     print(f"  vocabulary {len(vocab)} words")
 
 
+def ict_clauses(lab: Lab) -> tuple[F, npt.NDArray[np.int64]]:
+    segs: list[str] = []
+    owner: list[int] = []
+    for n, t in enumerate(lab.texts):
+        parts = segments(t)
+        if len(parts) > 1:
+            segs += parts
+            owner += [n] * len(parts)
+    return lab.cached("ict-clauses", segs, lambda t: lab.model.query(t)), np.asarray(owner)
+
+
+def ict_ridge(lab: Lab, lam: float) -> F:
+    """Inverse cloze by least squares: the map W minimizing |QW - V_own|^2 + lam |W - I|^2
+    (closed form), Q the clauses as queries, V_own their memories' stored vectors."""
+    Q, own = ict_clauses(lab)
+    d = Q.shape[1]
+    W = np.linalg.solve(Q.T @ Q + lam * np.eye(d), Q.T @ lab.V[own] + lam * np.eye(d))
+    acc0 = ((Q @ lab.V.T).argmax(axis=1) == own).mean()
+    qc = Q @ W
+    qc /= np.linalg.norm(qc, axis=1, keepdims=True)
+    acc = ((qc @ lab.V.T).argmax(axis=1) == own).mean()
+    print(f"  [ict ridge lam={lam}: clause->own@1 {acc0:.3f} -> {acc:.3f}]")
+    qm = lab.qv @ W
+    qm /= np.linalg.norm(qm, axis=1, keepdims=True)
+    return np.asarray(qm @ lab.V.T)
+
+
+def ict_map(lab: Lab, lam: float, tau: float, steps: int, lr: float = 0.01) -> F:
+    """A linear map on query vectors fitted by inverse cloze on the store itself: each clause
+    of a memory with two or more (``segments``), embedded as a query, should find its own
+    memory among all the stored ones (softmax over every memory at temperature ``tau``), the
+    map pulled towards the identity by ``lam``. Adam, full batch. Nothing of the eval's
+    questions is read: what ingestion or the merge scan could compute from the store."""
+    segs: list[str] = []
+    owner: list[int] = []
+    for n, t in enumerate(lab.texts):
+        parts = segments(t)
+        if len(parts) > 1:
+            segs += parts
+            owner += [n] * len(parts)
+    Q = lab.cached("ict-clauses", segs, lambda t: lab.model.query(t))
+    V = lab.V
+    own = np.asarray(owner)
+    rows = np.arange(len(segs))
+    d = V.shape[1]
+    eye = np.eye(d)
+    W = eye.copy()
+    m = np.zeros_like(W)
+    v = np.zeros_like(W)
+    t0 = time.perf_counter()
+    for step in range(1, steps + 1):
+        logits = (Q @ W) @ V.T / tau
+        logits -= logits.max(axis=1, keepdims=True)
+        P = np.exp(logits)
+        P /= P.sum(axis=1, keepdims=True)
+        if step in (1, steps):
+            loss = -np.log(P[rows, own] + 1e-12).mean()
+            acc = (P.argmax(axis=1) == own).mean()
+            print(
+                f"  [ict lam={lam} tau={tau} step {step}: loss {loss:.3f}, clause->own@1 {acc:.3f}]"
+            )
+        P[rows, own] -= 1.0
+        G = Q.T @ (P @ V) / (tau * len(segs)) + 2 * lam * (W - eye)
+        m = 0.9 * m + 0.1 * G
+        v = 0.999 * v + 0.001 * G * G
+        W -= lr * (m / (1 - 0.9**step)) / (np.sqrt(v / (1 - 0.999**step)) + 1e-8)
+    print(
+        f"  [ict: {len(segs)} clauses of {len(set(owner))} memories, {time.perf_counter() - t0:.0f} s, "
+        f"|W - I| {np.linalg.norm(W - eye):.2f}]"
+    )
+    qm = lab.qv @ W
+    qm /= np.linalg.norm(qm, axis=1, keepdims=True)
+    return np.asarray(qm @ V.T)
+
+
+def residual(lab: Lab, base: F, k: int) -> F:
+    """Each of a question's ``k`` nearest memories scored by the question's cosine to what sets
+    it apart from the other ``k - 1`` (its vector minus their mean, renormalized): the
+    embedding-space form of "the target's specific details against its look-alikes". Memories
+    beyond the ``k`` nearest get the lowest score of the ``k``."""
+    out = np.empty_like(base)
+    for qi in range(len(base)):
+        top = np.argsort(-base[qi])[:k]
+        X = lab.V[top]
+        others = (X.sum(axis=0) - X) / (k - 1)
+        R = X - others
+        R /= np.linalg.norm(R, axis=1, keepdims=True)
+        sc = R @ lab.qv[qi]
+        out[qi] = sc.min()
+        out[qi, top] = sc
+    return out
+
+
+def distinct_cover(lab: Lab, base: F, k: int) -> F:
+    """Among a question's ``k`` nearest memories, the share of the question's terms that a
+    memory holds and none of the other ``k - 1`` does: what sets the target apart from its
+    look-alikes is its specific details. Zero beyond the ``k``."""
+    out = np.zeros_like(base)
+    for qi in range(len(base)):
+        terms = lab.terms[qi]
+        if not terms:
+            continue
+        top = np.argsort(-base[qi])[:k]
+        held = [set(matched_terms(terms, lab.records[i].content)) for i in top]
+        for n, i in enumerate(top):
+            others = set().union(*(h for m, h in enumerate(held) if m != n))
+            out[qi, i] = len(held[n] - others) / len(terms)
+    return out
+
+
 def main() -> None:
     root = Path(sys.argv[1])
     want = set(sys.argv[2:])
@@ -534,6 +645,55 @@ def main() -> None:
         late(lab, base, run)
     if on("expand"):
         expand(lab, base, run)
+    if on("ceiling"):
+        # What e5-small's cosine alone does, and where it puts the answer: the ceiling of any
+        # re-weighting of these candidates is how often the answer is among them at all.
+        for split in SPLITS:
+            rk = np.asarray(
+                [
+                    int((base[qi] > base[qi, t]).sum()) + 1
+                    for qi, (_q, sp, t) in enumerate(lab.queries)
+                    if sp == split
+                ]
+            )
+            if not len(rk):
+                continue
+            print(
+                f"ceiling {split}: {len(rk)} questions, answer's cosine rank median "
+                f"{np.median(rk):.0f}; cosine alone r@1 {(rk == 1).mean():.2f} "
+                f"r@5 {(rk <= 5).mean():.2f} r@10 {(rk <= 10).mean():.2f}; within 40 "
+                f"{(rk <= 40).mean():.2f}, 80 {(rk <= 80).mean():.2f}, 120 "
+                f"{(rk <= 120).mean():.2f}",
+                flush=True,
+            )
+    if on("distinct"):
+        for k in (5, 10, 20):
+            run(f"distinct cover k={k} as a feature", Scored(base, [distinct_cover(lab, base, k)]))
+    if on("ridge"):
+        for lam in (1.0, 10.0, 30.0, 100.0, 300.0, 1000.0):
+            cos = ict_ridge(lab, lam)
+            run(f"ict ridge lam={lam}", Scored(cos))
+            run(f"ict ridge lam={lam}, base + feature", Scored(base, [cos], ("ict",)))
+    if on("ict2"):
+        cos = ict_map(lab, 0.1, 0.05, 100, lr=0.001)
+        run("ict: lam=0.1 tau=0.05 steps=100 lr=0.001", Scored(cos))
+        run("ict: lam=0.1 lr=0.001, base + feature", Scored(base, [cos], ("ict",)))
+    if on("oracle"):
+        # In-sample: the rank model fitted on the very split it is scored on. Optimistic by
+        # construction: the most any re-weighting of these features could give that split.
+        for split in SPLITS:
+            res = evaluate(lab, Scored(base), fit_on=split)
+            r = res[split]
+            print(f"oracle: fitted on {split}, scored on {split}: r@1 {r[0]:.2f} r@5 {r[1]:.2f}")
+    if on("ict"):
+        for lam, tau, steps in ((0.1, 0.05, 60), (0.01, 0.05, 60), (0.01, 0.02, 100)):
+            cos = ict_map(lab, lam, tau, steps)
+            run(f"ict: lam={lam} tau={tau} steps={steps}", Scored(cos))
+            run(f"ict: lam={lam} tau={tau}, base + feature", Scored(base, [cos], ("ict",)))
+    if on("resid"):
+        for k in (5, 10, 20):
+            r = residual(lab, base, k)
+            run(f"residual k={k} as a feature", Scored(base, [r], ("resid",)))
     out = root / "lab-results.txt"
     with out.open("a") as f:
         f.write("\n".join(lines) + "\n")
