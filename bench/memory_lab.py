@@ -178,7 +178,7 @@ def evaluate(lab: Lab, s: Scored, weights: F | None = None, fit_on: str = "tune"
             keys = set(words(q))
             stamp = NOW.timestamp()
             fused = x @ weights + np.asarray(
-                [_metadata(h.record, keys, stamp, WEIGHTS) for h in hits]
+                [_metadata(h.facts, keys, stamp, WEIGHTS) for h in hits]
             )
             order = [cands[k] for k in np.argsort(-fused)]
             n += 1
