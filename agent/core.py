@@ -109,6 +109,9 @@ class Agent:
         plan = plan_from_list(finding.plan)
         facts = PlanFacts(kind=finding.kind, paths=write_paths(plan), files=files_touched(plan))
         decision = decide(self.policy(), facts, self.autonomy.run_context(approved_by_person=False))
+        if finding.by_model and decision.verdict is Verdict.ALLOW:
+            # Contract §5: the model's text never becomes an action without a person's word.
+            return Verdict.ASK, _("the model wrote this plan: a person decides.")
         return decision.verdict, decision.reason
 
     def _explain(self, finding: dict[str, Any]) -> dict[str, Any]:

@@ -311,6 +311,7 @@ def _with_model_plan(
         "reason": reason[: L.REASON_CHARS],
         "plan": [op.to_dict() for op in plan],
         "files": len(plan),
+        "by_model": True,  # model output: a person decides, whatever the level
     }
 
 

@@ -57,6 +57,8 @@ class Finding(BaseModel):
     plan: list[dict[str, Any]]
     files: int = Field(ge=0)
     fingerprint: str = Field(min_length=8, max_length=128)
+    #: The plan is the model's (agent.diagnose): it never runs without a person, at any level.
+    by_model: bool = False
 
 
 class Decision(BaseModel):

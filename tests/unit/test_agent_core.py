@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ import pytest
 from agent.autonomy import Autonomy, PolicyHolder
 from agent.core import Agent
 from agent.detectors.files import detect_files
+from agent.detectors.logs import detect_logs
 from agent.memory_gate import MemoryGate
 from policies.defaults import DEFAULT_POLICY_TOML
 from policies.errors import BadArgumentError, InvalidStateError
@@ -24,6 +26,7 @@ from policies.i18n import language
 from state.journal import Journal
 from state.suggestions import SuggestionStore
 from tests.support.engine import AlmaRoot, InProcessEngine
+from tests.support.fake_model import FakeComplete
 
 
 @pytest.fixture
@@ -253,3 +256,58 @@ def test_an_analysis_waiting_while_the_daemon_stops_runs_nothing(
     late.join(120)
     assert done == [[]], done
     assert _pending(ag) == []
+
+
+_MODEL_DIFF = """--- a/user/scripts/backup.conf
++++ b/user/scripts/backup.conf
+@@ -1,2 +1,2 @@
+ # opciones
+-OPTS="--fast"
++OPTS="--archive"
+"""
+
+
+def test_a_plan_the_model_wrote_waits_for_a_person_even_at_auto(tmp_path: Path) -> None:
+    # Contract §5: text from the model never becomes a command; only a person accepts. On main
+    # at level auto, with repeated_failure among [auto].kinds, the model's diff of a config file
+    # (asked with the failing log lines, which anyone's program may write) ran on its own.
+    alma = AlmaRoot(tmp_path).build()
+    policy = re.sub(r"settle_seconds = \d+", "settle_seconds = 0", DEFAULT_POLICY_TOML)
+    policy = policy.replace("allow_unconfined = false", "allow_unconfined = true")
+    policy = policy.replace('level = "suggest"', 'level = "auto"')
+    policy = policy.replace('kinds = ["temp_cleanup"]', 'kinds = ["repeated_failure"]')
+    alma.layout.policy_file.write_text(policy, encoding="utf-8")
+    alma.write("user/scripts/backup.sh", b"#!/bin/sh\n. ./backup.conf\n")
+    conf = alma.write("user/scripts/backup.conf", b'# opciones\nOPTS="--fast"\n')
+    today = datetime.now().date()
+    lines = [
+        f"{today - timedelta(days=n)} 02:00:00 ERROR backup.sh: rsync: unknown option --fast"
+        for n in (3, 2, 1)
+    ]
+    alma.write("logs/backup.log", ("\n".join(lines) + "\n").encode())
+    holder = PolicyHolder(alma.layout)
+    assert holder().level == "auto" and holder().auto.kinds == ["repeated_failure"]
+    store = SuggestionStore(alma.layout.db_file)
+    engine = InProcessEngine(alma.layout, Journal(alma.layout.journal_file), holder)
+    model = FakeComplete(_MODEL_DIFF)
+    ag = Agent(
+        alma.layout,
+        holder,
+        store,
+        engine,
+        Autonomy(store, holder),
+        lambda now: detect_logs(alma.root, holder(), now),
+        complete=model,
+    )
+    try:
+        (sid,) = ag.analyze(trigger="schedule")
+        assert model.calls, "the model was not asked: the test proves nothing"
+        row = store.get(sid)
+        assert row["kind"] == "repeated_failure" and row["files"] == 1
+        assert row["status"] == "pending" and row["needs_approval"]
+        assert conf.read_bytes() == b'# opciones\nOPTS="--fast"\n'
+        assert engine.journal.history(10) == []
+        done = ag.accept(sid)  # the person's word runs it
+        assert done["status"] == "done" and b"--archive" in conf.read_bytes()
+    finally:
+        store.close()
