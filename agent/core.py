@@ -368,7 +368,10 @@ class Agent:
         with self._lock:
             row = self.store.row(sid)
             if row["status"] not in ("pending", "failed"):
-                raise InvalidStateError(_not_open(sid, row["status"], row["action_id"]))
+                # Expired: its files are not as the plan expects, a conflict (exit 5), as when
+                # the accept itself finds them changed, whichever noticed first.
+                closed = ConflictError if row["status"] == "expired" else InvalidStateError
+                raise closed(_not_open(sid, row["status"], row["action_id"]))
             if row["status"] == "failed":
                 self._refresh_plan(row)
             result = self.loop.decide(sid, loop.Decision(verdict="accept"))

@@ -21,7 +21,7 @@ from agent.detectors.files import detect_files
 from agent.detectors.logs import detect_logs
 from agent.memory_gate import MemoryGate
 from policies.defaults import DEFAULT_POLICY_TOML
-from policies.errors import BadArgumentError, InvalidStateError
+from policies.errors import BadArgumentError, ConflictError, InvalidStateError
 from policies.i18n import language
 from state.journal import Journal
 from state.suggestions import SuggestionStore
@@ -82,7 +82,11 @@ def test_a_suggestion_whose_files_changed_expires_and_cannot_be_accepted(
     row = ag.store.get(sid)
     assert row["status"] == "expired", row
     assert "changed" in str(row["error"])
-    with pytest.raises(InvalidStateError):
+    # Contract §2: exit 5, conflict, "the files are not as the plan expects; nothing was
+    # changed", as an accept that finds the change itself says. On main it was 1 (invalid
+    # state) once an analysis had expired it first: a script's exit code hung on the timing
+    # of the file watcher.
+    with pytest.raises(ConflictError, match="expired because its files changed"):
         ag.accept(sid)
 
 
