@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from actions.planners.base import PlanResult, fingerprint
+from policies.config import KNOWN_KINDS
 from policies.i18n import _
 
 REJECTS_TO_STOP = 3
@@ -90,7 +91,7 @@ class TrackRecord:
         for kind, n in sorted(self.accepted_by_person.items()):
             if n < PROMOTE_AFTER or kind in self.undone_kinds or kind in self.auto_kinds:
                 continue
-            if kind == PROMOTION_KIND:
+            if kind not in KNOWN_KINDS:  # the policy refuses it in [auto].kinds: never ask
                 continue
             kinds = json.dumps([*self.auto_kinds, kind], ensure_ascii=False)
             out.append(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -140,3 +141,20 @@ def test_propose_stores_the_suggestion_and_its_proposed_outcome_together(
         store.propose({**finding, "fingerprint": "g" * 16}, needs_approval=True)
     assert [s["id"] for s in store.list(all_=True)] == [sid] and len(store.outcomes()) == 1
     store.close()
+
+
+def test_only_a_kind_the_policy_can_name_is_promoted(store: SuggestionStore) -> None:
+    # On main five accepted low_mood notices proposed `kinds = ["temp_cleanup", "low_mood"]`:
+    # pasted as told, that line made autonomy.conf invalid ("unknown kind 'low_mood'"), so the
+    # daemon refused to start (or a reload kept the old policy).
+    from policies.config import policy_from_dict
+
+    for sid in range(1, PROMOTE_AFTER + 1):
+        store.record_outcome("accepted", "low_mood", "logs", suggestion_id=sid)
+        store.record_outcome("accepted", "duplicates", f"user/d{sid}", suggestion_id=100 + sid)
+    promotions = _record(store, ("temp_cleanup",)).promotable()
+    assert [p["kind"] for p in promotions] == ["duplicates"]
+    for promo in promotions:
+        kinds = re.fullmatch(r"kinds = (\[.*\])", promo["line"])
+        assert kinds is not None
+        policy_from_dict({"auto": {"kinds": json.loads(kinds[1])}})  # the line loads
