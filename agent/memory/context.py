@@ -187,6 +187,20 @@ def relevance(hits: list[Hit], n_terms: int, model: Relevance) -> list[float]:
     return [float(p) for p in 1.0 / (1.0 + np.exp(-z))]
 
 
+def may_pass(hits: list[Hit], n_terms: int, model: Relevance) -> list[bool]:
+    """Whether each candidate could reach the threshold, holding the share of the message's
+    words the model favours most: the share needs its document, read only for those that can
+    (usually one or two of the ``CANDIDATES``)."""
+    x = features(hits, n_terms)
+    if not len(x):
+        return []
+    col = FEATURES.index("matched_share")
+    if n_terms:  # with no words, every share is 0
+        x[:, col] = 1.0 if model.weights[col] > 0 else 0.0
+    z = x @ np.asarray(model.weights) + model.bias
+    return [bool(p >= model.threshold) for p in 1.0 / (1.0 + np.exp(-z))]
+
+
 def build_context(
     store: MemoryStore,
     principles_file: Path,
@@ -213,13 +227,16 @@ def build_context(
         for h in candidates(store, prompt, now=now, embedding=embedding, records=False)
         if h.facts.layer != "L-inf"
     ]
-    terms = search_terms(prompt)
-    hits = load(store, found[:CANDIDATES], terms)  # the relevance reads their words
+    hits = found[:CANDIDATES]
     ctx.l0_searched = any(h.facts.layer == "L0" for h in hits)
-    chosen: list[Hit] = []
+    terms = search_terms(prompt)
     n_terms = len(terms)
+    may = may_pass(hits, n_terms, cal.relevance)
+    load(store, [h for h, ok in zip(hits, may, strict=True) if ok], terms)
+    chosen: list[Hit] = []
+    # A hit left unread holds no words here, but it stays below the threshold with any.
     for hit, p in zip(hits, relevance(hits, n_terms, cal.relevance), strict=True):
-        if p < cal.relevance.threshold or len(chosen) >= MAX_ITEMS:
+        if p < cal.relevance.threshold or len(chosen) >= MAX_ITEMS or hit.loaded is None:
             continue
         if any(_same(hit, other, cal.merge) for other in chosen):
             continue  # a near-duplicate takes no second place
