@@ -13,7 +13,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from typing import Any, Literal
 
 from actions.ops import Op, files_touched, plan_from_list, write_paths
@@ -443,6 +443,13 @@ class Agent:
             log.error("action %s is not in logs/alma/acciones.md: %s", action["id"], exc)
 
     # -- the daily analysis -----------------------------------------------------------------
+    def daily_report(self) -> dict[str, Any]:
+        """The scheduled report: of the day that ended when the schedule runs before noon
+        (03:00 by default, the day before is whole by then), else of the day running."""
+        now = datetime.fromtimestamp(self.clock())
+        day = now.date() - timedelta(days=1) if now.hour < 12 else now.date()
+        return self.report(day.isoformat())
+
     def report(self, day: str | None) -> dict[str, Any]:
         """The day's analysis, written to logs/alma/DATE-analisis.md now (today by default;
         a past day's is built again from what its logs and ALMA's records still hold)."""

@@ -304,7 +304,7 @@ class Daemon:
 
         def daily() -> None:
             agent.analyze(trigger="schedule")
-            agent.report(None)
+            agent.daily_report()
 
         scheduler = start_schedule(settings.schedule, rescan=rescan, daily=daily)
         signal.signal(signal.SIGTERM, lambda *_: self.stop.set())

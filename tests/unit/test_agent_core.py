@@ -315,3 +315,24 @@ def test_a_plan_the_model_wrote_waits_for_a_person_even_at_auto(tmp_path: Path) 
         assert done["status"] == "done" and b"--archive" in conf.read_bytes()
     finally:
         store.close()
+
+
+def test_the_scheduled_report_is_of_the_day_that_ended(
+    agent: tuple[Agent, AlmaRoot], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # On main the schedule (03:00 by default) wrote today's report: the three hours since
+    # midnight, "no conversation was logged that day", every day; no scheduled report ever
+    # covered a whole day. At 03:00 the day that ended is the one to analyse.
+    from policies import i18n
+    from tests.unit.test_daily import EXAMPLES
+
+    monkeypatch.setattr(i18n, "_process_language", "en")
+    ag, alma = agent
+    for log in EXAMPLES.iterdir():
+        alma.write(f"logs/{log.name}", log.read_bytes())
+    ag.clock = lambda: datetime(2026, 11, 18, 3, 0).timestamp()
+    report = ag.daily_report()
+    assert report["date"] == "2026-11-17" and "08:02" in report["text"]
+    assert Path(report["path"]).name == "2026-11-17-analisis.md"
+    ag.clock = lambda: datetime(2026, 11, 17, 23, 30).timestamp()  # a schedule set for the night
+    assert ag.daily_report()["date"] == "2026-11-17"
