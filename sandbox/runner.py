@@ -8,7 +8,6 @@ line: ``{"ok": true, ...}`` or ``{"ok": false, "code": N, "message": "..."}``.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import fcntl
 import gc
@@ -208,20 +207,71 @@ def finish_rollback(
     return {"ok": True, "action": action_id}
 
 
+class _Args:
+    """The command line: ``--root DIR`` and one of ``--action ID`` (``-``: read the id from
+    stdin), ``--recover`` or ``--rollback ID``; ``--writable=ZONE`` and ``--read-only=ZONE``
+    repeated (``--flag=VALUE`` or ``--flag VALUE``, whatever VALUE starts with). By hand, not argparse: the daemon is its only caller, and argparse with what it
+    imports was a fifth of this child's start, paid on every action."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.root: Path | None = None
+        self.action: int | None = None
+        self.action_on_stdin = False
+        self.recover = False
+        self.rollback: int | None = None
+        self.writable: list[str] = []
+        self.read_only: list[str] = []
+        args = iter(argv)
+        for flag in args:
+            if flag == "--recover":
+                self.recover = True
+                continue
+            flag, eq, value_in_flag = flag.partition("=")  # --writable=ZONE (Engine.runner_args)
+            value = value_in_flag if eq else next(args, None)
+            if value is None or flag not in _VALUED:
+                raise ValueError(f"unknown option or missing value: {flag!r}")
+            if flag == "--root":
+                self.root = Path(value)
+            elif flag == "--action" and value == "-":
+                self.action_on_stdin = True
+            elif flag == "--action":
+                self.action = int(value)
+            elif flag == "--rollback":
+                self.rollback = int(value)
+            else:
+                (self.writable if flag == "--writable" else self.read_only).append(value)
+        modes = (
+            self.action is not None or self.action_on_stdin,
+            self.recover,
+            self.rollback is not None,
+        )
+        if self.root is None or sum(modes) != 1:
+            raise ValueError("--root and exactly one of --action, --recover, --rollback")
+
+
+_VALUED = frozenset({"--root", "--action", "--rollback", "--writable", "--read-only"})
+
+
 def main(argv: list[str] | None = None, *, checkpoint: Checkpoint = _no_checkpoint) -> int:
-    parser = argparse.ArgumentParser(prog="python -m sandbox.runner")
-    parser.add_argument("--root", required=True, type=Path)
-    parser.add_argument("--action", type=int)
-    parser.add_argument("--recover", action="store_true")
-    parser.add_argument("--rollback", type=int)
-    parser.add_argument("--writable", action="append", default=[])
-    parser.add_argument("--read-only", action="append", default=[])
-    args = parser.parse_args(argv)
+    try:
+        args = _Args(sys.argv[1:] if argv is None else argv)
+    except ValueError as exc:
+        print(f"python -m sandbox.runner: {exc}", file=sys.stderr)
+        return 2
     # The daemon decides when to stop: an op in flight finishes (SIGKILL from the kernel when the
     # daemon dies is still honoured through PDEATHSIG, and recovery handles it).
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    root: Path = args.root
+    action = args.action
+    if args.action_on_stdin:
+        # Started ahead of its action (Engine._prestart): wait for the id; on end of file the
+        # action never came, and nothing was touched.
+        line = sys.stdin.readline().strip()
+        if not line:
+            return 0
+        action = int(line)
+    root = args.root
+    assert root is not None  # _Args checked it
     journal_dir = RootLayout(root).journal_dir
     lock = lock_executor(journal_dir)
     journal = Journal(journal_dir / "journal.db")
@@ -232,7 +282,8 @@ def main(argv: list[str] | None = None, *, checkpoint: Checkpoint = _no_checkpoi
             result = finish_rollback(root, journal, args.rollback, checkpoint)
         else:
             zones = Zones.from_lists(args.writable, args.read_only)
-            result = execute(root, journal, args.action, zones, checkpoint)
+            assert action is not None
+            result = execute(root, journal, action, zones, checkpoint)
     except Exception as exc:
         if not isinstance(exc, AlmaError):
             traceback.print_exc()  # for the daemon's log; the person reads the sentence

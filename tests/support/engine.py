@@ -166,6 +166,9 @@ class InProcessEngine(Engine):
         super().__init__(layout, journal, Confinement(Backend.NONE, "in-process (tests)"), policy)
         self.checkpoint: Checkpoint = checkpoint or (lambda label: None)
 
+    def _prestart(self, policy: Policy) -> None:
+        return None  # the child runs in this process, when its action is recorded
+
     def _run_child(self, args: list[str], policy: Policy) -> dict[str, Any]:
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
