@@ -82,6 +82,22 @@ class Identity(NamedTuple):
         return True
 
 
+#: The compact JSON that stored plans and journal rows are written in (one encoder: ``json.dumps``
+#: with options builds a new one per call).
+dumps_compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+#: A JSON string of a str, as ``dumps_compact`` writes it inside a document (the C function).
+_json_str = json.encoder.encode_basestring
+
+
+def _json_value(value: object) -> str:
+    """``dumps_compact(value)``, quicker for the str, int and None of an op's fields."""
+    if type(value) is str:
+        return _json_str(value)
+    if type(value) is int:
+        return int.__repr__(value)
+    return "null" if value is None else dumps_compact(value)
+
+
 #: Field names of each op class, in order (``dataclasses.fields`` is slow per call).
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
@@ -110,6 +126,10 @@ class Op:
             elif value is not None:
                 data[name] = value
         return data
+
+    def to_json(self) -> str:
+        """The op as a stored plan holds it: :meth:`to_dict` in :data:`dumps_compact`."""
+        return dumps_compact(self.to_dict())
 
 
 @dataclass(frozen=True)
@@ -147,6 +167,19 @@ class Move(Op):
         if self.expect is None:
             return {"op": "move", "src": self.src, "dst": self.dst}
         return {"op": "move", "src": self.src, "dst": self.dst, "expect": self.expect._asdict()}
+
+    def to_json(self) -> str:
+        # The same text as Op.to_json, written directly: no dict and no encoder per op, a
+        # quarter of the time, for the 100,000 moves of an organize or its undo (a test
+        # compares the two on generated ops).
+        e, j = self.expect, _json_value
+        if e is None:
+            return super().to_json()
+        return (
+            f'{{"op":"move","src":{j(self.src)},"dst":{j(self.dst)},"expect":{{"dev":{j(e.dev)},'
+            f'"ino":{j(e.ino)},"kind":{j(e.kind)},"size":{j(e.size)},"mtime_ns":{j(e.mtime_ns)},'
+            f'"sha256":{j(e.sha256)},"boot":{j(e.boot)},"ctime_ns":{j(e.ctime_ns)}}}}}'
+        )
 
     def touches_file(self) -> bool:
         return True

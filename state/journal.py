@@ -22,6 +22,7 @@ from actions.ops import (
     Identity,
     Op,
     decode_json_at,
+    dumps_compact,
     iter_json_array,
     iter_json_array_at,
     plan_from_json,
@@ -183,13 +184,12 @@ def compact_aux(op: dict[str, Any], aux: dict[str, Any]) -> dict[str, Any] | Non
     return None if aux == _aux_of(op, None) else aux
 
 
-#: One encoder for every row: ``json.dumps`` with options builds a new one per call.
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_dumps = dumps_compact
 
 
-def _plan_text(plan: Iterable[Mapping[str, Any]]) -> tuple[str, int]:
+def _plan_text(plan: Iterable[Mapping[str, Any] | Op]) -> tuple[str, int]:
     """A plan as stored: a JSON array, one op a line; and how many ops it has."""
-    lines = [_dumps(op) for op in plan]
+    lines = [op.to_json() if isinstance(op, Op) else _dumps(op) for op in plan]
     return "[\n" + ",\n".join(lines) + "\n]", len(lines)
 
 
@@ -208,14 +208,15 @@ class Journal:
         self,
         *,
         kind: str,
-        plan: Iterable[Mapping[str, Any]],
+        plan: Iterable[Mapping[str, Any] | Op],
         suggestion_id: int | None = None,
         auto: bool = False,
         undoes: int | None = None,
         sandbox: str = "",
     ) -> int:
-        """Record a running action and its plan. ``plan`` may be a generator: each op's dict is
-        encoded as it comes, so a plan of 100,000 ops is never a list of dicts here."""
+        """Record a running action and its plan, ops or their dicts. ``plan`` may be a
+        generator: each op is encoded as it comes, so a plan of 100,000 ops is never a list of
+        dicts here."""
         text, count = _plan_text(plan)
         cur = self.conn.execute(
             "INSERT INTO actions(suggestion_id, kind, status, auto, undoes, plan, ops, sandbox,"
