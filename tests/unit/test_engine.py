@@ -451,3 +451,75 @@ def test_zones_named_with_a_leading_dash_reach_the_executor(alma: AlmaRoot, back
         assert without_trash(alma.world()) == without_trash(before)
     finally:
         engine.journal.close()
+
+
+def test_the_runner_reads_its_command_line_by_hand() -> None:
+    from sandbox.runner import _Args
+
+    args = _Args(["--root", "/r", "--action", "7", "--writable=-entrada", "--writable", "user"])
+    assert (args.root, args.action, args.writable) == (Path("/r"), 7, ["-entrada", "user"])
+    assert _Args(["--root=/r", "--action", "-", "--read-only=a=b"]).action_on_stdin
+    assert _Args(["--root=/r", "--action", "-", "--read-only=a=b"]).read_only == ["a=b"]
+    assert _Args(["--root", "/r", "--recover"]).recover
+    for bad in (
+        ["--root", "/r"],  # nothing to do
+        ["--root", "/r", "--recover", "--action", "1"],  # two things
+        ["--action", "1"],  # no root
+        ["--root", "/r", "--action"],  # no value
+        ["--root", "/r", "--action", "x"],
+        ["--root", "/r", "--recover", "--zone=user"],
+    ):
+        with pytest.raises(ValueError):
+            _Args(bad)
+
+
+def test_a_prestarted_child_that_gets_no_action_touches_nothing(
+    alma: AlmaRoot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Started ahead of its action (Engine._prestart), the child waits for the id; on end of
+    file it exits 0, printing nothing, without even taking the executor lock."""
+    import io
+
+    from sandbox import runner
+
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    lock = alma.layout.journal_dir / "executor.lock"
+    assert not lock.exists()
+    assert runner.main(["--root", str(alma.root), "--action", "-"]) == 0
+    assert not lock.exists()
+
+
+def test_an_undo_refused_by_the_gate_cancels_its_child(alma: AlmaRoot) -> None:
+    """The undo's child starts before the gate has seen the inverse; a refusal ends it, and no
+    action is recorded."""
+    alma.write("user/a.txt", b"a")
+    holder = {"policy": default_policy()}
+    engine = Engine(
+        alma.layout,
+        Journal(alma.layout.journal_file),
+        make_engine(alma, "landlock").confinement,
+        lambda: holder["policy"],
+    )
+    try:
+        done = engine.execute(
+            [alma.move("user/a.txt", "user/b.txt")], kind="organize", ctx=APPROVED
+        )
+        holder["policy"] = policy_from_dict({"zones": {"writable": ["otra"]}})
+        started: list[object] = []
+        prestart = engine._prestart
+
+        def spy(policy: object) -> object:
+            child = prestart(policy)  # type: ignore[arg-type]
+            started.append(child)
+            return child
+
+        engine._prestart = spy  # type: ignore[method-assign,assignment]
+        before = alma.world()
+        with pytest.raises(RefusedError):
+            engine.undo(done["id"])
+        (child,) = started
+        assert child.proc.returncode == 0  # type: ignore[attr-defined]  # waited for, clean exit
+        assert alma.world() == before
+        assert [a["id"] for a in engine.journal.history()] == [done["id"]]
+    finally:
+        engine.journal.close()
