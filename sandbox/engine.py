@@ -222,20 +222,27 @@ class Engine:
         return self._start_child(["--action", "-"], policy, stdin=True)
 
     # -- executing ------------------------------------------------------------------------
-    def check(self, plan: Sequence[Op], kind: str, ctx: RunContext) -> Decision:
+    def check(
+        self, plan: Sequence[Op], kind: str, ctx: RunContext, policy: Policy | None = None
+    ) -> Decision:
+        """The policy's verdict on ``plan``; ``policy`` is the read an action already made (its
+        child is confined by that read's zones), so one action is never judged by one policy
+        and confined by another when autonomy.conf changes in between."""
         # Names first: one that is not UTF-8 could not even be journaled, let alone shown.
         paths = write_paths(plan)  # once: 200,000 of them for an undo of 100,000 moves
         restored = (op.trash for op in plan if isinstance(op, Restore))
         for problem in filter(None, map(path_problem, itertools.chain(paths, restored))):
             return Decision(Verdict.REFUSE, problem)
         facts = PlanFacts(kind=kind, paths=paths, files=files_touched(plan))
-        return decide(self.policy(), facts, ctx)
+        return decide(policy or self.policy(), facts, ctx)
 
-    def admit(self, plan: Sequence[Op], kind: str, ctx: RunContext) -> None:
+    def admit(
+        self, plan: Sequence[Op], kind: str, ctx: RunContext, policy: Policy | None = None
+    ) -> None:
         """The policy gate, as an error: RefusedError when refused or when it needs a person's
         approval it does not have. Every executor (files here, memory merges in the agent)
         passes through it."""
-        decision = self.check(plan, kind, ctx)
+        decision = self.check(plan, kind, ctx, policy)
         if decision.verdict is Verdict.REFUSE:
             raise RefusedError(_("Refused: {reason}", reason=decision.reason))
         if decision.verdict is Verdict.ASK:
@@ -257,7 +264,7 @@ class Engine:
         changed) when the files are not as the plan expects."""
         policy = self.policy()
         with _collector_paused():
-            self.admit(plan, kind, ctx)
+            self.admit(plan, kind, ctx, policy)
         self._require_sandbox(policy)
         return self._execute(
             plan,
@@ -419,7 +426,7 @@ class Engine:
         try:
             plan = self.undo_plan(target)
             with _collector_paused():
-                self.admit(plan, str(row["kind"]), _PERSON)
+                self.admit(plan, str(row["kind"]), _PERSON, policy)
         except BaseException:
             if child is not None:
                 child.cancel()

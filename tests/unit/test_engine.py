@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from actions.ops import Mkdir, Op
-from policies.config import policy_from_dict
+from policies.config import Policy, policy_from_dict
 from policies.decide import RunContext
 from policies.errors import ConflictError, InvalidStateError, NotFoundError, RefusedError
 from sandbox.engine import Engine
@@ -521,5 +521,37 @@ def test_an_undo_refused_by_the_gate_cancels_its_child(alma: AlmaRoot) -> None:
         assert child.proc.returncode == 0  # type: ignore[attr-defined]  # waited for, clean exit
         assert alma.world() == before
         assert [a["id"] for a in engine.journal.history()] == [done["id"]]
+    finally:
+        engine.journal.close()
+
+
+@pytest.mark.parametrize("backend", ["landlock", "inprocess"])
+def test_one_action_is_gated_and_confined_by_one_read_of_the_policy(
+    alma: AlmaRoot, backend: str
+) -> None:
+    # The undo's child is prestarted with the zones of one read of the policy while the inverse
+    # is built; the gate then read the policy again. A policy reloaded in between (the person
+    # editing autonomy.conf) had the plan judged by one policy and confined by another.
+    alma.write("user/entrada/nota.txt", b"una nota")
+    wide = policy_from_dict({"sandbox": {"allow_unconfined": True}})
+    narrow = policy_from_dict(
+        {"sandbox": {"allow_unconfined": True}, "zones": {"writable": ["otra"]}}
+    )
+    engine = make_engine(alma, backend, wide)
+    reads: list[Policy] = []
+
+    def reloaded() -> Policy:
+        # The first read of each action sees `wide`; any later read the edited file.
+        reads.append(wide if not reads else narrow)
+        return reads[-1]
+
+    try:
+        before = alma.world()
+        plan = [Mkdir("user/notas"), alma.move("user/entrada/nota.txt", "user/notas/nota.txt")]
+        engine.policy = reloaded
+        assert engine.execute(plan, kind="organize", ctx=APPROVED)["status"] == "done"
+        reads.clear()
+        assert engine.undo()["status"] == "done"
+        assert without_trash(alma.world()) == without_trash(before)
     finally:
         engine.journal.close()
