@@ -216,8 +216,9 @@ def segments(text: str) -> list[str]:
     return [p for p in parts if len(p.split()) >= 3] or [text]
 
 
-def multi_vector(lab: Lab) -> tuple[F, F]:
-    """Per memory: max cosine over its segments (whole vector when it has one segment)."""
+def clauses(lab: Lab) -> tuple[list[str], list[int]]:
+    """The segments of every memory that has two or more, and the index of the memory each
+    one comes from."""
     segs: list[str] = []
     owner: list[int] = []
     for n, t in enumerate(lab.texts):
@@ -225,6 +226,12 @@ def multi_vector(lab: Lab) -> tuple[F, F]:
         if len(parts) > 1:
             segs += parts
             owner += [n] * len(parts)
+    return segs, owner
+
+
+def multi_vector(lab: Lab) -> tuple[F, F]:
+    """Per memory: max cosine over its segments (whole vector when it has one segment)."""
+    segs, owner = clauses(lab)
     print(
         f"  multi-vector: {len(segs)} segments from {len(set(owner))} of {len(lab.texts)} memories"
     )
@@ -416,13 +423,7 @@ def expand(lab: Lab, base: F, run: Callable[..., Any]) -> None:
 
 
 def ict_clauses(lab: Lab) -> tuple[F, npt.NDArray[np.int64]]:
-    segs: list[str] = []
-    owner: list[int] = []
-    for n, t in enumerate(lab.texts):
-        parts = segments(t)
-        if len(parts) > 1:
-            segs += parts
-            owner += [n] * len(parts)
+    segs, owner = clauses(lab)
     return lab.cached("ict-clauses", segs, lambda t: lab.model.query(t)), np.asarray(owner)
 
 
@@ -448,17 +449,9 @@ def ict_map(lab: Lab, lam: float, tau: float, steps: int, lr: float = 0.01) -> F
     memory among all the stored ones (softmax over every memory at temperature ``tau``), the
     map pulled towards the identity by ``lam``. Adam, full batch. Nothing of the eval's
     questions is read: what ingestion or the merge scan could compute from the store."""
-    segs: list[str] = []
-    owner: list[int] = []
-    for n, t in enumerate(lab.texts):
-        parts = segments(t)
-        if len(parts) > 1:
-            segs += parts
-            owner += [n] * len(parts)
-    Q = lab.cached("ict-clauses", segs, lambda t: lab.model.query(t))
+    Q, own = ict_clauses(lab)
     V = lab.V
-    own = np.asarray(owner)
-    rows = np.arange(len(segs))
+    rows = np.arange(len(own))
     d = V.shape[1]
     eye = np.eye(d)
     W = eye.copy()
@@ -477,12 +470,12 @@ def ict_map(lab: Lab, lam: float, tau: float, steps: int, lr: float = 0.01) -> F
                 f"  [ict lam={lam} tau={tau} step {step}: loss {loss:.3f}, clause->own@1 {acc:.3f}]"
             )
         P[rows, own] -= 1.0
-        G = Q.T @ (P @ V) / (tau * len(segs)) + 2 * lam * (W - eye)
+        G = Q.T @ (P @ V) / (tau * len(own)) + 2 * lam * (W - eye)
         m = 0.9 * m + 0.1 * G
         v = 0.999 * v + 0.001 * G * G
         W -= lr * (m / (1 - 0.9**step)) / (np.sqrt(v / (1 - 0.999**step)) + 1e-8)
     print(
-        f"  [ict: {len(segs)} clauses of {len(set(owner))} memories, {time.perf_counter() - t0:.0f} s, "
+        f"  [ict: {len(own)} clauses of {len(set(own.tolist()))} memories, {time.perf_counter() - t0:.0f} s, "
         f"|W - I| {np.linalg.norm(W - eye):.2f}]"
     )
     qm = lab.qv @ W
