@@ -119,7 +119,7 @@ class _Overlay:
         the early refusal: whatever appears meanwhile, the rename never replaces it."""
         try:
             fd = tree.dir(split_relpath_cached(folder) if folder else ())
-        except FileNotFoundError:
+        except FileNotFoundError:  # the plan makes the folder later: asked name by name
             fd = None
         if fd is None or os.fstat(fd).st_size > self.arrivals[folder] * LIST_BYTES_PER_ARRIVAL:
             self.arrivals[folder] = 0  # asked name by name

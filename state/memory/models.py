@@ -132,7 +132,7 @@ class RankFacts:
     def of(cls, rec: MemoryRecord) -> RankFacts:
         try:
             created: float | None = rec.created_ts
-        except ValueError:
+        except ValueError:  # an undated created_at (edited by hand): the default age
             created = None
         names = {tag_key(t) for t in rec.tags} | ({fold(rec.project)} if rec.project else set())
         return cls(

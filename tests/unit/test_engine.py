@@ -19,7 +19,7 @@ from actions.ops import Mkdir, Op
 from policies.config import Policy, policy_from_dict
 from policies.decide import RunContext
 from policies.errors import ConflictError, InvalidStateError, NotFoundError, RefusedError
-from sandbox.engine import Engine
+from sandbox.engine import Engine, _Child
 from state.journal import PLAIN_TRANSFER, Journal, compact_aux
 from tests.support.engine import REAL_BACKENDS, AlmaRoot, default_policy, make_engine
 
@@ -505,20 +505,21 @@ def test_an_undo_refused_by_the_gate_cancels_its_child(alma: AlmaRoot) -> None:
             [alma.move("user/a.txt", "user/b.txt")], kind="organize", ctx=APPROVED
         )
         holder["policy"] = policy_from_dict({"zones": {"writable": ["otra"]}})
-        started: list[object] = []
+        started: list[_Child | None] = []
         prestart = engine._prestart
 
-        def spy(policy: object) -> object:
-            child = prestart(policy)  # type: ignore[arg-type]
+        def spy(policy: Policy) -> _Child | None:
+            child = prestart(policy)
             started.append(child)
             return child
 
-        engine._prestart = spy  # type: ignore[method-assign,assignment]
+        engine._prestart = spy  # type: ignore[method-assign]  # the same call, its child kept
         before = alma.world()
         with pytest.raises(RefusedError):
             engine.undo(done["id"])
         (child,) = started
-        assert child.proc.returncode == 0  # type: ignore[attr-defined]  # waited for, clean exit
+        assert child is not None
+        assert child.proc.returncode == 0  # waited for, clean exit
         assert alma.world() == before
         assert [a["id"] for a in engine.journal.history()] == [done["id"]]
     finally:

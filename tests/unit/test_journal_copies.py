@@ -10,6 +10,7 @@ round's copy."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,47 +44,44 @@ def trashed(journal: Journal, ino: int, ctime_ns: int) -> tuple[int, dict[str, A
     return action, post
 
 
+@pytest.fixture
+def journal(tmp_path: Path) -> Iterator[Journal]:
+    j = Journal(tmp_path / "journal.db")
+    try:
+        yield j
+    finally:
+        j.close()
+
+
 def expected_post(journal: Journal, action: int) -> dict[str, Any] | None:
     [(_op, post, _aux)] = journal.done_rows(action)
     return post
 
 
-def test_a_copy_stands_for_the_file_it_replaced(tmp_path: Path) -> None:
-    journal = Journal(tmp_path / "journal.db")
-    try:
-        action, _post = trashed(journal, 709, 10)
-        copy = ident(681, 20)
-        journal.record_copy(ident(709, 10), copy)  # a rollback copied it back
-        assert expected_post(journal, action) == copy.to_dict()
-        again = ident(690, 30)
-        journal.record_copy(copy, again)  # and the next one again
-        assert expected_post(journal, action) == again.to_dict()
-    finally:
-        journal.close()
+def test_a_copy_stands_for_the_file_it_replaced(journal: Journal) -> None:
+    action, _post = trashed(journal, 709, 10)
+    copy = ident(681, 20)
+    journal.record_copy(ident(709, 10), copy)  # a rollback copied it back
+    assert expected_post(journal, action) == copy.to_dict()
+    again = ident(690, 30)
+    journal.record_copy(copy, again)  # and the next one again
+    assert expected_post(journal, action) == again.to_dict()
 
 
-def test_a_copy_recorded_before_a_file_existed_never_stands_for_it(tmp_path: Path) -> None:
-    journal = Journal(tmp_path / "journal.db")
-    try:
-        _old, _post = trashed(journal, 709, 10)
-        journal.record_copy(ident(709, 10), ident(681, 20))  # inode 709 freed
-        action, post = trashed(journal, 709, 40)  # a later file gets inode 709 again
-        assert expected_post(journal, action) == post
-    finally:
-        journal.close()
+def test_a_copy_recorded_before_a_file_existed_never_stands_for_it(journal: Journal) -> None:
+    _old, _post = trashed(journal, 709, 10)
+    journal.record_copy(ident(709, 10), ident(681, 20))  # inode 709 freed
+    action, post = trashed(journal, 709, 40)  # a later file gets inode 709 again
+    assert expected_post(journal, action) == post
 
 
-def test_a_chain_of_copies_never_goes_back_to_an_older_record(tmp_path: Path) -> None:
-    journal = Journal(tmp_path / "journal.db")
-    try:
-        _old, _post = trashed(journal, 681, 10)
-        journal.record_copy(ident(681, 10), ident(624, 20))  # an earlier round; 681 freed
-        action, _post = trashed(journal, 709, 30)
-        copy = ident(681, 40)  # its copy back reuses inode 681
-        journal.record_copy(ident(709, 30), copy)
-        assert expected_post(journal, action) == copy.to_dict()
-    finally:
-        journal.close()
+def test_a_chain_of_copies_never_goes_back_to_an_older_record(journal: Journal) -> None:
+    _old, _post = trashed(journal, 681, 10)
+    journal.record_copy(ident(681, 10), ident(624, 20))  # an earlier round; 681 freed
+    action, _post = trashed(journal, 709, 30)
+    copy = ident(681, 40)  # its copy back reuses inode 681
+    journal.record_copy(ident(709, 30), copy)
+    assert expected_post(journal, action) == copy.to_dict()
 
 
 def test_copies_recorded_by_an_older_alma_keep_standing_for_the_actions_then(
