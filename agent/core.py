@@ -226,7 +226,7 @@ class Agent:
         self, plan: list[Op], kind: str, ctx: RunContext, sid: int
     ) -> dict[str, Any]:
         """The same policy gate as files; then the merge, journaled, in the daemon's own store."""
-        self.engine.admit(plan, kind, ctx)
+        self.engine.admit(plan, kind, ctx, self.engine.policy())
         if self.memory is None:
             raise UnavailableError(_("The memory store is not part of this daemon."))
         service = self.memory.get()

@@ -222,23 +222,19 @@ class Engine:
         return self._start_child(["--action", "-"], policy, stdin=True)
 
     # -- executing ------------------------------------------------------------------------
-    def check(
-        self, plan: Sequence[Op], kind: str, ctx: RunContext, policy: Policy | None = None
-    ) -> Decision:
-        """The policy's verdict on ``plan``; ``policy`` is the read an action already made (its
-        child is confined by that read's zones), so one action is never judged by one policy
-        and confined by another when autonomy.conf changes in between."""
+    def check(self, plan: Sequence[Op], kind: str, ctx: RunContext, policy: Policy) -> Decision:
+        """The policy's verdict on ``plan``. ``policy`` is the one read the action makes (its
+        child is confined by that read's zones), so an action is never judged by one policy and
+        confined by another when autonomy.conf changes in between."""
         # Names first: one that is not UTF-8 could not even be journaled, let alone shown.
         paths = write_paths(plan)  # once: 200,000 of them for an undo of 100,000 moves
         restored = (op.trash for op in plan if isinstance(op, Restore))
         for problem in filter(None, map(path_problem, itertools.chain(paths, restored))):
             return Decision(Verdict.REFUSE, problem)
         facts = PlanFacts(kind=kind, paths=paths, files=files_touched(plan))
-        return decide(policy or self.policy(), facts, ctx)
+        return decide(policy, facts, ctx)
 
-    def admit(
-        self, plan: Sequence[Op], kind: str, ctx: RunContext, policy: Policy | None = None
-    ) -> None:
+    def admit(self, plan: Sequence[Op], kind: str, ctx: RunContext, policy: Policy) -> None:
         """The policy gate, as an error: RefusedError when refused or when it needs a person's
         approval it does not have. Every executor (files here, memory merges in the agent)
         passes through it."""
