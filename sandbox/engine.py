@@ -332,6 +332,7 @@ class Engine:
             raise error from (None if error is exc else exc)
         finally:
             self._close_if_running(action_id, policy)
+            self.journal.checkpoint_later()  # the action is over: not while the person waits
 
     def _after_crash(self, action_id: int, result: dict[str, Any], policy: Policy) -> AlmaError:
         report = self._recover_locked(policy)
@@ -459,6 +460,7 @@ class Engine:
         if not self.journal.running():
             return []
         result = self._run_child(["--recover"], policy)
+        self.journal.checkpoint_later()
         if not result.get("ok"):
             raise AlmaError(
                 _(

@@ -14,9 +14,13 @@ def utcnow() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def connect(path: Path, *, durable: bool = True) -> sqlite3.Connection:
+def connect(
+    path: Path, *, durable: bool = True, autocheckpoint_pages: int = 1000
+) -> sqlite3.Connection:
     """A connection in WAL mode. ``durable``: every commit reaches the disk before it returns.
-    The database is private (0600) whoever creates it, and its WAL files take its mode."""
+    The database is private (0600) whoever creates it, and its WAL files take its mode.
+    ``autocheckpoint_pages``: the commit that takes the WAL past this many pages folds it into
+    the database itself, and waits for it (SQLite's default, 1,000: 4 MiB)."""
     private_file(path)
     conn = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
@@ -29,7 +33,19 @@ def connect(path: Path, *, durable: bool = True) -> sqlite3.Connection:
     conn.execute("PRAGMA journal_size_limit=4194304")
     # Temp files would go to /tmp, which the confined executor may not write.
     conn.execute("PRAGMA temp_store=MEMORY")
+    conn.execute(f"PRAGMA wal_autocheckpoint={int(autocheckpoint_pages)}")
     return conn
+
+
+def checkpoint(path: Path) -> None:
+    """Fold the WAL of the database at ``path`` into it, on a connection of its own. PASSIVE:
+    it never waits on a writer or a reader, nor makes them wait; what they hold is folded the
+    next time. The database must exist: this never creates one."""
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True, timeout=30.0)
+    try:
+        conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    finally:
+        conn.close()
 
 
 def migrate(conn: sqlite3.Connection, migrations: Sequence[str], *, name: str) -> int:

@@ -11,7 +11,10 @@ from __future__ import annotations
 import bisect
 import itertools
 import json
+import logging
+import os
 import sqlite3
+import threading
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -30,7 +33,7 @@ from actions.ops import (
 from policies.errors import NotFoundError
 from policies.i18n import _
 from policies.modes import PRIVATE_DIR
-from state.db import connect, migrate, utcnow
+from state.db import checkpoint, connect, migrate, utcnow
 
 ACTION_STATUSES = ("running", "done", "failed", "rolled_back", "undone")
 
@@ -196,15 +199,71 @@ def _plan_text(plan: Iterable[Mapping[str, Any] | Op]) -> tuple[str, int]:
     return "[\n" + ",\n".join(lines) + "\n]", len(lines)
 
 
+log = logging.getLogger("alma.journal")
+
+#: Past this size the daemon folds the WAL into the database after an action (checkpoint_later).
+WAL_FOLD_BYTES = 4 * 2**20
+#: Past this many pages (64 MiB) the commit that crosses it folds the WAL itself and waits: the
+#: backstop for a journal written with no daemon to fold it (the child, tools, a daemon that
+#: died). An action's own commits never cross it below ~100,000 ops a plan.
+WAL_BACKSTOP_PAGES = 16384
+
+
 class Journal:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
         self.path = path
-        self.conn = connect(path, durable=True)
+        self.conn = connect(path, durable=True, autocheckpoint_pages=WAL_BACKSTOP_PAGES)
         migrate(self.conn, MIGRATIONS, name="journal")
+        self._fold_lock = threading.Lock()
+        self._folder: threading.Thread | None = None
+        self._folding = False  # a fold is under way (or about to start)
+        self._fold_again = False  # asked for while one was under way
 
     def close(self) -> None:
+        self.wait_checkpoint()
         self.conn.close()
+
+    # -- the WAL --------------------------------------------------------------------------
+    def checkpoint_later(self) -> None:
+        """Fold the WAL into the database on a thread of its own, when it has grown past
+        WAL_FOLD_BYTES. The engine asks after each action: with SQLite's default the commit
+        that crosses 4 MiB (an accept's done marks, an undo's finish) would fold megabytes of
+        plan while the person waits. Durability is the WAL's either way (synchronous=FULL)."""
+        try:
+            if os.stat(f"{self.path}-wal").st_size <= WAL_FOLD_BYTES:
+                return
+        except FileNotFoundError:
+            return
+        with self._fold_lock:
+            if self._folding:
+                self._fold_again = True
+                return
+            self._folding = True
+            self._folder = threading.Thread(target=self._fold, name="journal-fold", daemon=True)
+            self._folder.start()
+
+    def wait_checkpoint(self) -> None:
+        """Return once no fold is under way."""
+        folder = self._folder
+        if folder is not None:
+            folder.join()
+
+    def _fold(self) -> None:
+        while True:
+            try:
+                checkpoint(self.path)
+            except (sqlite3.Error, OSError):
+                log.warning(
+                    "the journal's WAL checkpoint failed; SQLite folds it itself past %d pages",
+                    WAL_BACKSTOP_PAGES,
+                    exc_info=True,
+                )
+            with self._fold_lock:
+                if not self._fold_again:
+                    self._folding = False
+                    return
+                self._fold_again = False
 
     # -- actions -------------------------------------------------------------------------
     def create_action(
