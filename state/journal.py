@@ -203,10 +203,11 @@ log = logging.getLogger("alma.journal")
 
 #: Past this size the daemon folds the WAL into the database after an action (checkpoint_later).
 WAL_FOLD_BYTES = 4 * 2**20
-#: Past this many pages (64 MiB) the commit that crosses it folds the WAL itself and waits: the
-#: backstop for a journal written with no daemon to fold it (the child, tools, a daemon that
-#: died). An action's own commits never cross it below ~100,000 ops a plan.
-WAL_BACKSTOP_PAGES = 16384
+#: Past this many pages (256 MiB) the commit that crosses it folds the WAL itself and waits:
+#: the backstop for a journal written with no daemon to fold it (the child, tools, a daemon
+#: that died). An accept and an undo of 100,000 files write ~110 MiB of WAL before the daemon
+#: folds it; the next write cuts it back to 4 MiB (journal_size_limit).
+WAL_BACKSTOP_PAGES = 65536
 
 
 class Journal:
