@@ -9,11 +9,13 @@ a containment check.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import hashlib
 import os
 import re
+import select
 import stat
 import sys
 from collections.abc import Iterator
@@ -43,6 +45,83 @@ if _renameat2 is not None:
         ctypes.c_uint,
     ]
     _renameat2.restype = ctypes.c_int
+
+
+_IN_DELETE_SELF, _IN_MOVE_SELF, _IN_UNMOUNT, _IN_ONLYDIR = 0x400, 0x800, 0x2000, 0x01000000
+_c_inotify_init1 = getattr(_libc, "inotify_init1", None)
+_c_inotify_add_watch = getattr(_libc, "inotify_add_watch", None)
+
+
+def _inotify_init() -> int:
+    if _c_inotify_init1 is None:
+        raise OSError(errno.ENOSYS, "no inotify_init1 in this libc")
+    fd = int(_c_inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC))
+    if fd < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+    return fd
+
+
+def _inotify_add_watch(fd: int, path: bytes, mask: int) -> int:
+    if _c_inotify_add_watch is None:
+        raise OSError(errno.ENOSYS, "no inotify_add_watch in this libc")
+    wd = int(_c_inotify_add_watch(fd, path, ctypes.c_uint32(mask)))
+    if wd < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+    return wd
+
+
+class FolderWatch:
+    """The kernel's word (inotify) on whether a folder held open was moved, removed or had its
+    filesystem unmounted. Only the folders themselves are watched, not what is in them: moving
+    files in and out of them says nothing. When inotify is unavailable (no instance or watch
+    left, no /proc), :attr:`active` is False and the caller looks the folders up itself."""
+
+    def __init__(self) -> None:
+        try:
+            self._fd: int | None = _inotify_init()
+        except OSError:
+            self._fd = None
+            return
+        self._poll = select.poll()
+        self._poll.register(self._fd, select.POLLIN)
+
+    @property
+    def active(self) -> bool:
+        return self._fd is not None
+
+    def add(self, dir_fd: int) -> bool:
+        """Watch the folder ``dir_fd`` is open on (its inode, wherever it goes); False, and the
+        watch inactive from then on, when the kernel refuses."""
+        if self._fd is None:
+            return False
+        try:
+            _inotify_add_watch(
+                self._fd,
+                f"/proc/self/fd/{dir_fd}".encode(),
+                _IN_MOVE_SELF | _IN_DELETE_SELF | _IN_UNMOUNT | _IN_ONLYDIR,
+            )
+        except OSError:
+            self.close()
+            return False
+        return True
+
+    def quiet(self) -> bool:
+        """True when nothing watched moved since the last call; the events are consumed."""
+        if self._fd is None:
+            return False
+        if not self._poll.poll(0):
+            return True
+        with contextlib.suppress(BlockingIOError):
+            while os.read(self._fd, 65536):
+                pass
+        return False
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 class CrossDevice(Exception):

@@ -12,8 +12,10 @@ import os
 import stat
 from collections.abc import Iterable
 from pathlib import Path
+from typing import NamedTuple
 
 from actions.safefs import (
+    FolderWatch,
     lstat_at,
     open_dir,
     open_root,
@@ -37,6 +39,11 @@ class Tree:
         #: Bumped whenever a cached fd is opened or closed: checks built from the cache
         #: (:meth:`quick_checks`) are valid only within one generation.
         self.generation = 0
+        #: Folders watched for moves (verify_watched), made at its first call; ``_epoch`` is
+        #: bumped whenever the watch reports anything, which voids every token handed out.
+        self._watch: FolderWatch | None = None
+        self._watched: set[tuple[int, int]] = set()
+        self._epoch = 0
 
     def close(self) -> None:
         for fd in self._dirs.values():
@@ -45,6 +52,8 @@ class Tree:
         self._ids = {}
         self._folder_fds = {}
         self.generation += 1
+        if self._watch is not None:
+            self._watch.close()
 
     def __enter__(self) -> Tree:
         return self
@@ -138,6 +147,56 @@ class Tree:
                 )
             )
 
+    def verify_watched(
+        self, keys: tuple[tuple[str, ...], ...], token: FolderToken | None
+    ) -> FolderToken:
+        """:meth:`verify_keys` for an op about to act in ``keys``, given what the previous call
+        for the same keys returned. The first call looks every folder up (stats, as verify) and
+        has the kernel watch each one; the next ones need only the watch's word that no watched
+        folder moved, was removed or unmounted since (one poll, not a stat per folder). Any
+        report, a folder walked since, or no watch at all, and the folders are looked up again.
+        A move is reported before the rename that made it returns, so an op that starts after
+        it always sees it."""
+        if (
+            token is not None
+            and token.epoch == self._epoch
+            and token.generation == self.generation
+            and self._unmoved()
+        ):
+            return token
+        generation = self.generation
+        watching = self._watch_keys(keys)
+        self._unmoved()  # what was reported so far is spent: the lookups below answer it
+        triples = token.triples if token is not None and token.generation == generation else None
+        if triples is None:
+            triples = self.quick_checks(keys)
+        if triples is None or not still_there(triples):
+            self.verify_keys(keys)  # says what moved; or walks a folder not walked yet
+        watched = watching and self.generation == generation
+        return FolderToken(self.generation, self._epoch if watched else -1, triples)
+
+    def _watch_keys(self, keys: Iterable[tuple[str, ...]]) -> bool:
+        """Watch each folder of ``keys`` not watched yet; False when one is not walked yet or
+        the kernel gives no watch."""
+        if self._watch is None:
+            self._watch = FolderWatch()
+        for key in keys:
+            ident = self._ids.get(key)
+            if ident is None:
+                return False
+            if ident not in self._watched:
+                if not self._watch.add(self._dirs[key]):
+                    return False
+                self._watched.add(ident)
+        return self._watch.active
+
+    def _unmoved(self) -> bool:
+        assert self._watch is not None
+        if self._watch.quiet():
+            return True
+        self._epoch += 1
+        return False
+
     def quick_checks(
         self, keys: Iterable[tuple[str, ...]]
     ) -> tuple[tuple[int, str, tuple[int, int]], ...] | None:
@@ -194,6 +253,14 @@ class Tree:
 
     def dev_of_dir(self, parts: tuple[str, ...]) -> int:
         return os.fstat(self.dir(parts)).st_dev
+
+
+class FolderToken(NamedTuple):
+    """What :meth:`Tree.verify_watched` hands back for the next op in the same folders."""
+
+    generation: int  # of the tree's cached fds
+    epoch: int  # of the watch when the folders were looked up; -1: not watched
+    triples: tuple[tuple[int, str, tuple[int, int]], ...] | None  # their lookups (quick_checks)
 
 
 def still_there(checks: tuple[tuple[int, str, tuple[int, int]], ...]) -> bool:

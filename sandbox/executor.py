@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 
 from actions.ops import Edit, Identity, Keep, Mkdir, Move, Op, Restore, Rmdir, Trash
 from actions.safefs import identity_of, sha256_at, split_relpath, split_relpath_cached
-from actions.tree import Tree, prefixes, still_there
+from actions.tree import FolderToken, Tree, prefixes
 from policies.errors import AlmaError, ConflictError, RefusedError
 from policies.i18n import _
 from policies.layout import ENGINE_TMP_PREFIX, TRASH, TRASH_PARTS, trash_entry
@@ -144,15 +144,14 @@ def _parent(relpath: str) -> str:
 
 
 class _FolderCheck:
-    """The folders re-verified before a kind of transfer, and the same lookups as triples
-    (``Tree.quick_checks``) valid for one generation of the tree's cached fds."""
+    """The folders re-verified before a kind of transfer, and what the last verification
+    handed back for the next (``Tree.verify_watched``)."""
 
-    __slots__ = ("generation", "keys", "triples")
+    __slots__ = ("keys", "token")
 
     def __init__(self, keys: tuple[tuple[str, ...], ...]) -> None:
         self.keys = keys
-        self.generation = -1  # no triples yet
-        self.triples: tuple[tuple[int, str, tuple[int, int]], ...] | None = None
+        self.token: FolderToken | None = None
 
 
 class Prepared(NamedTuple):
@@ -549,13 +548,7 @@ class Executor:
                     parts = parts[:2]  # the action's own trash folders are created as it goes
                 folders.append(parts)
             check = self._folders[sig] = _FolderCheck(prefixes(folders))
-        # The same lookups from triples built once per set of cached fds; on any doubt (a
-        # folder not walked yet, or one that moved) the full check walks and says what moved.
-        if check.generation != self.tree.generation:
-            check.triples = self.tree.quick_checks(check.keys)
-            check.generation = self.tree.generation
-        if check.triples is None or not still_there(check.triples):
-            self.tree.verify_keys(check.keys)
+        check.token = self.tree.verify_watched(check.keys, check.token)
 
     def _flush(
         self, pending: list[tuple[int, dict[str, Any] | int | None]], touched: set[str]

@@ -213,6 +213,30 @@ def test_destination_swapped_for_symlink_mid_plan_is_rolled_back(
     assert alma.world() == expected
 
 
+@pytest.mark.parametrize("moved", ["user/destino", "user/proyecto"])
+def test_folder_moved_into_system_mid_plan_stops_the_plan(alma: AlmaRoot, moved: str) -> None:
+    """After an op in the same folders, when they are watched rather than looked up (see
+    Tree.verify_watched): the folder is moved into system/ and a fresh one takes its name. The
+    next op must not carry a file into system/ nor take one out of it."""
+    plan: list[Op] = [
+        alma.move("user/proyecto/foto.jpg", "user/destino/foto.jpg"),
+        alma.move("user/proyecto/notas.txt", "user/destino/notas.txt"),
+    ]
+    notas = alma.path("user/proyecto/notas.txt").read_bytes()
+
+    def checkpoint(label: str) -> None:
+        if label == "op1":
+            alma.path(moved).rename(alma.root / "system" / "movida")
+            alma.path(moved).mkdir()
+
+    with pytest.raises((RefusedError, ConflictError)):
+        execute_in_process(alma, plan, checkpoint=checkpoint)
+    where = "system/movida" if moved == "user/proyecto" else "user/proyecto"
+    assert (alma.root / where / "notas.txt").read_bytes() == notas  # op 1 never happened
+    assert not alma.path("user/destino/notas.txt").exists()
+    assert not (alma.root / "system/movida/notas.txt").exists() or moved == "user/proyecto"
+
+
 def test_source_file_swapped_for_symlink_after_validation_is_refused(alma: AlmaRoot) -> None:
     src = alma.path("user/proyecto/notas.txt")
     before = alma.world()
