@@ -129,6 +129,18 @@ MIGRATIONS = (
     ALTER TABLE journal_copies_v4 RENAME TO journal_copies;
     CREATE INDEX journal_copies_newest ON journal_copies(newest_action)
     """,
+    # 5: a plan lives beside its action's row. SQLite rewrites a whole row on every UPDATE, so
+    # each status change rewrote the plan (35 MB at 100,000 files, twice at an undo's finish),
+    # and every read of the row read it too. ``actions.plan`` stays, always '' (dropping a
+    # column needs SQLite 3.35).
+    """
+    CREATE TABLE action_plans (
+        action_id INTEGER PRIMARY KEY REFERENCES actions(id),
+        plan TEXT NOT NULL
+    );
+    INSERT INTO action_plans(action_id, plan) SELECT id, plan FROM actions;
+    UPDATE actions SET plan = ''
+    """,
 )
 #: Ops that move one file; the others (mkdir, rmdir, keep, memory ops) have no pre or aux,
 #: except an edit (its aux is always stored: where its temp file and the old version go).
@@ -281,21 +293,16 @@ class Journal:
         generator: each op is encoded as it comes, so a plan of 100,000 ops is never a list of
         dicts here."""
         text, count = _plan_text(plan)
-        cur = self.conn.execute(
-            "INSERT INTO actions(suggestion_id, kind, status, auto, undoes, plan, ops, sandbox,"
-            " started_at) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?)",
-            (
-                suggestion_id,
-                kind,
-                int(auto),
-                undoes,
-                text,
-                count,
-                sandbox,
-                utcnow(),
-            ),
-        )
-        assert cur.lastrowid is not None
+        with self.transaction():
+            cur = self.conn.execute(
+                "INSERT INTO actions(suggestion_id, kind, status, auto, undoes, plan, ops, "
+                "sandbox, started_at) VALUES (?, ?, 'running', ?, ?, '', ?, ?, ?)",
+                (suggestion_id, kind, int(auto), undoes, count, sandbox, utcnow()),
+            )
+            assert cur.lastrowid is not None
+            self.conn.execute(
+                "INSERT INTO action_plans(action_id, plan) VALUES (?, ?)", (cur.lastrowid, text)
+            )
         return cur.lastrowid
 
     def action_row(self, action_id: int) -> sqlite3.Row:
@@ -311,14 +318,24 @@ class Journal:
     def action(self, action_id: int) -> dict[str, Any]:
         return action_json(self.action_row(action_id))
 
+    def plan_text(self, action_id: int) -> str:
+        """The action's plan as stored: a JSON array, one op a line."""
+        row = self.conn.execute(
+            "SELECT plan FROM action_plans WHERE action_id = ?", (action_id,)
+        ).fetchone()
+        if row is None:
+            self.action_row(action_id)  # NotFoundError when there is no such action
+            raise ValueError(f"action {action_id} has no stored plan")
+        return str(row[0])
+
     def plan(self, action_id: int) -> list[dict[str, Any]]:
         """The action's stored plan as dicts, read as every stored plan is read
         (actions.ops.iter_json_array: ValueError, as json raises, when it is damaged)."""
-        return list(iter_json_array(self.action_row(action_id)["plan"]))
+        return list(iter_json_array(self.plan_text(action_id)))
 
     def plan_ops(self, action_id: int) -> list[Op]:
         """The action's plan as ops, parsed strictly, op by op (actions.ops.plan_from_json)."""
-        return plan_from_json(self.action_row(action_id)["plan"])
+        return plan_from_json(self.plan_text(action_id))
 
     def history(self, limit: int = 20) -> list[dict[str, Any]]:
         rows = self.conn.execute("SELECT * FROM actions ORDER BY id DESC LIMIT ?", (limit,))
@@ -492,7 +509,7 @@ class Journal:
             ).fetchone()
             count = 0 if top is None else int(top) + 1
         done = _DonePosts(self.conn, action_id)
-        plan = _PlanOps(lambda: str(self.action_row(action_id)["plan"]), action_id)
+        plan = _PlanOps(lambda: self.plan_text(action_id), action_id)
         starts = range(0, count, ROW_BATCH)
         for lo in reversed(starts) if newest_first else starts:
             hi = min(lo + ROW_BATCH, count)

@@ -31,10 +31,21 @@ def ident(ino: int, ctime_ns: int) -> Identity:
     )  # fmt: skip
 
 
-def trashed(journal: Journal, ino: int, ctime_ns: int) -> tuple[int, dict[str, Any]]:
-    """A done action that left the file as inode ``ino`` in its trash; (its id, its post)."""
+def trashed(
+    journal: Journal, ino: int, ctime_ns: int, *, plan_in_row: bool = False
+) -> tuple[int, dict[str, Any]]:
+    """A done action that left the file as inode ``ino`` in its trash; (its id, its post).
+    ``plan_in_row``: its plan stored as a journal before version 5 stored it."""
     plan = [Trash("user/viejo.tmp", ident(100, 1)).to_dict()]
-    action = journal.create_action(kind="organize", plan=plan)
+    if plan_in_row:
+        action = journal.conn.execute(
+            "INSERT INTO actions(kind, status, plan, ops, started_at) "
+            "VALUES ('organize', 'running', ?, 1, '2026-11-01T00:00:00+00:00')",
+            (json.dumps(plan),),
+        ).lastrowid
+        assert action is not None
+    else:
+        action = journal.create_action(kind="organize", plan=plan)
     dst = f".alma/trash/{action}/0/viejo.tmp"
     aux = {"src": "user/viejo.tmp", "dst": dst, "xdev": True, "tmp": "t", "src_trash": None}
     journal.write_intents(action, [(0, None, None, aux)])
@@ -91,7 +102,7 @@ def test_copies_recorded_by_an_older_alma_keep_standing_for_the_actions_then(
     monkeypatch.setattr(journal_module, "MIGRATIONS", MIGRATIONS[:3])  # before copies had order
     journal = Journal(path)
     try:
-        action, _post = trashed(journal, 709, 10)
+        action, _post = trashed(journal, 709, 10, plan_in_row=True)
         copy = ident(681, 20)
         journal.conn.execute(
             "INSERT INTO journal_copies(old, new) VALUES (?, ?)",
