@@ -28,6 +28,8 @@ from typing import Any
 from actions.inverse import inverse_plan
 from actions.ops import Keep, Move, Op, Restore, Trash, files_touched, write_paths
 from actions.safefs import path_problem
+from actions.scan import read_file
+from actions.tree import Tree
 from policies.config import Policy
 from policies.decide import Decision, PlanFacts, RunContext, Verdict, decide
 from policies.errors import (
@@ -474,26 +476,46 @@ class Engine:
 
     # -- trash ----------------------------------------------------------------------------
     def trash_list(self) -> list[dict[str, Any]]:
+        """What is in the trash, action by action, with where each file was (from the
+        action's manifest.json). A damaged manifest (or one that is not a plain file) does not
+        hide its files: they are listed with ``original`` None and a ``problem`` sentence."""
         entries: list[dict[str, Any]] = []
         trash = self.layout.trash
-        for adir in sorted(trash.iterdir() if trash.is_dir() else [], key=lambda p: p.name):
-            manifest = adir / "manifest.json"
-            if not adir.name.isdigit() or not manifest.is_file():
-                continue
-            data = json.loads(manifest.read_text(encoding="utf-8"))
-            for idx, entry in data.get("entries", {}).items():
-                where = adir / idx
-                if where.is_dir() and any(where.iterdir()):
-                    entries.append(
-                        {
-                            "action": int(adir.name),
-                            "original": entry["from"],
-                            "trash": str(next(where.iterdir()).relative_to(self.layout.root)),
-                            "trashed_at": time.strftime(
-                                "%Y-%m-%dT%H:%M:%S", time.gmtime(where.stat().st_mtime)
-                            ),
-                        }
+        actions = sorted(trash.iterdir() if trash.is_dir() else [], key=lambda p: p.name)
+        with Tree(self.layout.root) as tree:
+            for adir in actions:
+                if not adir.name.isdigit() or not _is_real_dir(adir):
+                    continue
+                if not os.path.lexists(adir / "manifest.json"):
+                    continue  # nothing of an action was trashed before its manifest
+                origins = _manifest_origins(tree, adir)
+                problem = None
+                if origins is None:
+                    problem = _(
+                        "The manifest of action {id} in the trash is damaged, so where its "
+                        "files were is not shown here; `alma-ctl undo {id}` puts them back all "
+                        "the same (it reads the journal).",
+                        id=int(adir.name),
                     )
+                for where in sorted(adir.iterdir(), key=lambda p: p.name):
+                    if not where.name.isdigit() or not _is_real_dir(where):
+                        continue
+                    if origins is not None and where.name not in origins:
+                        continue
+                    inside = sorted(where.iterdir())
+                    if not inside:
+                        continue
+                    entry: dict[str, Any] = {
+                        "action": int(adir.name),
+                        "original": None if origins is None else origins[where.name],
+                        "trash": str(inside[0].relative_to(self.layout.root)),
+                        "trashed_at": time.strftime(
+                            "%Y-%m-%dT%H:%M:%S", time.gmtime(where.lstat().st_mtime)
+                        ),
+                    }
+                    if problem is not None:
+                        entry["problem"] = problem
+                    entries.append(entry)
         return entries
 
     def trash_empty(self, older_than_days: int) -> dict[str, Any]:
@@ -522,3 +544,39 @@ class Engine:
                 shutil.rmtree(adir)
                 self.journal.mark_trash_emptied(int(adir.name))
         return {"removed": removed, "older_than_days": older_than_days}
+
+
+#: A manifest lists one line per trashed file: 100,000 files are about 10 MB.
+_MANIFEST_LIMIT = 64 * 2**20
+
+
+def _is_real_dir(path: Path) -> bool:
+    """A folder, not a link to one (the trash is ALMA's; a link planted there is not)."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _manifest_origins(tree: Tree, adir: Path) -> dict[str, str] | None:
+    """Entry number -> original path, from an action's manifest.json read the safe way
+    (actions.scan.read_file: no link followed, a bounded read); None when it cannot be read
+    or is not the shape the executor writes."""
+    rel = str((adir / "manifest.json").relative_to(tree.root))
+    got = read_file(tree, rel, limit=_MANIFEST_LIMIT)
+    if got is None or got.cut:
+        return None
+    try:
+        data = json.loads(got.data.decode("utf-8"))
+    except ValueError:  # UnicodeDecodeError included
+        return None
+    entries = data.get("entries") if isinstance(data, dict) else None
+    if not isinstance(entries, dict):
+        return None
+    origins: dict[str, str] = {}
+    for idx, entry in entries.items():
+        original = entry.get("from") if isinstance(entry, dict) else None
+        if not isinstance(original, str):
+            return None
+        origins[idx] = original
+    return origins
