@@ -261,6 +261,10 @@ def revert(tree: Tree, it: Intent, state: State, touched: set[str] | None = None
     fsyncs per file made the recovery of 100,000 moves take a quarter of an hour."""
     if state is State.NOT_DONE and not it.xdev:
         return  # nothing of ours exists (dst's folder may not even exist yet)
+    # The file goes back into its folder through the handle kept since validation: that folder
+    # must still be the one at its path (moved into system/ meanwhile, it must not receive it).
+    # ConflictError says what moved; the rollback stops there, and finishing it walks afresh.
+    tree.verify(tuple(split_relpath(it.src))[:-1])
     sdir, sname = tree.parent(it.src)
     try:
         ddir, dname = tree.parent(it.dst)

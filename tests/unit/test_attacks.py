@@ -229,12 +229,42 @@ def test_folder_moved_into_system_mid_plan_stops_the_plan(alma: AlmaRoot, moved:
             alma.path(moved).rename(alma.root / "system" / "movida")
             alma.path(moved).mkdir()
 
-    with pytest.raises((RefusedError, ConflictError)):
+    # Taking op 0 back puts foto.jpg into user/proyecto: when that is the folder that moved,
+    # the rollback stops and says how to finish (see the next test).
+    expected = AlmaError if moved == "user/proyecto" else ConflictError
+    with pytest.raises(expected):
         execute_in_process(alma, plan, checkpoint=checkpoint)
     where = "system/movida" if moved == "user/proyecto" else "user/proyecto"
     assert (alma.root / where / "notas.txt").read_bytes() == notas  # op 1 never happened
     assert not alma.path("user/destino/notas.txt").exists()
     assert not (alma.root / "system/movida/notas.txt").exists() or moved == "user/proyecto"
+
+
+def test_the_rollback_never_puts_a_file_back_into_a_folder_moved_into_system(
+    alma: AlmaRoot,
+) -> None:
+    """The plan stops at op 1 because its source folder was moved into system/ (a fresh one in
+    its place). Taking op 0 back must not carry foto.jpg into system/ through the folder handle
+    kept from validation: the rollback stops and says how to finish (a fresh walk then finds
+    the folder now named user/proyecto)."""
+    plan: list[Op] = [
+        alma.move("user/proyecto/foto.jpg", "user/destino/foto.jpg"),
+        alma.move("user/proyecto/notas.txt", "user/destino/notas.txt"),
+    ]
+    moved: dict[str, dict[str, str]] = {}
+
+    def checkpoint(label: str) -> None:
+        if label == "op1":
+            alma.path("user/proyecto").rename(alma.root / "system" / "movida")
+            alma.path("user/proyecto").mkdir()
+            moved["world"] = alma.world()
+
+    with pytest.raises(AlmaError) as info:
+        execute_in_process(alma, plan, checkpoint=checkpoint)
+    assert "alma-ctl undo" in str(info.value)
+    after = alma.world()
+    system_now = {k: v for k, v in after.items() if k.startswith("system/")}
+    assert system_now == {k: v for k, v in moved["world"].items() if k.startswith("system/")}
 
 
 def test_source_file_swapped_for_symlink_after_validation_is_refused(alma: AlmaRoot) -> None:
