@@ -41,6 +41,8 @@ class Tree:
         self.generation = 0
         #: Folders watched for moves (verify_watched), made at its first call; ``_epoch`` is
         #: bumped whenever the watch reports anything, which voids every token handed out.
+        #: ``_watched`` holds only folders whose fd is cached: the fd pins the inode, so no
+        #: other folder can have that (dev, ino) meanwhile.
         self._watch: FolderWatch | None = None
         self._watched: set[tuple[int, int]] = set()
         self._epoch = 0
@@ -239,7 +241,9 @@ class Tree:
         parts = tuple(split_relpath(relpath))
         for key in [k for k in self._dirs if k[: len(parts)] == parts and k]:
             os.close(self._dirs.pop(key))
-            self._ids.pop(key, None)
+            # With its fd closed the inode may be freed and its number given to a new folder
+            # (ext4 does at once): that folder must get a watch of its own.
+            self._watched.discard(self._ids.pop(key, (-1, -1)))
         self._folder_fds.clear()
         self.generation += 1
 

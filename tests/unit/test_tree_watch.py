@@ -157,3 +157,30 @@ def test_the_watch_is_closed_with_the_tree(root: Path) -> None:
     before = len(os.listdir("/proc/self/fd"))
     t.close()
     assert len(os.listdir("/proc/self/fd")) == before - (1 + len(KEYS) + 1)  # root, KEYS, watch
+
+
+def test_a_folder_given_a_forgotten_folders_inode_number_is_watched_itself(root: Path) -> None:
+    """ext4 gives a freed inode number to the next folder made. A folder the plan removed (its
+    fd closed: Tree.forget) must not leave its (dev, ino) counted as watched, or the next folder
+    to get that number would be trusted with no watch on it, and its move into system/ missed."""
+    with Tree(root) as t:
+        gone = root / "user" / "vieja"
+        gone.mkdir()
+        gone_keys = prefixes([("user", "vieja")])
+        t.verify_watched(gone_keys, t.verify_watched(gone_keys, None))
+        number = gone.stat().st_ino
+        gone.rmdir()
+        t.forget("user/vieja")
+        for i in range(20):
+            fresh = root / "user" / f"nueva{i}"
+            fresh.mkdir()
+            if fresh.stat().st_ino == number:
+                break
+        else:
+            pytest.skip("this filesystem gave no freed inode number again (tmpfs never does)")
+        keys = prefixes([("user", fresh.name)])
+        token = t.verify_watched(keys, t.verify_watched(keys, None))
+        fresh.rename(root / "system" / fresh.name)
+        fresh.mkdir()
+        with pytest.raises(ConflictError):
+            t.verify_watched(keys, token)
