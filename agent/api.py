@@ -64,7 +64,7 @@ class Api:
             "autonomy.allow": lambda a: agent.allow(a["kind"], a.get("folder")),
             "feedback": lambda a: agent.feedback(a["id"], a["verdict"] == "util", a.get("reason")),
             "stats": lambda a: agent.stats(),
-            "report": lambda a: agent.report(a.get("date")),
+            "report": lambda a: agent.report(a.get("date"), refresh=a["refresh"]),
             "reminders": lambda a: agent.reminders.listing(datetime.now()),
             "undo": lambda a: agent.undo(a.get("id")),
             "history": lambda a: agent.engine.journal.history(a["limit"]),

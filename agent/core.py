@@ -445,20 +445,66 @@ class Agent:
     # -- the daily analysis -----------------------------------------------------------------
     def daily_report(self) -> dict[str, Any]:
         """The scheduled report: of the day that ended when the schedule runs before noon
-        (03:00 by default, the day before is whole by then), else of the day running."""
+        (03:00 by default, the day before is whole by then), else of the day running. A report
+        of that day written before it ended (a person asked at 18:00) is written again, whole;
+        one written after is left as it is, with whatever a person added to it."""
         now = datetime.fromtimestamp(self.clock())
         day = now.date() - timedelta(days=1) if now.hour < 12 else now.date()
-        return self.report(day.isoformat())
+        kept = self._kept_report(day)
+        day_end = datetime.combine(day + timedelta(days=1), datetime.min.time()).timestamp()
+        if kept is not None and kept[1] >= day_end:
+            return kept[0]
+        return self._write_report(day)
 
-    def report(self, day: str | None) -> dict[str, Any]:
-        """The day's analysis, written to logs/alma/DATE-analisis.md now (today by default;
-        a past day's is built again from what its logs and ALMA's records still hold)."""
+    def report(self, day: str | None, *, refresh: bool = False) -> dict[str, Any]:
+        """The day's analysis, logs/alma/DATE-analisis.md (today by default): as it is when it
+        was written already (contract §2: a model's summary or a person's note in it stays);
+        else, or with ``refresh``, built now from what the day's logs and ALMA's records hold."""
         try:
             when = date.fromisoformat(day) if day else datetime.fromtimestamp(self.clock()).date()
         except ValueError:
             raise BadArgumentError(
                 _("{day} is not a date; write it as YYYY-MM-DD.", day=repr(day))
             ) from None
+        if not refresh:
+            kept = self._kept_report(when)
+            if kept is not None:
+                return kept[0]
+        return self._write_report(when)
+
+    def _kept_report(self, when: date) -> tuple[dict[str, Any], float] | None:
+        """The report of ``when`` already on disk (``written`` False) and its mtime, or None."""
+        name = _report_name(when)
+        got = report.read_own(self.layout, name)
+        if got is None:
+            return None
+        why = _("larger than any report ALMA writes") if got.cut else None
+        try:
+            text = got.data.decode("utf-8")
+        except UnicodeDecodeError:
+            why = _("not UTF-8 text")
+        if why is not None:
+            raise InvalidStateError(
+                _(
+                    "logs/alma/{name} cannot be shown ({why}); `alma-ctl report --refresh "
+                    "{day}` writes the day's analysis again in its place.",
+                    name=name,
+                    why=why,
+                    day=when.isoformat(),
+                )
+            )
+        mtime = got.mtime_ns / 1e9
+        written_at = datetime.fromtimestamp(mtime).astimezone().isoformat(timespec="seconds")
+        shown = {
+            "date": when.isoformat(),
+            "path": str(self.layout.reports / name),
+            "text": text,
+            "written": False,
+            "written_at": written_at,
+        }
+        return shown, mtime
+
+    def _write_report(self, when: date) -> dict[str, Any]:
         memory_projects: list[str] = []
         memories: dict[str, int] | None = None
         if self.memory is not None and self.memory.loaded:
@@ -482,8 +528,8 @@ class Agent:
         text = daily.render(
             facts, suggestions=made, actions=done[::-1], memories=memories, summary=summary
         )
-        path = report.write_own(self.layout, f"{when.isoformat()}-analisis.md", text, append=False)
-        return {"date": when.isoformat(), "path": path, "text": text}
+        path = report.write_own(self.layout, _report_name(when), text, append=False)
+        return {"date": when.isoformat(), "path": path, "text": text, "written": True}
 
     def _undone(self, original: dict[str, Any]) -> None:
         """The track record learns of an undo; at auto, a kind whose actions of its own were
@@ -527,6 +573,10 @@ class Agent:
         swept = self.loop.sweep({int(r["id"]) for r in self.store.with_status("pending")})
         if swept:
             log.info("%s finished decision threads removed from the checkpoints", swept)
+
+
+def _report_name(when: date) -> str:
+    return f"{when.isoformat()}-analisis.md"
 
 
 def _local_day(stamp: str) -> date | None:

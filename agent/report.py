@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from actions.scan import FileRead, read_file
 from actions.tree import Tree
 from policies.errors import RefusedError
 from policies.i18n import _, language, process_language
@@ -25,6 +26,8 @@ REPORTS = "logs/alma"  # the daemon's own reports; the detectors never read them
 AUDIT_LOG = "acciones.md"
 #: Lines of ops written per action in the audit log; the rest is counted (the journal has all).
 MAX_AUDIT_OPS = 200
+#: A day's analysis is a few kilobytes: a larger file under its name is not one to show whole.
+MAX_REPORT_BYTES = 2**20
 
 
 def _open_regular(name: str, flags: int, dir_fd: int) -> int:
@@ -80,6 +83,13 @@ def write_own(layout: RootLayout, name: str, text: str, *, append: bool, header:
                 os.close(fd)
             os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
     return str(layout.reports / name)
+
+
+def read_own(layout: RootLayout, name: str) -> FileRead | None:
+    """``logs/alma/NAME`` as it is, read the one safe way (actions.scan.read_file: no link
+    followed, at most MAX_REPORT_BYTES); None when there is no such regular file."""
+    with Tree(layout.root) as tree:
+        return read_file(tree, f"{REPORTS}/{name}", limit=MAX_REPORT_BYTES)
 
 
 def _op_line(op: dict[str, Any]) -> str:

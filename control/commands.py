@@ -278,8 +278,19 @@ _TABLE: tuple[Command, ...] = (
     ),
     Command(
         "report",
-        N_("the day's analysis (logs/alma/DATE-analisis.md), written now; today by default"),
-        (Arg("date", "str", nullable=True, max_len=10, positional=True, metavar="DATE"),),
+        N_(
+            "the day's analysis (logs/alma/DATE-analisis.md), written now if it does not exist "
+            "yet; today by default"
+        ),
+        (
+            Arg("date", "str", nullable=True, max_len=10, positional=True, metavar="DATE"),
+            Arg(
+                "refresh",
+                "bool",
+                default=False,
+                help=N_("write it again from the day's logs, replacing the one written before"),
+            ),
+        ),
         timeout=_MODEL,
     ),
     Command(

@@ -692,6 +692,21 @@ def _context(value: object) -> str:
 _COUNTS = ("proposed", "accepted", "rejected", "undone", "useful", "useless")
 
 
+def _report(r: object) -> str:
+    """The report as written for a person (in the daemon's language, like logs/alma/); one
+    line under it when it was written earlier, not now."""
+    if not isinstance(r, dict):
+        return str(r)
+    text = str(r.get("text", "")).rstrip("\n")
+    if r.get("written") is False:
+        text += "\n\n" + _(
+            "(written on {when}; `alma-ctl report --refresh {day}` writes it again)",
+            when=str(r.get("written_at", "?"))[:16].replace("T", " "),  # local, to the minute
+            day=str(r.get("date", "")),
+        )
+    return text
+
+
 def _stats(value: object) -> str:
     """The track record: counts per kind and per folder, then what the rules decided."""
     if not isinstance(value, dict):
@@ -780,9 +795,8 @@ _RENDER: dict[str, Callable[[object], str]] = {
     "memory.list": _memories,
     "context": _context,
     "trash.list": _list_or(N_("The trash is empty.")),
-    # the report is already written for a person (in Spanish, like logs/alma/)
     "stats": _stats,
-    "report": lambda r: str(r.get("text", "")) if isinstance(r, dict) else str(r),
+    "report": _report,
 }
 
 

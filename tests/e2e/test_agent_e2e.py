@@ -174,8 +174,15 @@ def test_the_report_of_an_example_day_has_its_projects_hours_failures_and_promis
         assert needle in text, (needle, text)
     written = alma.root / "logs/alma/2026-11-17-analisis.md"
     assert report["path"] == str(written) and written.read_text(encoding="utf-8") == text
+    assert report["written"] is True
+    written.write_text(text + "\nNota: llamar a Íñigo.\n", encoding="utf-8")
     human = alma.ctl("report", "2026-11-17", json_out=False).ok().stdout
     assert "Mañana ordeno la carpeta de proyectoY" in human
+    assert "Nota: llamar a Íñigo." in human  # contract §2: written only if it does not exist
+    assert "`alma-ctl report --refresh 2026-11-17` writes it again" in human
+    again = alma.ok("report", "--refresh", "2026-11-17")
+    assert again["written"] is True and again["text"] == text
+    assert written.read_text(encoding="utf-8") == text
     bad = alma.ctl("report", "ayer")
     assert bad.rc == 2 and "YYYY-MM-DD" in bad.stderr
     alma.stop()

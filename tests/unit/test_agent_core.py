@@ -188,9 +188,69 @@ def test_the_report_uses_the_models_summary_only_when_it_holds(
     assert report["text"].startswith(f"# Análisis del día · 2026-11-17\n\n{FAITHFUL}\n")
     assert ag.complete.calls[0]["timeout_s"] == 9.0
     ag.complete = FakeComplete(FAITHFUL.replace("08:02", "06:15"))  # a lie: the extractive report
-    lied = ag.report("2026-11-17")
+    lied = ag.report("2026-11-17", refresh=True)
     assert "06:15" not in lied["text"] and "Actividad de 08:02 a 22:47" in lied["text"]
     assert Path(lied["path"]).read_text(encoding="utf-8") == lied["text"]
+
+
+def test_a_days_report_is_written_once_then_shown_as_it_is(agent: tuple[Agent, AlmaRoot]) -> None:
+    # Contract §2: `report [DATE]` is "written now if it does not exist yet". On main every call
+    # wrote it again, throwing away a summary the model wrote earlier or a person's note.
+    from tests.unit.test_daily import EXAMPLES
+
+    ag, alma = agent
+    for log in EXAMPLES.iterdir():
+        alma.write(f"logs/{log.name}", log.read_bytes())
+    first = ag.report("2026-11-17")
+    assert first["written"] is True and "08:02" in first["text"]
+    path = Path(first["path"])
+    noted = first["text"] + "\nNota mía: revisar el backup del disco ñandú.\n"
+    path.write_text(noted, encoding="utf-8")
+    again = ag.report("2026-11-17")
+    assert again["written"] is False and again["text"] == noted
+    assert again["written_at"] and path.read_text(encoding="utf-8") == noted
+    fresh = ag.report("2026-11-17", refresh=True)  # alma-ctl report --refresh
+    assert fresh["written"] is True and "ñandú" not in fresh["text"]
+    assert path.read_text(encoding="utf-8") == fresh["text"] == first["text"]
+
+
+def test_a_report_that_cannot_be_shown_says_how_to_write_it_again(
+    agent: tuple[Agent, AlmaRoot],
+) -> None:
+    ag, alma = agent
+    path = alma.root / "logs" / "alma" / "2026-11-17-analisis.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"# An\xe1lisis en latin-1\n")
+    with pytest.raises(InvalidStateError, match=r"alma-ctl report --refresh 2026-11-17"):
+        ag.report("2026-11-17")
+    assert path.read_bytes() == b"# An\xe1lisis en latin-1\n"  # nothing was changed
+    assert ag.report("2026-11-17", refresh=True)["written"] is True
+
+
+def test_the_schedule_writes_again_only_a_report_made_before_its_day_ended(
+    agent: tuple[Agent, AlmaRoot],
+) -> None:
+    import os
+
+    from tests.unit.test_daily import EXAMPLES
+
+    ag, alma = agent
+    for log in EXAMPLES.iterdir():
+        alma.write(f"logs/{log.name}", log.read_bytes())
+    evening = datetime(2026, 11, 17, 18, 0).timestamp()
+    ag.clock = lambda: evening
+    partial = ag.report(None)  # the person asked at 18:00: the day so far
+    path = Path(partial["path"])
+    os.utime(path, (evening, evening))
+    path.write_text(partial["text"] + "\nvisto a las 18:00\n", encoding="utf-8")
+    os.utime(path, (evening, evening))
+    ag.clock = lambda: datetime(2026, 11, 18, 3, 0).timestamp()
+    whole = ag.daily_report()
+    assert whole["date"] == "2026-11-17" and whole["written"] is True
+    assert "visto a las 18:00" not in path.read_text(encoding="utf-8")
+    path.write_text(whole["text"] + "\nnota de la mañana\n", encoding="utf-8")  # after the day
+    kept = ag.daily_report()
+    assert kept["written"] is False and kept["text"].endswith("nota de la mañana\n")
 
 
 class ScanningMemory:
