@@ -62,7 +62,9 @@ class Api:
                 lambda: agent.autonomy.set_level(a["level"])
             ),
             "autonomy.allow": lambda a: agent.allow(a["kind"], a.get("folder")),
-            "feedback": lambda a: agent.feedback(a["id"], a["verdict"] == "util", a.get("reason")),
+            "feedback": lambda a: agent.feedback(
+                a["id"], a["verdict"] == "util", a.get("reason"), action=a["action"]
+            ),
             "stats": lambda a: agent.stats(),
             "report": lambda a: agent.report(a.get("date"), refresh=a["refresh"]),
             "reminders": lambda a: agent.reminders.listing(datetime.now()),

@@ -332,14 +332,49 @@ class Agent:
                 self.loop.forget(int(row["id"]))
 
     # -- the track record -------------------------------------------------------------------
-    def feedback(self, sid: int, useful: bool, reason: str | None) -> dict[str, Any]:
+    def feedback(
+        self, ref: int, useful: bool, reason: str | None, *, action: bool = False
+    ) -> dict[str, Any]:
+        """A person's verdict on a suggestion, or (``action``) on an action, which is a verdict
+        on the suggestion it came from: the track record counts per suggestion."""
         with self._lock:
+            aid = ref if action else None
+            sid = ref if aid is None else self._suggestion_of(aid)
             row = self.store.row(sid)
             event = "useful" if useful else "useless"
             self.store.record_outcome(
-                event, row["kind"], row["target"], suggestion_id=sid, reason=reason
+                event, row["kind"], row["target"], suggestion_id=sid, action_id=aid, reason=reason
             )
-            return {"suggestion_id": sid, "kind": row["kind"], "feedback": event, "reason": reason}
+            return {
+                "suggestion_id": sid,
+                "action_id": aid,
+                "kind": row["kind"],
+                "feedback": event,
+                "reason": reason,
+            }
+
+    def _suggestion_of(self, action_id: int) -> int:
+        done = self.engine.journal.action(action_id)  # NotFoundError: no such action
+        undoes = done["undoes"]
+        if undoes is None and done["suggestion_id"] is not None:
+            return int(done["suggestion_id"])
+        if undoes is not None:  # it keeps its original's suggestion_id: not a verdict on it
+            raise InvalidStateError(
+                _(
+                    "Action {id} undoes action {undoes}, so it says nothing ALMA can learn "
+                    "from; tell it about action {undoes} instead "
+                    "(`alma-ctl feedback --action {undoes} util|inutil`).",
+                    id=action_id,
+                    undoes=undoes,
+                )
+            )
+        raise InvalidStateError(
+            _(
+                "Action {id} was not made from a suggestion, so there is nothing to learn "
+                "from a verdict on it.",
+                id=action_id,
+            )
+        )
 
     def stats(self) -> dict[str, Any]:
         return self._track_record().summary()

@@ -258,11 +258,17 @@ _TABLE: tuple[Command, ...] = (
     ),
     Command(
         "feedback",
-        N_("tell ALMA whether a suggestion was useful"),
+        N_("tell ALMA whether a suggestion or action was useful"),
         (
             _ID,
             Arg("verdict", "str", required=True, choices=("util", "inutil"), positional=True),
             Arg("reason", "str", nullable=True, max_len=L.REASON_CHARS, metavar="TEXT"),
+            Arg(
+                "action",
+                "bool",
+                default=False,
+                help=N_("ID is an action's, as `alma-ctl history` shows it"),
+            ),
         ),
     ),
     Command(

@@ -97,6 +97,13 @@ def test_accepted_n_times_without_undo_becomes_a_suggestion_with_the_exact_polic
     assert missing.rc == 6
     bad = alma.ctl("feedback", "1", "quizá")
     assert bad.rc == 2
+    # By the action's id, as `accept` and `history` show it: a verdict on its suggestion.
+    second = find(alma.ok("history"), suggestion_id=2)[0]
+    got = alma.ok("feedback", "--action", str(second["id"]), "util")
+    assert got["suggestion_id"] == 2 and got["action_id"] == second["id"]
+    (kind,) = find(alma.ok("stats")["kinds"], kind="organize")
+    assert (kind["useful"], kind["useless"]) == (1, 1)
+    assert alma.ctl("feedback", "--action", "999", "util").rc == 6
 
     # An undo of that kind: not trusted any more, the promotion leaves stats.
     alma.ok("undo")

@@ -21,7 +21,7 @@ from agent.detectors.files import detect_files
 from agent.detectors.logs import detect_logs
 from agent.memory_gate import MemoryGate
 from policies.defaults import DEFAULT_POLICY_TOML
-from policies.errors import BadArgumentError, ConflictError, InvalidStateError
+from policies.errors import BadArgumentError, ConflictError, InvalidStateError, NotFoundError
 from policies.i18n import language
 from state.journal import Journal
 from state.suggestions import SuggestionStore
@@ -191,6 +191,34 @@ def test_the_report_uses_the_models_summary_only_when_it_holds(
     lied = ag.report("2026-11-17", refresh=True)
     assert "06:15" not in lied["text"] and "Actividad de 08:02 a 22:47" in lied["text"]
     assert Path(lied["path"]).read_text(encoding="utf-8") == lied["text"]
+
+
+def test_feedback_on_an_action_is_feedback_on_the_suggestion_it_came_from(
+    agent: tuple[Agent, AlmaRoot],
+) -> None:
+    # Contract §2: `feedback ID` tells whether "a suggestion or action" was useful; on main only
+    # a suggestion's id was taken, and `accept` prints the action's.
+    ag, alma = agent
+    _messy(alma, "user/descargas")
+    (sid,) = ag.analyze(trigger="person")
+    done = ag.accept(sid)
+    aid = int(done["id"])
+    got = ag.feedback(aid, True, "me ahorró tiempo", action=True)
+    assert (got["suggestion_id"], got["action_id"], got["feedback"]) == (sid, aid, "useful")
+
+    def organize() -> tuple[int, int]:
+        (kind,) = [k for k in ag.stats()["kinds"] if k["kind"] == "organize"]
+        return kind["useful"], kind["useless"]
+
+    assert organize() == (1, 0)
+    ag.feedback(sid, False, None)  # the same suggestion by its own id: the verdict is replaced
+    assert organize() == (0, 1)
+    undo = ag.undo(None)
+    with pytest.raises(InvalidStateError, match=rf"undoes action {aid}\b.*--action {aid}"):
+        ag.feedback(int(undo["id"]), True, None, action=True)
+    with pytest.raises(NotFoundError):
+        ag.feedback(aid + 99, True, None, action=True)
+    assert organize() == (0, 1)
 
 
 def test_a_days_report_is_written_once_then_shown_as_it_is(agent: tuple[Agent, AlmaRoot]) -> None:
