@@ -40,7 +40,7 @@ from policies.i18n import _
 from policies.layout import RootLayout
 from policies.zones import ZoneCheck
 from sandbox.engine import Engine
-from state.db import utcnow
+from state.db import utc_stamp, utcnow
 from state.suggestions import SuggestionStore, suggestion_plan
 
 log = logging.getLogger("alma.agent")
@@ -486,8 +486,7 @@ class Agent:
         now = datetime.fromtimestamp(self.clock())
         day = now.date() - timedelta(days=1) if now.hour < 12 else now.date()
         kept = self._kept_report(day)
-        day_end = datetime.combine(day + timedelta(days=1), datetime.min.time()).timestamp()
-        if kept is not None and kept[1] >= day_end:
+        if kept is not None and kept[1] >= _day_span(day)[1]:
             return kept[0]
         return self._write_report(day)
 
@@ -542,26 +541,27 @@ class Agent:
     def _write_report(self, when: date) -> dict[str, Any]:
         memory_projects: list[str] = []
         memories: dict[str, int] | None = None
+        start, end = _day_span(when)
         if self.memory is not None and self.memory.loaded:
             try:
-                recent = self.memory.service.list(limit=1000)
-                todays = [m for m in recent if _local_day(str(m["created_at"])) == when]
-                memory_projects = [str(m["project"]) for m in todays if m.get("project")]
-                memories = {"added": len(todays), "total": int(self.memory.service.count())}
+                created = self.memory.service.created(start, end)
+                memory_projects = [project for project in created if project]
+                memories = {"added": sum(created.values()), "total": self.memory.service.count()}
             except AlmaError as exc:
                 log.error("the report goes without memory: %s", exc)
         facts = daily.day_facts(self.layout.root, when, memory_projects=memory_projects)
         # Outside the lock: the model may take a while, and decisions must not wait for it.
         summary = daily.summarize(facts, self.complete, timeout_s=self.model_timeout_s)
+        since, until = utc_stamp(start), utc_stamp(end)
         with self._lock:
-            made = [s for s in self.store.list(all_=True) if _local_day(s["created_at"]) == when]
+            made = self.store.created_between(since, until)
             done = [
                 a
-                for a in self.engine.journal.history(1000)
-                if _local_day(a["started_at"]) == when and a["status"] in ("done", "undone")
+                for a in self.engine.journal.started_between(since, until)
+                if a["status"] in ("done", "undone")
             ]
         text = daily.render(
-            facts, suggestions=made, actions=done[::-1], memories=memories, summary=summary
+            facts, suggestions=made, actions=done, memories=memories, summary=summary
         )
         path = report.write_own(self.layout, _report_name(when), text, append=False)
         return {"date": when.isoformat(), "path": path, "text": text, "written": True}
@@ -610,15 +610,14 @@ class Agent:
             log.info("%s finished decision threads removed from the checkpoints", swept)
 
 
+def _day_span(day: date) -> tuple[float, float]:
+    """The local day's first instant and the next day's, as timestamps (a DST day included)."""
+    start = datetime.combine(day, datetime.min.time())
+    return start.timestamp(), datetime.combine(day + timedelta(days=1), start.time()).timestamp()
+
+
 def _report_name(when: date) -> str:
     return f"{when.isoformat()}-analisis.md"
-
-
-def _local_day(stamp: str) -> date | None:
-    try:
-        return datetime.fromisoformat(stamp).astimezone().date()
-    except ValueError:
-        return None
 
 
 def _not_open(sid: int, status: str, action_id: int | None) -> str:

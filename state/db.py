@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -11,7 +12,13 @@ from policies.modes import private_file
 
 
 def utcnow() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
+    return utc_stamp(time.time())
+
+
+def utc_stamp(ts: float) -> str:
+    """The one format of the stores' times (``2026-11-22T10:00:00+00:00``): fixed width and
+    UTC, so two stamps compare as text as they do as times (a day's rows by a range)."""
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds")
 
 
 def connect(

@@ -337,6 +337,14 @@ class Journal:
         """The action's plan as ops, parsed strictly, op by op (actions.ops.plan_from_json)."""
         return plan_from_json(self.plan_text(action_id))
 
+    def started_between(self, since: str, until: str) -> list[dict[str, Any]]:
+        """Actions started in [since, until) (state.db.utc_stamp times), oldest first."""
+        rows = self.conn.execute(
+            "SELECT * FROM actions WHERE started_at >= ? AND started_at < ? ORDER BY id",
+            (since, until),
+        )
+        return [action_json(r) for r in rows]
+
     def history(self, limit: int = 20) -> list[dict[str, Any]]:
         rows = self.conn.execute("SELECT * FROM actions ORDER BY id DESC LIMIT ?", (limit,))
         return [action_json(r) for r in rows]

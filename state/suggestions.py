@@ -176,6 +176,14 @@ class SuggestionStore:
             )
         return [suggestion_json(r, with_plan=False) for r in rows]
 
+    def created_between(self, since: str, until: str) -> builtins.list[dict[str, Any]]:
+        """Suggestions made in [since, until) (state.db.utc_stamp times), oldest first."""
+        rows = self.conn.execute(
+            "SELECT * FROM suggestions WHERE created_at >= ? AND created_at < ? ORDER BY id",
+            (since, until),
+        )
+        return [suggestion_json(r, with_plan=False) for r in rows]
+
     def update(self, suggestion_id: int, **fields: Any) -> None:
         if not fields:
             return

@@ -304,6 +304,11 @@ class MemoryService:
         """Active memories (one cheap call: what `status` needs)."""
         return self.store.count()
 
+    def created(self, start_ts: float, end_ts: float) -> dict[str, int]:
+        """Active memories created in [start_ts, end_ts), counted by project ('' for none),
+        from the catalog: however many came after (a past day's report)."""
+        return self.store.created(start_ts, end_ts)
+
     # -- merging -------------------------------------------------------------------------
     def merge_candidates(self, *, wait: bool = True) -> builtins.list[builtins.list[str]] | None:
         """Clusters of near-identical memories; None with ``wait=False`` while a full scan

@@ -269,6 +269,17 @@ class MemoryStateDB:
         with self._lock:
             return [r[0] for r in self._db.execute(sql, params).fetchall()]
 
+    def catalog_created(self, start_ts: float, end_ts: float) -> dict[str, int]:
+        """Active memories created in [start_ts, end_ts), counted by project ('' for none),
+        the project of the newest first."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT project, COUNT(*) FROM catalog WHERE archived = 0 AND created_ts >= ?"
+                " AND created_ts < ? GROUP BY project ORDER BY MAX(created_ts) DESC, project",
+                (start_ts, end_ts),
+            ).fetchall()
+        return {str(project): int(n) for project, n in rows}
+
     def catalog_layer(self, layer: str) -> list[str]:
         """Ids of every active memory of ``layer``."""
         with self._lock:

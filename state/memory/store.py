@@ -499,6 +499,10 @@ class MemoryStore:
             memory_type=memory_type.strip().lower() if memory_type else None,
         )
 
+    def created(self, start_ts: float, end_ts: float) -> dict[str, int]:
+        """Active memories created in [start_ts, end_ts), by project (the catalog)."""
+        return self._state.catalog_created(start_ts, end_ts)
+
     def counts(self) -> dict[str, dict[str, int]]:
         """Active memories by tag, project, memory type and layer (the catalog)."""
         return self._state.catalog_counts()

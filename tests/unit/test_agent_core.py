@@ -255,6 +255,70 @@ def test_a_report_that_cannot_be_shown_says_how_to_write_it_again(
     assert ag.report("2026-11-17", refresh=True)["written"] is True
 
 
+def test_a_past_days_report_counts_its_memories_however_many_came_after(
+    agent: tuple[Agent, AlmaRoot], embedder_loaded: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # On main the report counted a day's memories among the newest 1,000 only: with 1,000 more
+    # since, a past day's report stated "0 new memories" and lost its memories' projects.
+    import numpy as np
+
+    from agent.memory.service import MemoryService
+    from policies import i18n
+    from state.memory import MemoryRecord
+
+    monkeypatch.setattr(i18n, "_process_language", "en")
+    ag, alma = agent
+    service = MemoryService(alma.layout)
+    try:
+
+        def record(i: int, day: datetime, project: str = "") -> MemoryRecord:
+            return MemoryRecord(
+                id=f"m{i:05d}",
+                content=f"Recuerdo número {i}, con ñ y acentos: canción.",
+                project=project,
+                created_at=day.astimezone().isoformat(),
+                kind="turn",
+            )
+
+        day = datetime(2026, 11, 17, 21, 30)
+        later = [record(i, datetime(2026, 11, 18, 9, 0)) for i in range(1001)]
+        mine = [record(5000, day, "huerto"), record(5001, day.replace(hour=23), "tesis")]
+        mine.append(record(5002, datetime(2026, 11, 16, 23, 59)))  # the day before: not counted
+        vectors = np.random.default_rng(0).standard_normal((len(later) + 3, 384))
+        vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+        service.store.add([*mine, *later], vectors)
+        ag.memory = MemoryGate()
+        ag.memory.set(service)
+        text = ag.report("2026-11-17")["text"]
+        assert "- Memory: 2 new memories (1004 in all)" in text, text
+        assert "huerto" in text and "tesis" in text
+    finally:
+        service.close()
+
+
+def test_a_past_days_report_lists_its_actions_however_many_came_after(
+    agent: tuple[Agent, AlmaRoot], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # On main the report read the day's actions among the newest 1,000 of the journal.
+    from policies import i18n
+    from state import journal as journal_mod
+    from state.db import utcnow
+
+    monkeypatch.setattr(i18n, "_process_language", "en")
+    ag, alma = agent
+    _messy(alma, "user/descargas")
+    (sid,) = ag.analyze(trigger="person")
+    done = ag.accept(sid)
+    today = datetime.fromisoformat(utcnow()).astimezone().date()
+    tomorrow = (datetime.now().astimezone() + timedelta(days=1)).isoformat(timespec="seconds")
+    monkeypatch.setattr(journal_mod, "utcnow", lambda: tomorrow)
+    for _ in range(1001):
+        ag.engine.journal.create_action(kind="organize", plan=[])
+    text = ag.report(today.isoformat())["text"]
+    assert f"- action {done['id']} (organize, accepted by you)" in text, text
+    assert f"- Suggestion #{sid} (organize, accepted and done)" in text, text
+
+
 def test_the_schedule_writes_again_only_a_report_made_before_its_day_ended(
     agent: tuple[Agent, AlmaRoot],
 ) -> None:
