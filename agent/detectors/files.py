@@ -42,7 +42,7 @@ from policies.i18n import _, process_language
 
 @dataclass(frozen=True)
 class FileLimits:
-    max_files: int = 20_000  # files listed per zone
+    max_files: int = 20_000  # files listed per zone (more when the policy's max_files is)
     max_folders: int = 2_000  # folders listed per zone
     max_depth: int = 8  # levels below the zone
     organize_depth: int = 3  # a messy folder deeper than this is not proposed
@@ -103,7 +103,8 @@ def detect_files(
                     now=now,
                     settle_seconds=monitor.settle_seconds,
                     exclude=excluded,
-                    max_files=lim.max_files,
+                    # A person who raised max_files asked for actions that large.
+                    max_files=max(lim.max_files, max_ops),
                     max_folders=lim.max_folders,
                     max_depth=lim.max_depth,
                 )

@@ -178,6 +178,23 @@ def test_organize_is_capped_at_max_files(tmp_path: Path) -> None:
     assert any(e.startswith("Solo 10 de 30 archivos") for e in org.evidence)
 
 
+def test_a_zone_is_scanned_as_far_as_max_files_reaches(tmp_path: Path) -> None:
+    # A person who raises max_files asks for actions that large: the zone's scan (20,000 files
+    # by default, FileLimits) must list that many, or the folder is proposed partially forever.
+    from agent.detectors import FileLimits
+
+    messy(tmp_path / "user/big", 30)
+    pol = policy_from_dict(
+        {"thresholds": {"approval_files": 5, "max_files": 40}, "monitor": {"messy_folder_files": 5}}
+    )
+    (org,) = detect_files(tmp_path, pol, NOW, limits=FileLimits(max_files=12))
+    assert org.files == 30
+    assert not any("Partial scan" in e or "Escaneo parcial" in e for e in org.evidence)
+    small = policy_from_dict({"monitor": {"messy_folder_files": 5}})  # max_files 2,000 > 12
+    (org,) = detect_files(tmp_path, small, NOW, limits=FileLimits(max_files=12))
+    assert org.files == 30
+
+
 # -- logs: helpers -------------------------------------------------------------------------------
 
 
