@@ -21,6 +21,7 @@ import sys
 from collections.abc import Iterator
 from functools import cache
 
+from actions import inotify
 from actions.ops import FileKind, Identity
 from policies.errors import ConflictError, RefusedError
 from policies.i18n import _
@@ -47,31 +48,6 @@ if _renameat2 is not None:
     _renameat2.restype = ctypes.c_int
 
 
-_IN_DELETE_SELF, _IN_MOVE_SELF, _IN_UNMOUNT, _IN_ONLYDIR = 0x400, 0x800, 0x2000, 0x01000000
-_c_inotify_init1 = getattr(_libc, "inotify_init1", None)
-_c_inotify_add_watch = getattr(_libc, "inotify_add_watch", None)
-
-
-def _inotify_init() -> int:
-    if _c_inotify_init1 is None:
-        raise OSError(errno.ENOSYS, "no inotify_init1 in this libc")
-    fd = int(_c_inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC))
-    if fd < 0:
-        err = ctypes.get_errno()
-        raise OSError(err, os.strerror(err))
-    return fd
-
-
-def _inotify_add_watch(fd: int, path: bytes, mask: int) -> int:
-    if _c_inotify_add_watch is None:
-        raise OSError(errno.ENOSYS, "no inotify_add_watch in this libc")
-    wd = int(_c_inotify_add_watch(fd, path, ctypes.c_uint32(mask)))
-    if wd < 0:
-        err = ctypes.get_errno()
-        raise OSError(err, os.strerror(err))
-    return wd
-
-
 class FolderWatch:
     """The kernel's word (inotify) on whether a folder held open was moved, removed or had its
     filesystem unmounted. Only the folders themselves are watched, not what is in them: moving
@@ -80,7 +56,7 @@ class FolderWatch:
 
     def __init__(self) -> None:
         try:
-            self._fd: int | None = _inotify_init()
+            self._fd: int | None = inotify.init()
         except OSError:
             self._fd = None
             return
@@ -97,10 +73,13 @@ class FolderWatch:
         if self._fd is None:
             return False
         try:
-            _inotify_add_watch(
+            inotify.add_watch(
                 self._fd,
                 f"/proc/self/fd/{dir_fd}".encode(),
-                _IN_MOVE_SELF | _IN_DELETE_SELF | _IN_UNMOUNT | _IN_ONLYDIR,
+                inotify.IN_MOVE_SELF
+                | inotify.IN_DELETE_SELF
+                | inotify.IN_UNMOUNT
+                | inotify.IN_ONLYDIR,
             )
         except OSError:
             self.close()

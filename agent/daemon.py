@@ -16,8 +16,6 @@ import signal
 import sys
 import threading
 
-from watchdog.events import FileSystemEvent
-
 from actions.planners import PlanResult
 from actions.scan import HashCache
 from agent import backends, memory_actions
@@ -34,7 +32,7 @@ from agent.model import Complete, ModelRuntime
 from agent.notify import make_notifier
 from agent.schedule import start_schedule
 from agent.settings import Settings, load_settings
-from agent.watch import Debouncer, Watcher, chat_logs_touched
+from agent.watch import Debouncer, Watcher
 from control.protocol import socket_path_for
 from control.server import ControlServer
 from policies.errors import AlmaError, ConfigError, UnavailableError
@@ -273,13 +271,14 @@ class Daemon:
         )
         zones = [layout.root / z for z in holder().zones.writable]
 
-        def on_event(event: FileSystemEvent) -> None:
+        def on_change(names_in_logs: list[str]) -> None:
             debounce.poke()
             if memory.loaded:  # the day's chat logs: memory ingestion follows them
-                for name in chat_logs_touched(event, layout.logs):
-                    memory.service.log_changed(name)
+                for name in names_in_logs:
+                    if name.endswith(".md"):
+                        memory.service.log_changed(name)
 
-        watcher = Watcher([*zones, layout.logs], on_event)
+        watcher = Watcher([*zones, layout.logs], on_change, names_of=layout.logs)
         api = Api(
             layout,
             agent,

@@ -28,5 +28,5 @@ def setup_logging(level: str) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
-    for noisy in ("watchdog", "apscheduler", "chromadb", "httpx", "urllib3"):
+    for noisy in ("apscheduler", "chromadb", "httpx", "urllib3"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))

@@ -1,56 +1,56 @@
-"""The daemon's one watcher (watchdog): the writable zones and the logs. Every event pokes the
-analysis (:class:`Debouncer`: once things are quiet) and, for ``logs/*.md``, memory ingestion.
+"""The daemon's one watcher: the writable zones and the logs, every folder below them, on one
+inotify instance. Every batch of events pokes the analysis (:class:`Debouncer`: once things are
+quiet) and names the chat logs touched (``logs/*.md``) for memory ingestion.
 
-Only creations, moves, deletions and closes-after-write are asked of the kernel (a narrow
-``event_filter``): a burst of plain modifications can overflow the inotify queue and lose
-events. Lost events are covered anyway by the scheduled rescan (agent.schedule).
+The events are read in bulk and never paired or turned into objects: what the daemon needs is
+that something changed, which chat logs, and which new folders need a watch. An action of
+100,000 moves is 200,000 events, and each costs a header read here. Not watchdog: it holds
+every ``IN_MOVED_FROM`` for half a second and pairs each ``IN_MOVED_TO`` by a linear search of
+its queue, so the daemon's own actions cost it seconds of CPU, growing with the square of their
+size (docs/benchmarks.md).
 
-A recursive watch costs one inotify watch per folder, and the kernel caps them per user
-(``fs.inotify.max_user_watches``). watchdog skips, without a word, every subfolder it cannot
-watch, so the :class:`Watcher` asks the kernel after the set-up: the watches this process holds
-and, when one more watch is refused (the limit is reached), how many folders there are. ``alma-ctl status`` shows the difference with
-the ``sysctl`` that raises the limit; the folders left out are still seen by the rescan, and
-each rescan tries to watch them again once the kernel grants one more watch (after the person
-raised the limit, it succeeds).
+Only creations, moves, deletions and closes-after-write are asked of the kernel: a burst of
+plain modifications could overflow its queue. An overflow (events lost) walks the folders again,
+and the scheduled rescan (agent.schedule) covers whatever the events missed.
+
+A folder costs one inotify watch, and the kernel caps them per user
+(``fs.inotify.max_user_watches``). The walk that sets the watches up counts every folder and
+every watch refused, so ``alma-ctl status`` shows the folders left out with the ``sysctl`` that
+raises the limit; the rescan still sees them, and each rescan watches them once the kernel
+grants one more watch (after the person raised the limit, it does).
 """
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import logging
 import os
+import queue
+import select
 import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from watchdog.events import (
-    DirCreatedEvent,
-    DirDeletedEvent,
-    DirMovedEvent,
-    FileClosedEvent,
-    FileCreatedEvent,
-    FileDeletedEvent,
-    FileMovedEvent,
-    FileSystemEvent,
-    FileSystemEventHandler,
-)
-from watchdog.observers import Observer, inotify_c
-
+from actions import inotify
 from policies.i18n import _, ngettext
 
 log = logging.getLogger("alma.watch")
-EVENTS = [
-    FileCreatedEvent,
-    DirCreatedEvent,
-    FileMovedEvent,
-    DirMovedEvent,
-    FileDeletedEvent,
-    DirDeletedEvent,
-    FileClosedEvent,
-]
+
+#: What is asked of the kernel for every folder (never through a link, folders only).
+MASK = (
+    inotify.IN_CREATE
+    | inotify.IN_DELETE
+    | inotify.IN_MOVED_FROM
+    | inotify.IN_MOVED_TO
+    | inotify.IN_CLOSE_WRITE
+    | inotify.IN_ONLYDIR
+    | inotify.IN_DONT_FOLLOW
+    | inotify.IN_EXCL_UNLINK
+)
+#: One read of the descriptor: up to about 25,000 events of a move.
+READ_BYTES = 1 << 20
 
 
 class Debouncer:
@@ -95,26 +95,6 @@ class Debouncer:
                 timer.cancel()
 
 
-def chat_logs_touched(event: FileSystemEvent, logs: Path) -> list[str]:
-    """Names of the ``logs/*.md`` files an event is about (a move has two paths)."""
-    if event.is_directory:
-        return []
-    names = []
-    for raw in (event.src_path, getattr(event, "dest_path", "")):
-        path = Path(os.fsdecode(raw)) if raw else None
-        if path is not None and path.parent == logs and path.suffix == ".md":
-            names.append(path.name)
-    return names
-
-
-class _Handler(FileSystemEventHandler):
-    def __init__(self, poke: Callable[[FileSystemEvent], None]) -> None:
-        self._poke = poke
-
-    def on_any_event(self, event: FileSystemEvent) -> None:
-        self._poke(event)
-
-
 #: The kernel's caps on inotify watches per user: the system's, and (Linux 5.11+) the user
 #: namespace's, which may be lower (a container); the smaller one applies.
 LIMIT_FILES = ("/proc/sys/fs/inotify/max_user_watches", "/proc/sys/user/max_inotify_watches")
@@ -132,49 +112,19 @@ def watch_limit(files: Sequence[str] = LIMIT_FILES) -> int | None:
     return min(values) if values else None
 
 
-def inotify_watches(proc: str = "/proc/self") -> int:
-    """The inotify watches this process holds, as the kernel counts them: ``fdinfo`` lists one
-    ``inotify wd:`` line per watch of each inotify descriptor."""
-    count = 0
-    for fd in os.listdir(f"{proc}/fd"):
-        try:
-            if os.readlink(f"{proc}/fd/{fd}") != "anon_inode:inotify":
-                continue
-            with open(f"{proc}/fdinfo/{fd}", "rb") as f:
-                count += sum(1 for line in f if line.startswith(b"inotify wd:"))
-        except OSError:  # closed meanwhile
-            continue
-    return count
-
-
-def count_folders(top: Path) -> int:
-    """``top`` and the folders below it that a recursive watch needs a watch for: every real
-    folder (watchdog walks them all and never follows a link)."""
-    count = 0
-    stack = [os.fspath(top)]
-    while stack:
-        path = stack.pop()
-        count += 1
-        try:
-            with os.scandir(path) as entries:
-                stack.extend(e.path for e in entries if e.is_dir(follow_symlinks=False))
-        except OSError:  # gone or unreadable meanwhile: watchdog cannot watch it either
-            continue
-    return count
-
-
 def may_add_watch(path: Path) -> bool | None:
     """Whether the kernel grants this user one more inotify watch (on ``path``, at once
     removed): False at the limit (``ENOSPC``), None when it cannot be asked (no inotify
     instance to spare, or another error)."""
-    fd = inotify_c.inotify_init()
-    if fd < 0:
+    try:
+        fd = inotify.init()
+    except OSError:
         return None
     try:
-        mask = inotify_c.InotifyConstants.IN_DELETE_SELF
-        if inotify_c.inotify_add_watch(fd, os.fsencode(path), mask) >= 0:
-            return True
-        return False if ctypes.get_errno() == errno.ENOSPC else None
+        inotify.add_watch(fd, os.fsencode(path), inotify.IN_DELETE_SELF)
+        return True
+    except OSError as exc:
+        return False if exc.errno == errno.ENOSPC else None
     finally:
         os.close(fd)  # the watch goes with it
 
@@ -186,90 +136,73 @@ def suggested_limit(limit: int, missing: int) -> int:
 
 
 class Watcher:
-    """watchdog's observer on the given folders, recursively, and an account of how many of
-    their folders the kernel actually watches."""
+    """Every folder below ``paths`` watched, and an account of how many the kernel refused.
+
+    One thread owns the watches: it sets them up (:meth:`start`, :meth:`refresh` ask it and
+    wait), reads the events, watches each new folder and drops the watches of a folder moved
+    away. ``on_change`` is called from it once per batch of events, with the names of the files
+    of ``names_of`` (a folder among ``paths``) that the batch touched."""
 
     def __init__(
         self,
         paths: Sequence[Path],
-        on_event: Callable[[FileSystemEvent], None],
+        on_change: Callable[[list[str]], None],
         *,
+        names_of: Path | None = None,
         limit: Callable[[], int | None] = watch_limit,
-        held: Callable[[], int] = inotify_watches,
         may_add: Callable[[Path], bool | None] = may_add_watch,
     ) -> None:
-        self.observer = Observer()
-        self._handler = _Handler(on_event)
-        self._paths = [p for p in paths if p.is_dir() and not p.is_symlink()]
+        real = [p for p in dict.fromkeys(paths) if p.is_dir() and not p.is_symlink()]
         for path in paths:
-            if path not in self._paths:
+            if path not in real:
                 log.warning("not watching %s: not a folder", path)
+        # A path inside another is watched as part of it (the kernel has one watch a folder).
+        tops = [p for p in real if not any(o != p and p.is_relative_to(o) for o in real)]
+        self._tops = [os.fsencode(p) for p in tops]
+        self._names_of = os.fsencode(names_of) if names_of is not None else None
+        self._on_change = on_change
         self._limit = limit
-        self._held = held
         self._may_add = may_add
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the account below, read by `status`
         self._ready = False
         self._folders = 0
         self._watches = 0
         self._max: int | None = None
         self._seconds = 0.0
+        # The watch thread's own: the descriptor, each watch's folder and back.
+        self._fd = -1
+        self._paths: dict[int, bytes] = {}
+        self._wds: dict[bytes, int] = {}
+        self._refused = 0  # folders whose watch the kernel refused at the last walk, and since
+        self._requests: queue.SimpleQueue[tuple[str, threading.Event]] = queue.SimpleQueue()
+        self._wake_r, self._wake_w = os.pipe()
+        self._thread: threading.Thread | None = None
 
+    # -- asked from other threads ----------------------------------------------------------
     def start(self) -> None:
-        """Watch every path (this walks all their folders: seconds for tens of thousands) and
-        count what the kernel granted. A path that cannot be watched at all is logged; the
-        rescan still covers it."""
-        self.observer.start()
-        self._watch_all()
+        """Watch every folder (a walk of them all: seconds for tens of thousands) and count
+        what the kernel refused; returns once that is done. Without an inotify instance to
+        spare nothing is watched (logged); the rescan still covers every folder."""
+        try:
+            self._fd = inotify.init()
+        except OSError as exc:
+            log.error("cannot watch any folder (%s); the periodic rescan still covers them", exc)
+        self._thread = threading.Thread(target=self._run, name="alma-watch", daemon=True)
+        self._thread.start()
+        self._ask("walk")
 
     def refresh(self) -> None:
-        """If some folders went unwatched, watch everything again: the limit may have been
-        raised, or watches freed, since. Called before each periodic rescan. Not while one more
-        watch is still refused: it would drop every watch and walk the whole tree to get the
-        same ones back (seconds of CPU at 200,000 files, each rescan)."""
+        """If some folders went unwatched, walk them all again: the limit may have been raised,
+        or watches freed, since. Called before each periodic rescan. Not while one more watch
+        is still refused: the walk would get the same watches (seconds at 200,000 files)."""
         with self._lock:
             short = self._ready and self._folders > self._watches
-        if short and self._may_add(self._paths[0]) is False:
+        if short and self._tops and self._may_add(Path(os.fsdecode(self._tops[0]))) is False:
             log.info("some folders are not watched and the inotify limit is still reached")
             return
         if short:
             log.info("some folders are not watched: setting the watches up again")
-            self.observer.unschedule_all()
-            self._watch_all()
-
-    def _watch_all(self) -> None:
-        started = time.monotonic()
-        with self._lock:
-            self._ready = False
-        for path in self._paths:
-            try:
-                self.observer.schedule(
-                    self._handler, str(path), recursive=True, event_filter=EVENTS
-                )
-            except OSError as exc:  # the limit reached before this path's own watch, or gone
-                log.error("cannot watch %s: %s; the periodic rescan still covers it", path, exc)
-        watches, limit = self._held(), self._limit()
-        folders = watches
-        # watchdog skips silently what it cannot watch. Only at the limit (one more watch
-        # refused) are the folders counted: a second walk of the whole tree, a third of the
-        # set-up's cost (docs/benchmarks.md).
-        if self._paths and self._may_add(self._paths[0]) is not True:
-            # A path inside another shares its watches (the kernel has one per folder).
-            tops = [
-                p
-                for p in self._paths
-                if not any(o != p and p.is_relative_to(o) for o in self._paths)
-            ]
-            folders = max(watches, sum(count_folders(p) for p in dict.fromkeys(tops)))
-        with self._lock:
-            self._folders, self._watches, self._max = folders, watches, limit
-            self._seconds = time.monotonic() - started
-            self._ready = True
-        if watches < folders:
-            log.warning(
-                "%d of %d folders not watched (inotify limit %s)", folders - watches, folders, limit
-            )
-        else:
-            log.info("watching %d folders (%.1f s to set up)", folders, self._seconds)
+            self._ask("walk")
 
     @property
     def ready(self) -> bool:
@@ -314,5 +247,165 @@ class Watcher:
         }
 
     def stop(self) -> None:
-        self.observer.stop()
-        self.observer.join(timeout=5)
+        thread = self._thread
+        if thread is not None and thread.is_alive():
+            self._ask("stop", wait=5.0)
+            thread.join(timeout=5)
+        for fd in (self._fd, self._wake_r, self._wake_w):
+            if fd >= 0:
+                os.close(fd)
+        self._fd = self._wake_r = self._wake_w = -1
+
+    def _ask(self, what: str, wait: float | None = None) -> None:
+        done = threading.Event()
+        self._requests.put((what, done))
+        os.write(self._wake_w, b"!")
+        done.wait(wait)
+
+    # -- the watch thread ------------------------------------------------------------------
+    def _run(self) -> None:
+        poller = select.poll()
+        poller.register(self._wake_r, select.POLLIN)
+        if self._fd >= 0:
+            poller.register(self._fd, select.POLLIN)
+        while True:
+            for fd, _mask in poller.poll():
+                if fd != self._wake_r:
+                    self._guarded(self._read)
+                    continue
+                os.read(self._wake_r, 4096)
+                while not self._requests.empty():
+                    what, done = self._requests.get()
+                    try:
+                        if what == "stop":
+                            return
+                        self._guarded(self._walk_all)
+                    finally:
+                        done.set()
+
+    @staticmethod
+    def _guarded(step: Callable[[], None]) -> None:
+        try:
+            step()
+        except Exception:  # the watcher must outlive any one batch; the log has the cause
+            log.exception("the watcher failed on a batch of events; the rescan covers it")
+
+    def _read(self) -> None:
+        try:
+            data = os.read(self._fd, READ_BYTES)
+        except BlockingIOError:
+            return
+        self._handle(data)
+
+    def _handle(self, data: bytes) -> None:
+        """One read's events: watches for new folders, none for folders moved away, a walk of
+        everything after an overflow, then ``on_change`` if anything changed."""
+        names: set[bytes] = set()
+        new: list[bytes] = []
+        gone: set[bytes] = set()
+        changed = overflow = False
+        paths = self._paths
+        names_wd = self._wds.get(self._names_of, -2) if self._names_of is not None else -2
+        for wd, mask, _cookie, name in inotify.events(data):
+            if mask & inotify.IN_IGNORED:  # the folder was removed, or its watch dropped
+                folder = paths.pop(wd, None)
+                if folder is not None and self._wds.get(folder) == wd:
+                    del self._wds[folder]
+                continue
+            changed = True
+            if mask & inotify.IN_Q_OVERFLOW:
+                overflow = True
+            elif mask & inotify.IN_ISDIR:
+                parent = paths.get(wd)
+                if parent is not None and name:
+                    if mask & (inotify.IN_CREATE | inotify.IN_MOVED_TO):
+                        new.append(parent + b"/" + name)
+                    elif mask & inotify.IN_MOVED_FROM:
+                        gone.add(parent + b"/" + name)
+            elif wd == names_wd and name:
+                names.add(name)
+        if gone:
+            self._unwatch(gone)  # first: a folder moved within the roots is walked anew below
+        if overflow:
+            log.warning("the kernel's inotify queue overflowed: walking every folder again")
+            self._walk_all()
+        else:
+            for folder in new:
+                self._walk(folder)
+            self._count()
+        if changed:
+            self._on_change(sorted(os.fsdecode(n) for n in names))
+
+    def _walk_all(self) -> None:
+        started = time.monotonic()
+        with self._lock:
+            self._ready = False
+        self._refused = 0
+        for top in self._tops:
+            self._walk(top)
+        limit = self._limit()
+        with self._lock:
+            self._max = limit
+            self._seconds = time.monotonic() - started
+            self._ready = True
+        folders, watches = self._count()
+        if watches < folders:
+            log.warning(
+                "%d of %d folders not watched (inotify limit %s)", folders - watches, folders, limit
+            )
+        else:
+            log.info("watching %d folders (%.1f s to set up)", folders, self._seconds)
+
+    def _walk(self, top: bytes) -> None:
+        """Watch ``top`` and every folder below it, never through a link."""
+        stack = [top]
+        while stack:
+            folder = stack.pop()
+            try:
+                if self._fd < 0:
+                    raise OSError(errno.EBADF, "no inotify instance")
+                wd = inotify.add_watch(self._fd, folder, MASK)
+            except OSError as exc:
+                if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+                    continue  # gone meanwhile, or not a folder (a link, with IN_DONT_FOLLOW)
+                self._refused += 1  # ENOSPC: the limit; the folder is still counted and walked
+            else:
+                known = self._paths.get(wd)
+                if known is not None and known != folder and self._wds.get(known) == wd:
+                    del self._wds[known]  # the same folder, seen under its new path
+                self._paths[wd] = folder
+                self._wds[folder] = wd
+            try:
+                with os.scandir(folder) as entries:
+                    stack.extend(e.path for e in entries if e.is_dir(follow_symlinks=False))
+            except OSError:  # gone or unreadable meanwhile
+                continue
+
+    def _unwatch(self, gone: set[bytes]) -> None:
+        """Drop the watches of the folders moved away and of every folder below them: they are
+        no longer where their paths say (one moved within the roots is walked again)."""
+        for folder in [f for f in self._wds if _below_any(f, gone)]:
+            wd = self._wds.pop(folder)
+            self._paths.pop(wd, None)
+            try:
+                inotify.rm_watch(self._fd, wd)
+            except OSError:  # nothing to drop: the kernel's own IN_IGNORED is on its way
+                continue
+
+    def _count(self) -> tuple[int, int]:
+        watches = len(self._paths)
+        folders = watches + self._refused
+        with self._lock:
+            self._folders, self._watches = folders, watches
+        return folders, watches
+
+
+def _below_any(folder: bytes, tops: set[bytes]) -> bool:
+    """``folder`` is one of ``tops`` or below one of them."""
+    while folder:
+        if folder in tops:
+            return True
+        folder, sep, _name = folder.rpartition(b"/")
+        if not sep:
+            return False
+    return False

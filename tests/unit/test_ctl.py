@@ -569,7 +569,6 @@ def test_alma_ctl_imports_nothing_heavy() -> None:
         "numpy",
         "chromadb",
         "langgraph",
-        "watchdog",
         "apscheduler",
         "agent",
         "state",

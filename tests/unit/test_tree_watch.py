@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from actions import safefs, tree
+from actions import inotify, tree
 from actions.tree import Tree, prefixes
 from policies.errors import ConflictError, RefusedError
 
@@ -98,7 +98,7 @@ def test_without_inotify_every_call_looks_the_folders_up(
     def unavailable() -> int:
         raise OSError(24, "Too many open files")
 
-    monkeypatch.setattr(safefs, "_inotify_init", unavailable)
+    monkeypatch.setattr(inotify, "init", unavailable)
     calls = _stats_counted(monkeypatch)
     with Tree(root) as t:
         token = t.verify_watched(KEYS, None)  # walks them: nothing to look up yet
@@ -120,7 +120,7 @@ def test_a_watch_refused_by_the_kernel_falls_back_to_the_stats(
     def no_watch(fd: int, path: bytes, mask: int) -> int:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(safefs, "_inotify_add_watch", no_watch)
+    monkeypatch.setattr(inotify, "add_watch", no_watch)
     calls = _stats_counted(monkeypatch)
     with Tree(root) as t:
         token = t.verify_watched(KEYS, None)

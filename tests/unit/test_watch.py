@@ -1,12 +1,15 @@
-"""The watcher against the kernel's limit on inotify watches: counted, reported with the sysctl
-that raises it, and the daemon keeps watching what it can (agent.watch)."""
+"""The watcher (agent.watch): every folder below its paths watched on one inotify instance,
+new folders watched as they come, folders moved away dropped, the chat logs touched named, and
+the kernel's limit on watches counted, reported with the sysctl that raises it, while the daemon
+keeps watching what it can."""
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import json
+import os
 import shutil
+import struct
 import subprocess
 import sys
 import threading
@@ -14,17 +17,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from watchdog.events import FileSystemEvent
-from watchdog.observers import inotify_c
 
-from agent.watch import (
-    Watcher,
-    count_folders,
-    inotify_watches,
-    may_add_watch,
-    suggested_limit,
-    watch_limit,
-)
+from actions import inotify
+from agent.watch import Watcher, may_add_watch, suggested_limit, watch_limit
 from policies.i18n import language
 from tests.support.daemon import wait_for
 
@@ -37,17 +32,21 @@ def make_tree(top: Path, folders: int) -> None:
         (d / "f.txt").write_text("x")
 
 
+#: What on_change was called with, batch by batch.
+Batches = list[list[str]]
+
+
 @pytest.fixture
-def events() -> list[FileSystemEvent]:
+def events() -> Batches:
     return []
 
 
 @pytest.fixture
-def watcher_on(events: list[FileSystemEvent]) -> Iterator[Callable[[Path], Watcher]]:
+def watcher_on(events: Batches) -> Iterator[Callable[..., Watcher]]:
     made: list[Watcher] = []
 
-    def make(top: Path) -> Watcher:
-        w = Watcher([top], events.append)
+    def make(top: Path, names_of: Path | None = None) -> Watcher:
+        w = Watcher([top], events.append, names_of=names_of)
         made.append(w)
         return w
 
@@ -56,60 +55,80 @@ def watcher_on(events: list[FileSystemEvent]) -> Iterator[Callable[[Path], Watch
         w.stop()
 
 
+def inotify_watches() -> int:
+    """The inotify watches this process holds, as the kernel counts them: ``fdinfo`` lists one
+    ``inotify wd:`` line per watch of each inotify descriptor."""
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}") != "anon_inode:inotify":
+                continue
+            with open(f"/proc/self/fdinfo/{fd}", "rb") as f:
+                count += sum(1 for line in f if line.startswith(b"inotify wd:"))
+        except OSError:  # closed meanwhile
+            continue
+    return count
+
+
 def limit_add_watch(monkeypatch: pytest.MonkeyPatch, allowed: int) -> list[int]:
     """The kernel's edge: after ``allowed`` watches, inotify_add_watch fails as the kernel does
-    at the per-user limit (-1 and ENOSPC). Returns the counter of the watches granted."""
-    real = inotify_c.inotify_add_watch
+    at the per-user limit (ENOSPC). Returns the counter of the watches granted."""
+    real = inotify.add_watch
     granted = [0]
 
     def add_watch(fd: int, path: bytes, mask: int) -> int:
         wd = real(fd, path, mask)
-        if wd != -1 and granted[0] >= allowed:
-            inotify_c.inotify_rm_watch(fd, wd)
-            ctypes.set_errno(errno.ENOSPC)
-            return -1
+        if granted[0] >= allowed:
+            inotify.rm_watch(fd, wd)
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         granted[0] += 1
-        return int(wd)
+        return wd
 
-    monkeypatch.setattr(inotify_c, "inotify_add_watch", add_watch)
+    monkeypatch.setattr(inotify, "add_watch", add_watch)
     return granted
 
 
+def called_after(events: Batches, n: int, what: str) -> list[str]:
+    """The names of the first batch after the ``n`` first ones, once it came."""
+    wait_for(lambda: len(events) > n, timeout=30, what=what)
+    return events[n]
+
+
+def names_since(events: Batches, n: int) -> set[str]:
+    return {name for batch in events[n:] for name in batch}
+
+
 def test_every_folder_is_counted_and_watched(
-    tmp_path: Path, watcher_on: Callable[[Path], Watcher], events: list[FileSystemEvent]
+    tmp_path: Path, watcher_on: Callable[..., Watcher], events: Batches
 ) -> None:
     make_tree(tmp_path, 40)
     (tmp_path / "link").symlink_to(tmp_path / "g1")  # never followed, never counted
-    assert count_folders(tmp_path) == 41
     before = inotify_watches()
-    w = watcher_on(tmp_path)
+    deepest = tmp_path / "g3" / "d8"
+    w = watcher_on(tmp_path, names_of=deepest)
     assert not w.ready and w.status(10)["ready"] is False
     w.start()
     st = w.status(10)
     assert st["ready"] is True
     assert st["folders"] == 41 and st["unwatched"] == 0 and st["warning"] is None
-    assert inotify_watches() - before == 41  # the kernel's own count
+    assert st["watches"] == 41 and inotify_watches() - before == 41  # the kernel's own count
     assert may_add_watch(tmp_path) is True and inotify_watches() - before == 41
     assert st["limit"] == watch_limit() and isinstance(st["limit"], int)
-    (tmp_path / "g3" / "d8" / "new.txt").write_text("y")  # the deepest level is watched
-    wait_for(
-        lambda: any(str(e.src_path).endswith("new.txt") for e in events),
-        timeout=30,
-        what="an event for a file in a subfolder",
-    )
+    (deepest / "new.txt").write_text("y")  # the deepest level is watched
+    assert called_after(events, 0, "an event for a file in a subfolder") == ["new.txt"]
 
 
 def test_the_limit_reached_is_reported_with_the_sysctl_and_watching_goes_on(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     watcher_on: Callable[[Path], Watcher],
-    events: list[FileSystemEvent],
+    events: Batches,
 ) -> None:
     make_tree(tmp_path, 30)  # 31 folders with the top
     limit_add_watch(monkeypatch, 10)
-    w = Watcher([tmp_path], events.append, limit=lambda: 10)
+    w = Watcher([tmp_path], events.append, names_of=tmp_path, limit=lambda: 10)
     try:
-        w.start()  # no exception: watchdog skips what it cannot watch, the Watcher counts it
+        w.start()  # no exception: what cannot be watched is counted
         assert may_add_watch(tmp_path) is False
         st = w.status(10)
         assert st["ready"] is True and st["folders"] == 31
@@ -127,11 +146,7 @@ def test_the_limit_reached_is_reported_with_the_sysctl_and_watching_goes_on(
         assert "`sysctl fs.inotify.max_user_watches=64`" in es and "próxima revisión" in es
         # The top is watched: the daemon still hears what happens there.
         (tmp_path / "top.txt").write_text("y")
-        wait_for(
-            lambda: any(str(e.src_path).endswith("top.txt") for e in events),
-            timeout=30,
-            what="an event in the watched top folder",
-        )
+        assert called_after(events, 0, "an event in the watched top folder") == ["top.txt"]
         # The person raised the limit: the next rescan's refresh watches everything.
         monkeypatch.undo()
         w._limit = watch_limit  # the raised limit, as the kernel now reports it
@@ -143,7 +158,7 @@ def test_the_limit_reached_is_reported_with_the_sysctl_and_watching_goes_on(
 
 
 def test_a_zone_whose_own_watch_fails_does_not_stop_the_daemon(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, events: list[FileSystemEvent]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, events: Batches
 ) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
     make_tree(a, 3)
@@ -260,35 +275,111 @@ def test_status_is_safe_to_ask_while_the_watches_are_set_up(tmp_path: Path) -> N
 
 
 def test_a_rescan_at_the_limit_does_not_set_every_watch_up_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, events: list[FileSystemEvent]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, events: Batches
 ) -> None:
-    """refresh() (before each periodic rescan) drops every watch and walks the whole tree again
-    to set them up: worth it once the limit was raised or watches freed, wasted while one more
-    watch is still refused (seconds of CPU at 200,000 files, every rescan)."""
+    """refresh() (before each periodic rescan) walks the whole tree again to set the watches
+    up: worth it once the limit was raised or watches freed, wasted while one more watch is
+    still refused (seconds of CPU at 200,000 files, every rescan)."""
     make_tree(tmp_path, 30)
     limit_add_watch(monkeypatch, 10)
     w = Watcher([tmp_path], events.append, limit=lambda: 10)
-    setups = [0]
-    real_unschedule = w.observer.unschedule_all
+    walks = [0]
+    real_walk_all = w._walk_all
 
-    def unschedule_all() -> None:
-        setups[0] += 1
-        real_unschedule()
+    def walk_all() -> None:
+        walks[0] += 1
+        real_walk_all()
 
-    monkeypatch.setattr(w.observer, "unschedule_all", unschedule_all)
+    monkeypatch.setattr(w, "_walk_all", walk_all)
     try:
         w.start()
-        assert w.status(10)["unwatched"] == 21
+        assert walks[0] == 1 and w.status(10)["unwatched"] == 21
         w.refresh()  # still at the limit: nothing to gain
-        assert setups[0] == 0
+        assert walks[0] == 1
         assert w.status(10)["unwatched"] == 21 and w.ready
-        monkeypatch.setattr(inotify_c, "inotify_add_watch", _real_add_watch)  # room again
+        monkeypatch.setattr(inotify, "add_watch", _real_add_watch)  # room again
         w._limit = watch_limit
         w.refresh()
-        assert setups[0] == 1
+        assert walks[0] == 2
         assert w.status(10)["unwatched"] == 0
     finally:
         w.stop()
 
 
-_real_add_watch = inotify_c.inotify_add_watch
+_real_add_watch = inotify.add_watch
+
+
+def test_new_folders_are_watched_and_folders_moved_away_are_dropped(
+    tmp_path: Path, watcher_on: Callable[..., Watcher], events: Batches
+) -> None:
+    top, outside = tmp_path / "top", tmp_path / "outside"
+    make_tree(top, 6)  # 7 folders
+    outside.mkdir()
+    w = watcher_on(top)
+    w.start()
+    assert w.status(10)["watches"] == 7
+    (top / "a" / "b" / "c").mkdir(parents=True)  # three new folders in one go
+    wait_for(lambda: w.status(10)["watches"] == 10, timeout=30, what="watches on the new folders")
+    seen = len(events)
+    (top / "a" / "b" / "c" / "x.txt").write_text("x")
+    called_after(events, seen, "an event in the newest folder")
+    (top / "a").rename(top / "g0" / "a")  # moved within: walked again at its new path
+    wait_for(lambda: len(events) > seen + 1, timeout=30, what="the move within the tree")
+    seen = len(events)
+    (top / "g0" / "a" / "b" / "c" / "y.txt").write_text("y")
+    called_after(events, seen, "an event in a folder moved within the tree")
+    assert w.status(10)["watches"] == 10 and w.status(10)["folders"] == 10
+    (top / "g0" / "a").rename(outside / "a")  # moved away: its three watches dropped
+    wait_for(lambda: w.status(10)["watches"] == 7, timeout=30, what="the watches dropped")
+    seen = len(events)
+    (outside / "a" / "z.txt").write_text("z")
+    (top / "g1" / "after.txt").write_text("after")  # the next batch is this one alone
+    called_after(events, seen, "an event in the tree")
+    shutil.rmtree(top / "g2")  # removed: the kernel drops its watches
+    wait_for(lambda: w.status(10)["watches"] == 6, timeout=30, what="a removed folder's watch")
+
+
+def test_the_chat_logs_touched_are_named_once_a_batch(
+    tmp_path: Path, watcher_on: Callable[..., Watcher], events: Batches
+) -> None:
+    logs = tmp_path / "logs"
+    (logs / "scripts").mkdir(parents=True)
+    w = watcher_on(tmp_path, names_of=logs)
+    w.start()
+    (logs / "2026-11-27.md").write_text("# 2026-11-27\n\nsueño y ñandú\n", encoding="utf-8")
+    assert called_after(events, 0, "the chat log") == ["2026-11-27.md"]
+    seen = len(events)
+    (logs / "2026-11-27.md").rename(logs / "día.md")  # both names
+    wait_for(lambda: "día.md" in names_since(events, seen), timeout=30, what="the rename")
+    assert names_since(events, seen) == {"2026-11-27.md", "día.md"}
+    seen = len(events)
+    (logs / "scripts" / "backup.log").write_text("ERROR\n")  # a log below: no name, a poke
+    assert called_after(events, seen, "a log below logs/") == []
+
+
+def test_an_overflow_of_the_kernels_queue_walks_every_folder_again(
+    tmp_path: Path,
+    watcher_on: Callable[..., Watcher],
+    events: Batches,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Events lost: a folder made meanwhile may have no watch; the walk gives it one, and the
+    analysis is poked (it scans everything anyway)."""
+    make_tree(tmp_path, 4)
+    w = watcher_on(tmp_path)
+    w.start()
+    made = tmp_path / "hecho-mientras"
+
+    def refused(fd: int, path: bytes, mask: int) -> int:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(inotify, "add_watch", refused)
+    made.mkdir()
+    wait_for(lambda: w.status(10)["unwatched"] == 1, timeout=30, what="the folder left out")
+    assert w.status(10)["watches"] == 5
+    monkeypatch.undo()
+    overflow = struct.pack("iIII", -1, inotify.IN_Q_OVERFLOW, 0, 0)
+    seen = len(events)
+    w._handle(overflow)  # as the watch thread reads it
+    st = w.status(10)
+    assert st["watches"] == 6 and st["unwatched"] == 0 and len(events) == seen + 1
