@@ -471,7 +471,7 @@ class Agent:
         """Every action goes to logs/alma/acciones.md; a failed write is logged, never fatal
         (the journal and `alma-ctl history` hold the same facts)."""
         try:
-            ops = self.engine.journal.plan(int(action["id"]))
+            ops = self.engine.journal.iter_plan(int(action["id"]))
             entry = report.audit_entry(action, suggestion, ops, datetime.now())
             report.append_audit(self.layout, entry)
         except (OSError, AlmaError) as exc:

@@ -328,10 +328,14 @@ class Journal:
             raise ValueError(f"action {action_id} has no stored plan")
         return str(row[0])
 
+    def iter_plan(self, action_id: int) -> Iterator[dict[str, Any]]:
+        """The action's stored plan as dicts, decoded one at a time as they are asked for."""
+        return iter_json_array(self.plan_text(action_id))
+
     def plan(self, action_id: int) -> list[dict[str, Any]]:
         """The action's stored plan as dicts, read as every stored plan is read
         (actions.ops.iter_json_array: ValueError, as json raises, when it is damaged)."""
-        return list(iter_json_array(self.plan_text(action_id)))
+        return list(self.iter_plan(action_id))
 
     def plan_ops(self, action_id: int) -> list[Op]:
         """The action's plan as ops, parsed strictly, op by op (actions.ops.plan_from_json)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -194,6 +195,27 @@ def test_the_report_and_the_audit_log_follow_the_daemons_language_not_the_reques
     assert "## 2026-11-01 09:30 · action 7 (organize)" in entry
     assert "- moved user/a.pdf → user/documentos/a.pdf" in entry
     assert "Why: no suggestion. Decided by: the person." in entry
+
+
+def test_the_audit_entry_of_a_large_action_reads_only_the_ops_it_shows() -> None:
+    # An undo of 100,000 files decoded its whole plan (a second of the daemon's CPU) to write 200
+    # lines: the entry takes ops as they come and counts the rest from the action's row.
+    read = [0]
+
+    def plan() -> Iterator[dict[str, str]]:
+        yield {"op": "keep", "path": "user/a.txt"}  # a dedupe's kept file: not a change
+        for i in range(999):
+            read[0] += 1
+            yield {"op": "move", "src": f"user/f{i}.jpg", "dst": f"user/imágenes/f{i}.jpg"}
+
+    action = {"id": 7, "kind": "organize", "auto": False, "undoes": None, "ops": 1000}
+    with i18n.language("en"):
+        entry = audit_entry(action, None, plan(), datetime(2026, 11, 1, 9, 30))
+    lines = entry.splitlines()
+    assert sum(1 for line in lines if line.startswith("- moved ")) == 200
+    assert "- moved user/f199.jpg → user/imágenes/f199.jpg" in lines
+    assert "- … and 799 more ops (`alma-ctl history`)" in lines
+    assert read[0] == 201  # one past the lines shown, to know there are more
 
 
 def test_a_log_changed_past_year_9999_does_not_stop_the_report(root: Path) -> None:
