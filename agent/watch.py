@@ -55,44 +55,54 @@ READ_BYTES = 1 << 20
 
 class Debouncer:
     """Calls ``fn`` once, ``delay`` seconds after the last poke (and again ``later`` seconds
-    after that, so files too new to touch at the first call are seen once they settle)."""
+    after that, so files too new to touch at the first call are seen once they settle).
+
+    A poke only moves the deadlines: the watcher pokes once a batch of events, hundreds of
+    times during one action. One thread waits for them, and ends once nothing is due."""
 
     def __init__(self, fn: Callable[[], None], delay: float, later: Callable[[], float]) -> None:
         self.fn = fn
         self.delay = delay
         self.later = later
-        self._timers: list[threading.Timer] = []
-        self._lock = threading.Lock()
+        self._cond = threading.Condition()
+        self._due: list[float] = []  # the calls to make, soonest first
+        self._waiting = False  # a thread is waiting for them
         self._closed = False
 
     def poke(self) -> None:
-        with self._lock:
+        settle = self.later()
+        with self._cond:
             if self._closed:
                 return
-            for timer in self._timers:
-                timer.cancel()
-            self._timers = [self._timer(self.delay)]
-            settle = self.later()
-            if settle > 0:
-                self._timers.append(self._timer(self.delay + settle + 1.0))
+            first = time.monotonic() + self.delay
+            self._due = [first, first + settle + 1.0] if settle > 0 else [first]
+            if self._waiting:
+                self._cond.notify()
+            else:
+                self._waiting = True
+                threading.Thread(target=self._wait, name="alma-debounce", daemon=True).start()
 
-    def _timer(self, seconds: float) -> threading.Timer:
-        timer = threading.Timer(seconds, self._fire)
-        timer.daemon = True
-        timer.start()
-        return timer
-
-    def _fire(self) -> None:
-        try:
-            self.fn()
-        except Exception:  # a callback's failure must not kill the watcher; the log has it
-            log.exception("analysis after file events failed")
+    def _wait(self) -> None:
+        with self._cond:
+            while not self._closed and self._due:
+                left = self._due[0] - time.monotonic()
+                if left > 0:
+                    self._cond.wait(left)
+                    continue
+                self._due.pop(0)
+                self._cond.release()
+                try:
+                    self.fn()
+                except Exception:  # a callback's failure must not kill the watcher; the log has it
+                    log.exception("analysis after file events failed")
+                finally:
+                    self._cond.acquire()
+            self._waiting = False
 
     def close(self) -> None:
-        with self._lock:
+        with self._cond:
             self._closed = True
-            for timer in self._timers:
-                timer.cancel()
+            self._cond.notify()
 
 
 #: The kernel's caps on inotify watches per user: the system's, and (Linux 5.11+) the user

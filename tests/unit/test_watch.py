@@ -13,13 +13,14 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from actions import inotify
-from agent.watch import Watcher, may_add_watch, suggested_limit, watch_limit
+from agent.watch import Debouncer, Watcher, may_add_watch, suggested_limit, watch_limit
 from policies.i18n import language
 from tests.support.daemon import wait_for
 
@@ -383,3 +384,57 @@ def test_an_overflow_of_the_kernels_queue_walks_every_folder_again(
     w._handle(overflow)  # as the watch thread reads it
     st = w.status(10)
     assert st["watches"] == 6 and st["unwatched"] == 0 and len(events) == seen + 1
+
+
+# -------------------------------------------------------------------------------- the debouncer
+
+
+def test_the_debouncer_calls_once_after_the_last_poke_then_once_after_the_settle_time() -> None:
+    calls: list[float] = []
+    d = Debouncer(lambda: calls.append(time.monotonic()), 0.3, lambda: 0.2)
+    try:
+        for _ in range(20):
+            d.poke()
+            time.sleep(0.01)
+        last = time.monotonic()
+        wait_for(lambda: len(calls) == 2, timeout=30, what="the two calls")
+        time.sleep(0.3)
+        assert len(calls) == 2  # and no more
+        assert calls[0] - last >= 0.3 - 0.02  # after the last poke, not the first
+        assert calls[1] - calls[0] >= 0.2 + 1.0 - 0.02  # the settle time and a second
+    finally:
+        d.close()
+
+
+def test_a_burst_of_pokes_starts_one_thread_not_one_a_poke(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The watcher pokes once a batch of events; an action's events come in hundreds of batches.
+    started = [0]
+    real_start = threading.Thread.start
+
+    def counting(self: threading.Thread) -> None:
+        started[0] += 1
+        real_start(self)
+
+    monkeypatch.setattr(threading.Thread, "start", counting)
+    calls = [0]
+    d = Debouncer(lambda: calls.__setitem__(0, calls[0] + 1), 0.2, lambda: 0.0)
+    try:
+        for _ in range(1000):
+            d.poke()
+        assert started[0] <= 1
+        wait_for(lambda: calls[0] == 1, timeout=30, what="the call")
+        d.poke()  # quiet since: a new timer
+        wait_for(lambda: calls[0] == 2, timeout=30, what="the next call")
+        assert started[0] <= 2
+    finally:
+        d.close()
+
+
+def test_nothing_is_called_once_the_debouncer_is_closed() -> None:
+    calls = [0]
+    d = Debouncer(lambda: calls.__setitem__(0, calls[0] + 1), 0.1, lambda: 0.0)
+    d.poke()
+    d.close()
+    d.poke()
+    time.sleep(0.4)
+    assert calls[0] == 0
