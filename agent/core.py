@@ -41,7 +41,7 @@ from policies.layout import RootLayout
 from policies.zones import ZoneCheck
 from sandbox.engine import Engine
 from state.db import utc_stamp, utcnow
-from state.suggestions import SuggestionStore, suggestion_plan
+from state.suggestions import SuggestionStore
 
 log = logging.getLogger("alma.agent")
 Trigger = Literal["person", "event", "schedule"]
@@ -178,7 +178,7 @@ class Agent:
                 return action  # already executed: act ran again, the journal says so
         row = self.store.row(sid)
         try:
-            plan = suggestion_plan(row)
+            plan = self.store.plan_ops(sid)
         except BadArgumentError as exc:  # nothing ran: it fails, and stays out of the way
             self.store.update(sid, status="failed", error=str(exc))
             raise
@@ -320,7 +320,7 @@ class Agent:
         for row in self.store.with_status("pending"):
             if row["kind"] == memory_actions.KIND and not self._memory_seen:
                 continue  # the store was not looked at this time
-            if json.loads(row["plan"]) and row["fingerprint"] not in current:
+            if row["has_plan"] and row["fingerprint"] not in current:
                 self.store.update(
                     row["id"],
                     status="expired",

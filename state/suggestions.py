@@ -8,11 +8,12 @@ rejected fingerprint is not proposed again; a changed target gives a new fingerp
 from __future__ import annotations
 
 import builtins
+import contextlib
 import json
 import logging
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -77,6 +78,19 @@ MIGRATIONS = (
     );
     CREATE INDEX outcomes_suggestion ON outcomes(suggestion_id, event)
     """,
+    # 3: a plan lives beside its suggestion's row (as an action's, state.journal's 5): SQLite
+    # rewrites a whole row on every UPDATE, so each status change of an accept rewrote the plan
+    # (35 MB at 100,000 files) and every read of the row read it. ``has_plan`` answers whether
+    # it changes files without reading it; ``suggestions.plan`` stays, always ''.
+    """
+    CREATE TABLE suggestion_plans (
+        suggestion_id INTEGER PRIMARY KEY REFERENCES suggestions(id),
+        plan TEXT NOT NULL
+    );
+    INSERT INTO suggestion_plans(suggestion_id, plan) SELECT id, plan FROM suggestions;
+    ALTER TABLE suggestions ADD COLUMN has_plan INTEGER NOT NULL DEFAULT 0;
+    UPDATE suggestions SET has_plan = (plan != '[]'), plan = ''
+    """,
 )
 #: What the track record counts (agent.track reads them; feedback replaces its earlier verdict).
 OUTCOMES = ("proposed", "accepted", "rejected", "undone", "useful", "useless", "lifted")
@@ -111,12 +125,12 @@ class SuggestionStore:
     def add(
         self, finding: dict[str, Any], *, needs_approval: bool, thread_id: str | None = None
     ) -> int:
-        with self._lock:
+        with self._lock, self._savepoint():
             now = utcnow()
             cur = self.conn.execute(
                 "INSERT INTO suggestions(kind, status, title, reason, target, files, needs_approval,"
-                " evidence, plan, fingerprint, thread_id, created_at, updated_at)"
-                " VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " evidence, plan, has_plan, fingerprint, thread_id, created_at, updated_at)"
+                " VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?)",
                 (
                     finding["kind"],
                     finding["title"],
@@ -125,15 +139,20 @@ class SuggestionStore:
                     int(finding["files"]),
                     int(needs_approval),
                     json.dumps(finding["evidence"], ensure_ascii=False),
-                    json.dumps(finding["plan"], ensure_ascii=False),
+                    int(bool(finding["plan"])),
                     finding["fingerprint"],
                     thread_id,
                     now,
                     now,
                 ),
             )
-            assert cur.lastrowid is not None
-            return cur.lastrowid
+            sid = cur.lastrowid
+            assert sid is not None
+            self.conn.execute(
+                "INSERT INTO suggestion_plans(suggestion_id, plan) VALUES (?, ?)",
+                (sid, json.dumps(finding["plan"], ensure_ascii=False)),
+            )
+            return sid
 
     def propose(self, finding: dict[str, Any], *, needs_approval: bool) -> int:
         """A new suggestion and its ``proposed`` outcome in one transaction: one write to the
@@ -165,7 +184,42 @@ class SuggestionStore:
         return row
 
     def get(self, suggestion_id: int, *, with_plan: bool = True) -> dict[str, Any]:
-        return suggestion_json(self.row(suggestion_id), with_plan=with_plan)
+        data = suggestion_json(self.row(suggestion_id))
+        if with_plan:
+            data["plan"] = self._read_plan(suggestion_id, plan_items_from_json)
+        return data
+
+    def plan_ops(self, suggestion_id: int) -> list[Op]:
+        """The suggestion's stored plan as ops, parsed strictly (to run it)."""
+        return self._read_plan(suggestion_id, plan_from_json)
+
+    def _read_plan(self, suggestion_id: int, parse: Callable[[str], list[_T]]) -> list[_T]:
+        """Read through actions.ops, the plan format's owner; a damaged plan becomes the
+        sentence that says what to do with this suggestion, and what was wrong goes to the log."""
+        row = self.conn.execute(
+            "SELECT plan FROM suggestion_plans WHERE suggestion_id = ?", (suggestion_id,)
+        ).fetchone()
+        if row is None:
+            self.row(suggestion_id)  # NotFoundError when there is no such suggestion
+            raise BadArgumentError(f"suggestion {suggestion_id} has no stored plan")
+        try:
+            return parse(row[0])
+        except BadArgumentError as exc:
+            log.warning(
+                "suggestion %s: its stored plan is damaged: %s (%s)",
+                suggestion_id,
+                exc,
+                exc.__cause__,
+            )
+            raise BadArgumentError(
+                _(
+                    "Suggestion {id}'s stored plan is damaged ({why}), so it cannot run: "
+                    "accepting it only marks it failed, and then `alma-ctl analyze` proposes a "
+                    "fresh one.",
+                    id=suggestion_id,
+                    why=str(exc).rstrip("."),
+                )
+            ) from exc
 
     def list(self, *, status: str | None = None, all_: bool = False) -> list[dict[str, Any]]:
         if all_:
@@ -174,7 +228,7 @@ class SuggestionStore:
             rows = self.conn.execute(
                 "SELECT * FROM suggestions WHERE status = ? ORDER BY id", (status or "pending",)
             )
-        return [suggestion_json(r, with_plan=False) for r in rows]
+        return [suggestion_json(r) for r in rows]
 
     def created_between(self, since: str, until: str) -> builtins.list[dict[str, Any]]:
         """Suggestions made in [since, until) (state.db.utc_stamp times), oldest first."""
@@ -182,20 +236,41 @@ class SuggestionStore:
             "SELECT * FROM suggestions WHERE created_at >= ? AND created_at < ? ORDER BY id",
             (since, until),
         )
-        return [suggestion_json(r, with_plan=False) for r in rows]
+        return [suggestion_json(r) for r in rows]
 
     def update(self, suggestion_id: int, **fields: Any) -> None:
+        """Change a suggestion's fields; ``plan`` (its JSON text) goes beside the row."""
         if not fields:
             return
         assert set(fields) <= {"status", "action_id", "reject_reason", "error", "thread_id", "plan"}
         if "status" in fields:
             assert fields["status"] in STATUSES
+        plan = fields.pop("plan", None)
+        if plan is not None:
+            fields["has_plan"] = int(plan.strip() != "[]")
         cols = ", ".join(f"{k} = ?" for k in fields)
-        with self._lock:
+        with self._lock, self._savepoint():
+            if plan is not None:
+                self.conn.execute(
+                    "UPDATE suggestion_plans SET plan = ? WHERE suggestion_id = ?",
+                    (plan, suggestion_id),
+                )
             self.conn.execute(
                 f"UPDATE suggestions SET {cols}, updated_at = ? WHERE id = ?",
                 (*fields.values(), utcnow(), suggestion_id),
             )
+
+    @contextlib.contextmanager
+    def _savepoint(self) -> Iterator[None]:
+        """One write of several statements, inside a transaction (propose's) or on its own."""
+        self.conn.execute("SAVEPOINT suggestion")
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK TO suggestion")
+            self.conn.execute("RELEASE suggestion")
+            raise
+        self.conn.execute("RELEASE suggestion")
 
     def with_status(self, *statuses: str) -> builtins.list[sqlite3.Row]:
         marks = ",".join("?" * len(statuses))
@@ -270,9 +345,10 @@ class SuggestionStore:
                 )
 
 
-def suggestion_json(row: sqlite3.Row, *, with_plan: bool) -> dict[str, Any]:
-    """The contract's Suggestion shape (§3), plus action_id, reject_reason, error, updated_at."""
-    data: dict[str, Any] = {
+def suggestion_json(row: sqlite3.Row) -> dict[str, Any]:
+    """The contract's Suggestion shape (§3) without its plan (SuggestionStore.get adds it),
+    plus action_id, reject_reason, error, updated_at."""
+    return {
         "id": row["id"],
         "kind": row["kind"],
         "status": row["status"],
@@ -288,30 +364,3 @@ def suggestion_json(row: sqlite3.Row, *, with_plan: bool) -> dict[str, Any]:
         "reject_reason": row["reject_reason"],
         "error": row["error"],
     }
-    if with_plan:
-        data["plan"] = _read_plan(row, plan_items_from_json)
-    return data
-
-
-def suggestion_plan(row: sqlite3.Row) -> list[Op]:
-    """The suggestion's stored plan as ops, parsed strictly (to run it)."""
-    return _read_plan(row, plan_from_json)
-
-
-def _read_plan(row: sqlite3.Row, parse: Callable[[str], list[_T]]) -> list[_T]:
-    """Read through actions.ops, the plan format's owner; a damaged plan becomes the sentence
-    that says what to do with this suggestion, and what was wrong goes to the log."""
-    try:
-        return parse(row["plan"])
-    except BadArgumentError as exc:
-        log.warning(
-            "suggestion %s: its stored plan is damaged: %s (%s)", row["id"], exc, exc.__cause__
-        )
-        raise BadArgumentError(
-            _(
-                "Suggestion {id}'s stored plan is damaged ({why}), so it cannot run: accepting "
-                "it only marks it failed, and then `alma-ctl analyze` proposes a fresh one.",
-                id=row["id"],
-                why=str(exc).rstrip("."),
-            )
-        ) from exc

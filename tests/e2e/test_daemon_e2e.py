@@ -240,7 +240,10 @@ def test_a_damaged_stored_plan_is_one_sentence_and_a_fresh_suggestion_replaces_i
     sid = str(listed["id"])
     conn = sqlite3.connect(alma.root / ".alma" / "alma.db", timeout=30)
     with conn:
-        conn.execute("UPDATE suggestions SET plan = ? WHERE id = ?", ('[{"op":"mk', listed["id"]))
+        conn.execute(
+            "UPDATE suggestion_plans SET plan = ? WHERE suggestion_id = ?",
+            ('[{"op":"mk', listed["id"]),
+        )
     conn.close()
 
     shown = alma.ctl("suggestions", "show", sid, json_out=False)

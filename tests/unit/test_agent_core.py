@@ -117,7 +117,9 @@ def test_a_rejected_suggestion_stays_rejected_and_is_not_proposed_again(
 
 
 def _damage_plan(ag: Agent, sid: int) -> None:
-    ag.store.conn.execute("UPDATE suggestions SET plan = ? WHERE id = ?", ('[{"op":"mk', sid))
+    ag.store.conn.execute(
+        "UPDATE suggestion_plans SET plan = ? WHERE suggestion_id = ?", ('[{"op":"mk', sid)
+    )
     ag.store.conn.commit()
 
 
