@@ -201,9 +201,8 @@ class SuggestionStore:
         ).fetchone()
         if row is None:
             self.row(suggestion_id)  # NotFoundError when there is no such suggestion
-            raise BadArgumentError(f"suggestion {suggestion_id} has no stored plan")
         try:
-            return parse(row[0])
+            return parse(row[0] if row is not None else "")  # none stored: a damaged plan
         except BadArgumentError as exc:
             log.warning(
                 "suggestion %s: its stored plan is damaged: %s (%s)",

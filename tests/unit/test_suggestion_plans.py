@@ -72,6 +72,9 @@ def test_a_damaged_stored_plan_says_what_to_do(store: SuggestionStore) -> None:
     )
     with pytest.raises(BadArgumentError, match=f"Suggestion {sid}'s stored plan is damaged"):
         store.plan_ops(sid)
+    store.conn.execute("DELETE FROM suggestion_plans WHERE suggestion_id = ?", (sid,))
+    with pytest.raises(BadArgumentError, match=f"Suggestion {sid}'s stored plan is damaged"):
+        store.get(sid)
     store.close()
 
 
