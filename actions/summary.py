@@ -7,7 +7,7 @@ A plan of 100,000 ops is read by a person as its summary and its first ops
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 #: Rows of each breakdown: the largest ones; the rest is counted in ``*_more``.
@@ -58,12 +58,23 @@ def plan_summary(plan: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
-def shown(suggestion: dict[str, Any], *, all_ops: bool) -> dict[str, Any]:
+def shown(suggestion: Mapping[str, Any], *, all_ops: bool) -> dict[str, Any]:
     """``suggestion`` as ``suggestions.show`` answers it: with ``plan_total`` and
     ``plan_summary``; without ``all_ops``, a plan longer than :data:`WHOLE_UP_TO` ops is cut to
-    its first :data:`FIRST_OPS`."""
-    plan = suggestion.get("plan") or []
-    out = {**suggestion, "plan_total": len(plan), "plan_summary": plan_summary(plan)}
-    if not all_ops and len(plan) > WHOLE_UP_TO:
-        out["plan"] = plan[:FIRST_OPS]
-    return out
+    its first :data:`FIRST_OPS`. Its ``plan`` may be any iterable of ops, read once as the
+    summary counts them: without ``all_ops`` only the first :data:`WHOLE_UP_TO` are kept (a
+    plan of 100,000 ops is never held whole to be summarized)."""
+    kept: list[Mapping[str, Any]] = []
+    total = 0
+
+    def reading() -> Iterator[Mapping[str, Any]]:
+        nonlocal total
+        for op in suggestion.get("plan") or ():
+            total += 1
+            if all_ops or total <= WHOLE_UP_TO:
+                kept.append(op)
+            yield op
+
+    summary = plan_summary(reading())
+    plan = kept if all_ops or total <= WHOLE_UP_TO else kept[:FIRST_OPS]
+    return {**suggestion, "plan": plan, "plan_total": total, "plan_summary": summary}

@@ -12,7 +12,6 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from actions.summary import shown
 from agent.chat import ChatService
 from agent.core import Agent
 from agent.memory_gate import Memory, MemoryGate
@@ -52,7 +51,7 @@ class Api:
             "status": lambda a: self.status(),
             "analyze": self.analyze,
             "suggestions.list": lambda a: agent.store.list(status=a.get("status"), all_=a["all"]),
-            "suggestions.show": lambda a: shown(agent.show(a["id"]), all_ops=a["all"]),
+            "suggestions.show": lambda a: agent.show(a["id"], all_ops=a["all"]),
             "suggestions.accept": lambda a: agent.accept(a["id"]),
             "suggestions.reject": lambda a: agent.reject(a["id"], a.get("reason")),
             "autonomy.off": lambda a: agent.autonomy.off(),

@@ -14,10 +14,11 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import date, datetime, timedelta
 from typing import Any, Literal, ParamSpec, TypeVar
 
+from actions import summary
 from actions.ops import Op, files_touched, plan_from_list, write_paths
 from actions.planners import PlanResult
 from agent import daily, diagnose, loop, memory_actions, report
@@ -460,11 +461,22 @@ class Agent:
         raise ConflictError(message)
 
     @gives_back_memory
-    def show(self, sid: int) -> dict[str, Any]:
-        """A suggestion whole; an edit in its plan comes with its diff (``diffs``)."""
-        shown = self.store.get(sid)
-        diffs = diagnose.edit_diffs(self.layout.root, shown.get("plan") or [])
-        return {**shown, "diffs": diffs} if diffs else shown
+    def show(self, sid: int, *, all_ops: bool = True) -> dict[str, Any]:
+        """A suggestion as `suggestions show` answers it (actions.summary.shown), its plan read
+        as it is summarized; an edit in it comes with its diff (``diffs``)."""
+        edits: list[dict[str, Any]] = []
+
+        def plan() -> Iterator[Any]:
+            for op in self.store.iter_plan(sid):
+                if isinstance(op, dict) and op.get("op") == "edit":
+                    edits.append(op)
+                yield op
+
+        out = summary.shown(
+            {**self.store.get(sid, with_plan=False), "plan": plan()}, all_ops=all_ops
+        )
+        diffs = diagnose.edit_diffs(self.layout.root, edits)
+        return {**out, "diffs": diffs} if diffs else out
 
     def reject(self, sid: int, reason: str | None) -> dict[str, Any]:
         with self._lock:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from actions.ops import Op, plan_from_json, plan_items_from_json
+from actions.ops import Op, iter_plan_items, plan_from_json, plan_items_from_json
 from policies.errors import BadArgumentError, NotFoundError
 from policies.i18n import _
 from policies.modes import PRIVATE_DIR
@@ -193,32 +193,30 @@ class SuggestionStore:
         """The suggestion's stored plan as ops, parsed strictly (to run it)."""
         return self._read_plan(suggestion_id, plan_from_json)
 
+    def iter_plan(self, suggestion_id: int) -> Iterator[Any]:
+        """The suggestion's stored plan, item by item as stored (to show it)."""
+        text = self._plan_text(suggestion_id)
+        try:
+            yield from iter_plan_items(text)
+        except BadArgumentError as exc:
+            raise _damaged(suggestion_id, exc) from exc
+
     def _read_plan(self, suggestion_id: int, parse: Callable[[str], list[_T]]) -> list[_T]:
-        """Read through actions.ops, the plan format's owner; a damaged plan becomes the
-        sentence that says what to do with this suggestion, and what was wrong goes to the log."""
+        """Read through actions.ops, the plan format's owner."""
+        text = self._plan_text(suggestion_id)
+        try:
+            return parse(text)
+        except BadArgumentError as exc:
+            raise _damaged(suggestion_id, exc) from exc
+
+    def _plan_text(self, suggestion_id: int) -> str:
         row = self.conn.execute(
             "SELECT plan FROM suggestion_plans WHERE suggestion_id = ?", (suggestion_id,)
         ).fetchone()
         if row is None:
             self.row(suggestion_id)  # NotFoundError when there is no such suggestion
-        try:
-            return parse(row[0] if row is not None else "")  # none stored: a damaged plan
-        except BadArgumentError as exc:
-            log.warning(
-                "suggestion %s: its stored plan is damaged: %s (%s)",
-                suggestion_id,
-                exc,
-                exc.__cause__,
-            )
-            raise BadArgumentError(
-                _(
-                    "Suggestion {id}'s stored plan is damaged ({why}), so it cannot run: "
-                    "accepting it only marks it failed, and then `alma-ctl analyze` proposes a "
-                    "fresh one.",
-                    id=suggestion_id,
-                    why=str(exc).rstrip("."),
-                )
-            ) from exc
+            return ""  # none stored: a damaged plan
+        return str(row[0])
 
     def list(self, *, status: str | None = None, all_: bool = False) -> list[dict[str, Any]]:
         if all_:
@@ -342,6 +340,23 @@ class SuggestionStore:
                     "INSERT OR REPLACE INTO settings(key, value) VALUES (?, ?)",
                     (key, json.dumps(value)),
                 )
+
+
+def _damaged(suggestion_id: int, exc: BadArgumentError) -> BadArgumentError:
+    """A damaged plan as the sentence that says what to do with this suggestion; what was
+    wrong goes to the log."""
+    log.warning(
+        "suggestion %s: its stored plan is damaged: %s (%s)", suggestion_id, exc, exc.__cause__
+    )
+    return BadArgumentError(
+        _(
+            "Suggestion {id}'s stored plan is damaged ({why}), so it cannot run: "
+            "accepting it only marks it failed, and then `alma-ctl analyze` proposes a "
+            "fresh one.",
+            id=suggestion_id,
+            why=str(exc).rstrip("."),
+        )
+    )
 
 
 def suggestion_json(row: sqlite3.Row) -> dict[str, Any]:

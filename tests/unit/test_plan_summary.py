@@ -153,3 +153,21 @@ def test_the_chat_shows_a_plan_as_alma_ctl_does() -> None:
     decision = parse_line("!ver 3")
     assert isinstance(decision, Run)
     assert (decision.cmd, decision.args) == ("suggestions.show", {"id": 3, "all": False})
+
+
+def test_shown_reads_a_plan_once_as_it_comes_and_keeps_only_what_it_shows() -> None:
+    # `suggestions show` of 100,000 ops held every op as a dict to summarize them: the store's
+    # plan now comes one op at a time, and only the ops shown are kept.
+    given = [0]
+
+    def stored() -> Iterator[dict[str, str]]:
+        for op in big_plan(10_000):
+            given[0] += 1
+            yield op
+
+    cut = shown({**SUGGESTION, "plan": stored()}, all_ops=False)
+    assert given[0] == len(big_plan(10_000)) and cut["plan_total"] == given[0]
+    assert cut["plan"] == big_plan(10_000)[:FIRST_OPS]
+    assert cut["plan_summary"] == plan_summary(big_plan(10_000))
+    whole = shown({**SUGGESTION, "plan": iter(big_plan(150))}, all_ops=True)
+    assert whole["plan"] == big_plan(150) and whole["plan_total"] == len(big_plan(150))
