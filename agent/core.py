@@ -189,7 +189,7 @@ class Agent:
         existing = self.store.find_blocking(finding.fingerprint)
         if existing is not None and existing > 0:
             return existing  # the node ran again after a crash: never insert twice
-        sid = self.store.propose(finding.model_dump(), needs_approval=needs_approval)
+        sid = self.store.propose(finding.as_dict(), needs_approval=needs_approval)
         log.info("suggestion %s proposed: %s", sid, finding.title)
         if needs_approval:
             self.notify(

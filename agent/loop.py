@@ -54,11 +54,18 @@ class Finding(BaseModel):
     title: str = Field(min_length=1, max_length=500)
     reason: str = Field(max_length=L.REASON_CHARS)
     evidence: list[str] = Field(max_length=200)
-    plan: list[dict[str, Any]]
+    #: The ops as dicts, the detector's own, never copied: observe checks each one with
+    #: actions.ops.plan_from_list, the one owner of what an op is (a copy of 100,000 ops is
+    #: about 100 MB, and the loop validated and dumped each finding twice).
+    plan: list[Any]
     files: int = Field(ge=0)
     fingerprint: str = Field(min_length=8, max_length=128)
     #: The plan is the model's (agent.diagnose): it never runs without a person, at any level.
     by_model: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        """``model_dump()`` with the same plan list: its ops are not copied."""
+        return {**self.model_dump(exclude={"plan"}), "plan": self.plan}
 
 
 class Decision(BaseModel):
@@ -154,7 +161,7 @@ def build_analysis(deps: LoopDeps) -> Any:
             if why is not None:
                 skipped.append(_skip(item, why))
                 continue
-            findings.append(finding.model_dump())
+            findings.append(finding.as_dict())
         return {"findings": findings, "skipped": skipped}
 
     def recall(state: AnalysisState) -> AnalysisState:
