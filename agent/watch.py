@@ -382,9 +382,12 @@ class Watcher:
                     raise OSError(errno.EBADF, "no inotify instance")
                 wd = inotify.add_watch(self._fd, folder, MASK)
             except OSError as exc:
-                if exc.errno in (errno.ENOENT, errno.ENOTDIR):
-                    continue  # gone meanwhile, or not a folder (a link, with IN_DONT_FOLLOW)
-                self._refused += 1  # ENOSPC: the limit; the folder is still counted and walked
+                if exc.errno not in (errno.ENOSPC, errno.EBADF):
+                    # Gone meanwhile, not a folder (a link, with IN_DONT_FOLLOW), or not ours
+                    # to read: the rescan cannot list it either.
+                    log.debug("not watching %r: %s", folder, exc)
+                    continue
+                self._refused += 1  # the limit (or no instance): still counted, and walked
             else:
                 known = self._paths.get(wd)
                 if known is not None and known != folder and self._wds.get(known) == wd:

@@ -158,6 +158,24 @@ def test_the_limit_reached_is_reported_with_the_sysctl_and_watching_goes_on(
         w.stop()
 
 
+def test_a_folder_the_kernel_will_not_watch_for_another_reason_is_not_blamed_on_the_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, watcher_on: Callable[..., Watcher]
+) -> None:
+    make_tree(tmp_path, 6)  # 7 folders with the top
+    real = inotify.add_watch
+
+    def add_watch(fd: int, path: bytes, mask: int) -> int:
+        if path.endswith(b"/g2"):  # not ours to read (only root reads every folder)
+            raise OSError(errno.EACCES, os.strerror(errno.EACCES))
+        return real(fd, path, mask)
+
+    monkeypatch.setattr(inotify, "add_watch", add_watch)
+    w = watcher_on(tmp_path)
+    w.start()
+    st = w.status(10)
+    assert st["watches"] == 6 and st["unwatched"] == 0 and st["warning"] is None
+
+
 def test_a_zone_whose_own_watch_fails_does_not_stop_the_daemon(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, events: Batches
 ) -> None:
