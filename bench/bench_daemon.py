@@ -98,10 +98,12 @@ def bench_latency(d: DaemonRoot, runs: int, files: int = 30) -> list[float]:
     return out
 
 
-def cpu_seconds(pid: int) -> float:
+def cpu_seconds(pid: int, *, children: bool = False) -> float:
+    """utime + stime of ``pid`` (fields 14, 15), with ``children`` those of its children it
+    waited for too (16, 17: the daemon's executor child, once the action is over)."""
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime (fields 14, 15)
+    return sum(int(v) for v in fields[11 : 15 if children else 13]) / TICKS
 
 
 def rss_mb(pid: int) -> tuple[float, float]:
