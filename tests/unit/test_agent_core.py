@@ -56,6 +56,14 @@ def _messy(alma: AlmaRoot, folder: str, n: int = 20) -> list[Path]:
     return [alma.write(f"{folder}/f{i:03d}.{exts[i % 6]}", b"x" * (i + 1)) for i in range(n)]
 
 
+def _example_logs(alma: AlmaRoot) -> None:
+    """The chat and script logs of tests/data/examples (2026-11-17 and -18) in the root."""
+    from tests.unit.test_daily import EXAMPLES
+
+    for log in EXAMPLES.iterdir():
+        alma.write(f"logs/{log.name}", log.read_bytes())
+
+
 def _pending(agent: Agent) -> list[dict[str, object]]:
     return agent.store.list(status="pending", all_=False)
 
@@ -178,12 +186,11 @@ def test_the_report_uses_the_models_summary_only_when_it_holds(
 ) -> None:
     from policies import i18n
     from tests.support.fake_model import FakeComplete
-    from tests.unit.test_daily import EXAMPLES, FAITHFUL
+    from tests.unit.test_daily import FAITHFUL
 
     monkeypatch.setattr(i18n, "_process_language", "es")  # the report is in the daemon's language
     ag, alma = agent
-    for log in EXAMPLES.iterdir():
-        alma.write(f"logs/{log.name}", log.read_bytes())
+    _example_logs(alma)
     (alma.root / "user" / "proyectoY").mkdir()
     ag.complete, ag.model_timeout_s = FakeComplete(FAITHFUL), 9.0
     report = ag.report("2026-11-17")
@@ -226,11 +233,8 @@ def test_feedback_on_an_action_is_feedback_on_the_suggestion_it_came_from(
 def test_a_days_report_is_written_once_then_shown_as_it_is(agent: tuple[Agent, AlmaRoot]) -> None:
     # Contract §2: `report [DATE]` is "written now if it does not exist yet". On main every call
     # wrote it again, throwing away a summary the model wrote earlier or a person's note.
-    from tests.unit.test_daily import EXAMPLES
-
     ag, alma = agent
-    for log in EXAMPLES.iterdir():
-        alma.write(f"logs/{log.name}", log.read_bytes())
+    _example_logs(alma)
     first = ag.report("2026-11-17")
     assert first["written"] is True and "08:02" in first["text"]
     path = Path(first["path"])
@@ -326,11 +330,8 @@ def test_the_schedule_writes_again_only_a_report_made_before_its_day_ended(
 ) -> None:
     import os
 
-    from tests.unit.test_daily import EXAMPLES
-
     ag, alma = agent
-    for log in EXAMPLES.iterdir():
-        alma.write(f"logs/{log.name}", log.read_bytes())
+    _example_logs(alma)
     evening = datetime(2026, 11, 17, 18, 0).timestamp()
     ag.clock = lambda: evening
     partial = ag.report(None)  # the person asked at 18:00: the day so far
@@ -478,12 +479,10 @@ def test_the_scheduled_report_is_of_the_day_that_ended(
     # midnight, "no conversation was logged that day", every day; no scheduled report ever
     # covered a whole day. At 03:00 the day that ended is the one to analyse.
     from policies import i18n
-    from tests.unit.test_daily import EXAMPLES
 
     monkeypatch.setattr(i18n, "_process_language", "en")
     ag, alma = agent
-    for log in EXAMPLES.iterdir():
-        alma.write(f"logs/{log.name}", log.read_bytes())
+    _example_logs(alma)
     ag.clock = lambda: datetime(2026, 11, 18, 3, 0).timestamp()
     report = ag.daily_report()
     assert report["date"] == "2026-11-17" and "08:02" in report["text"]
