@@ -459,15 +459,10 @@ def plan_from_json(text: str) -> list[Op]:
         raise _damaged() from exc
 
 
-def plan_items_from_json(text: str) -> list[Any]:
-    """A stored plan's items as stored, unparsed as ops (to show it): the same reading, and
-    the same error, as :func:`plan_from_json`."""
-    return list(iter_plan_items(text))
-
-
 def iter_plan_items(text: str) -> Iterator[Any]:
-    """:func:`plan_items_from_json` one item at a time, as they are asked for (a summary of
-    100,000 ops holds counters, not the ops); the error comes where the damage is."""
+    """A stored plan's items as stored, unparsed as ops (to show it), one at a time as they
+    are asked for (a summary of 100,000 ops holds counters, not the ops): the same reading, and
+    the same error where the damage is, as :func:`plan_from_json`."""
     try:
         yield from iter_json_array(text)
     except ValueError as exc:

@@ -13,18 +13,17 @@ import json
 import logging
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from actions.ops import Op, iter_plan_items, plan_from_json, plan_items_from_json
+from actions.ops import Op, iter_plan_items, plan_from_json
 from policies.errors import BadArgumentError, NotFoundError
 from policies.i18n import _
 from policies.modes import PRIVATE_DIR
 from state.db import connect, migrate, utcnow
 
 log = logging.getLogger(__name__)
-_T = TypeVar("_T")
 
 STATUSES = ("pending", "accepted", "rejected", "executed", "failed", "expired")
 #: A finding whose fingerprint has a suggestion in one of these states is not proposed again.
@@ -125,6 +124,7 @@ class SuggestionStore:
     def add(
         self, finding: dict[str, Any], *, needs_approval: bool, thread_id: str | None = None
     ) -> int:
+        plan = json.dumps(finding["plan"], ensure_ascii=False)
         with self._lock, self._savepoint():
             now = utcnow()
             cur = self.conn.execute(
@@ -139,7 +139,7 @@ class SuggestionStore:
                     int(finding["files"]),
                     int(needs_approval),
                     json.dumps(finding["evidence"], ensure_ascii=False),
-                    int(bool(finding["plan"])),
+                    _has_plan(plan),
                     finding["fingerprint"],
                     thread_id,
                     now,
@@ -149,8 +149,7 @@ class SuggestionStore:
             sid = cur.lastrowid
             assert sid is not None
             self.conn.execute(
-                "INSERT INTO suggestion_plans(suggestion_id, plan) VALUES (?, ?)",
-                (sid, json.dumps(finding["plan"], ensure_ascii=False)),
+                "INSERT INTO suggestion_plans(suggestion_id, plan) VALUES (?, ?)", (sid, plan)
             )
             return sid
 
@@ -186,26 +185,22 @@ class SuggestionStore:
     def get(self, suggestion_id: int, *, with_plan: bool = True) -> dict[str, Any]:
         data = suggestion_json(self.row(suggestion_id))
         if with_plan:
-            data["plan"] = self._read_plan(suggestion_id, plan_items_from_json)
+            data["plan"] = list(self.iter_plan(suggestion_id))
         return data
 
     def plan_ops(self, suggestion_id: int) -> list[Op]:
         """The suggestion's stored plan as ops, parsed strictly (to run it)."""
-        return self._read_plan(suggestion_id, plan_from_json)
+        text = self._plan_text(suggestion_id)
+        try:
+            return plan_from_json(text)
+        except BadArgumentError as exc:
+            raise _damaged(suggestion_id, exc) from exc
 
     def iter_plan(self, suggestion_id: int) -> Iterator[Any]:
         """The suggestion's stored plan, item by item as stored (to show it)."""
         text = self._plan_text(suggestion_id)
         try:
             yield from iter_plan_items(text)
-        except BadArgumentError as exc:
-            raise _damaged(suggestion_id, exc) from exc
-
-    def _read_plan(self, suggestion_id: int, parse: Callable[[str], list[_T]]) -> list[_T]:
-        """Read through actions.ops, the plan format's owner."""
-        text = self._plan_text(suggestion_id)
-        try:
-            return parse(text)
         except BadArgumentError as exc:
             raise _damaged(suggestion_id, exc) from exc
 
@@ -244,7 +239,7 @@ class SuggestionStore:
             assert fields["status"] in STATUSES
         plan = fields.pop("plan", None)
         if plan is not None:
-            fields["has_plan"] = int(plan.strip() != "[]")
+            fields["has_plan"] = _has_plan(plan)
         cols = ", ".join(f"{k} = ?" for k in fields)
         with self._lock, self._savepoint():
             if plan is not None:
@@ -340,6 +335,12 @@ class SuggestionStore:
                     "INSERT OR REPLACE INTO settings(key, value) VALUES (?, ?)",
                     (key, json.dumps(value)),
                 )
+
+
+def _has_plan(text: str) -> int:
+    """Whether a plan's JSON text changes files: every plan is written by json.dumps, so an
+    empty one is exactly '[]' (schema 3's migration says the same in SQL)."""
+    return int(text.strip() != "[]")
 
 
 def _damaged(suggestion_id: int, exc: BadArgumentError) -> BadArgumentError:
