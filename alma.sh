@@ -32,21 +32,50 @@ setup_system() {
     fi
 }
 
+# llama.cpp detects the build machine's CPU by default (GGML_NATIVE) and then runs only there,
+# and on a CPU with AMX its AMX matrix kernels crash at the first decode (docs/chat.md). The
+# model library is built for the x86-64 baseline every CPU since 2013 has instead: the root
+# and its venv may travel on a disk to another computer.
+llama_cmake_args="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
+
+setup_llama() {
+    # pip's own wheel cache is keyed by the source, not by CMAKE_ARGS, so it would hand back a
+    # native build made earlier: the wheel is built once per version and flags into a folder
+    # of its own, and installed from there.
+    local version key stamp wheels
+    version=$(sed -n 's/^ *"llama-cpp-python==\([0-9.]*\)".*/\1/p' pyproject.toml | head -n 1)
+    key=$(printf '%s %s' "$version" "$llama_cmake_args" | sha256sum | cut -c1-16)
+    stamp="$venv/.alma-llama"
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$key" ]; then return 0; fi
+    wheels="${XDG_CACHE_HOME:-$HOME/.cache}/alma/wheels/$key"
+    if ! ls "$wheels"/llama_cpp_python-*.whl >/dev/null 2>&1; then
+        say "building llama-cpp-python $version for the local model (portable x86-64): about"
+        say "10 minutes on 2 cores, once per machine ($wheels keeps the build)"
+        rm -rf "$wheels.tmp"
+        # The model library's C++ build uses every core.
+        CMAKE_ARGS="$llama_cmake_args" \
+            CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc 2>/dev/null || echo 2)} \
+            "$venv/bin/python" -m pip wheel -q --disable-pip-version-check --no-deps \
+            --no-cache-dir --no-binary llama-cpp-python -w "$wheels.tmp" "llama-cpp-python==$version"
+        mkdir -p "$(dirname "$wheels")"
+        mv "$wheels.tmp" "$wheels"
+    fi
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps \
+        "$wheels"/llama_cpp_python-*.whl
+    echo "$key" > "$stamp"
+}
+
 setup_python() {
     local stamp="$venv/.alma-installed"
     local want
     want=$(sha256sum pyproject.toml | cut -c1-16)
-    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return 0; fi
-    "$py" -c 'import sys; assert sys.version_info >= (3, 11), "ALMA needs Python 3.11 or newer"'
-    [ -x "$venv/bin/python" ] || "$py" -m venv "$venv"
-    say "installing ALMA and its dependencies into .venv (about a minute)"
-    if ! "$venv/bin/python" -c 'import llama_cpp' 2>/dev/null \
-        && ! "$venv/bin/python" -m pip cache list llama_cpp_python 2>/dev/null | grep -q whl; then
-        say "building llama-cpp-python from source for the local model: about 10 minutes on 2 cores,"
-        say "once per machine (pip's wheel cache keeps the build)"
+    if [ ! -x "$venv/bin/python" ]; then
+        "$py" -c 'import sys; assert sys.version_info >= (3, 11), "ALMA needs Python 3.11 or newer"'
+        "$py" -m venv "$venv"
     fi
-    # The model library's C++ build uses every core.
-    export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc 2>/dev/null || echo 2)}
+    setup_llama  # first: the project's install then finds llama-cpp-python already there
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return 0; fi
+    say "installing ALMA and its dependencies into .venv (about a minute)"
     # compat: a plain .pth path entry; the default editable mode installs an import hook that
     # every Python start in the venv pays for (about 13 ms, alma-ctl included).
     "$venv/bin/python" -m pip install -q --disable-pip-version-check -e ".[dev]" \
