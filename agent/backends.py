@@ -1,6 +1,7 @@
-"""The two kinds of model ALMA can answer with: a GGUF file run by llama-cpp-python in the
-daemon, or an OpenAI-compatible server on this machine (llama.cpp's ``llama-server``, Ollama,
-text-generation-webui, koboldcpp, ``python -m llama_cpp.server``).
+"""The two kinds of model ALMA can answer with: a GGUF file run by llama-cpp-python in a
+process of its own (agent.model_process, agent.model_worker), or an OpenAI-compatible server on
+this machine (llama.cpp's ``llama-server``, Ollama, text-generation-webui, koboldcpp,
+``python -m llama_cpp.server``).
 
 Both are used only from the model runtime's worker thread (agent.model), one call at a time.
 A server must be on the loopback interface: ALMA is offline, and a chat that holds the
@@ -17,8 +18,9 @@ import urllib.parse
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from agent.model import Backend, Chunk, Message
+from agent.model import Backend, Chunk, Failure, Message
 from agent.model_files import check_gguf, resolve_model_path
+from agent.model_process import ProcessBackend, ProcessOptions
 from policies.errors import AlmaError, BadArgumentError
 from policies.i18n import _
 
@@ -26,7 +28,10 @@ log = logging.getLogger("alma.model")
 
 
 class LlamaBackend:
+    """llama.cpp in this process: the model process's (agent.model_worker), never the daemon's."""
+
     kind = "llama-cpp"
+    failure: Failure | None = None
 
     def __init__(self, llama: Any, path: str, threads: int) -> None:
         self.llama = llama
@@ -96,6 +101,7 @@ class OpenAIBackend:
     """``/v1/chat/completions`` with ``stream: true`` (server-sent events) on a loopback URL."""
 
     kind = "openai"
+    failure: Failure | None = None  # a server that stops answering fails one request at a time
 
     def __init__(self, url: str, *, context_tokens: int, timeout: float = 600.0) -> None:
         self.path = url
@@ -279,11 +285,14 @@ def loopback_url(url: str) -> tuple[str, int, str]:
     return host, port, parts.path.rstrip("/").removesuffix("/v1")
 
 
-def load(path: str, *, context_tokens: int, threads: int) -> Backend:
-    """The backend for a runtime path: a server URL, "embedded", or a GGUF file."""
+def load(path: str, options: ProcessOptions) -> Backend:
+    """The backend for a runtime path: a server URL, or "embedded" or a GGUF file, which is
+    checked here (one sentence at once) and then run in a model process of its own."""
     if path.startswith(("http://", "https://")):
-        return OpenAIBackend.load(path, context_tokens=context_tokens)
-    return LlamaBackend.load(path, context_tokens=context_tokens, threads=threads)
+        return OpenAIBackend.load(path, context_tokens=options.n_ctx)
+    model = resolve_model_path(path)
+    check_gguf(model)
+    return ProcessBackend.start(str(model), options)
 
 
 def _json_format(schema: dict[str, Any]) -> dict[str, Any]:

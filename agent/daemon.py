@@ -29,6 +29,7 @@ from agent.logconf import setup_logging
 from agent.memory_gate import MemoryGate
 from agent.model import Backend as ModelBackend
 from agent.model import Complete, ModelRuntime
+from agent.model_process import ProcessOptions, fingerprint
 from agent.notify import make_notifier
 from agent.schedule import start_schedule
 from agent.settings import Settings, load_settings
@@ -90,29 +91,44 @@ def confinement_for(holder: PolicyHolder) -> Confinement:
 
 #: The state DB's run-time setting that `alma-ctl model use` writes.
 MODEL_IN_USE = "model_in_use"
+#: The model given up after failing in a row, with what it was run with and why.
+MODEL_UNUSABLE = "model_unusable"
 
 
 def _model_runtime(settings: Settings, store: SuggestionStore) -> ModelRuntime:
     """The one model. ``alma-ctl model use`` persists its choice in the state DB together with
     what system/alma.toml said then; a later edit of alma.toml wins over it (the person's
-    newest word counts), an unchanged alma.toml keeps the choice across restarts."""
+    newest word counts), an unchanged alma.toml keeps the choice across restarts. A model
+    given up stays so across restarts (no crash loop under systemd) until ``model use``, or
+    until the file, its settings, the model library or the processor change."""
     configured = settings.model.url or settings.model.path
     path = configured
     chosen = store.setting(MODEL_IN_USE)
     if isinstance(chosen, dict) and chosen.get("configured") == configured:
         path = str(chosen.get("path") or configured)
+    options = ProcessOptions(
+        n_ctx=settings.model.context_tokens,
+        threads=settings.model.threads or max(1, (os.cpu_count() or 2) - 1),
+        memory_mb=settings.model.memory_mb,
+        nice=settings.model.nice,
+        stall_s=settings.model.timeout_seconds,
+    )
 
     def remember(new_path: str) -> None:
         store.set_setting(MODEL_IN_USE, {"path": new_path, "configured": configured})
 
     def load(model_path: str) -> ModelBackend:
-        return backends.load(
-            model_path,
-            context_tokens=settings.model.context_tokens,
-            threads=settings.model.threads or max(1, (os.cpu_count() or 2) - 1),
-        )
+        return backends.load(model_path, options)
 
-    return ModelRuntime(path, load, on_use=remember)
+    def give_up(model_path: str, reason: str | None) -> None:
+        mark = {"fingerprint": fingerprint(model_path, options), "reason": reason}
+        store.set_setting(MODEL_UNUSABLE, mark if reason else None)
+
+    unusable = None
+    mark = store.setting(MODEL_UNUSABLE)
+    if isinstance(mark, dict) and mark.get("fingerprint") == fingerprint(path, options):
+        unusable = str(mark.get("reason") or "")
+    return ModelRuntime(path, load, on_use=remember, unusable=unusable, on_unusable=give_up)
 
 
 def _memory_context(gate: MemoryGate, layout: RootLayout) -> ContextFn:

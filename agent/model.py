@@ -9,6 +9,11 @@ its status, so ``status`` and every other command keep answering while it works.
 Chat jobs go before background ones. A second chat job while one is queued or running is
 refused (``UNAVAILABLE``); a background :meth:`ModelRuntime.complete` waits up to its timeout
 and then gives up (``None``): its caller always has a deterministic result to fall back on.
+
+A GGUF model runs in a process of its own (agent.model_process). When that process crashes or
+hangs, its backend reports a :class:`Failure`; the runtime drops it and starts a new one after
+a pause, and gives the model up (everything takes its no-model path) when it fails twice in a
+row with nothing answered in between, until ``model use`` is asked again.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from agent.model_files import check_gguf, resolve_model_path
-from policies.errors import AlmaError, UnavailableError
+from policies.errors import AlmaError, BadArgumentError, ErrorCode, UnavailableError
 from policies.i18n import N_, _, current_language, language
 
 log = logging.getLogger("alma.model")
@@ -40,6 +45,22 @@ NO_MODEL = N_(
 _STOPPING = N_("ALMA is stopping; try again when it is back.")
 
 
+#: Consecutive failures (crashes, hangs, out of memory) after which a model is given up.
+GIVE_UP_AFTER = 2
+#: The pause before a failed model process is started again, doubled after each failure.
+RESTART_PAUSE_S = 1.0
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why a backend can no longer answer. ``counts``: a crash, a hang or the memory limit,
+    which count towards giving the model up; a process stopped because an answer was cancelled
+    while it could not be interrupted does not."""
+
+    reason: str
+    counts: bool = True
+
+
 class Backend(Protocol):
     """What the runtime needs of a loaded model (llama-cpp here, or a loopback server)."""
 
@@ -47,6 +68,8 @@ class Backend(Protocol):
     path: str  # the file, or the server's URL, for status
     n_ctx: int
     threads: int | None
+    #: Set once the backend can no longer answer (its process died or hung).
+    failure: Failure | None
 
     def count_tokens(self, text: str) -> int: ...
 
@@ -62,6 +85,23 @@ class Backend(Protocol):
 
 
 Loader = Callable[[str], Backend]
+
+
+class ModelFailed(AlmaError):
+    """A model process died or hung; the sentence says which and that ALMA restarts it."""
+
+    code = ErrorCode.UNAVAILABLE
+
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(restarting_sentence(failure.reason))
+        self.failure = failure
+
+
+def restarting_sentence(reason: str) -> str:
+    return _(
+        "{reason}; ALMA starts it again for the next message.",
+        reason=reason[:1].upper() + reason[1:],
+    )
 
 
 class Complete(Protocol):
@@ -105,12 +145,26 @@ class ModelRuntime:
     sentence when it cannot); tests pass a fake, the daemon :func:`agent.backends.load`.
     """
 
-    def __init__(self, path: str, loader: Loader, *, on_use: Callable[[str], None] | None = None):
+    def __init__(
+        self,
+        path: str,
+        loader: Loader,
+        *,
+        on_use: Callable[[str], None] | None = None,
+        unusable: str | None = None,
+        on_unusable: Callable[[str, str | None], None] | None = None,
+    ):
         self._path = path
         self._loader = loader
         self._on_use = on_use
+        self._on_unusable = on_unusable
         self._backend: Backend | None = None
         self._load_error: str | None = None
+        #: Why the model was given up (persisted by ``on_unusable``); None while it may run.
+        self._unusable = unusable
+        self._failures = 0
+        self._last_failure: str | None = None
+        self._restart_at: float | None = None
         self._tokens_per_second: float | None = None
         self._lock = threading.Lock()
         self._wake = threading.Condition(self._lock)
@@ -135,10 +189,39 @@ class ModelRuntime:
                 "threads": backend.threads if backend else None,
                 "tokens_per_second": self._tokens_per_second,
                 "busy": self._chat_busy,
+                "state": self._state(),
+                "crashes": self._failures,
             }
-            if self._load_error and backend is None:
+            pid = getattr(backend, "pid", None)
+            if pid is not None:
+                out["pid"] = pid
+            if self._last_failure:
+                out["last_failure"] = self._last_failure
+            if self._unusable:
+                out["unusable"] = self._unusable
+                out["error"] = self._given_up()
+            elif self._load_error and backend is None:
                 out["error"] = self._load_error
             return out
+
+    def _given_up(self) -> str:
+        return _(
+            "The model was given up after it failed {n} times in a row ({reason}); ALMA works "
+            "without it. `alma-ctl model use PATH` tries it, or another, again.",
+            n=GIVE_UP_AFTER,
+            reason=self._unusable,
+        )
+
+    def _state(self) -> str:
+        if not self._path:
+            return "none"
+        if self._unusable:
+            return "unusable"
+        if self._backend is not None:
+            return "ready"
+        if self._load_error:
+            return "failed"
+        return "restarting" if self._restart_at is not None else "not loaded"
 
     @property
     def configured(self) -> bool:
@@ -150,6 +233,10 @@ class ModelRuntime:
         Checked before it is loaded (a missing path or a file that is not a GGUF is told at
         once, in one sentence); loading waits for the job in flight."""
         path = path.strip()
+        if not path:
+            raise BadArgumentError(
+                _('Give the path of a .gguf model file, "embedded", or a server\'s URL.')
+            )
         if not path.startswith(("http://", "https://")) and path != "embedded":
             check_gguf(resolve_model_path(path))
 
@@ -157,17 +244,32 @@ class ModelRuntime:
 
         def load(_backend: Backend | None) -> dict[str, Any]:
             with language(lang):  # its refusal is for the person who asked
-                new = self._loader(path)  # raises with one sentence; the old one is untouched
+                try:
+                    new = self._loader(path)  # raises with one sentence; the old one stays
+                except ModelFailed as exc:
+                    raise BadArgumentError(
+                        _(
+                            "{path} cannot be used: {reason}; the model in use stays.",
+                            path=path,
+                            reason=exc.failure.reason,
+                        )
+                    ) from None
             with self._lock:
                 old, self._backend = self._backend, new
                 self._path = path
                 self._load_error = None
                 self._tokens_per_second = None
+                self._failures = 0
+                self._last_failure = None
+                self._restart_at = None
+                given_up, self._unusable = self._unusable, None
             if old is not None:
                 old.close()
             log.info("model in use: %s (%s)", new.path, new.kind)
             if self._on_use is not None:
                 self._on_use(path)
+            if given_up and self._on_unusable is not None:
+                self._on_unusable(path, None)
             return self.status()
 
         return self._run(_Job(load), chat=True, timeout_s=timeout_s)  # type: ignore[no-any-return]
@@ -263,17 +365,28 @@ class ModelRuntime:
         return job.result
 
     def _work(self) -> None:
+        job: _Job | None
         while True:
             with self._lock:
                 while not (self._chat or self._background or self._closing):
-                    self._wake.wait()
+                    if self._restart_at is not None and not self._unusable:
+                        left = self._restart_at - time.monotonic()
+                        if left <= 0:
+                            break
+                        self._wake.wait(left)
+                    else:
+                        self._wake.wait()
                 if self._closing:
-                    for job in (*self._chat, *self._background):
-                        job.error = UnavailableError(_(_STOPPING))
-                        job.done.set()
+                    for waiting in (*self._chat, *self._background):
+                        waiting.error = UnavailableError(_(_STOPPING))
+                        waiting.done.set()
                     return
                 is_chat = bool(self._chat)
-                job = self._chat.popleft() if is_chat else self._background.popleft()
+                queue = self._chat if is_chat else self._background
+                job = queue.popleft() if queue else None
+            if job is None:  # a failed model's pause is over: start it again, unasked
+                self._ensure_loaded()
+                continue
             try:
                 if not job.abandoned:
                     job.result = job.fn(self._ensure_loaded())
@@ -283,36 +396,90 @@ class ModelRuntime:
                 log.exception("model job failed")
                 job.error = exc
             finally:
+                self._after_job()
                 if is_chat:
                     with self._lock:
                         self._chat_busy = bool(self._chat)
                 job.done.set()
 
-    def _ensure_loaded(self) -> Backend | None:
-        """The backend, loading the configured model on first use; None if there is none."""
+    def _after_job(self) -> None:
+        """Drop a backend whose process failed during the job; a job that ran on a healthy
+        one clears the count of failures in a row."""
         with self._lock:
-            if self._backend is not None or not self._path or self._load_error:
+            backend = self._backend
+            if backend is None:
+                return
+            failure = backend.failure
+            if failure is None:
+                self._failures = 0
+                return
+            self._backend = None
+        backend.close()
+        self._failed(failure)
+
+    def _failed(self, failure: Failure) -> None:
+        with self._lock:
+            self._last_failure = failure.reason
+            if failure.counts:
+                self._failures += 1
+            if self._failures >= GIVE_UP_AFTER:
+                self._unusable = failure.reason
+                self._restart_at = None
+                path = self._path
+            else:
+                pause = RESTART_PAUSE_S * 2 ** max(0, self._failures - 1)
+                self._restart_at = time.monotonic() + pause
+                path = ""
+        if path:
+            log.error("model given up after %d failures in a row: %s", GIVE_UP_AFTER, path)
+            if self._on_unusable is not None:
+                self._on_unusable(path, failure.reason)
+        else:
+            log.warning("model process failed (%s); restarting it", failure.reason)
+
+    def _ensure_loaded(self) -> Backend | None:
+        """The backend, loading the configured model on first use (after a failure, once its
+        pause is over); None if there is none or it was given up."""
+        with self._lock:
+            if self._backend is not None or not self._path or self._load_error or self._unusable:
                 return self._backend
             path = self._path
+            wait = self._restart_at - time.monotonic() if self._restart_at is not None else 0.0
+        if wait > 0:
+            time.sleep(wait)
         started = time.monotonic()
         try:
             backend = self._loader(path)
+        except ModelFailed as exc:
+            self._failed(exc.failure)
+            return None
         except AlmaError as exc:
             log.error("model not loaded: %s", exc.message)
             with self._lock:
                 self._load_error = exc.message
+                self._restart_at = None
             return None
         log.info("model loaded in %.2f s: %s (%s)", time.monotonic() - started, path, backend.kind)
         with self._lock:
             self._backend = backend
+            self._restart_at = None
         return backend
 
     def loading_needed(self) -> bool:
         with self._lock:
-            return self._backend is None and bool(self._path) and not self._load_error
+            return (
+                self._backend is None
+                and bool(self._path)
+                and not self._load_error
+                and not self._unusable
+            )
 
     def unavailable_sentence(self) -> str:
         with self._lock:
+            if self._unusable:
+                return self._given_up()
+            if self._last_failure and self._backend is None:
+                return restarting_sentence(self._last_failure)
             if self._load_error:
                 return _(
                     "The model could not be loaded: {reason} Choose another with "

@@ -49,9 +49,15 @@ class Model(_Section):
     #: llama.cpp threads; 0 = every core but one, so the socket and the watchers keep a core
     #: while the model generates (docs/benchmarks.md: status latency while generating).
     threads: int = Field(0, ge=0, le=64)
-    #: Longest answer, in tokens, and longest time one answer may take.
+    #: Longest answer, in tokens, and longest time one answer may take (also how long the
+    #: model process may say nothing while answering before it is taken for hung).
     max_tokens: int = Field(512, ge=16, le=32768)
     timeout_seconds: float = Field(120.0, ge=1.0, le=3600.0)
+    #: The model process's address-space limit in MB; 0: the model file's size plus room for
+    #: its context and the library (agent.model_process.memory_limit_mb).
+    memory_mb: int = Field(0, ge=0, le=1 << 24)
+    #: The model process's nice value: the daemon, the socket and the watcher go first.
+    nice: int = Field(10, ge=0, le=19)
     #: Let the model improve new memories' metadata. Off by default: the embedded model's
     #: metadata is worse than the rules'; turn it on with a model of your own.
     enrich_memories: bool = False

@@ -308,7 +308,10 @@ def _model_line(model: object) -> str:
         )
     name = os.path.basename(str(model["path"]))
     backend = model.get("backend") or "?"
-    return _("Model: {name} ({backend}). !ayuda lists the commands.", name=name, backend=backend)
+    line = _("Model: {name} ({backend}). !ayuda lists the commands.", name=name, backend=backend)
+    if model.get("state") == "unusable" and model.get("error"):
+        line += "\n" + str(model["error"])
+    return line
 
 
 def _pending_block(pending: list[object]) -> str:

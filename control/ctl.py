@@ -468,6 +468,10 @@ _FIELD_LABELS: dict[str, str] = {
     "threads": N_("threads"),
     "tokens_per_second": N_("tokens per second"),
     "busy": N_("busy"),
+    "state": N_("state"),
+    "crashes": N_("failures in a row"),
+    "last_failure": N_("last failure"),
+    "unusable": N_("given up because"),
     "ready": N_("ready"),
     "watch": N_("watching"),  # shown on its own line by _status
 }
@@ -484,6 +488,10 @@ _WORDS = frozenset(
         N_("done"),
         N_("rolled_back"),
         N_("undone"),
+        # The model's states (agent.model.ModelRuntime.status).
+        N_("not loaded"),
+        N_("restarting"),
+        N_("unusable"),
     )
 )
 
@@ -759,7 +767,12 @@ def _status(value: object) -> str:
     """The daemon's fields, then what it watches: a line, and the limit's warning in full."""
     if not isinstance(value, dict):
         return _fields(value)
-    lines = [_fields({k: v for k, v in value.items() if k != "watch"})]
+    lines = [_fields({k: v for k, v in value.items() if k not in ("watch", "model")})]
+    model = value.get("model")
+    if isinstance(model, dict):
+        lines.append(_model_line(model))
+        if model.get("error"):
+            lines.append(_("WARNING: {text}", text=model["error"]))
     watch = value.get("watch")
     if isinstance(watch, dict):
         if not watch.get("ready"):
@@ -779,8 +792,25 @@ def _status(value: object) -> str:
     return "\n".join(line for line in lines if line)
 
 
+def _model_line(model: dict[str, object]) -> str:
+    name = os.path.basename(str(model.get("path") or "")) or _("none")
+    return _("model: {name} ({state})", name=name, state=_cell(_word(model.get("state"))))
+
+
+def _model(value: object) -> str:
+    """``model status``: its fields, and why it cannot answer in full (never cut)."""
+    if not isinstance(value, dict):
+        return _fields(value)
+    lines = [_fields({k: v for k, v in value.items() if k not in ("error", "unusable")})]
+    if value.get("error"):
+        lines.append(_("WARNING: {text}", text=value["error"]))
+    return "\n".join(lines)
+
+
 _RENDER: dict[str, Callable[[object], str]] = {
     "status": _status,
+    "model.status": _model,
+    "model.use": _model,
     "suggestions.list": _list_or(
         N_("No suggestions."), ("id", "status", "kind", "files", "needs_approval", "title")
     ),

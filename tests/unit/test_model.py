@@ -21,6 +21,7 @@ from tests.support.daemon import wait_for
 
 class FakeBackend:
     kind = "llama-cpp"
+    failure = None
     n_ctx = 2048
     threads = 1
 

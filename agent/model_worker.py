@@ -1,0 +1,209 @@
+"""The model process: ``python -m agent.model_worker``, started and watched by the daemon
+(agent.model_process). Native code fed with text from anywhere runs here, never in the
+daemon: whatever it does (a signal, a hang, all the memory), the daemon carries on.
+
+It loads one model, tries one short generation, says ``ready``, then serves one request at a
+time, as JSON lines: requests on stdin; answers on the stdout it was started with (fd 1 is
+pointed at stderr first, so nothing llama.cpp prints can corrupt the channel). A ``cancel``
+line is read by a second thread while a generation runs; the generation stops at its next
+piece. End of stdin, or the daemon's death, ends the process.
+
+Exit codes the daemon reads: 0 asked to exit or stdin closed, 3 out of memory (the limit given
+with ``--memory-mb`` or the machine's), 4 could not load (after an ``error`` line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import faulthandler
+import importlib
+import json
+import os
+import queue
+import resource
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from typing import IO, Any
+
+from agent.model import Backend
+from policies.errors import AlmaError
+from policies.i18n import _, language
+
+EXIT_OOM = 3
+EXIT_LOAD = 4
+#: The short generation every load must pass before the model is trusted with a person's text.
+PROBE = [{"role": "user", "content": "Hola"}]
+#: The instructions the portable build of llama.cpp needs (alma.sh: GGML_AVX2, FMA, F16C).
+CPU_NEEDS = ("avx", "avx2", "fma", "f16c")
+#: A test may name a loader of its own (``module:function``, called as the default one).
+LOADER_VARIABLE = "ALMA_MODEL_LOADER"
+
+_PR_SET_PDEATHSIG = 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="alma-model")
+    parser.add_argument("--path", required=True)
+    parser.add_argument("--n-ctx", type=int, required=True)
+    parser.add_argument("--threads", type=int, required=True)
+    parser.add_argument("--memory-mb", type=int, default=0)
+    parser.add_argument("--nice", type=int, default=0)
+    parser.add_argument("--lang", default="en")
+    args = parser.parse_args(argv)
+
+    channel = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
+    os.dup2(2, 1)  # what native code prints goes to stderr, never into the channel
+    faulthandler.enable()  # a crash leaves its Python stack in the daemon's log
+    _contain(args.memory_mb, args.nice)
+
+    try:
+        with language(args.lang):
+            backend = _load(args.path, args.n_ctx, args.threads)
+            _send(channel, {"loaded": _describe(backend)})
+            for _piece in _run(backend, PROBE, 2, None, threading.Event()):
+                pass
+    except AlmaError as exc:
+        _send(channel, {"error": exc.message})
+        return EXIT_LOAD
+    except MemoryError:
+        return EXIT_OOM
+    _send(channel, {"ready": _describe(backend)})
+    try:
+        _serve(backend, channel, args.lang)
+    except MemoryError:
+        os._exit(EXIT_OOM)  # the heap may be in any state: no clean-up that could allocate
+    return 0
+
+
+def _contain(memory_mb: int, nice: int) -> None:
+    """Die with the daemon, yield the CPU to it, and be the one the kernel kills first."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass  # not Linux: stdin's end still ends the process
+    if os.getppid() == 1:
+        sys.exit(0)  # the daemon died before the line above took effect
+    if nice > 0:
+        os.nice(nice)
+    try:
+        with open("/proc/self/oom_score_adj", "w", encoding="ascii") as adj:
+            adj.write("1000")
+    except OSError:
+        pass  # no /proc: the memory limit below still holds
+    if memory_mb > 0:
+        limit = memory_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _load(path: str, n_ctx: int, threads: int) -> Backend:
+    hook = os.environ.get(LOADER_VARIABLE)
+    if hook:
+        module, _sep, name = hook.partition(":")
+        load: Callable[..., Backend] = getattr(importlib.import_module(module), name)
+        return load(path, context_tokens=n_ctx, threads=threads)
+    missing = [flag for flag in CPU_NEEDS if flag not in cpu_flags()]
+    if missing:
+        raise AlmaError(
+            _(
+                "This computer's processor lacks {flags}, which the model library was built "
+                "for; rebuild it here with `./alma.sh setup` after removing "
+                "~/.cache/alma/wheels, or use a model server (`alma-ctl model use URL`).",
+                flags=", ".join(f.upper() for f in missing),
+            )
+        )
+    from agent.backends import LlamaBackend  # llama.cpp: only in this process
+
+    return LlamaBackend.load(path, context_tokens=n_ctx, threads=threads)
+
+
+def cpu_flags() -> set[str]:
+    """The processor's feature flags as /proc/cpuinfo lists them (empty where it cannot)."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as info:
+            for line in info:
+                if line.startswith("flags"):
+                    return set(line.partition(":")[2].split())
+    except OSError:
+        pass
+    return set()
+
+
+def _describe(backend: Backend) -> dict[str, Any]:
+    return {
+        "kind": backend.kind,
+        "path": backend.path,
+        "n_ctx": backend.n_ctx,
+        "threads": backend.threads,
+        "pid": os.getpid(),
+    }
+
+
+def _serve(backend: Backend, channel: IO[str], lang: str) -> None:
+    requests: queue.Queue[dict[str, Any] | None] = queue.Queue()
+    cancel = threading.Event()
+
+    def read() -> None:
+        for line in sys.stdin:
+            try:
+                request = json.loads(line)
+            except ValueError:
+                continue  # only the daemon writes here
+            if request.get("op") == "cancel":
+                cancel.set()
+            else:
+                requests.put(request)
+        requests.put(None)
+
+    threading.Thread(target=read, name="requests", daemon=True).start()
+    while (request := requests.get()) is not None:
+        op = request.get("op")
+        if op == "exit":
+            return
+        try:
+            with language(str(request.get("lang") or lang)):
+                if op == "count":
+                    _send(channel, {"tokens": backend.count_tokens(str(request["text"]))})
+                elif op == "generate":
+                    cancel.clear()
+                    for text, finish in _run(
+                        backend,
+                        request["messages"],
+                        int(request["max_tokens"]),
+                        request.get("json_schema"),
+                        cancel,
+                    ):
+                        _send(channel, {"text": text, "finish": finish})
+                    _send(channel, {"end": True})
+        except AlmaError as exc:
+            _send(channel, {"error": exc.message})
+
+
+def _run(
+    backend: Backend,
+    messages: list[dict[str, str]],
+    max_tokens: int,
+    json_schema: dict[str, Any] | None,
+    cancel: threading.Event,
+) -> Iterator[tuple[str, str | None]]:
+    chunks = backend.stream(messages, max_tokens=max_tokens, json_schema=json_schema)
+    try:
+        for text, finish in chunks:
+            yield text, finish
+            if finish is not None or cancel.is_set():
+                return
+    finally:
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()
+
+
+def _send(channel: IO[str], message: dict[str, Any]) -> None:
+    channel.write(json.dumps(message, ensure_ascii=False) + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

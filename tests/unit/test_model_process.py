@@ -1,0 +1,199 @@
+"""The model in a process of its own (agent.model_process, agent.model_worker), with a backend
+that fails for real inside that process (tests.support.crashy_model): a signal, a hang, the
+memory limit, a cancel, and the runtime that restarts a failed process or gives it up."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent.model import ModelFailed, ModelRuntime, generate
+from agent.model_files import embedded_model_path
+from agent.model_process import ProcessBackend, ProcessOptions
+from agent.model_worker import LOADER_VARIABLE
+from policies.errors import BadArgumentError
+from tests.support import crashy_model
+
+OPTIONS = ProcessOptions(n_ctx=512, threads=1, memory_mb=0, nice=0, stall_s=20.0)
+
+
+@pytest.fixture(autouse=True)
+def crashy(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    control = tmp_path / "control"
+    control.write_text("ok", encoding="utf-8")
+    monkeypatch.setenv(LOADER_VARIABLE, "tests.support.crashy_model:load")
+    monkeypatch.setenv(crashy_model.CONTROL, str(control))
+    monkeypatch.setenv(crashy_model.PAUSE, "0.01")
+    return control
+
+
+@pytest.fixture
+def backend() -> Iterator[ProcessBackend]:
+    started = ProcessBackend.start("modelo", OPTIONS)
+    yield started
+    started.close()
+
+
+def _answer(backend: ProcessBackend, text: str, max_tokens: int = 64) -> str:
+    result = generate(
+        backend,
+        [{"role": "user", "content": text}],
+        max_tokens=max_tokens,
+        deadline=float("inf"),
+        cancelled=lambda: False,
+    )
+    return result.text
+
+
+def test_it_answers_counts_and_serves_one_request_after_another(backend: ProcessBackend) -> None:
+    assert backend.pid != os.getpid() and backend.n_ctx == 512 and backend.threads == 1
+    assert _answer(backend, "hola qué tal") == "eco: hola qué tal"
+    assert backend.count_tokens("uno dos tres") == 4
+    assert _answer(backend, "otra vez") == "eco: otra vez"
+    assert backend.failure is None
+
+
+def test_a_segfault_ends_the_answer_with_one_sentence(backend: ProcessBackend) -> None:
+    with pytest.raises(ModelFailed, match="SIGSEGV") as raised:
+        _answer(backend, "esto hace SEGV")
+    assert backend.failure is not None and backend.failure.counts
+    assert "next message" in raised.value.message
+    assert backend.process.poll() == -signal.SIGSEGV
+
+
+def test_a_hang_is_killed_after_the_stall_bound() -> None:
+    backend = ProcessBackend.start("modelo", ProcessOptions(n_ctx=512, threads=1, stall_s=1.0))
+    try:
+        with pytest.raises(ModelFailed, match="gave nothing for 1 seconds"):
+            _answer(backend, "HANG")
+        assert backend.process.poll() == -signal.SIGKILL
+        assert backend.failure is not None and backend.failure.counts
+    finally:
+        backend.close()
+
+
+def test_the_memory_limit_ends_the_process_not_the_caller() -> None:
+    backend = ProcessBackend.start("modelo", ProcessOptions(n_ctx=512, threads=1, memory_mb=600))
+    try:
+        with pytest.raises(ModelFailed, match="out of memory"):
+            _answer(backend, "OOM")
+    finally:
+        backend.close()
+
+
+def test_a_kill_from_outside_mid_answer(backend: ProcessBackend) -> None:
+    chunks = backend.stream([{"role": "user", "content": "uno dos tres cuatro"}], max_tokens=64)
+    assert next(chunks)[0] == "eco:"
+    os.kill(backend.pid, signal.SIGKILL)
+    with pytest.raises(ModelFailed, match="SIGKILL"):
+        list(chunks)
+
+
+def test_a_cancelled_answer_leaves_the_process_ready_for_the_next(backend: ProcessBackend) -> None:
+    result = generate(
+        backend,
+        [{"role": "user", "content": " ".join(["palabra"] * 50)}],
+        max_tokens=64,
+        deadline=float("inf"),
+        cancelled=lambda: True,
+    )
+    assert result.stopped == "cancelled" and result.tokens == 1
+    assert _answer(backend, "sigo aquí") == "eco: sigo aquí"
+    assert backend.failure is None
+
+
+def test_a_model_that_loads_but_cannot_generate_is_refused(crashy: Path) -> None:
+    crashy.write_text("segv", encoding="utf-8")
+    with pytest.raises(ModelFailed, match=r"loaded but could not generate.*SIGSEGV"):
+        ProcessBackend.start("modelo", OPTIONS)
+
+
+def test_a_load_error_is_the_loaders_sentence(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(LOADER_VARIABLE, "tests.support.crashy_model:missing")
+    with pytest.raises(ModelFailed):
+        ProcessBackend.start("modelo", OPTIONS)
+
+
+def _runtime(given_up: list[tuple[str, str | None]], unusable: str | None = None) -> ModelRuntime:
+    return ModelRuntime(
+        str(embedded_model_path()),  # use() checks it is a GGUF; the crashy loader ignores it
+        lambda path: ProcessBackend.start(path, OPTIONS),
+        unusable=unusable,
+        on_unusable=lambda path, reason: given_up.append((path, reason)),
+    )
+
+
+def _complete(runtime: ModelRuntime, text: str) -> str | None:
+    return runtime.complete([{"role": "user", "content": text}], max_tokens=32, timeout_s=60.0)
+
+
+def test_the_runtime_restarts_a_crashed_process_and_answers_the_next_message() -> None:
+    given_up: list[tuple[str, str | None]] = []
+    runtime = _runtime(given_up)
+    try:
+        assert _complete(runtime, "hola") == "eco: hola"
+        first = runtime.status()["pid"]
+        assert _complete(runtime, "SEGV") is None  # background work falls back, never raises
+        status = runtime.status()
+        assert status["state"] in ("restarting", "ready") and status["crashes"] == 1
+        assert "SIGSEGV" in status["last_failure"]
+        assert _complete(runtime, "otra") == "eco: otra"
+        assert runtime.status()["pid"] != first and runtime.status()["crashes"] == 0
+        assert given_up == []
+    finally:
+        runtime.close()
+
+
+def test_two_failures_in_a_row_give_the_model_up_until_model_use(crashy: Path) -> None:
+    given_up: list[tuple[str, str | None]] = []
+    runtime = _runtime(given_up)
+    try:
+        crashy.write_text("segv", encoding="utf-8")  # the probe at every load crashes too
+        assert _complete(runtime, "hola") is None
+        assert _complete(runtime, "hola") is None
+        status = runtime.status()
+        assert status["state"] == "unusable" and "SIGSEGV" in status["unusable"]
+        assert "alma-ctl model use PATH" in status["error"]
+        assert given_up == [(str(embedded_model_path()), status["unusable"])]
+        assert not runtime.loading_needed()
+        assert "given up" in runtime.unavailable_sentence()
+        # Never a crash loop: nothing is started again on its own.
+        threading.Event().wait(1.5)
+        assert runtime.status()["state"] == "unusable" and "pid" not in runtime.status()
+        crashy.write_text("ok", encoding="utf-8")
+        assert _complete(runtime, "hola") is None
+        status = runtime.use(str(embedded_model_path()))
+        assert status["state"] == "ready" and "unusable" not in status
+        assert given_up[-1] == (str(embedded_model_path()), None)
+        assert _complete(runtime, "hola") == "eco: hola"
+    finally:
+        runtime.close()
+
+
+def test_use_refuses_a_model_that_crashes_and_keeps_the_old_one(crashy: Path) -> None:
+    runtime = _runtime([])
+    try:
+        assert _complete(runtime, "hola") == "eco: hola"
+        before = runtime.status()["pid"]
+        crashy.write_text("segv", encoding="utf-8")
+        with pytest.raises(BadArgumentError, match=r"cannot be used.*SIGSEGV.*model in use stays"):
+            runtime.use(str(embedded_model_path()))
+        crashy.write_text("ok", encoding="utf-8")
+        assert runtime.status()["pid"] == before
+        assert _complete(runtime, "sigo") == "eco: sigo"
+    finally:
+        runtime.close()
+
+
+def test_a_model_given_up_before_stays_so_and_is_never_started() -> None:
+    runtime = _runtime([], unusable="the model process crashed (SIGSEGV) while answering")
+    try:
+        assert _complete(runtime, "hola") is None
+        assert runtime.status()["state"] == "unusable" and "pid" not in runtime.status()
+    finally:
+        runtime.close()
