@@ -139,6 +139,8 @@ class DaemonRoot:
         self.runtime.mkdir(mode=0o700, exist_ok=True)
         os.chmod(self.runtime, 0o700)
         self.memory = memory
+        #: Variables the daemon gets on top of the test's own (a test model's, say).
+        self.extra_env: dict[str, str] = {}
         self.proc: subprocess.Popen[bytes] | None = None
         self.starts = 0
         self._log: Path | None = None
@@ -153,6 +155,7 @@ class DaemonRoot:
             ALMA_MEMORY__ENABLED="true" if self.memory else "false",
             PYTHONDONTWRITEBYTECODE="1",
         )
+        env.update(self.extra_env)
         return env
 
     @property
