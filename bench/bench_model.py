@@ -1,12 +1,14 @@
-"""The daemon's model against issue 9's Must show 4, with the embedded GGUF (SmolLM2-135M Q4_1).
+"""The daemon's model, with the embedded GGUF (SmolLM2-135M Q4_1): its speed, the cost of the process it runs in, the context it is given, and the socket while it generates.
 
     .venv/bin/python bench/bench_model.py              # everything (a few minutes)
     .venv/bin/python bench/bench_model.py --quick      # fewer runs
     .venv/bin/python bench/bench_model.py --quick --parts context   # one measure only
 
-1. Model load time (LlamaBackend.load, in this process), the median of ``--runs``.
-2. Time to first token and tokens/s of a 64-token answer (the median of ``--runs``), for each
-   ``--threads`` value.
+1. Model load time, in this process (LlamaBackend.load) and as the daemon loads it now, in a
+   model process of its own (ProcessBackend.start: a Python start, the load, a probe).
+2. Time to first token and tokens/s of a 64-token answer, in process and through the model
+   process side by side (the median of twice ``--runs`` each), for each ``--threads`` value:
+   the cost of the process boundary, target within 5%.
 3. Context building at 10,000 memories: what the chat pays per message, in the daemon,
    before the prompt is built: ``MemoryService.context(message, budget_tokens=1500)``, the
    call ``agent.daemon`` makes for each ``chat.send`` (embed the message, the principles, the
@@ -34,7 +36,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent.backends import LlamaBackend
-from agent.model import generate
+from agent.model import Backend, generate
+from agent.model_files import embedded_model_path
+from agent.model_process import ProcessBackend, ProcessOptions
 from control.client import Client
 from tests.support.daemon import ALMA_CTL, DaemonRoot
 
@@ -61,32 +65,53 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
+def _timed(backend: Backend, message: str) -> tuple[float, float]:
+    result = generate(
+        backend,
+        [{"role": "user", "content": message}],
+        max_tokens=64,
+        deadline=time.monotonic() + 600,
+        cancelled=bool,
+    )
+    return (result.first_token_ms or 0) / 1000, result.tokens / (result.ms / 1000)
+
+
 def bench_load_and_speed(runs: int, threads: int) -> dict[str, float]:
-    loads, firsts, speeds = [], [], []
-    backend = None
+    """The same model in this process (as the daemon ran it before) and in its model process
+    (as the daemon runs it now), loaded side by side, each message answered by both in turn
+    (which one goes first alternates), so both see the same machine. The model process runs at
+    nice 0 here: what is measured is the boundary (a pipe, JSON lines), not the priority."""
+    path = str(embedded_model_path())
+    loads: dict[str, list[float]] = {"in": [], "proc": []}
     for _ in range(runs):
-        if backend is not None:
-            backend.close()
         t0 = time.perf_counter()
-        backend = LlamaBackend.load("embedded", context_tokens=4096, threads=threads)
-        loads.append(time.perf_counter() - t0)
-    assert backend is not None
-    for i in range(runs):
-        result = generate(
-            backend,
-            [{"role": "user", "content": MESSAGES[i % len(MESSAGES)]}],
-            max_tokens=64,
-            deadline=time.monotonic() + 600,
-            cancelled=bool,
-        )
-        firsts.append((result.first_token_ms or 0) / 1000)
-        speeds.append(result.tokens / (result.ms / 1000))
-    backend.close()
-    return {
-        "load_s": statistics.median(loads),
-        "ttft_s": statistics.median(firsts),
-        "tokens_per_s": statistics.median(speeds),
+        LlamaBackend.load(path, context_tokens=4096, threads=threads).close()
+        loads["in"].append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        ProcessBackend.start(path, ProcessOptions(n_ctx=4096, threads=threads, nice=0)).close()
+        loads["proc"].append(time.perf_counter() - t0)
+    backends: dict[str, Backend] = {
+        "in": LlamaBackend.load(path, context_tokens=4096, threads=threads),
+        "proc": ProcessBackend.start(path, ProcessOptions(n_ctx=4096, threads=threads, nice=0)),
     }
+    firsts: dict[str, list[float]] = {"in": [], "proc": []}
+    speeds: dict[str, list[float]] = {"in": [], "proc": []}
+    try:
+        for i in range(runs * 2):
+            order = ("in", "proc") if i % 2 == 0 else ("proc", "in")
+            for name in order:
+                first, speed = _timed(backends[name], MESSAGES[i % len(MESSAGES)])
+                firsts[name].append(first)
+                speeds[name].append(speed)
+    finally:
+        for backend in backends.values():
+            backend.close()
+    out: dict[str, float] = {}
+    for name in ("in", "proc"):
+        out[f"{name}_load_s"] = statistics.median(loads[name])
+        out[f"{name}_ttft_s"] = statistics.median(firsts[name])
+        out[f"{name}_tokens_per_s"] = statistics.median(speeds[name])
+    return out
 
 
 def bench_context(size: int, queries: int) -> dict[str, float]:
@@ -215,9 +240,14 @@ def main() -> int:
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
     for t in threads if "speed" in parts else []:
         r = bench_load_and_speed(runs, t)
+        for name, where in (("in", "in process"), ("proc", "model process")):
+            print(
+                f"threads={t} {where}: load {r[name + '_load_s']:.2f} s, first token "
+                f"{r[name + '_ttft_s']:.3f} s, {r[name + '_tokens_per_s']:.1f} tokens/s"
+            )
         print(
-            f"threads={t}: load {r['load_s']:.2f} s, first token {r['ttft_s']:.2f} s, "
-            f"{r['tokens_per_s']:.1f} tokens/s"
+            f"threads={t} boundary: first token x{r['proc_ttft_s'] / r['in_ttft_s']:.3f}, "
+            f"tokens/s x{r['proc_tokens_per_s'] / r['in_tokens_per_s']:.3f} (target: within 5%)"
         )
     if "context" in parts:
         c = bench_context(args.memories, 20 if args.quick else 100)
