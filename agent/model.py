@@ -128,10 +128,12 @@ class Generation:
 
 
 class _Job:
-    __slots__ = ("abandoned", "done", "error", "fn", "result")
+    __slots__ = ("abandoned", "done", "error", "fn", "needs_model", "result")
 
-    def __init__(self, fn: Callable[[Backend | None], Any]) -> None:
+    def __init__(self, fn: Callable[[Backend | None], Any], *, needs_model: bool = True) -> None:
         self.fn = fn
+        #: False for a switch of model: the one it replaces is not loaded just to be dropped.
+        self.needs_model = needs_model
         self.done = threading.Event()
         self.abandoned = False
         self.result: Any = None
@@ -272,7 +274,8 @@ class ModelRuntime:
                 self._on_unusable(path, None)
             return self.status()
 
-        return self._run(_Job(load), chat=True, timeout_s=timeout_s)  # type: ignore[no-any-return]
+        job = _Job(load, needs_model=False)
+        return self._run(job, chat=True, timeout_s=timeout_s)  # type: ignore[no-any-return]
 
     def submit_chat(self, fn: Callable[[Backend | None], None]) -> None:
         """Run ``fn(backend)`` in the worker, before any background job; ``backend`` is None
@@ -389,7 +392,7 @@ class ModelRuntime:
                 continue
             try:
                 if not job.abandoned:
-                    job.result = job.fn(self._ensure_loaded())
+                    job.result = job.fn(self._ensure_loaded() if job.needs_model else None)
             except AlmaError as exc:
                 job.error = exc
             except Exception as exc:  # a job may fail; the worker may not

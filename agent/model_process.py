@@ -24,10 +24,10 @@ import time
 from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from agent.model import Chunk, Failure, Message, ModelFailed
+from agent.model_files import resolve_model_path
 from agent.model_worker import EXIT_LOAD, EXIT_OOM
 from policies.errors import AlmaError, BadArgumentError
 from policies.i18n import N_, _, current_language
@@ -330,8 +330,8 @@ def fingerprint(path: str, options: ProcessOptions) -> str:
     from agent.model_worker import cpu_flags
 
     try:
-        stat = Path(path).stat() if path != "embedded" else None
-    except OSError:
+        stat = resolve_model_path(path).stat() if not path.startswith("http") else None
+    except (OSError, AlmaError):
         stat = None
     parts = [
         path,

@@ -88,6 +88,13 @@ def test_nothing_loads_until_a_job_needs_it(runtime: ModelRuntime, loader: Loade
     assert loader.loaded == ["embedded"] and runtime.status()["loaded"] is True
 
 
+def test_a_switch_does_not_load_the_model_it_replaces(
+    runtime: ModelRuntime, loader: Loader
+) -> None:
+    runtime.use("http://127.0.0.1:9")  # a URL: no GGUF check before the (fake) loader
+    assert loader.loaded == ["http://127.0.0.1:9"]
+
+
 def test_complete_gives_none_when_cut_or_without_a_model(loader: Loader) -> None:
     rt = ModelRuntime("embedded", Loader(words=50))
     try:
