@@ -44,6 +44,7 @@ from policies.layout import RootLayout
 from policies.zones import ZoneCheck
 from sandbox.engine import Engine
 from state.db import utc_stamp, utcnow
+from state.journal import Journal
 from state.suggestions import SuggestionStore
 
 log = logging.getLogger("alma.agent")
@@ -109,6 +110,9 @@ class Agent:
         )
         self.model_timeout_s = model_timeout_s
         self._lock = threading.RLock()
+        #: Undo of the actions that change things outside the sandbox's reach, by their
+        #: ``sandbox`` (a restore of a backup: agent.backup_restore.undo).
+        self.undo_in_daemon: dict[str, Callable[[Journal, int], dict[str, Any]]] = {}
         self._closed = False  # see close()
         self.reminders = Reminders(store)
         self._track = self._track_record()
@@ -279,7 +283,7 @@ class Agent:
         its reason, which recall reads at the next analysis."""
         row = self.store.row(sid)
         if outcome == "executed" and action is not None:
-            self._audit(action, dict(row))
+            self.audit(action, dict(row))
         if outcome == "executed" and row["kind"] == "long_hours" and decision.by == "person":
             self.reminders.add_break(sid, datetime.fromtimestamp(self.clock()))
         event = {"executed": "accepted", "rejected": "rejected"}.get(outcome)
@@ -490,7 +494,11 @@ class Agent:
     def undo(self, action_id: int | None) -> dict[str, Any]:
         with self._lock:
             target = self.engine.undo_target(action_id)
-            if target["sandbox"] == memory_actions.SANDBOX:
+            in_daemon = self.undo_in_daemon.get(str(target["sandbox"]))
+            if in_daemon is not None:
+                target_id = int(target["id"])
+                action = self.engine.run_in_daemon(lambda journal: in_daemon(journal, target_id))
+            elif target["sandbox"] == memory_actions.SANDBOX:
                 if self.memory is None:
                     raise UnavailableError(_("The memory store is not part of this daemon."))
                 service = self.memory.get()
@@ -505,10 +513,10 @@ class Agent:
             original = self.engine.journal.action(int(action["undoes"]))
             self._undone(original)
             sid = original["suggestion_id"]
-            self._audit(action, dict(self.store.row(int(sid))) if sid is not None else None)
+            self.audit(action, dict(self.store.row(int(sid))) if sid is not None else None)
             return action
 
-    def _audit(self, action: dict[str, Any], suggestion: dict[str, Any] | None) -> None:
+    def audit(self, action: dict[str, Any], suggestion: dict[str, Any] | None) -> None:
         """Every action goes to logs/alma/acciones.md; a failed write is logged, never fatal
         (the journal and `alma-ctl history` hold the same facts)."""
         try:
