@@ -18,9 +18,10 @@ import threading
 
 from actions.planners import PlanResult
 from actions.scan import HashCache
-from agent import backends, memory_actions
+from agent import backends, backup_restore, memory_actions
 from agent.api import VERSION, Api
 from agent.autonomy import Autonomy, PolicyHolder
+from agent.backup import BackupService
 from agent.chat import ChatLimits, ChatService, ContextFn
 from agent.core import Agent, Detect
 from agent.detectors.files import detect_files
@@ -164,15 +165,18 @@ def _load_memory(
         gate.fail(f"{exc}; see the daemon log")
 
 
-def make_detect(layout: RootLayout, holder: PolicyHolder) -> Detect:
-    """The files of the zones and the logs, for the analysis' observe step (the memory store's
-    findings are the agent's: Agent._findings); bench/bench_agent.py runs this same one."""
+def make_detect(layout: RootLayout, holder: PolicyHolder, more: Detect | None = None) -> Detect:
+    """The files of the zones and the logs, and ``more`` (the backups'), for the analysis'
+    observe step (the memory store's findings are the agent's: Agent._findings);
+    bench/bench_agent.py runs this same one."""
     hashes: HashCache = {}  # kept across rescans: duplicates are not re-read every time
 
     def detect(now: float) -> list[PlanResult]:
         policy = holder()
         found = detect_files(layout.root, policy, now, hash_cache=hashes)
         found += detect_logs(layout.root, policy, now)
+        if more is not None:
+            found += more(now)
         return found
 
     return detect
@@ -223,7 +227,11 @@ class Daemon:
         notify = make_notifier(settings.notify)
 
         memory = MemoryGate()
-        detect = make_detect(layout, holder)
+        backup = BackupService(
+            layout, holder, store, engine, memory, lambda a: agent.audit(a, None)
+        )
+        backup.recover()
+        detect = make_detect(layout, holder, backup.findings)
         runtime = _model_runtime(settings, store)
         agent = Agent(
             layout,
@@ -238,6 +246,7 @@ class Daemon:
             model_timeout_s=settings.model.timeout_seconds,
         )
         agent.reconcile()
+        agent.undo_in_daemon[backup_restore.SANDBOX] = backup_restore.undo
         chat = ChatService(
             layout,
             runtime,
@@ -284,6 +293,7 @@ class Daemon:
             agent,
             memory,
             chat,
+            backup,
             socket_path=str(socket_path),
             sandbox_detail=confinement.detail,
             recovered=recovered,
@@ -305,7 +315,11 @@ class Daemon:
             agent.analyze(trigger="schedule")
             agent.daily_report()
 
-        scheduler = start_schedule(settings.schedule, rescan=rescan, daily=daily)
+        def backup_due() -> None:
+            if backup.tick():  # failed: the next analysis proposes the `backup` suggestion
+                agent.analyze(trigger="schedule")
+
+        scheduler = start_schedule(settings.schedule, rescan=rescan, daily=daily, backup=backup_due)
         signal.signal(signal.SIGTERM, lambda *_: self.stop.set())
         signal.signal(signal.SIGINT, lambda *_: self.stop.set())
         signal.signal(signal.SIGHUP, lambda *_: self.reload.set())
