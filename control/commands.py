@@ -446,6 +446,84 @@ _TABLE: tuple[Command, ...] = (
     ),
     Command("chat.cancel", "stop the answer streaming on this connection", cli=False),
     Command(
+        "backup.init",
+        N_(
+            "create an encrypted backup repository in TARGET (a folder, e.g. on the portable "
+            "disk) and remember it as ALMA's backup target; the password is never stored in "
+            "the root in clear"
+        ),
+        (
+            Arg(
+                "target",
+                "str",
+                required=True,
+                non_empty=True,
+                max_len=L.PATH_CHARS,
+                positional=True,
+                metavar="TARGET",
+            ),
+            Arg(
+                "password_file",
+                "str",
+                nullable=True,
+                non_empty=True,
+                max_len=L.PATH_CHARS,
+                metavar="F",
+                help=N_("the file that holds the password (without it, it is asked here)"),
+            ),
+        ),
+        timeout=_MODEL,
+    ),
+    Command(
+        "backup.now",
+        N_("back up the root now (its files and .alma/ taken consistently)"),
+        timeout=_SLOW * 6,
+    ),
+    Command("backup.list", N_("the snapshots in the backup repository"), timeout=_SLOW),
+    Command("backup.check", N_("verify the backup repository"), timeout=_SLOW * 6),
+    Command(
+        "backup.forget",
+        N_("forget the snapshots the retention of autonomy.conf does not keep"),
+        timeout=_SLOW * 6,
+    ),
+    Command(
+        "backup.restore",
+        N_(
+            "restore a snapshot, or some paths of it, into DIR: never into the live root, "
+            "never over an existing file"
+        ),
+        (
+            Arg(
+                "snapshot",
+                "str",
+                required=True,
+                non_empty=True,
+                max_len=L.SHORT_TEXT,
+                positional=True,
+                metavar="SNAPSHOT",
+            ),
+            Arg(
+                "paths",
+                "list[str]",
+                default=(),
+                non_empty=True,
+                max_len=L.PATH_CHARS,
+                positional=True,
+                metavar="PATH",
+            ),
+            Arg(
+                "to",
+                "str",
+                required=True,
+                non_empty=True,
+                max_len=L.PATH_CHARS,
+                metavar="DIR",
+                help=N_("a new (or empty) folder outside the root"),
+            ),
+        ),
+        timeout=_SLOW * 6,
+    ),
+    Command(
         "trash.empty",
         N_("remove for good what has been in the trash at least DAYS days"),
         (
