@@ -71,6 +71,8 @@ def gives_back_memory(work: Callable[_P, _R]) -> Callable[_P, _R]:
     return then_trim
 
 
+#: Plan-less kinds that describe a condition which can end by itself (agent.backup).
+_CONDITION_KINDS = frozenset({"backup"})
 Trigger = Literal["person", "event", "schedule"]
 Detect = Callable[[float], Sequence[PlanResult]]
 Notify = Callable[[str, str], None]
@@ -347,19 +349,21 @@ class Agent:
             return {"proposed": proposed, "skipped": state["skipped"]}
 
     def _expire_stale(self, current: set[str]) -> None:
-        """A pending plan whose files changed under it no longer describes them: expire it."""
+        """A pending plan whose files changed under it no longer describes them, and a notice
+        of a condition that ended (a backup succeeded since) no longer holds: expire it."""
         for row in self.store.with_status("pending"):
             if row["kind"] == memory_actions.KIND and not self._memory_seen:
                 continue  # the store was not looked at this time
-            if row["has_plan"] and row["fingerprint"] not in current:
-                self.store.update(
-                    row["id"],
-                    status="expired",
-                    error=_(
+            ended = row["kind"] in _CONDITION_KINDS
+            if (row["has_plan"] or ended) and row["fingerprint"] not in current:
+                if ended:
+                    why = _("what it said no longer holds")
+                else:
+                    why = _(
                         "its files changed after it was proposed; a new analysis proposes "
                         "a fresh plan if it still applies"
-                    ),
-                )
+                    )
+                self.store.update(row["id"], status="expired", error=why)
                 self.loop.forget(int(row["id"]))
 
     # -- the track record -------------------------------------------------------------------
