@@ -153,10 +153,21 @@ class Command:
         return self.name.replace(".", " ")
 
 
+def _required(name: str, metavar: str, max_len: int) -> Arg:
+    """A text a command cannot do without, typed in its place (a path, an id, a query)."""
+    return Arg(
+        name,
+        "str",
+        required=True,
+        non_empty=True,
+        max_len=max_len,
+        positional=True,
+        metavar=metavar,
+    )
+
+
 _ID = Arg("id", "int", required=True, min=1, max=MAX_ID, positional=True, metavar="ID")
-_MEMORY_ID = Arg(
-    "id", "str", required=True, non_empty=True, max_len=L.SHORT_TEXT, positional=True, metavar="ID"
-)
+_MEMORY_ID = _required("id", "ID", L.SHORT_TEXT)
 _TYPE = Arg(
     "memory_type",
     "str",
@@ -314,15 +325,7 @@ _TABLE: tuple[Command, ...] = (
         "memory.add",
         N_("store a memory"),
         (
-            Arg(
-                "content",
-                "str",
-                required=True,
-                non_empty=True,
-                max_len=L.CONTENT_CHARS,
-                positional=True,
-                metavar="TEXT",
-            ),
+            _required("content", "TEXT", L.CONTENT_CHARS),
             _TAGS,
             Arg("project", "str", default="", max_len=L.PROJECT_CHARS, metavar="P"),
             Arg("importance", "int", nullable=True, min=1, max=5, metavar="1-5"),
@@ -336,15 +339,7 @@ _TABLE: tuple[Command, ...] = (
         "memory.search",
         N_("semantic search with filters"),
         (
-            Arg(
-                "query",
-                "str",
-                required=True,
-                non_empty=True,
-                max_len=L.QUERY_CHARS,
-                positional=True,
-                metavar="QUERY",
-            ),
+            _required("query", "QUERY", L.QUERY_CHARS),
             Arg("limit", "int", default=5, min=1, max=L.SEARCH_MAX, metavar="N"),
             _TAGS,
             _PROJECT,
@@ -384,15 +379,7 @@ _TABLE: tuple[Command, ...] = (
         "context",
         N_("the context the chat would be given for PROMPT"),
         (
-            Arg(
-                "prompt",
-                "str",
-                required=True,
-                non_empty=True,
-                max_len=L.CONTENT_CHARS,
-                positional=True,
-                metavar="PROMPT",
-            ),
+            _required("prompt", "PROMPT", L.CONTENT_CHARS),
             Arg(
                 "budget",
                 "int",
@@ -415,17 +402,7 @@ _TABLE: tuple[Command, ...] = (
             "answer with another GGUF model file, after checking it loads (the old one stays if "
             "not)"
         ),
-        (
-            Arg(
-                "path",
-                "str",
-                required=True,
-                non_empty=True,
-                max_len=L.PATH_CHARS,
-                positional=True,
-                metavar="PATH",
-            ),
-        ),
+        (_required("path", "PATH", L.PATH_CHARS),),
         timeout=_MODEL,
     ),
     Command(
@@ -453,15 +430,7 @@ _TABLE: tuple[Command, ...] = (
             "the root in clear"
         ),
         (
-            Arg(
-                "target",
-                "str",
-                required=True,
-                non_empty=True,
-                max_len=L.PATH_CHARS,
-                positional=True,
-                metavar="TARGET",
-            ),
+            _required("target", "TARGET", L.PATH_CHARS),
             Arg(
                 "password_file",
                 "str",
@@ -493,15 +462,7 @@ _TABLE: tuple[Command, ...] = (
             "never over an existing file"
         ),
         (
-            Arg(
-                "snapshot",
-                "str",
-                required=True,
-                non_empty=True,
-                max_len=L.SHORT_TEXT,
-                positional=True,
-                metavar="SNAPSHOT",
-            ),
+            _required("snapshot", "SNAPSHOT", L.SHORT_TEXT),
             Arg(
                 "paths",
                 "list[str]",
