@@ -6,7 +6,7 @@ one moment), the SQLite databases are copied through SQLite's online backup API 
 store's files while the store is quiet (its lock), into a stage folder ``.alma/backup/stage``.
 restic reads the stage's ``.alma`` and the live folders as paths relative to the stage, which it
 stores by their last names: the snapshot's tree is ``/logs``, ``/user``, ``/.alma``... as in the
-root, so a plain ``restic restore`` gives a root back too. ALMA's trash, caches, locks and the
+root, so a plain ``restic restore`` gives a root back too. ALMA's trash, its locks and the
 stage itself are never taken.
 
 The repository's password never lives in the root: the service keeps the path of the file that
@@ -53,8 +53,9 @@ SANDBOX = "backup"
 #: The state DB's settings: the repository (target, password file) and the last run.
 REPO_SETTING = "backup_repo"
 LAST_SETTING = "backup_last"
-#: Parts of ``.alma/`` never backed up: ALMA's trash, the stage, caches and locks.
-_SKIP_DIRS = frozenset({"trash", "backup", "cache", "tmp"})
+#: Parts of ``.alma/`` never backed up: ALMA's trash and the stage (and, below, the lock files
+#: and SQLite's side files: each database is copied whole through its backup API).
+_SKIP_DIRS = frozenset({"trash", "backup"})
 _SKIP_SUFFIXES = (".lock", "-wal", "-shm", "-journal")
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 #: A scheduled backup runs when the last good one is older than this (a day, with slack for
@@ -291,13 +292,10 @@ class BackupService:
         return out
 
     def _recorded(self) -> dict[str, tuple[int, int]]:
-        rows = self.engine.journal.conn.execute(
-            "SELECT p.plan FROM actions a JOIN action_plans p ON p.action_id = a.id "
-            "WHERE a.kind = 'backup' AND a.status = 'done'"
-        )
+        journal = self.engine.journal
         known: dict[str, tuple[int, int]] = {}
-        for (text,) in rows:
-            for op in json.loads(text):
+        for action_id in journal.done_of_kind("backup"):
+            for op in journal.iter_plan(action_id):
                 if op.get("snapshot"):
                     known[str(op["snapshot"])] = (int(op["files"]), int(op["bytes"]))
         return known

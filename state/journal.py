@@ -358,6 +358,13 @@ class Journal:
         rows = self.conn.execute("SELECT * FROM actions ORDER BY id DESC LIMIT ?", (limit,))
         return [action_json(r) for r in rows]
 
+    def done_of_kind(self, kind: str) -> list[int]:
+        """The ids of the done actions of ``kind``, oldest first."""
+        rows = self.conn.execute(
+            "SELECT id FROM actions WHERE kind = ? AND status = 'done' ORDER BY id", (kind,)
+        )
+        return [int(r[0]) for r in rows]
+
     def for_suggestion(self, suggestion_id: int) -> list[dict[str, Any]]:
         rows = self.conn.execute(
             "SELECT * FROM actions WHERE suggestion_id = ? ORDER BY id", (suggestion_id,)
