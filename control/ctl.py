@@ -1132,7 +1132,10 @@ def _ask_password(root: str) -> str:
         raise AlmaError(_("An empty password protects nothing; nothing was created."))
     if getpass.getpass(_("The same password again: ")) != first:
         raise AlmaError(_("The two passwords differ; nothing was created."))
-    os.makedirs(folder, mode=0o700, exist_ok=True)
+    from policies.modes import ensure_private_dir
+
+    os.makedirs(config, exist_ok=True)
+    ensure_private_dir(folder)
     if not _write_new(path, first.encode("utf-8") + b"\n", PRIVATE_FILE):
         raise AlmaError(_("{path} appeared meanwhile; run the command again.", path=path))
     return path

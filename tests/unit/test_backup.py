@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import getpass
 import sqlite3
 import stat
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,10 +14,16 @@ import pytest
 
 from agent.backup import LAST_SETTING, REPO_SETTING, BackupService, stage_data
 from agent.restic import Restic
-from control.ctl import _argparse_line
+from control.ctl import _argparse_line, _ask_password
 from policies.config import load_policy, policy_from_dict
 from policies.defaults import DEFAULT_POLICY_TOML
-from policies.errors import BadArgumentError, ConfigError, ConflictError, UnavailableError
+from policies.errors import (
+    AlmaError,
+    BadArgumentError,
+    ConfigError,
+    ConflictError,
+    UnavailableError,
+)
 from policies.layout import RootLayout
 
 DAY = 86400.0
@@ -203,3 +211,22 @@ def test_alma_ctl_reads_backup_restore_with_paths_and_to() -> None:
     line = _argparse_line(["backup", "restore", "abc123", "user/a.txt", "logs", "--to", "/tmp/r"])
     assert line.command is not None and line.command.name == "backup.restore"
     assert line.args == {"snapshot": "abc123", "paths": ["user/a.txt", "logs"], "to": "/tmp/r"}
+
+
+def test_a_password_asked_on_the_terminal_goes_to_a_private_file_outside_the_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    answers = iter(["contraseña secreta", "contraseña secreta", "una", "otra"])
+    monkeypatch.setattr(getpass, "getpass", lambda prompt="": next(answers))
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    path = Path(_ask_password(str(tmp_path / "ALMA")))
+    assert path.parent == tmp_path / "config/alma"
+    assert path.read_text(encoding="utf-8") == "contraseña secreta\n"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    with pytest.raises(AlmaError, match="already holds a backup password"):
+        _ask_password(str(tmp_path / "ALMA"))  # never overwritten
+    with pytest.raises(AlmaError, match="differ"):
+        _ask_password(str(tmp_path / "OTRA"))
+    assert not list(path.parent.glob("*OTRA*")) and len(list(path.parent.iterdir())) == 1
