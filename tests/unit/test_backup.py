@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from agent import backup_restore
 from agent.backup import LAST_SETTING, REPO_SETTING, BackupService, stage_data
 from agent.restic import Restic
 from control.ctl import _argparse_line, _ask_password
@@ -25,6 +26,7 @@ from policies.errors import (
     UnavailableError,
 )
 from policies.layout import RootLayout
+from state.journal import Journal
 
 DAY = 86400.0
 
@@ -230,3 +232,29 @@ def test_a_password_asked_on_the_terminal_goes_to_a_private_file_outside_the_roo
     with pytest.raises(AlmaError, match="differ"):
         _ask_password(str(tmp_path / "OTRA"))
     assert not list(path.parent.glob("*OTRA*")) and len(list(path.parent.iterdir())) == 1
+
+
+def test_a_restore_interrupted_by_a_stop_is_taken_back_or_finished_at_start(
+    tmp_path: Path,
+) -> None:
+    journal = Journal(tmp_path / "journal.db")
+    plan = [{"op": "restore_snapshot", "snapshot": "ab", "paths": [], "existed": False}]
+    # Stopped while restic wrote the stage: the stage goes, nothing reached DIR.
+    early = journal.create_action(
+        kind="backup_restore", plan=[{**plan[0], "to": str(tmp_path / "a")}], sandbox="backup"
+    )
+    stage = tmp_path / f".a.alma-restore-{early}"
+    (stage / "user").mkdir(parents=True)
+    (stage / "user/x.txt").write_text("x")
+    # Stopped after the rename, before the journal said done: it is done.
+    late = journal.create_action(
+        kind="backup_restore", plan=[{**plan[0], "to": str(tmp_path / "b")}], sandbox="backup"
+    )
+    journal.write_intents(late, [(0, None, None, {"files": []})])
+    (tmp_path / "b").mkdir()
+    assert journal.running() == []  # never the file executor's to recover
+    assert sorted(backup_restore.recover(journal)) == sorted([early, late])
+    assert not stage.exists() and not (tmp_path / "a").exists()
+    assert journal.action(early)["status"] == "rolled_back"
+    assert journal.action(late)["status"] == "done" and (tmp_path / "b").is_dir()
+    journal.close()
