@@ -316,7 +316,9 @@ class Daemon:
             agent.daily_report()
 
         def backup_due() -> None:
-            if backup.tick():  # failed: the next analysis proposes the `backup` suggestion
+            if autonomy.effective() == "off":
+                return  # paused: ALMA does nothing on its own, a backup neither
+            if backup.tick():  # failed: the analysis proposes the `backup` suggestion
                 agent.analyze(trigger="schedule")
 
         scheduler = start_schedule(settings.schedule, rescan=rescan, daily=daily, backup=backup_due)

@@ -258,3 +258,41 @@ def test_a_restore_interrupted_by_a_stop_is_taken_back_or_finished_at_start(
     assert journal.action(early)["status"] == "rolled_back"
     assert journal.action(late)["status"] == "done" and (tmp_path / "b").is_dir()
     journal.close()
+
+
+def test_the_schedule_backs_up_once_a_day_and_waits_after_a_failure(tmp_path: Path) -> None:
+    now = [1_000 * DAY]
+    service, store = _service(tmp_path, now)
+    (tmp_path / "disk").mkdir()
+    store.set_setting(
+        REPO_SETTING, {"target": str(tmp_path / "disk"), "password_file": "/p", "since": 0}
+    )
+    calls: list[str] = []
+
+    def backup(*, auto: bool = False) -> dict[str, Any]:
+        assert auto
+        calls.append("now")
+        if store.setting("fail"):
+            store.set_setting(LAST_SETTING, {"failed_at": now[0], "error": "restic: X."})
+            raise AlmaError("restic: X.")
+        store.set_setting(LAST_SETTING, {"ok_at": now[0], "error": None})
+        return {}
+
+    def forget(*, auto: bool = False) -> dict[str, Any]:
+        calls.append("forget")
+        return {}
+
+    # restic itself is the e2e tests'; here only when the schedule calls it.
+    service.now = backup  # type: ignore[method-assign]
+    service.forget = forget  # type: ignore[method-assign]
+    assert service.tick() is False and calls == ["now", "forget"]
+    now[0] += 19 * 3600
+    assert service.tick() is False and calls == ["now", "forget"]  # not due yet
+    now[0] += 2 * 3600
+    store.set_setting("fail", True)
+    assert service.tick() is True and calls[-1] == "now"  # due, and it failed
+    now[0] += 3600
+    assert service.tick() is False and len(calls) == 3  # no retry loop
+    now[0] += 6 * 3600
+    store.set_setting("fail", False)
+    assert service.tick() is False and calls[-2:] == ["now", "forget"]
