@@ -264,8 +264,10 @@ class BackupService:
         return journal.action(action_id)
 
     def _stage(self, dst: Path) -> None:
+        if not self.memory.loaded and self.memory.error is None:
+            self.memory.get()  # still loading, and writing its files: wait for it (bounded)
         service = self.memory.service if self.memory.loaded else None
-        if service is None:
+        if service is None:  # off, or failed to load: nothing writes its files
             stage_data(self.layout.data, dst)
             return
         with service.store.lock:  # the memory store is quiet while its files are copied

@@ -48,7 +48,9 @@ def _manifest(folder: Path) -> Manifest:
 
 
 def inside(path: Path, folder: Path) -> bool:
-    """Whether ``path`` is ``folder`` or under it, links resolved."""
+    """Whether ``path`` is ``folder`` or under it, links resolved: a check of a folder a person
+    named (a backup target, a password file, where to restore), never a containment for
+    writes (a restore's one write near the root is its rename, which replaces nothing)."""
     real, base = os.path.realpath(path), os.path.realpath(folder)
     return real == base or real.startswith(base.rstrip("/") + "/")
 
