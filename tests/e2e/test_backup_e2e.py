@@ -340,3 +340,42 @@ def test_wrong_password_a_link_an_absent_disk_each_one_sentence_and_a_suggestion
     alma.analyze()
     assert find(alma.suggestions("--all"), id=failing["id"])[0]["status"] == "expired"
     alma.stop()
+
+
+def _mount_small_disk(where: Path) -> bool:
+    """A 4 MiB tmpfs at ``where`` (root only); False when this machine does not allow it."""
+    where.mkdir()
+    if os.geteuid() != 0 or not shutil.which("mount"):
+        return False
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(where)],
+        capture_output=True,
+        check=False,
+    )
+    return done.returncode == 0
+
+
+def test_a_full_backup_disk_is_one_sentence_and_the_snapshots_before_stay(
+    alma: DaemonRoot,
+) -> None:
+    disk = alma.base / "small-disk"
+    if not _mount_small_disk(disk):
+        pytest.skip("a small filesystem can only be mounted as root")
+    try:
+        alma.write("user/notas/a.txt", b"una nota\n")
+        alma.start()
+        secret = alma.base / "pw"
+        secret.write_text("clave\n")
+        alma.ok("backup", "init", str(disk / "repo"), "--password-file", str(secret))
+        first = alma.ok("backup", "now")["snapshot"]
+        alma.write("user/video/grande.bin", os.urandom(12_000_000))
+        full = alma.ctl("backup", "now")
+        assert full.rc == 1 and "is full" in full.stderr and "backup forget" in full.stderr, full
+        assert full.stderr.count("\n") == 1, full.stderr  # one sentence
+        assert [s["id"] for s in alma.ok("backup", "list")] == [first]
+        assert (alma.root / "user/video/grande.bin").stat().st_size == 12_000_000
+        alma.stop()
+    finally:
+        if alma.proc is not None:
+            alma.kill()
+        subprocess.run(["umount", str(disk)], check=False)
