@@ -281,8 +281,18 @@ def test_sigkill_of_restic_and_of_the_daemon_mid_backup_then_a_backup_and_check_
             text=True,
         )
 
+    def packs() -> int:
+        return sum(1 for p in (target / "data").rglob("*") if p.is_file())
+
+    def writing(since: int) -> list[int] | None:
+        """restic's pids once it holds its lock and wrote data past ``since`` packs."""
+        pids = restic_pids(target)
+        locked = any((target / "locks").iterdir())
+        return pids if pids and locked and packs() > since else None
+
+    packs_before = packs()
     running = backup_in_background()
-    pids = wait_for(lambda: restic_pids(target) or None, timeout=60, what="restic to start")
+    pids = wait_for(lambda: writing(packs_before), timeout=60, what="restic writing", interval=0.01)
     for pid in pids:
         os.kill(pid, signal.SIGKILL)
     _out, err = running.communicate(timeout=120)
@@ -290,11 +300,14 @@ def test_sigkill_of_restic_and_of_the_daemon_mid_backup_then_a_backup_and_check_
     failed = alma.ok("history")[0]
     assert failed["kind"] == "backup" and failed["status"] == "failed", failed
 
+    packs_killed = packs()
     running = backup_in_background()
-    wait_for(lambda: restic_pids(target) or None, timeout=60, what="restic to start again")
+    wait_for(lambda: writing(packs_killed), timeout=60, what="restic writing again", interval=0.01)
     alma.kill()
     running.communicate(timeout=120)
     wait_for(lambda: not restic_pids(target), timeout=30, what="restic to die with the daemon")
+    assert list((target / "locks").iterdir())  # the killed runs left their locks behind
+    assert packs() > packs_killed > packs_before  # both were killed halfway through
 
     alma.start()
     taken = alma.ok("backup", "now")
