@@ -180,6 +180,13 @@ def test_a_full_restore_is_a_root_on_which_the_daemon_answers_as_on_the_original
         _memory_ready(copy)
         after = _signature(copy)
         assert after == before
+        # As on another computer: the same repository and password open it from the copy,
+        # whose own journal never saw the snapshot (its size comes from restic then).
+        target, secret = alma.base / "disk" / "alma-backup", alma.base / "pw"
+        opened = copy.ok("backup", "init", str(target), "--password-file", str(secret))
+        assert opened["created"] is False
+        [listed] = copy.ok("backup", "list")
+        assert listed["id"] == snapshot and listed["files"] > 30 and listed["bytes"] > 0
         copy.stop()
     finally:
         copy.close()
