@@ -124,7 +124,15 @@ def test_a_damaged_file_comes_back_byte_exact_and_a_restore_never_overwrites(
     assert (out / "user/notas/plan.txt").read_bytes() == original
     nothing = alma.ctl("undo", str(taken["id"]))
     assert nothing.rc != 0 and "nothing to undo" in nothing.stderr, nothing
-    assert target.is_dir()
+
+    # The retention (7 daily, 4 weekly, 12 monthly) keeps one snapshot of a day: the newest.
+    newer = alma.ok("backup", "now")["snapshot"]
+    forgot = alma.ok("backup", "forget")
+    assert forgot["kind"] == "backup_forget" and forgot["removed"] == [taken["snapshot"]]
+    assert [s["id"] for s in alma.ok("backup", "list")] == [newer]
+    assert alma.ok("backup", "check")["ok"] is True
+    audit = (alma.root / "logs/alma/acciones.md").read_text(encoding="utf-8")
+    assert f"forgotten in {target} by the retention: {taken['snapshot']}" in audit
     alma.stop()
 
 
