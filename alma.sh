@@ -12,11 +12,13 @@ py=${PYTHON:-python3}
 say() { printf '[alma.sh] %s\n' "$*" >&2; }
 
 setup_system() {
-    # The sandbox backends (bubblewrap, firejail) come from Debian's packages. Landlock needs
-    # nothing. Without root or sudo we carry on: ALMA uses whichever backend works.
+    # The sandbox backends (bubblewrap, firejail) and restic (`alma-ctl backup`) come from
+    # Debian's packages. Landlock needs nothing. Without root or sudo we carry on: ALMA uses
+    # whichever backend works, and `alma-ctl backup` says restic is missing.
     local missing=()
     command -v bwrap >/dev/null || missing+=(bubblewrap)
     command -v firejail >/dev/null || missing+=(firejail)
+    command -v restic >/dev/null || missing+=(restic)
     [ ${#missing[@]} -eq 0 ] && return 0
     local sudo=""
     if [ "$(id -u)" -ne 0 ]; then

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from agent.backup import BackupService
 from agent.chat import ChatService
 from agent.core import Agent
 from agent.memory_gate import Memory, MemoryGate
@@ -29,6 +30,7 @@ class Api:
         agent: Agent,
         memory: MemoryGate,
         chat: ChatService,
+        backup: BackupService,
         *,
         socket_path: str,
         sandbox_detail: str,
@@ -108,6 +110,12 @@ class Api:
             "model.use": lambda a: chat.runtime.use(a["path"]),
             "chat.start": lambda a: chat.start(),
             "chat.send": lambda a: chat.send(a["session"], a["message"]),
+            "backup.init": lambda a: backup.init(a["target"], a.get("password_file")),
+            "backup.now": lambda a: backup.now(),
+            "backup.list": lambda a: backup.list(),
+            "backup.check": lambda a: backup.check(),
+            "backup.forget": lambda a: backup.forget(),
+            "backup.restore": lambda a: backup.restore(a["snapshot"], a["paths"], a["to"]),
         }
 
     def dispatch(self, cmd: str, args: dict[str, Any]) -> Any:

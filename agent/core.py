@@ -44,6 +44,7 @@ from policies.layout import RootLayout
 from policies.zones import ZoneCheck
 from sandbox.engine import Engine
 from state.db import utc_stamp, utcnow
+from state.journal import Journal
 from state.suggestions import SuggestionStore
 
 log = logging.getLogger("alma.agent")
@@ -70,6 +71,8 @@ def gives_back_memory(work: Callable[_P, _R]) -> Callable[_P, _R]:
     return then_trim
 
 
+#: Plan-less kinds that describe a condition which can end by itself (agent.backup).
+_CONDITION_KINDS = frozenset({"backup"})
 Trigger = Literal["person", "event", "schedule"]
 Detect = Callable[[float], Sequence[PlanResult]]
 Notify = Callable[[str, str], None]
@@ -109,6 +112,9 @@ class Agent:
         )
         self.model_timeout_s = model_timeout_s
         self._lock = threading.RLock()
+        #: Undo of the actions that change things outside the sandbox's reach, by their
+        #: ``sandbox`` (a restore of a backup: agent.backup_restore.undo).
+        self.undo_in_daemon: dict[str, Callable[[Journal, int], dict[str, Any]]] = {}
         self._closed = False  # see close()
         self.reminders = Reminders(store)
         self._track = self._track_record()
@@ -279,7 +285,7 @@ class Agent:
         its reason, which recall reads at the next analysis."""
         row = self.store.row(sid)
         if outcome == "executed" and action is not None:
-            self._audit(action, dict(row))
+            self.audit(action, dict(row))
         if outcome == "executed" and row["kind"] == "long_hours" and decision.by == "person":
             self.reminders.add_break(sid, datetime.fromtimestamp(self.clock()))
         event = {"executed": "accepted", "rejected": "rejected"}.get(outcome)
@@ -343,19 +349,21 @@ class Agent:
             return {"proposed": proposed, "skipped": state["skipped"]}
 
     def _expire_stale(self, current: set[str]) -> None:
-        """A pending plan whose files changed under it no longer describes them: expire it."""
+        """A pending plan whose files changed under it no longer describes them, and a notice
+        of a condition that ended (a backup succeeded since) no longer holds: expire it."""
         for row in self.store.with_status("pending"):
             if row["kind"] == memory_actions.KIND and not self._memory_seen:
                 continue  # the store was not looked at this time
-            if row["has_plan"] and row["fingerprint"] not in current:
-                self.store.update(
-                    row["id"],
-                    status="expired",
-                    error=_(
+            ended = row["kind"] in _CONDITION_KINDS
+            if (row["has_plan"] or ended) and row["fingerprint"] not in current:
+                if ended:
+                    why = _("what it said no longer holds")
+                else:
+                    why = _(
                         "its files changed after it was proposed; a new analysis proposes "
                         "a fresh plan if it still applies"
-                    ),
-                )
+                    )
+                self.store.update(row["id"], status="expired", error=why)
                 self.loop.forget(int(row["id"]))
 
     # -- the track record -------------------------------------------------------------------
@@ -490,7 +498,11 @@ class Agent:
     def undo(self, action_id: int | None) -> dict[str, Any]:
         with self._lock:
             target = self.engine.undo_target(action_id)
-            if target["sandbox"] == memory_actions.SANDBOX:
+            in_daemon = self.undo_in_daemon.get(str(target["sandbox"]))
+            if in_daemon is not None:
+                target_id = int(target["id"])
+                action = self.engine.run_in_daemon(lambda journal: in_daemon(journal, target_id))
+            elif target["sandbox"] == memory_actions.SANDBOX:
                 if self.memory is None:
                     raise UnavailableError(_("The memory store is not part of this daemon."))
                 service = self.memory.get()
@@ -505,10 +517,10 @@ class Agent:
             original = self.engine.journal.action(int(action["undoes"]))
             self._undone(original)
             sid = original["suggestion_id"]
-            self._audit(action, dict(self.store.row(int(sid))) if sid is not None else None)
+            self.audit(action, dict(self.store.row(int(sid))) if sid is not None else None)
             return action
 
-    def _audit(self, action: dict[str, Any], suggestion: dict[str, Any] | None) -> None:
+    def audit(self, action: dict[str, Any], suggestion: dict[str, Any] | None) -> None:
         """Every action goes to logs/alma/acciones.md; a failed write is logged, never fatal
         (the journal and `alma-ctl history` hold the same facts)."""
         try:

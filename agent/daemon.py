@@ -18,9 +18,10 @@ import threading
 
 from actions.planners import PlanResult
 from actions.scan import HashCache
-from agent import backends, memory_actions
+from agent import backends, backup_restore, memory_actions
 from agent.api import VERSION, Api
 from agent.autonomy import Autonomy, PolicyHolder
+from agent.backup import BackupService
 from agent.chat import ChatLimits, ChatService, ContextFn
 from agent.core import Agent, Detect
 from agent.detectors.files import detect_files
@@ -180,15 +181,18 @@ def _load_memory(
         gate.fail(f"{exc}; see the daemon log")
 
 
-def make_detect(layout: RootLayout, holder: PolicyHolder) -> Detect:
-    """The files of the zones and the logs, for the analysis' observe step (the memory store's
-    findings are the agent's: Agent._findings); bench/bench_agent.py runs this same one."""
+def make_detect(layout: RootLayout, holder: PolicyHolder, more: Detect | None = None) -> Detect:
+    """The files of the zones and the logs, and ``more`` (the backups'), for the analysis'
+    observe step (the memory store's findings are the agent's: Agent._findings);
+    bench/bench_agent.py runs this same one."""
     hashes: HashCache = {}  # kept across rescans: duplicates are not re-read every time
 
     def detect(now: float) -> list[PlanResult]:
         policy = holder()
         found = detect_files(layout.root, policy, now, hash_cache=hashes)
         found += detect_logs(layout.root, policy, now)
+        if more is not None:
+            found += more(now)
         return found
 
     return detect
@@ -239,7 +243,11 @@ class Daemon:
         notify = make_notifier(settings.notify)
 
         memory = MemoryGate()
-        detect = make_detect(layout, holder)
+        backup = BackupService(
+            layout, holder, store, engine, memory, lambda a: agent.audit(a, None)
+        )
+        backup.recover()
+        detect = make_detect(layout, holder, backup.findings)
         runtime = _model_runtime(settings, store)
         agent = Agent(
             layout,
@@ -254,6 +262,7 @@ class Daemon:
             model_timeout_s=settings.model.timeout_seconds,
         )
         agent.reconcile()
+        agent.undo_in_daemon[backup_restore.SANDBOX] = backup_restore.undo
         chat = ChatService(
             layout,
             runtime,
@@ -300,6 +309,7 @@ class Daemon:
             agent,
             memory,
             chat,
+            backup,
             socket_path=str(socket_path),
             sandbox_detail=confinement.detail,
             recovered=recovered,
@@ -321,7 +331,13 @@ class Daemon:
             agent.analyze(trigger="schedule")
             agent.daily_report()
 
-        scheduler = start_schedule(settings.schedule, rescan=rescan, daily=daily)
+        def backup_due() -> None:
+            if autonomy.effective() == "off":
+                return  # paused: ALMA does nothing on its own, a backup neither
+            if backup.tick():  # failed: the analysis proposes the `backup` suggestion
+                agent.analyze(trigger="schedule")
+
+        scheduler = start_schedule(settings.schedule, rescan=rescan, daily=daily, backup=backup_due)
         signal.signal(signal.SIGTERM, lambda *_: self.stop.set())
         signal.signal(signal.SIGINT, lambda *_: self.stop.set())
         signal.signal(signal.SIGHUP, lambda *_: self.reload.set())

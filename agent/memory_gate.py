@@ -6,6 +6,7 @@ import builtins
 import logging
 import threading
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from policies import limits as L
@@ -15,10 +16,20 @@ from policies.i18n import _
 log = logging.getLogger("alma.memory")
 
 
+class _Quiet(Protocol):
+    @property
+    def lock(self) -> AbstractContextManager[Any]:
+        """Held: no write of the store is under way (a backup copies its files meanwhile)."""
+        ...
+
+
 class Memory(Protocol):
     """What the daemon asks of its memory (agent.memory.service.MemoryService): typed here so
     the socket handlers, the loop and the merge actions are checked without importing the
     store (Chroma and the embedder load in the background)."""
+
+    @property
+    def store(self) -> _Quiet: ...
 
     def add(
         self,

@@ -21,6 +21,7 @@ from policies.errors import RefusedError
 from policies.i18n import _, language, ngettext, process_language
 from policies.layout import RootLayout
 from policies.modes import SHARED_DIR, SHARED_FILE, for_person
+from state.journal import RECORD_KINDS
 
 REPORTS = "logs/alma"  # the daemon's own reports; the detectors never read them
 AUDIT_LOG = "acciones.md"
@@ -111,6 +112,31 @@ def _op_line(op: dict[str, Any]) -> str:
             keep=op["keep"],
             merged=", ".join(op["merge"]),
         )
+    if op["op"] == "backup":
+        if op.get("snapshot"):
+            return _(
+                "- backup {snapshot} in {target}: {files} files, {bytes} bytes",
+                snapshot=op["snapshot"],
+                target=op["target"],
+                files=op.get("files"),
+                bytes=op.get("bytes"),
+            )
+        return _("- backup in {target}, not taken", target=op["target"])
+    if op["op"] == "backup_forget":
+        return _(
+            "- snapshots forgotten in {target} by the retention: {ids}",
+            target=op["target"],
+            ids=", ".join(op.get("removed") or ()) or _("none"),
+        )
+    if op["op"] == "restore_snapshot":
+        return _(
+            "- snapshot {snapshot} restored into {to}: {paths}",
+            snapshot=op["snapshot"],
+            to=op["to"],
+            paths=", ".join(op.get("paths") or ()) or _("everything"),
+        )
+    if op["op"] == "unrestore":
+        return _("- restored folder removed: {to}", to=op["to"])
     return f"- {op['op']} {op.get('path', '')}".rstrip()
 
 
@@ -159,7 +185,10 @@ def _audit_entry(
         else:
             because = _("no suggestion")
         why = _("Why: {because}. Decided by: {who}.", because=because, who=who)
-        undo = _("Undo: `alma-ctl undo {id}`", id=action["id"])
+        if action["kind"] in RECORD_KINDS:
+            undo = _("Undo: nothing to undo, it changed nothing in the root.")
+        else:
+            undo = _("Undo: `alma-ctl undo {id}`", id=action["id"])
     shown: list[str] = []
     for read, op in enumerate(ops):
         if len(shown) == MAX_AUDIT_OPS:  # and there is more

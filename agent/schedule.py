@@ -13,6 +13,8 @@ from tzlocal import get_localzone
 from agent.settings import Schedule
 
 log = logging.getLogger("alma.schedule")
+#: How often the schedule looks whether a backup is due and its target present.
+BACKUP_CHECK_MINUTES = 10
 
 
 def _safe(name: str, fn: Callable[[], object]) -> Callable[[], None]:
@@ -26,7 +28,11 @@ def _safe(name: str, fn: Callable[[], object]) -> Callable[[], None]:
 
 
 def start_schedule(
-    settings: Schedule, *, rescan: Callable[[], object], daily: Callable[[], object]
+    settings: Schedule,
+    *,
+    rescan: Callable[[], object],
+    daily: Callable[[], object],
+    backup: Callable[[], object] | None = None,
 ) -> BackgroundScheduler:
     scheduler = BackgroundScheduler(timezone="UTC")
     scheduler.add_job(
@@ -44,5 +50,13 @@ def start_schedule(
         max_instances=1,
         coalesce=True,
     )
+    if backup is not None:  # asks often whether one is due: a portable disk comes and goes
+        scheduler.add_job(
+            _safe("backup", backup),
+            IntervalTrigger(minutes=BACKUP_CHECK_MINUTES),
+            id="backup",
+            max_instances=1,
+            coalesce=True,
+        )
     scheduler.start()
     return scheduler

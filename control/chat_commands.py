@@ -176,6 +176,15 @@ def _summary(word: str, rest: str) -> Decision:
     return Run("report", {name: day.isoformat()})  # the report's one argument, as named
 
 
+def _backup(word: str, rest: str) -> Decision:
+    option = _fold(rest)
+    if option in ("", "lista", "list"):
+        return Run("backup.list", {})
+    if option in ("ahora", "now"):
+        return Run("backup.now", {})
+    return _needs(word, N_("[now|list]"), N_("back up the root now, or list the snapshots"))
+
+
 def _no_args(result: Decision) -> Callable[[str, str], Decision]:
     def build(word: str, rest: str) -> Decision:
         if rest.strip():
@@ -268,6 +277,13 @@ CHAT_COMMANDS: tuple[ChatCommand, ...] = (
         _summary,
     ),
     ChatCommand(("modelo", "model"), "", N_("which model answers"), "model.status", _no_args(Run("model.status", {}))),
+    ChatCommand(
+        ("respaldo", "backup"),
+        N_("[now|list]"),
+        N_("back up the root now, or list the snapshots"),
+        "backup.list",
+        _backup,
+    ),
     ChatCommand(("salir", "quit", "exit"), "", N_("leave (or Ctrl-D)"), None, _no_args(Local("quit"))),
 )  # fmt: skip
 

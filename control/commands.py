@@ -153,10 +153,21 @@ class Command:
         return self.name.replace(".", " ")
 
 
+def _required(name: str, metavar: str, max_len: int) -> Arg:
+    """A text a command cannot do without, typed in its place (a path, an id, a query)."""
+    return Arg(
+        name,
+        "str",
+        required=True,
+        non_empty=True,
+        max_len=max_len,
+        positional=True,
+        metavar=metavar,
+    )
+
+
 _ID = Arg("id", "int", required=True, min=1, max=MAX_ID, positional=True, metavar="ID")
-_MEMORY_ID = Arg(
-    "id", "str", required=True, non_empty=True, max_len=L.SHORT_TEXT, positional=True, metavar="ID"
-)
+_MEMORY_ID = _required("id", "ID", L.SHORT_TEXT)
 _TYPE = Arg(
     "memory_type",
     "str",
@@ -196,6 +207,7 @@ _RELATED = Arg(
 )
 _SLOW = 3600.0  # accept/undo/analyze may move thousands of files; the daemon bounds them itself
 _MODEL = 300.0  # the first memory call may load the embedding model
+_BACKUP = 7 * 3600.0  # restic's own bound is 6 hours (agent.restic.LONG_S); the answer follows
 _SESSION = Arg("session", "str", required=True, non_empty=True, max_len=L.SHORT_TEXT)
 
 _TABLE: tuple[Command, ...] = (
@@ -314,15 +326,7 @@ _TABLE: tuple[Command, ...] = (
         "memory.add",
         N_("store a memory"),
         (
-            Arg(
-                "content",
-                "str",
-                required=True,
-                non_empty=True,
-                max_len=L.CONTENT_CHARS,
-                positional=True,
-                metavar="TEXT",
-            ),
+            _required("content", "TEXT", L.CONTENT_CHARS),
             _TAGS,
             Arg("project", "str", default="", max_len=L.PROJECT_CHARS, metavar="P"),
             Arg("importance", "int", nullable=True, min=1, max=5, metavar="1-5"),
@@ -336,15 +340,7 @@ _TABLE: tuple[Command, ...] = (
         "memory.search",
         N_("semantic search with filters"),
         (
-            Arg(
-                "query",
-                "str",
-                required=True,
-                non_empty=True,
-                max_len=L.QUERY_CHARS,
-                positional=True,
-                metavar="QUERY",
-            ),
+            _required("query", "QUERY", L.QUERY_CHARS),
             Arg("limit", "int", default=5, min=1, max=L.SEARCH_MAX, metavar="N"),
             _TAGS,
             _PROJECT,
@@ -384,15 +380,7 @@ _TABLE: tuple[Command, ...] = (
         "context",
         N_("the context the chat would be given for PROMPT"),
         (
-            Arg(
-                "prompt",
-                "str",
-                required=True,
-                non_empty=True,
-                max_len=L.CONTENT_CHARS,
-                positional=True,
-                metavar="PROMPT",
-            ),
+            _required("prompt", "PROMPT", L.CONTENT_CHARS),
             Arg(
                 "budget",
                 "int",
@@ -415,17 +403,7 @@ _TABLE: tuple[Command, ...] = (
             "answer with another GGUF model file, after checking it loads (the old one stays if "
             "not)"
         ),
-        (
-            Arg(
-                "path",
-                "str",
-                required=True,
-                non_empty=True,
-                max_len=L.PATH_CHARS,
-                positional=True,
-                metavar="PATH",
-            ),
-        ),
+        (_required("path", "PATH", L.PATH_CHARS),),
         timeout=_MODEL,
     ),
     Command(
@@ -445,6 +423,68 @@ _TABLE: tuple[Command, ...] = (
         cli=False,
     ),
     Command("chat.cancel", "stop the answer streaming on this connection", cli=False),
+    Command(
+        "backup.init",
+        N_(
+            "create an encrypted backup repository in TARGET (a folder, e.g. on the portable "
+            "disk) and remember it as ALMA's backup target; the password is never stored in "
+            "the root in clear"
+        ),
+        (
+            _required("target", "TARGET", L.PATH_CHARS),
+            Arg(
+                "password_file",
+                "str",
+                nullable=True,
+                non_empty=True,
+                max_len=L.PATH_CHARS,
+                metavar="F",
+                help=N_("the file that holds the password (without it, it is asked here)"),
+            ),
+        ),
+        timeout=_MODEL,
+    ),
+    Command(
+        "backup.now",
+        N_("back up the root now (its files and .alma/ taken consistently)"),
+        timeout=_BACKUP,
+    ),
+    Command("backup.list", N_("the snapshots in the backup repository"), timeout=_SLOW),
+    Command("backup.check", N_("verify the backup repository"), timeout=_BACKUP),
+    Command(
+        "backup.forget",
+        N_("forget the snapshots the retention of autonomy.conf does not keep"),
+        timeout=_BACKUP,
+    ),
+    Command(
+        "backup.restore",
+        N_(
+            "restore a snapshot, or some paths of it, into DIR: never into the live root, "
+            "never over an existing file"
+        ),
+        (
+            _required("snapshot", "SNAPSHOT", L.SHORT_TEXT),
+            Arg(
+                "paths",
+                "list[str]",
+                default=(),
+                non_empty=True,
+                max_len=L.PATH_CHARS,
+                positional=True,
+                metavar="PATH",
+            ),
+            Arg(
+                "to",
+                "str",
+                required=True,
+                non_empty=True,
+                max_len=L.PATH_CHARS,
+                metavar="DIR",
+                help=N_("a new (or empty) folder outside the root"),
+            ),
+        ),
+        timeout=_BACKUP,
+    ),
     Command(
         "trash.empty",
         N_("remove for good what has been in the trash at least DAYS days"),

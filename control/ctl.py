@@ -77,8 +77,13 @@ def _add_arg(parser: argparse.ArgumentParser, spec: Arg) -> None:
     if spec.type == "bool":
         kwargs.update(action="store_true", default=None)
         kwargs.pop("metavar", None)
+    elif spec.type == "list[str]" and spec.positional:
+        kwargs["nargs"] = "*"
     elif spec.type == "list[str]":
         kwargs["action"] = "append"
+    if spec.positional and spec.type == "list[str]":
+        parser.add_argument(_PREFIX + spec.name, **kwargs)  # type: ignore[arg-type]  # argparse's kwargs are built from the command table at run time
+        return
     if spec.positional:
         if not spec.required:
             kwargs.update(nargs="?", default=None)
@@ -355,6 +360,8 @@ def _quick_line(argv: list[str]) -> _Line | None:
     if command is None:
         return _NOT_SURE
     places = [spec for spec in command.args if spec.positional]
+    if any(spec.type == "list[str]" for spec in places):
+        return _NOT_SURE  # a run of any length: argparse's nargs="*" reads it
     if len(positionals) > len(places):
         return _NOT_SURE
     for spec, raw in zip(places, positionals, strict=False):
@@ -417,6 +424,8 @@ _LABELS: dict[str, str] = {
     "undone": N_("UNDONE"),
     "useful": N_("USEFUL"),
     "useless": N_("USELESS"),
+    "time": N_("TIME"),
+    "bytes": N_("BYTES"),
 }
 #: Field names of single answers (``status``, ``autonomy status``, ``memory stats``...).
 _FIELD_LABELS: dict[str, str] = {
@@ -807,6 +816,44 @@ def _model(value: object) -> str:
     return "\n".join(lines)
 
 
+def _backup_line(value: object) -> str:
+    """What a backup command did, in one or two sentences."""
+    if not isinstance(value, dict):
+        return _fields(value)
+    if value.get("kind") == "backup":
+        return _(
+            "Backup {snapshot} taken: {files} files, {bytes} bytes (action {id}).",
+            snapshot=value.get("snapshot"),
+            files=value.get("files"),
+            bytes=value.get("bytes"),
+            id=value.get("id"),
+        )
+    if value.get("kind") == "backup_forget":
+        removed = value.get("removed") or []
+        return ngettext(
+            "Forgot {n} snapshot the retention does not keep (action {id}).",
+            "Forgot {n} snapshots the retention does not keep (action {id}).",
+            len(removed) if isinstance(removed, list) else 0,
+            id=value.get("id"),
+        )
+    if value.get("kind") == "backup_restore":
+        return _(
+            "Restored into a new folder (action {id}; `alma-ctl undo {id}` removes it again "
+            "while nothing in it has changed).",
+            id=value.get("id"),
+        )
+    if "created" in value:
+        made = _("created") if value["created"] else _("opened")
+        return _(
+            "Backup repository {target} {made}. The password is in {file}: keep a copy of it "
+            "away from this computer, without it no backup can be read.",
+            target=value.get("target"),
+            made=made,
+            file=value.get("password_file"),
+        )
+    return _("The backup repository {target} is sound.", target=value.get("target"))
+
+
 _RENDER: dict[str, Callable[[object], str]] = {
     "status": _status,
     "model.status": _model,
@@ -827,6 +874,12 @@ _RENDER: dict[str, Callable[[object], str]] = {
     "trash.list": _list_or(N_("The trash is empty.")),
     "stats": _stats,
     "report": _report,
+    "backup.list": _list_or(N_("No snapshots yet."), ("id", "time", "files", "bytes")),
+    "backup.now": _backup_line,
+    "backup.restore": _backup_line,
+    "backup.forget": _backup_line,
+    "backup.init": _backup_line,
+    "backup.check": _backup_line,
 }
 
 
@@ -1059,6 +1112,12 @@ def _run(line: _Line) -> _Outcome:
         args = {**args, "all": False}  # a person reads a long plan as its summary (--all: all)
     if command.name == "model.use":
         args = {**args, "path": _model_path(str(args["path"]))}
+    if command.name == "backup.init":
+        secret = args.get("password_file")
+        secret = _full(str(secret)) if secret else _ask_password(root)
+        args = {**args, "target": _full(str(args["target"])), "password_file": secret}
+    if command.name == "backup.restore":
+        args = {**args, "to": _full(str(args["to"]))}
     try:
         result = client.call(command.name, **args)
     except DaemonUnreachable:
@@ -1068,6 +1127,48 @@ def _run(line: _Line) -> _Outcome:
     if command.name == "memory.export":
         return _export(result, line.output)
     return _Outcome(result, render_result(command.name, args, result))
+
+
+def _full(path: str) -> str:
+    """A path as the person typed it, from where they typed it (the daemon's folder is not)."""
+    return os.path.abspath(os.path.expanduser(path))
+
+
+def _ask_password(root: str) -> str:
+    """Ask the backup password on the terminal (twice) and keep it in a 0600 file of the
+    person's, outside the root ($XDG_CONFIG_HOME/alma): the daemon needs it for the daily
+    backup, and the root, which is what gets backed up, must never hold it."""
+    import getpass
+    import hashlib
+
+    if not sys.stdin.isatty():
+        raise AlmaError(
+            _("No terminal to ask the backup password on; give it with --password-file F.")
+        )
+    config = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+    folder = os.path.join(config, "alma")
+    digest = hashlib.sha256(root.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    path = os.path.join(folder, f"backup-{digest}.password")
+    if os.path.lexists(path):
+        raise AlmaError(
+            _(
+                "{path} already holds a backup password for this root; pass it with "
+                "--password-file {path}, or move it away to choose a new one.",
+                path=path,
+            )
+        )
+    first = getpass.getpass(_("Backup password (keep a copy away from this computer): "))
+    if not first:
+        raise AlmaError(_("An empty password protects nothing; nothing was created."))
+    if getpass.getpass(_("The same password again: ")) != first:
+        raise AlmaError(_("The two passwords differ; nothing was created."))
+    from policies.modes import ensure_private_dir
+
+    os.makedirs(config, exist_ok=True)
+    ensure_private_dir(folder)
+    if not _write_new(path, first.encode("utf-8") + b"\n", PRIVATE_FILE):
+        raise AlmaError(_("{path} appeared meanwhile; run the command again.", path=path))
+    return path
 
 
 def _model_path(path: str) -> str:

@@ -34,6 +34,7 @@ KNOWN_KINDS = (
     "long_hours",
     "pending_task",
     "memory_merge",
+    "backup",
 )
 SandboxBackendName = Literal["auto", "landlock", "bwrap", "firejail"]
 
@@ -143,6 +144,57 @@ class Trash(_Section):
     retention_days: int = Field(30, ge=0)
 
 
+#: What a backup takes by default: the whole root but ALMA's trash and caches (agent/backup.py).
+BACKUP_FOLDERS = ("logs", "user", "docs", "system", ".alma")
+
+
+class Backup(_Section):
+    #: The restic repository (an absolute folder, e.g. on the portable disk); "" means the one
+    #: `alma-ctl backup init` set.
+    target: str = ""
+    schedule: Literal["daily", "off"] = "daily"
+    include: list[str] = Field(default_factory=lambda: list(BACKUP_FOLDERS))
+    keep_daily: int = Field(7, ge=0, le=3650)
+    keep_weekly: int = Field(4, ge=0, le=520)
+    keep_monthly: int = Field(12, ge=0, le=1200)
+    #: After this many days without a successful backup, a `backup` suggestion says so.
+    warn_after_days: int = Field(7, ge=1, le=3650)
+
+    @field_validator("target")
+    @classmethod
+    def _absolute(cls, value: str) -> str:
+        if value and not value.startswith(("/", "~")):
+            raise ValueError(
+                _(
+                    "target {target} must be the full path of a folder, like "
+                    "'/media/ana/DISCO/alma-backup'",
+                    target=repr(value),
+                )
+            )
+        return value
+
+    @field_validator("include")
+    @classmethod
+    def _folders(cls, value: list[str]) -> list[str]:
+        if not value:
+            raise ValueError(_('name at least one folder, like include = ["user"]'))
+        folders = ["/".join(split_zone(folder)) for folder in value]
+        if len(set(folders)) != len(folders):
+            raise ValueError(_("a folder is named twice; name each once"))
+        return folders
+
+    @model_validator(mode="after")
+    def _keeps_something(self) -> Backup:
+        if not (self.keep_daily or self.keep_weekly or self.keep_monthly):
+            raise ValueError(
+                _(
+                    "keep_daily, keep_weekly and keep_monthly are all 0, so `backup forget` "
+                    "would remove every snapshot; keep at least one"
+                )
+            )
+        return self
+
+
 class Policy(BaseSettings):
     """The whole policy. Construct with :func:`load_policy`, or directly in tests."""
 
@@ -155,6 +207,7 @@ class Policy(BaseSettings):
     monitor: Monitor = Field(default_factory=Monitor)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     trash: Trash = Field(default_factory=Trash)
+    backup: Backup = Field(default_factory=Backup)
 
     @classmethod
     def settings_customise_sources(

@@ -53,6 +53,23 @@ allow_unconfined = false
 [trash]
 # `alma-ctl trash empty` removes for good only what has been in ALMA's trash this many days.
 retention_days = 30
+
+[backup]
+# Where `alma-ctl backup` keeps its encrypted restic repository: a full path, typically on
+# the portable disk. Empty: the folder `alma-ctl backup init TARGET` was given.
+target = ""
+# "daily": a backup a day while the target is present (a disk not plugged in is skipped, not
+# an error); "off": only when you run `alma-ctl backup now`.
+schedule = "daily"
+# The folders backed up. .alma/ (memories, journal, suggestions) is taken consistently;
+# ALMA's trash and caches never are.
+include = ["logs", "user", "docs", "system", ".alma"]
+# `alma-ctl backup forget` keeps this many daily, weekly and monthly snapshots.
+keep_daily = 7
+keep_weekly = 4
+keep_monthly = 12
+# After this many days without a successful backup, ALMA suggests one.
+warn_after_days = 7
 """
 
 DEFAULT_PRINCIPLES_MD = """\

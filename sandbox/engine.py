@@ -47,7 +47,7 @@ from policies.layout import RootLayout
 from policies.modes import PRIVATE_DIR, person_umask
 from policies.zones import split_zone
 from sandbox.confine import Backend, Confinement
-from state.journal import Journal
+from state.journal import RECORD_KINDS, Journal
 
 log = logging.getLogger("alma.engine")
 _REPO = Path(__file__).resolve().parent.parent
@@ -381,6 +381,15 @@ class Engine:
                 _("There is nothing to undo: no action is done and not undone.")
             )
         row = self.journal.action_row(target)
+        if row["kind"] in RECORD_KINDS:
+            raise InvalidStateError(
+                _(
+                    "Action {id} records a backup ({kind}) and changed nothing in the root; "
+                    "there is nothing to undo.",
+                    id=target,
+                    kind=row["kind"],
+                )
+            )
         if row["status"] == "failed" and action_id is not None and row["sandbox"] != "memory":
             return row
         if row["trash_emptied_at"] is not None:

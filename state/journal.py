@@ -222,6 +222,11 @@ WAL_FOLD_BYTES = 4 * 2**20
 WAL_BACKSTOP_PAGES = 65536
 
 
+#: Actions that record something done outside the root (a backup taken, old snapshots
+#: forgotten): in `history` and acciones.md like any action, with nothing to undo.
+RECORD_KINDS = frozenset({"backup", "backup_forget"})
+
+
 class Journal:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
@@ -353,6 +358,13 @@ class Journal:
         rows = self.conn.execute("SELECT * FROM actions ORDER BY id DESC LIMIT ?", (limit,))
         return [action_json(r) for r in rows]
 
+    def done_of_kind(self, kind: str) -> list[int]:
+        """The ids of the done actions of ``kind``, oldest first."""
+        rows = self.conn.execute(
+            "SELECT id FROM actions WHERE kind = ? AND status = 'done' ORDER BY id", (kind,)
+        )
+        return [int(r[0]) for r in rows]
+
     def for_suggestion(self, suggestion_id: int) -> list[dict[str, Any]]:
         rows = self.conn.execute(
             "SELECT * FROM actions WHERE suggestion_id = ? ORDER BY id", (suggestion_id,)
@@ -373,11 +385,12 @@ class Journal:
 
     def running(self, *, sandbox: str | None = None) -> list[int]:
         """Actions left running, newest first. By default the file actions (the executor's to
-        recover); ``sandbox="memory"``: the memory merges, recovered when the store loads."""
+        recover); ``sandbox="memory"``: the memory merges, recovered when the store loads;
+        ``sandbox="backup"``: the restores, recovered by agent.backup at start."""
         if sandbox is None:
             rows = self.conn.execute(
-                "SELECT id FROM actions WHERE status = 'running' AND sandbox != 'memory' "
-                "ORDER BY id DESC"
+                "SELECT id FROM actions WHERE status = 'running' "
+                "AND sandbox NOT IN ('memory', 'backup') ORDER BY id DESC"
             )
         else:
             rows = self.conn.execute(
@@ -389,11 +402,11 @@ class Journal:
     def newest_undoable(self) -> int | None:
         """The newest done action a bare undo reverts: one that does something forward (an
         action, or a redo: the undo of an undo does the action again), never an undo of one,
-        and never one whose trash was emptied for good."""
+        never one whose trash was emptied for good, and never a record (RECORD_KINDS)."""
         undoes = dict(self.conn.execute("SELECT id, undoes FROM actions WHERE undoes IS NOT NULL"))
         rows = self.conn.execute(
             "SELECT id FROM actions WHERE status = 'done' AND trash_emptied_at IS NULL "
-            "ORDER BY id DESC"
+            f"AND kind NOT IN {tuple(sorted(RECORD_KINDS))!r} ORDER BY id DESC"
         )
         for (action_id,) in rows:
             depth, current = 0, undoes.get(action_id)

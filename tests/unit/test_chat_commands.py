@@ -60,6 +60,10 @@ from control.commands import COMMANDS, validate
         ("!resumir hoy", "report", {}),
         ("!summary 2026-11-22", "report", {"date": "2026-11-22"}),
         ("!resumir ayer", "report", {"date": (date.today() - timedelta(days=1)).isoformat()}),
+        ("!respaldo", "backup.list", {}),
+        ("!respaldo lista", "backup.list", {}),
+        ("!respaldo ahora", "backup.now", {}),
+        ("!backup now", "backup.now", {}),
         ("  !Ayuda", None, None),
     ],
 )  # fmt: skip
@@ -116,6 +120,7 @@ def test_commands_the_chat_answers_itself(line: str, local: str) -> None:
         ("!aceptar 99999999999999999999999", "!aceptar N"),
         ("!resumir 2026-13-45", "!resumir [YYYY-MM-DD|yesterday]"),
         ("!resumir mañana", "!resumir [YYYY-MM-DD|yesterday]"),
+        ("!respaldo borra", "!respaldo [now|list]"),
     ],
 )
 def test_a_malformed_command_gets_its_usage_and_runs_nothing(line: str, must_say: str) -> None:

@@ -239,6 +239,8 @@ def test_table_is_exactly_the_documented_commands() -> None:
         "memory.restore", "memory.export", "memory.examples", "memory.stats",
         "context", "trash.list", "trash.empty", "feedback", "stats", "report", "reminders",
         "model.status", "model.use", "chat.start", "chat.send", "chat.cancel",
+        "backup.init", "backup.now", "backup.list", "backup.check", "backup.forget",
+        "backup.restore",
     }  # fmt: skip
     streamed = {name for name, command in COMMANDS.items() if command.streamed}
     assert streamed == {"chat.send"}

@@ -1,0 +1,434 @@
+"""Backups of the root with restic, under the policy's ``[backup]`` section.
+
+What a snapshot holds is a root: the folders of ``include`` and ``.alma/`` taken consistently.
+While a backup runs no action runs (it holds the engine's lock: the files and the journal are of
+one moment), the SQLite databases are copied through SQLite's online backup API and the memory
+store's files while the store is quiet (its lock), into a stage folder ``.alma/backup/stage``.
+restic reads the stage's ``.alma`` and the live folders as paths relative to the stage, which it
+stores by their last names: the snapshot's tree is ``/logs``, ``/user``, ``/.alma``... as in the
+root, so a plain ``restic restore`` gives a root back too. ALMA's trash, its locks and the
+stage itself are never taken.
+
+The repository's password never lives in the root: the service keeps the path of the file that
+holds it (the person's own, or the one ``alma-ctl backup init`` wrote in ~/.config/alma),
+docs/operations.md says why.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import logging
+import os
+import shutil
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from actions.planners import PlanResult, fingerprint
+from agent import backup_restore
+from agent.autonomy import PolicyHolder
+from agent.backup_restore import inside
+from agent.memory_gate import MemoryGate
+from agent.restic import LONG_S, Restic
+from policies.errors import (
+    AlmaError,
+    BadArgumentError,
+    InvalidStateError,
+    as_alma_error,
+    error_from_wire,
+)
+from policies.i18n import _
+from policies.layout import RootLayout
+from policies.modes import PRIVATE_DIR
+from sandbox.engine import Engine
+from state.journal import Journal
+from state.suggestions import SuggestionStore
+
+log = logging.getLogger("alma.backup")
+
+SANDBOX = "backup"
+#: The state DB's settings: the repository (target, password file) and the last run.
+REPO_SETTING = "backup_repo"
+LAST_SETTING = "backup_last"
+#: Parts of ``.alma/`` never backed up: ALMA's trash and the stage (and, below, the lock files
+#: and SQLite's side files: each database is copied whole through its backup API).
+_SKIP_DIRS = frozenset({"trash", "backup"})
+_SKIP_SUFFIXES = (".lock", "-wal", "-shm", "-journal")
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+#: A scheduled backup runs when the last good one is older than this (a day, with slack for
+#: a disk plugged in at a different hour), and not sooner than this after a failed one.
+_DUE_S = 20 * 3600
+_RETRY_S = 6 * 3600
+Audit = Callable[[dict[str, Any]], None]
+
+
+def _is_sqlite(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(16) == _SQLITE_MAGIC
+    except OSError:
+        return False
+
+
+def copy_sqlite(src: Path, dst: Path) -> None:
+    """A consistent copy of a live SQLite database (the online backup API: pages of one
+    moment, whatever writers do meanwhile)."""
+    source = sqlite3.connect(f"file:{src}?mode=ro", uri=True)
+    try:
+        target = sqlite3.connect(dst)
+        try:
+            source.backup(target)
+        finally:
+            target.close()
+    finally:
+        source.close()
+
+
+def stage_data(data: Path, stage: Path) -> int:
+    """Copy ``data`` (``.alma/``) into ``stage`` consistently; returns the files copied."""
+    copied = 0
+    for dirpath, dirnames, filenames in os.walk(data):
+        here = Path(dirpath)
+        rel = here.relative_to(data)
+        if rel == Path("."):
+            dirnames[:] = [d for d in dirnames if d not in _SKIP_DIRS]
+        (stage / rel).mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
+        for name in filenames:
+            src = here / name
+            if name.endswith(_SKIP_SUFFIXES) or src.is_symlink() or not src.is_file():
+                continue
+            dst = stage / rel / name
+            if _is_sqlite(src):
+                copy_sqlite(src, dst)
+            else:
+                shutil.copy2(src, dst)
+            copied += 1
+    return copied
+
+
+class BackupService:
+    def __init__(
+        self,
+        layout: RootLayout,
+        policy: PolicyHolder,
+        store: SuggestionStore,
+        engine: Engine,
+        memory: MemoryGate,
+        audit: Audit,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.layout = layout
+        self.policy = policy
+        self.store = store
+        self.engine = engine
+        self.memory = memory
+        self.audit = audit
+        self.clock = clock
+
+    # -- the repository ----------------------------------------------------------------------
+    def _configured_target(self) -> str:
+        return os.path.expanduser(self.policy().backup.target)
+
+    def repo(self) -> Restic:
+        remembered = self.store.setting(REPO_SETTING)
+        if not isinstance(remembered, dict):
+            raise InvalidStateError(
+                _(
+                    "No backup repository is set up yet; create one with `alma-ctl backup "
+                    "init TARGET` (a folder on the portable disk, say)."
+                )
+            )
+        target = self._configured_target() or str(remembered["target"])
+        return Restic(Path(target), Path(str(remembered["password_file"])))
+
+    def init(self, target: str, password_file: str | None) -> dict[str, Any]:
+        if not password_file:
+            raise BadArgumentError(
+                _("`alma-ctl backup init` needs the password: --password-file F, or a terminal.")
+            )
+        where, secret = Path(target), Path(password_file)
+        if not where.is_absolute() or not secret.is_absolute():
+            raise BadArgumentError(_("TARGET and the password file must be full paths."))
+        configured = self._configured_target()
+        if configured and os.path.normpath(configured) != os.path.normpath(target):
+            raise BadArgumentError(
+                _(
+                    "{file} names {configured} as the backup target; init that one, or change "
+                    "target there first.",
+                    file=self.layout.policy_file,
+                    configured=configured,
+                )
+            )
+        for path, what in ((where, _("The backup target")), (secret, _("The password file"))):
+            if inside(path, self.layout.root):
+                raise BadArgumentError(
+                    _(
+                        "{what} {path} is inside the ALMA root; put it outside (the root is "
+                        "what is backed up, and its password must never be stored in it).",
+                        what=what,
+                        path=path,
+                    )
+                )
+        if inside(self.layout.root, where):
+            raise BadArgumentError(
+                _(
+                    "The backup target {path} holds the ALMA root itself; choose a folder of "
+                    "its own outside the root.",
+                    path=where,
+                )
+            )
+        try:
+            if not secret.read_bytes().strip():
+                raise BadArgumentError(_("The password file {path} is empty.", path=secret))
+        except OSError as exc:
+            raise BadArgumentError(
+                _("The password file {path} cannot be read ({error}).", path=secret, error=exc)
+            ) from None
+        repo = Restic(where, secret)
+        repo.check_target()
+        if (where / "config").is_file():
+            repo.run(["cat", "config"])  # an existing repository: the password must open it
+            created = False
+        else:
+            if where.exists() and (not where.is_dir() or any(where.iterdir())):
+                raise BadArgumentError(
+                    _(
+                        "{path} is not empty and is not a backup repository; name a new or "
+                        "empty folder.",
+                        path=where,
+                    )
+                )
+            repo.run(["init"])
+            created = True
+        self.store.set_setting(
+            REPO_SETTING,
+            {"target": str(where), "password_file": str(secret), "since": self.clock()},
+        )
+        return {"target": str(where), "password_file": str(secret), "created": created}
+
+    # -- taking a backup ---------------------------------------------------------------------
+    def now(self, *, auto: bool = False) -> dict[str, Any]:
+        """Back up the root now; the action is in the journal, acciones.md and `history`."""
+        repo = self.repo()
+        action = self.engine.run_in_daemon(lambda journal: self._take(journal, repo, auto))
+        self.audit(action)
+        if action["status"] != "done":
+            row = self.engine.journal.action_row(int(action["id"]))
+            raise error_from_wire({"code": row["error_code"], "message": row["error"]})
+        return {**action, **self._last_snapshot(action["id"])}
+
+    def _take(self, journal: Journal, repo: Restic, auto: bool) -> dict[str, Any]:
+        stage = self.layout.data / "backup" / "stage"
+        op: dict[str, Any] = {"op": "backup", "target": str(repo.target)}
+        try:
+            shutil.rmtree(stage, ignore_errors=True)  # a stage a killed run left
+            include = self.policy().backup.include
+            targets = []
+            for folder in include:
+                if folder == ".alma":
+                    self._stage(stage / ".alma")
+                    targets.append(".alma")
+                elif (self.layout.root / folder).is_dir():
+                    targets.append(os.path.relpath(self.layout.root / folder, stage))
+            stage.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
+            out = repo.run(
+                ["backup", "--json", "--tag", "alma", *targets], cwd=stage, timeout=LONG_S
+            )
+            summary = _summary(out)
+            op.update(
+                snapshot=str(summary["snapshot_id"])[:8],
+                files=int(summary.get("total_files_processed", 0)),
+                bytes=int(summary.get("total_bytes_processed", 0)),
+            )
+            error = None
+        except Exception as exc:  # whatever stopped it is recorded, as restic said it
+            alma = as_alma_error(exc)
+            log.error("backup failed: %s", alma)
+            error = alma
+        finally:
+            shutil.rmtree(stage, ignore_errors=True)
+        action_id = journal.create_action(kind="backup", plan=[op], auto=auto, sandbox=SANDBOX)
+        now = self.clock()
+        last = self.store.setting(LAST_SETTING) or {}
+        if error is None:
+            journal.finish(action_id, "done")
+            last = {**last, "ok_at": now, "snapshot": op["snapshot"], "error": None}
+        else:
+            journal.finish(action_id, "failed", error=str(error), code=int(error.code))
+            last = {**last, "failed_at": now, "error": str(error)}
+        self.store.set_setting(LAST_SETTING, last)
+        return journal.action(action_id)
+
+    def _stage(self, dst: Path) -> None:
+        if not self.memory.loaded and self.memory.error is None:
+            self.memory.get()  # still loading, and writing its files: wait for it (bounded)
+        service = self.memory.service if self.memory.loaded else None
+        if service is None:  # off, or failed to load: nothing writes its files
+            stage_data(self.layout.data, dst)
+            return
+        with service.store.lock:  # the memory store is quiet while its files are copied
+            stage_data(self.layout.data, dst)
+
+    def _last_snapshot(self, action_id: int) -> dict[str, Any]:
+        op = self.engine.journal.plan(action_id)[0]
+        return {"snapshot": op.get("snapshot"), "files": op.get("files"), "bytes": op.get("bytes")}
+
+    # -- the repository's contents -----------------------------------------------------------
+    def list(self) -> builtins.list[dict[str, Any]]:
+        """Snapshots oldest first: id, time, files, bytes (from the journal of the backup that
+        made them, else from ``restic stats``)."""
+        repo = self.repo()
+        known = self._recorded()
+        out = []
+        for snap in repo.json(["snapshots"]) or []:
+            short = str(snap.get("short_id") or snap["id"][:8])
+            files, size = known.get(short, (None, None))
+            if files is None:
+                stats = repo.json(["stats", "--mode", "restore-size", short])
+                files, size = stats.get("total_file_count"), stats.get("total_size")
+            out.append({"id": short, "time": snap.get("time"), "files": files, "bytes": size})
+        return out
+
+    def _recorded(self) -> dict[str, tuple[int, int]]:
+        journal = self.engine.journal
+        known: dict[str, tuple[int, int]] = {}
+        for action_id in journal.done_of_kind("backup"):
+            for op in journal.iter_plan(action_id):
+                if op.get("snapshot"):
+                    known[str(op["snapshot"])] = (int(op["files"]), int(op["bytes"]))
+        return known
+
+    def check(self) -> dict[str, Any]:
+        repo = self.repo()
+        repo.run(["check"], timeout=LONG_S)
+        return {"ok": True, "target": str(repo.target)}
+
+    def forget(self, *, auto: bool = False) -> dict[str, Any]:
+        """Forget the snapshots the retention does not keep, and prune their data."""
+        repo = self.repo()
+        keep = self.policy().backup
+        args = ["forget", "--prune", "--tag", "alma", "--group-by", "host,tags"]
+        args += ["--keep-daily", str(keep.keep_daily), "--keep-weekly", str(keep.keep_weekly)]
+        args += ["--keep-monthly", str(keep.keep_monthly), "--json"]
+
+        def forget(journal: Journal) -> dict[str, Any]:
+            out = repo.run(args, timeout=LONG_S)
+            removed = [str(s["short_id"]) for g in _json_head(out) for s in g.get("remove") or ()]
+            op = {"op": "backup_forget", "target": str(repo.target), "removed": removed}
+            action_id = journal.create_action(
+                kind="backup_forget", plan=[op], auto=auto, sandbox=SANDBOX
+            )
+            journal.finish(action_id, "done")
+            return {**journal.action(action_id), "removed": removed}
+
+        action = self.engine.run_in_daemon(forget)
+        self.audit(action)
+        return action
+
+    def restore(self, snapshot: str, paths: builtins.list[str], to: str) -> dict[str, Any]:
+        repo = self.repo()
+        action = self.engine.run_in_daemon(
+            lambda journal: backup_restore.restore(
+                journal, repo, self.layout.root, snapshot, paths, Path(to)
+            )
+        )
+        self.audit(action)
+        return action
+
+    # -- the schedule and the suggestions ----------------------------------------------------
+    def tick(self) -> bool:
+        """The schedule's call: a backup when one is due and the target is present (a disk not
+        plugged in is no error); True when one was tried and failed."""
+        settings = self.policy().backup
+        remembered = self.store.setting(REPO_SETTING)
+        if settings.schedule != "daily" or not isinstance(remembered, dict):
+            return False
+        target = Path(self._configured_target() or str(remembered["target"]))
+        if not target.is_dir():
+            log.debug("backup target %s is not there; no backup now", target)
+            return False
+        last = self.store.setting(LAST_SETTING) or {}
+        now = self.clock()
+        if now - float(last.get("ok_at") or 0) < _DUE_S:
+            return False
+        if last.get("error") and now - float(last.get("failed_at") or 0) < _RETRY_S:
+            return False
+        try:
+            self.now(auto=True)
+            self.forget(auto=True)
+        except AlmaError:
+            return True  # recorded: the journal, acciones.md and the next analysis say it
+        return False
+
+    def findings(self, now: float) -> builtins.list[PlanResult]:
+        """A ``backup`` suggestion when backups fail, or none succeeded for too long."""
+        remembered = self.store.setting(REPO_SETTING)
+        last = self.store.setting(LAST_SETTING) or {}
+        days = self.policy().backup.warn_after_days
+        if last.get("error"):
+            return [
+                _finding(
+                    "failing",
+                    _("The last backup failed"),
+                    _("{error} Then run `alma-ctl backup now`.", error=last["error"]),
+                    [str(last["error"])],
+                )
+            ]
+        if not isinstance(remembered, dict):
+            return []
+        ok_at = float(last.get("ok_at") or 0)
+        # Never backed up: counted from the day the repository was set up.
+        if now - (ok_at or float(remembered.get("since") or now)) < days * 86400:
+            return []
+        since = _("never") if not ok_at else time.strftime("%Y-%m-%d", time.localtime(ok_at))
+        return [
+            _finding(
+                "stale",
+                _("No backup for {days} days or more", days=days),
+                _(
+                    "The last good backup is from {since}; connect the disk of {target} and "
+                    "run `alma-ctl backup now`.",
+                    since=since,
+                    target=remembered["target"],
+                ),
+                [since],
+            )
+        ]
+
+    def recover(self) -> builtins.list[int]:
+        return backup_restore.recover(self.engine.journal)
+
+
+def _finding(why: str, title: str, reason: str, keys: list[str]) -> PlanResult:
+    return PlanResult(
+        kind="backup",
+        target="backup",
+        title=title,
+        reason=reason,
+        evidence=[reason],
+        plan=[],
+        files=0,
+        fingerprint=fingerprint("backup", why, keys),
+    )
+
+
+def _summary(out: str) -> dict[str, Any]:
+    for line in reversed(out.splitlines()):
+        if '"summary"' in line:
+            data = json.loads(line)
+            if isinstance(data, dict) and data.get("message_type") == "summary":
+                return data
+    raise AlmaError(_("restic finished the backup without saying which snapshot it made."))
+
+
+def _json_head(out: str) -> list[dict[str, Any]]:
+    """The JSON document restic printed (forget prints it on its first line)."""
+    for line in out.splitlines():
+        if line.startswith("["):
+            data = json.loads(line)
+            return data if isinstance(data, list) else []
+    return []

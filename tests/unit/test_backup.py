@@ -1,0 +1,298 @@
+"""Backups: the [backup] policy, restic's failures as sentences, the consistent copy of
+.alma/, the `backup` suggestion's rule (the end-to-end promises: tests/e2e/test_backup_e2e.py)."""
+
+from __future__ import annotations
+
+import getpass
+import sqlite3
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent import backup_restore
+from agent.backup import LAST_SETTING, REPO_SETTING, BackupService, stage_data
+from agent.restic import Restic
+from control.ctl import _argparse_line, _ask_password
+from policies.config import load_policy, policy_from_dict
+from policies.defaults import DEFAULT_POLICY_TOML
+from policies.errors import (
+    AlmaError,
+    BadArgumentError,
+    ConfigError,
+    ConflictError,
+    UnavailableError,
+)
+from policies.layout import RootLayout
+from state.journal import Journal
+
+DAY = 86400.0
+
+
+def test_the_default_backup_section_is_valid(tmp_path: Path) -> None:
+    path = tmp_path / "autonomy.conf"
+    path.write_text(DEFAULT_POLICY_TOML, encoding="utf-8")
+    backup = load_policy(path).backup
+    assert backup.target == "" and backup.schedule == "daily"
+    assert backup.include == ["logs", "user", "docs", "system", ".alma"]
+    assert (backup.keep_daily, backup.keep_weekly, backup.keep_monthly) == (7, 4, 12)
+    assert backup.warn_after_days == 7
+
+
+@pytest.mark.parametrize(
+    ("section", "says"),
+    [
+        ({"target": "disco/alma"}, "full path"),
+        ({"include": []}, "at least one folder"),
+        ({"include": ["user", "user/"]}, "named twice"),
+        ({"include": ["../fuera"]}, "without '.' or '..'"),
+        ({"keep_daily": 0, "keep_weekly": 0, "keep_monthly": 0}, "keep at least one"),
+        ({"schedule": "hourly"}, "backup.schedule"),
+        ({"warn_after_days": 0}, "backup.warn_after_days"),
+        ({"retention": 3}, "unknown key"),
+    ],
+)
+def test_a_wrong_backup_key_is_one_sentence(section: dict[str, Any], says: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        policy_from_dict({"backup": section})
+    assert says in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def fake_restic(tmp_path: Path, script: str) -> Path:
+    """A ``restic`` on PATH that runs ``script`` (sh) and logs its arguments."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    exe = bin_dir / "restic"
+    exe.write_text(f'#!/bin/sh\necho "$@" >> {tmp_path}/calls\n{script}\n')
+    exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+    return bin_dir
+
+
+@pytest.mark.parametrize(
+    ("stderr", "error", "says"),
+    [
+        ("Fatal: wrong password or no key found", BadArgumentError, "does not open"),
+        (
+            "Fatal: unable to save snapshot: write /d/data/ab: no space left on device",
+            UnavailableError,
+            "is full",
+        ),
+        ("Fatal: create repository at /d failed: config file already exists", ConflictError, ""),
+    ],
+)
+def test_restic_failures_are_one_sentence_each(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stderr: str, error: type, says: str
+) -> None:
+    monkeypatch.setenv(
+        "PATH", f"{fake_restic(tmp_path, f'echo {stderr!r} >&2; exit 1')}:/usr/bin:/bin"
+    )
+    with pytest.raises(error) as caught:
+        Restic(tmp_path, tmp_path / "pw").run(["snapshots"])
+    assert says in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_a_lock_left_by_a_killed_run_is_removed_and_the_call_tried_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = (
+        f'if [ "$4" = unlock ]; then touch {tmp_path}/unlocked; exit 0; fi\n'
+        f"if [ -e {tmp_path}/unlocked ]; then echo ok; exit 0; fi\n"
+        "echo 'unable to create lock in backend: repository is already locked by PID 9' >&2\n"
+        "exit 1"
+    )
+    monkeypatch.setenv("PATH", f"{fake_restic(tmp_path, script)}:/usr/bin:/bin")
+    assert Restic(tmp_path, tmp_path / "pw").run(["snapshots"]).strip() == "ok"
+    calls = (tmp_path / "calls").read_text().splitlines()
+    assert [c.split()[3] for c in calls] == ["snapshots", "unlock", "snapshots"]
+    # The password travels in a file named by the environment, never on the command line.
+    assert not any("pw" in c.split() for c in calls)
+
+
+def test_a_lock_that_stays_is_a_conflict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    script = "echo 'repository is already locked exclusively by PID 9' >&2; exit 1"
+    monkeypatch.setenv("PATH", f"{fake_restic(tmp_path, script)}:/usr/bin:/bin")
+    with pytest.raises(ConflictError, match="in use by another restic run"):
+        Restic(tmp_path, tmp_path / "pw").run(["backup"])
+
+
+def test_a_target_that_is_a_link_is_refused_before_restic_runs(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    with pytest.raises(BadArgumentError, match="symbolic link"):
+        Restic(tmp_path / "link", tmp_path / "pw").run(["snapshots"])
+
+
+def test_the_stage_is_a_consistent_copy_without_trash_locks_or_wal(tmp_path: Path) -> None:
+    data = tmp_path / ".alma"
+    (data / "trash/1/0").mkdir(parents=True)
+    (data / "trash/1/0/old.txt").write_text("trashed")
+    (data / "journal").mkdir()
+    (data / "journal/executor.lock").write_text("")
+    (data / "memory/chroma/seg").mkdir(parents=True)
+    (data / "memory/chroma/seg/data_level0.bin").write_bytes(b"\x01" * 100)
+    db = data / "journal/journal.db"
+    live = sqlite3.connect(db)
+    live.execute("PRAGMA journal_mode=WAL")
+    live.execute("CREATE TABLE t(x)")
+    live.execute("INSERT INTO t VALUES (1)")
+    live.commit()
+    live.execute("BEGIN")
+    live.execute("INSERT INTO t VALUES (2)")  # not committed: never in the copy
+    stage = tmp_path / "stage"
+    copied = stage_data(data, stage)
+    live.rollback()
+    live.close()
+    names = sorted(str(p.relative_to(stage)) for p in stage.rglob("*") if p.is_file())
+    assert names == ["journal/journal.db", "memory/chroma/seg/data_level0.bin"]
+    assert copied == 2
+    with sqlite3.connect(stage / "journal/journal.db") as conn:
+        assert conn.execute("SELECT x FROM t").fetchall() == [(1,)]
+
+
+class _Store:
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {}
+
+    def setting(self, key: str, default: Any = None) -> Any:
+        return self.values.get(key, default)
+
+    def set_setting(self, key: str, value: Any) -> None:
+        self.values[key] = value
+
+
+def _service(tmp_path: Path, now: list[float]) -> tuple[BackupService, _Store]:
+    store = _Store()
+    policy = policy_from_dict({"backup": {"warn_after_days": 3}})
+    service = BackupService(
+        RootLayout(tmp_path),
+        lambda: policy,  # type: ignore[arg-type]  # the holder's call is all it uses
+        store,  # type: ignore[arg-type]
+        None,  # type: ignore[arg-type]
+        None,  # type: ignore[arg-type]
+        lambda action: None,
+        clock=lambda: now[0],
+    )
+    return service, store
+
+
+def test_the_backup_suggestion_comes_after_n_days_without_a_good_backup(tmp_path: Path) -> None:
+    now = [1_000 * DAY]
+    service, store = _service(tmp_path, now)
+    assert service.findings(now[0]) == []  # no repository: nothing to remind
+    store.set_setting(
+        REPO_SETTING, {"target": "/media/d/b", "password_file": "/p", "since": now[0]}
+    )
+    assert service.findings(now[0] + 2 * DAY) == []
+    [stale] = service.findings(now[0] + 3 * DAY)
+    assert stale.kind == "backup" and stale.plan == []
+    assert "alma-ctl backup now" in stale.reason and "/media/d/b" in stale.reason
+    store.set_setting(LAST_SETTING, {"ok_at": now[0] + 3 * DAY, "error": None})
+    assert service.findings(now[0] + 4 * DAY) == []
+    store.set_setting(
+        LAST_SETTING, {"ok_at": now[0] + 3 * DAY, "failed_at": now[0] + 4 * DAY, "error": "X."}
+    )
+    [failing] = service.findings(now[0] + 4 * DAY)
+    assert failing.reason.startswith("X.") and "alma-ctl backup now" in failing.reason
+    assert failing.fingerprint != stale.fingerprint
+
+
+def test_the_schedule_skips_an_absent_target_without_recording_a_failure(tmp_path: Path) -> None:
+    now = [1_000 * DAY]
+    service, store = _service(tmp_path, now)
+    store.set_setting(
+        REPO_SETTING, {"target": str(tmp_path / "unplugged"), "password_file": "/p", "since": 0}
+    )
+    assert service.tick() is False
+    assert store.setting(LAST_SETTING) is None
+
+
+def test_alma_ctl_reads_backup_restore_with_paths_and_to() -> None:
+    line = _argparse_line(["backup", "restore", "abc123", "user/a.txt", "logs", "--to", "/tmp/r"])
+    assert line.command is not None and line.command.name == "backup.restore"
+    assert line.args == {"snapshot": "abc123", "paths": ["user/a.txt", "logs"], "to": "/tmp/r"}
+
+
+def test_a_password_asked_on_the_terminal_goes_to_a_private_file_outside_the_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    answers = iter(["contraseña secreta", "contraseña secreta", "una", "otra"])
+    monkeypatch.setattr(getpass, "getpass", lambda prompt="": next(answers))
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    path = Path(_ask_password(str(tmp_path / "ALMA")))
+    assert path.parent == tmp_path / "config/alma"
+    assert path.read_text(encoding="utf-8") == "contraseña secreta\n"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    with pytest.raises(AlmaError, match="already holds a backup password"):
+        _ask_password(str(tmp_path / "ALMA"))  # never overwritten
+    with pytest.raises(AlmaError, match="differ"):
+        _ask_password(str(tmp_path / "OTRA"))
+    assert not list(path.parent.glob("*OTRA*")) and len(list(path.parent.iterdir())) == 1
+
+
+def test_a_restore_interrupted_by_a_stop_is_taken_back_or_finished_at_start(
+    tmp_path: Path,
+) -> None:
+    journal = Journal(tmp_path / "journal.db")
+    plan = [{"op": "restore_snapshot", "snapshot": "ab", "paths": [], "existed": False}]
+    # Stopped while restic wrote the stage: the stage goes, nothing reached DIR.
+    early = journal.create_action(
+        kind="backup_restore", plan=[{**plan[0], "to": str(tmp_path / "a")}], sandbox="backup"
+    )
+    stage = tmp_path / f".a.alma-restore-{early}"
+    (stage / "user").mkdir(parents=True)
+    (stage / "user/x.txt").write_text("x")
+    # Stopped after the rename, before the journal said done: it is done.
+    late = journal.create_action(
+        kind="backup_restore", plan=[{**plan[0], "to": str(tmp_path / "b")}], sandbox="backup"
+    )
+    journal.write_intents(late, [(0, None, None, {"files": []})])
+    (tmp_path / "b").mkdir()
+    assert journal.running() == []  # never the file executor's to recover
+    assert sorted(backup_restore.recover(journal)) == sorted([early, late])
+    assert not stage.exists() and not (tmp_path / "a").exists()
+    assert journal.action(early)["status"] == "rolled_back"
+    assert journal.action(late)["status"] == "done" and (tmp_path / "b").is_dir()
+    journal.close()
+
+
+def test_the_schedule_backs_up_once_a_day_and_waits_after_a_failure(tmp_path: Path) -> None:
+    now = [1_000 * DAY]
+    service, store = _service(tmp_path, now)
+    (tmp_path / "disk").mkdir()
+    store.set_setting(
+        REPO_SETTING, {"target": str(tmp_path / "disk"), "password_file": "/p", "since": 0}
+    )
+    calls: list[str] = []
+
+    def backup(*, auto: bool = False) -> dict[str, Any]:
+        assert auto
+        calls.append("now")
+        if store.setting("fail"):
+            store.set_setting(LAST_SETTING, {"failed_at": now[0], "error": "restic: X."})
+            raise AlmaError("restic: X.")
+        store.set_setting(LAST_SETTING, {"ok_at": now[0], "error": None})
+        return {}
+
+    def forget(*, auto: bool = False) -> dict[str, Any]:
+        calls.append("forget")
+        return {}
+
+    # restic itself is the e2e tests'; here only when the schedule calls it.
+    service.now = backup  # type: ignore[method-assign]
+    service.forget = forget  # type: ignore[method-assign]
+    assert service.tick() is False and calls == ["now", "forget"]
+    now[0] += 19 * 3600
+    assert service.tick() is False and calls == ["now", "forget"]  # not due yet
+    now[0] += 2 * 3600
+    store.set_setting("fail", True)
+    assert service.tick() is True and calls[-1] == "now"  # due, and it failed
+    now[0] += 3600
+    assert service.tick() is False and len(calls) == 3  # no retry loop
+    now[0] += 6 * 3600
+    store.set_setting("fail", False)
+    assert service.tick() is False and calls[-2:] == ["now", "forget"]
