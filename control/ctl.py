@@ -802,7 +802,7 @@ def _status(value: object) -> str:
 
 
 def _model_line(model: dict[str, object]) -> str:
-    name = os.path.basename(str(model.get("path") or "")) or _("none")
+    name = os.path.basename(str(model.get("path") or "")) or _("no model set")
     return _("model: {name} ({state})", name=name, state=_cell(_word(model.get("state"))))
 
 
