@@ -73,7 +73,9 @@ def test_the_owner_is_not_locked_out_by_trickling_clients(
     finally:
         stop_tricklers(tricklers)
     answered = codes.count(0)
-    print(f"\ntrickle ({'one process' if one_process else '50 processes'}): "
-          f"status {answered}/{len(codes)} answered")
+    print(
+        f"\ntrickle ({'one process' if one_process else '50 processes'}): "
+        f"status {answered}/{len(codes)} answered"
+    )
     assert len(codes) >= 10
     assert answered >= 0.95 * len(codes), codes

@@ -77,9 +77,18 @@ def _trickle_main(path: str, count: int, one_process: bool) -> None:
         signal.pause()
 
 
-def start_tricklers(socket_path: Path, count: int, *, one_process: bool = False) -> subprocess.Popen[bytes]:
+def start_tricklers(
+    socket_path: Path, count: int, *, one_process: bool = False
+) -> subprocess.Popen[bytes]:
     """The trickling clients, running until :func:`stop_tricklers`."""
-    argv = [sys.executable, "-m", "tests.support.abuse", "trickle", os.fspath(socket_path), str(count)]
+    argv = [
+        sys.executable,
+        "-m",
+        "tests.support.abuse",
+        "trickle",
+        os.fspath(socket_path),
+        str(count),
+    ]
     if one_process:
         argv.append("--one-process")
     return subprocess.Popen(argv, env=os.environ | {"PYTHONPATH": _repo_path()})
