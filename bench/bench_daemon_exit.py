@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.support.daemon import DaemonRoot, wait_for  # noqa: E402
+from tests.support.daemon import DaemonRoot, wait_for
 
 _RUN = {
     "frozen": "import sys, agent.daemon as d; sys.exit(d.main(sys.argv[1:]))",
@@ -55,9 +55,7 @@ def one_exit(mode: str, idle: float) -> tuple[float, float]:
                 stderr=out,
                 env=alma.env,
             )
-        wait_for(
-            lambda: alma.ctl("status", timeout=30).rc == 0, timeout=120, what="the daemon"
-        )
+        wait_for(lambda: alma.ctl("status", timeout=30).rc == 0, timeout=120, what="the daemon")
         wait_for(
             lambda: "memory store ready" in log.read_text(errors="replace"),
             timeout=300,

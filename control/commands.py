@@ -549,21 +549,15 @@ def validate(cmd: str, args: dict[str, object]) -> dict[str, object]:
 
 
 def _wrong(command: Command, spec: Arg, detail: str = "") -> BadArgumentError:
-    if not command.cli:  # only a program sends it: name it as the wire does
-        return BadArgumentError(
-            _(
-                "{argument} of {command} must be {value}{detail}.",
-                argument=spec.name,
-                command=command.name,
-                value=spec.describe(),
-                detail=detail,
-            )
-        )
+    if command.cli:
+        argument, where = spec.spelling, f"`alma-ctl {command.spelling}`"
+    else:  # only a program sends it: named as the wire names it
+        argument, where = spec.name, command.name
     return BadArgumentError(
         _(
-            "{argument} of `alma-ctl {command}` must be {value}{detail}.",
-            argument=spec.spelling,
-            command=command.spelling,
+            "{argument} of {command} must be {value}{detail}.",
+            argument=argument,
+            command=where,
             value=spec.describe(),
             detail=detail,
         )
