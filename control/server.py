@@ -42,6 +42,8 @@ _PEERCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
 _CHUNK = 64 * 1024
 #: How long a goodbye to a peer that may not be reading is tried before the connection is cut.
 _GOODBYE_SECONDS = 1.0
+#: The least time between two log lines about refused connections.
+_REFUSAL_LOG_SECONDS = 5.0
 _INTERNAL_SENTENCE = N_("The daemon hit an internal error; its log has the details.")
 _umask_lock = threading.Lock()
 
@@ -302,6 +304,8 @@ class ControlServer:
         self._lock = threading.Lock()
         self._conns: dict[socket.socket, threading.Thread] = {}
         self._peer_of: dict[socket.socket, int] = {}
+        self._refused = 0  # connections refused since the last log line saying so (accept thread)
+        self._refusal_logged = -_REFUSAL_LOG_SECONDS
         self._bound_inode: tuple[int, int] | None = None
 
     # ------------------------------------------------------------------ lifecycle
@@ -415,7 +419,7 @@ class ControlServer:
         )
         refusal = self._admit(conn, pid, thread)
         if refusal is not None:
-            self._log.warning("control socket: refused a connection from pid %s: %s", pid, refusal)
+            self._log_refusal(pid, refusal)
             # No thread to spare for a patient goodbye: only what already arrived is drained.
             _finish(conn, protocol.encode_error(None, ErrorCode.UNAVAILABLE, refusal), linger=0.0)
             conn.close()
@@ -442,6 +446,22 @@ class ControlServer:
             self._peer_of[conn] = pid
             self._conns[conn] = thread
         return None
+
+    def _log_refusal(self, pid: int, refusal: str) -> None:
+        # A program retrying in a loop is refused thousands of times a second: counted, and
+        # said at most every few seconds, so the log stays readable (and small).
+        self._refused += 1
+        now = time.monotonic()
+        if now - self._refusal_logged < _REFUSAL_LOG_SECONDS:
+            return
+        self._log.warning(
+            "control socket: refused %s connection(s) since the last report; the last from "
+            "pid %s: %s",
+            self._refused,
+            pid,
+            refusal,
+        )
+        self._refused, self._refusal_logged = 0, now
 
     def _release(self, conn: socket.socket) -> None:
         with self._lock:

@@ -861,3 +861,18 @@ def test_a_request_with_no_slot_free_in_time_is_told_busy(
         release.set()
         caller.join(30)
     assert Client(server.socket_path, 10).call("status")
+
+
+def test_refusals_in_a_loop_are_counted_not_logged_one_by_one(
+    make_server: Callable[..., ControlServer], caplog: pytest.LogCaptureFixture
+) -> None:
+    server = make_server(max_per_peer=1)
+    with (
+        caplog.at_level(logging.WARNING, logger="alma.control"),
+        held_connections(server.socket_path, 1),
+    ):
+        for _ in range(50):
+            answer = one_more_connection(server.socket_path)
+            assert answer["error"]["code"] == ErrorCode.UNAVAILABLE
+    refusals = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
+    assert len(refusals) == 1 and "refused 1 connection(s)" in refusals[0], refusals
