@@ -26,7 +26,11 @@ def inverse_ops(op: Op, post: Mapping[str, Any] | None, aux: Mapping[str, Any]) 
     wrote goes to the trash (refused if the person changed it since: ``post``, ctime included)
     before the old version comes back from the trash, byte for byte and with its mode (the same
     inode; its hash is checked, its ctime moved with our own rename). Refused, nothing moves:
-    both versions stay where they are."""
+    both versions stay where they are. A kept copy needs nothing: it held for trashing its
+    duplicates, and they are bytes of their own, so whatever became of it since, they come
+    back (only a file in their place stops them)."""
+    if isinstance(op, Keep):
+        return ()
     if isinstance(op, Edit):
         if post is None or not isinstance(aux.get("trash"), str):
             raise InvalidStateError(
@@ -48,8 +52,6 @@ def inverse_op(op: Op, post: Mapping[str, Any] | None, aux: Mapping[str, Any]) -
         return Rmdir(op.path)
     if isinstance(op, Rmdir):
         return Mkdir(op.path)
-    if isinstance(op, Keep):
-        return op  # a precondition holds both ways
     if post is None:
         raise InvalidStateError(
             _("the journal has no record of where {op} left its file.", op=op.op)

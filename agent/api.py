@@ -73,6 +73,7 @@ class Api:
             "history": lambda a: agent.engine.journal.history(a["limit"]),
             "trash.list": lambda a: agent.engine.trash_list(),
             "trash.empty": lambda a: agent.engine.trash_empty(a["older_than_days"]),
+            "trash.restore": lambda a: agent.trash_restore(a["id"], a.get("path")),
             "memory.add": lambda a: self._mem().add(
                 a["content"],
                 tags=a["tags"],
@@ -173,6 +174,7 @@ class Api:
             "memory": memory,
             "model": self.chat.runtime.status(),
             "policy": {"file": str(policy.path), "ok": policy.error is None, "error": policy.error},
+            "audit_problem": self.agent.audit_problem,
             "recovered_at_start": self.recovered,
             "uptime_seconds": round(time.time() - self.started, 1),
             "watch": self.watch(),

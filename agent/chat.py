@@ -194,6 +194,7 @@ class ChatService:
                 "model": result.model,
                 "prompt_tokens": prompt.tokens,
                 "turns_dropped": prompt.turns_dropped,
+                "message_cut": prompt.message_cut,
                 "logged": logged,
             }
         )

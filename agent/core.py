@@ -116,6 +116,7 @@ class Agent:
         #: ``sandbox`` (a restore of a backup: agent.backup_restore.undo).
         self.undo_in_daemon: dict[str, Callable[[Journal, int], dict[str, Any]]] = {}
         self._closed = False  # see close()
+        self.audit_problem: str | None = None  # why the last action is not in acciones.md
         self.reminders = Reminders(store)
         self._track = self._track_record()
         self._memory_seen = False  # the last observe step read the memory store's merges
@@ -446,7 +447,7 @@ class Agent:
             if row["status"] == "failed":
                 self._refresh_plan(row)
             result = self.loop.decide(sid, loop.Decision(verdict="accept"))
-        return _action_or_raise(result)
+            return self._told(_action_or_raise(result))
 
     def _refresh_plan(self, row: Any) -> Any:
         """A failed action was rolled back: its files are back, but each rename moved their
@@ -518,17 +519,38 @@ class Agent:
             self._undone(original)
             sid = original["suggestion_id"]
             self.audit(action, dict(self.store.row(int(sid))) if sid is not None else None)
-            return action
+            return self._told(action)
+
+    def trash_restore(self, action_id: int, path: str | None) -> dict[str, Any]:
+        """`alma-ctl trash restore`: an action of the person's, audited like any other."""
+        with self._lock:
+            action = self.engine.trash_restore(action_id, path)
+            self.audit(action, None)
+            return self._told(action)
 
     def audit(self, action: dict[str, Any], suggestion: dict[str, Any] | None) -> None:
-        """Every action goes to logs/alma/acciones.md; a failed write is logged, never fatal
-        (the journal and `alma-ctl history` hold the same facts)."""
+        """Every action goes to logs/alma/acciones.md. A failed write is not fatal (the journal
+        and `alma-ctl history` hold the same facts) but never silent: ``audit_problem`` says
+        it, to the action's answer and to `status`, until an entry is written again."""
         try:
             ops = self.engine.journal.iter_plan(int(action["id"]))
             entry = report.audit_entry(action, suggestion, ops, datetime.now())
             report.append_audit(self.layout, entry)
         except (OSError, AlmaError) as exc:
             log.error("action %s is not in logs/alma/acciones.md: %s", action["id"], exc)
+            self.audit_problem = _(
+                "Action {id} is not in logs/alma/acciones.md: {why}; `alma-ctl history` has it.",
+                id=action["id"],
+                why=cause_of(exc),
+            )
+        else:
+            self.audit_problem = None
+
+    def _told(self, action: dict[str, Any]) -> dict[str, Any]:
+        """The action as its person is answered: with the audit log's problem, if any."""
+        if self.audit_problem is None:
+            return action
+        return {**action, "audit_problem": self.audit_problem}
 
     # -- the daily analysis -----------------------------------------------------------------
     def daily_report(self) -> dict[str, Any]:
@@ -547,11 +569,28 @@ class Agent:
         """The day's analysis, logs/alma/DATE-analisis.md (today by default): as it is when it
         was written already (contract §2: a model's summary or a person's note in it stays);
         else, or with ``refresh``, built now from what the day's logs and ALMA's records hold."""
+        today = datetime.fromtimestamp(self.clock()).date()
         try:
-            when = date.fromisoformat(day) if day else datetime.fromtimestamp(self.clock()).date()
+            when = date.fromisoformat(day) if day else today
         except ValueError:
             raise BadArgumentError(
                 _("{day} is not a date; write it as YYYY-MM-DD.", day=repr(day))
+            ) from None
+        if when > today:
+            raise BadArgumentError(
+                _(
+                    "{day} has not come yet; give today's date or an earlier one.",
+                    day=when.isoformat(),
+                )
+            )
+        try:
+            _day_span(when)
+        except (OverflowError, ValueError, OSError):  # before the first day the clock can hold
+            raise BadArgumentError(
+                _(
+                    "{day} is too long ago for a report; give a day ALMA has logs of.",
+                    day=when.isoformat(),
+                )
             ) from None
         if not refresh:
             kept = self._kept_report(when)

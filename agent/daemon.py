@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import fcntl
+import gc
 import logging
 import os
 import signal
@@ -389,6 +390,11 @@ def main(argv: list[str] | None = None) -> int:
     except AlmaError as exc:
         print(f"alma-agentd: {exc}", file=sys.stderr)
         return 1
+    finally:
+        # Stopped: the op in flight finished or rolled back and every store is closed. The
+        # interpreter's last collections would walk the whole heap (the model's, the memory
+        # store's) for nothing but the exit, so it is left out of them.
+        gc.freeze()
 
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@ class Prompt:
     turns_kept: int
     turns_dropped: int
     context_lines_dropped: int
+    message_cut: bool = False  # the message lost its middle to fit
 
 
 def assemble(
@@ -86,7 +87,8 @@ def assemble(
         lines = every[:fits]
         dropped_lines = len(every) - fits
         used = cost(system_text()) + message_cost
-    if used > budget:
+    message_cut = used > budget
+    if message_cut:
         message = _cut_middle(message, budget - cost(system_text()), count)
         used = cost(system_text()) + cost(message)
     if used > budget:  # the persona alone is huge: give the answer what is left, at least a bit
@@ -110,6 +112,7 @@ def assemble(
         turns_kept=len(kept),
         turns_dropped=len(history) - len(kept),
         context_lines_dropped=dropped_lines,
+        message_cut=message_cut,
     )
 
 

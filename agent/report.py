@@ -52,13 +52,19 @@ def _open_regular(name: str, flags: int, dir_fd: int) -> int:
             raise RefusedError(
                 _("logs/alma/{name} is a symlink; ALMA never writes through links.", name=name)
             ) from None
+        if exc.errno == errno.ENXIO:  # a FIFO nobody reads, opened without blocking
+            raise _not_regular(name) from None
         raise
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
-        raise RefusedError(_("logs/alma/{name} is not a regular file; move it away.", name=name))
+        raise _not_regular(name)
     if created:
         os.fchmod(fd, for_person(SHARED_FILE))
     return fd
+
+
+def _not_regular(name: str) -> RefusedError:
+    return RefusedError(_("logs/alma/{name} is not a regular file; move it away.", name=name))
 
 
 def write_own(layout: RootLayout, name: str, text: str, *, append: bool, header: str = "") -> str:

@@ -16,6 +16,7 @@ import threading
 from datetime import datetime
 
 from agent.chatlog import ASSISTANT, PERSON, file_name, format_day, format_turn
+from control.ctl import printable
 from policies.layout import RootLayout
 from policies.modes import PRIVATE_FILE
 
@@ -36,11 +37,18 @@ def append_exchange(
     stopped: str = "done",
 ) -> bool:
     """Append the person's turn and ALMA's to the log of the day the person asked; False (and
-    a log line) when it cannot be written safely. Times are local."""
+    a log line) when it cannot be written safely. Times are local. Control characters are
+    written escaped, as the chat's screen shows them: the log is read in a terminal too."""
     day = asked_at.date()
-    text = format_turn(asked_at, PERSON, question)
+    text = format_turn(asked_at, PERSON, printable(question))
     text += format_turn(
-        answered_at, ASSISTANT, answer, model=model, tokens=tokens, ms=ms, stopped=stopped
+        answered_at,
+        ASSISTANT,
+        printable(answer),
+        model=model,
+        tokens=tokens,
+        ms=ms,
+        stopped=stopped,
     )
     try:
         with _lock:

@@ -286,6 +286,13 @@ class Chat:
             self._screen.note(_("The answer reached its length limit."))
         elif stopped == "timeout":
             self._screen.note(_("The answer reached its time limit."))
+        if result.get("message_cut"):
+            self._screen.note(
+                _(
+                    "Your message was longer than the model can read at once: its middle was "
+                    "left out, its start and end were read."
+                )
+            )
         if not result.get("text") and stopped == "done":
             self._screen.note(_("The model gave an empty answer."))
 
@@ -351,10 +358,10 @@ def _arguments(argv: list[str]) -> tuple[str | None, str | None]:
     parser.add_argument(
         "--once", metavar=_("MESSAGE"), help=_("answer one message (or !command) and exit")
     )
-    words = list(argv)
-    if words[:1] == ["chat"]:  # `alma chat ...`: the one subcommand of `alma`
-        words = words[1:]
-    args = parser.parse_args(words)
+    # `chat`, the one command of `alma`, anywhere among the options (contract §2: options
+    # before the command, and after it too); a word that is an option's value stays its value.
+    parser.add_argument("command", nargs="?", choices=["chat"], help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
     return args.root, args.once
 
 

@@ -15,6 +15,7 @@ from datetime import date, timedelta
 from typing import NamedTuple
 
 from control.commands import COMMANDS, MAX_ID
+from policies import limits as L
 from policies.i18n import N_, _
 
 TYPE_CHECKING = False
@@ -312,6 +313,15 @@ def parse_line(line: str) -> Decision | None:
         return None
     stripped = line.lstrip()
     if not stripped.startswith("!"):
+        if len(line) > L.MESSAGE_CHARS:
+            return Usage(
+                _(
+                    "A chat message can be at most {limit} characters and this one has "
+                    "{count}; send it in parts.",
+                    limit=L.MESSAGE_CHARS,
+                    count=len(line),
+                )
+            )
         return Send(line)
     head, _sep, rest = stripped[1:].partition(" ")
     if "\n" in head:  # "!aceptar 1\nmore": the word ends at the line's end too

@@ -501,6 +501,36 @@ _TABLE: tuple[Command, ...] = (
         ),
         timeout=_SLOW,
     ),
+    Command(
+        "trash.restore",
+        N_(
+            "put one trashed file (or all of one trash entry) back where it was, never over an "
+            "existing file; undo takes it back"
+        ),
+        (
+            Arg(
+                "id",
+                "int",
+                required=True,
+                min=1,
+                max=MAX_ID,
+                positional=True,
+                metavar="ID",
+                help=N_("the action whose trash it is, as `alma-ctl trash list` shows it"),
+            ),
+            Arg(
+                "path",
+                "str",
+                nullable=True,
+                non_empty=True,
+                max_len=L.PATH_CHARS,
+                positional=True,
+                metavar="PATH",
+                help=N_("where the file was, as `alma-ctl trash list` shows it; all when omitted"),
+            ),
+        ),
+        timeout=_SLOW,
+    ),
 )
 
 
@@ -559,11 +589,15 @@ def validate(cmd: str, args: dict[str, object]) -> dict[str, object]:
 
 
 def _wrong(command: Command, spec: Arg, detail: str = "") -> BadArgumentError:
+    if command.cli:
+        argument, where = spec.spelling, f"`alma-ctl {command.spelling}`"
+    else:  # only a program sends it: named as the wire names it
+        argument, where = spec.name, command.name
     return BadArgumentError(
         _(
-            "{argument} of `alma-ctl {command}` must be {value}{detail}.",
-            argument=spec.spelling,
-            command=command.spelling,
+            "{argument} of {command} must be {value}{detail}.",
+            argument=argument,
+            command=where,
             value=spec.describe(),
             detail=detail,
         )

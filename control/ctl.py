@@ -680,6 +680,8 @@ def _action(value: object) -> str:
         text += _(", from suggestion {id}", id=value["suggestion_id"])
     if value.get("auto"):
         text += _(", done by ALMA on its own")
+    if value.get("audit_problem"):
+        return text + ".\n" + _("WARNING: {text}", text=value["audit_problem"])
     return text + "."
 
 
@@ -776,12 +778,15 @@ def _status(value: object) -> str:
     """The daemon's fields, then what it watches: a line, and the limit's warning in full."""
     if not isinstance(value, dict):
         return _fields(value)
-    lines = [_fields({k: v for k, v in value.items() if k not in ("watch", "model")})]
+    shown_apart = ("watch", "audit_problem", "model")
+    lines = [_fields({k: v for k, v in value.items() if k not in shown_apart})]
     model = value.get("model")
     if isinstance(model, dict):
         lines.append(_model_line(model))
         if model.get("error"):
             lines.append(_("WARNING: {text}", text=model["error"]))
+    if value.get("audit_problem"):
+        lines.append(_("WARNING: {text}", text=value["audit_problem"]))
     watch = value.get("watch")
     if isinstance(watch, dict):
         if not watch.get("ready"):
@@ -864,6 +869,7 @@ _RENDER: dict[str, Callable[[object], str]] = {
     "suggestions.show": _suggestion,
     "suggestions.accept": _action,
     "undo": _action,
+    "trash.restore": _action,
     "history": _list_or(
         N_("No actions yet."),
         ("id", "suggestion_id", "kind", "status", "ops", "auto", "finished_at", "undone_by"),
@@ -1175,7 +1181,9 @@ def _model_path(path: str) -> str:
     """A model file named as the person typed it, from where they typed it: the daemon's own
     working folder (systemd's is /) means nothing to them. ``embedded`` and a server's URL go
     as they are (agent.model reads them)."""
-    if path.strip() == "embedded" or path.strip().startswith(("http://", "https://")):
+    word = path.strip()
+    # Nothing given stays nothing, for the command table to refuse: "" would be the cwd.
+    if not word or word == "embedded" or word.startswith(("http://", "https://")):
         return path
     return os.path.abspath(os.path.expanduser(path))
 

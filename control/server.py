@@ -40,6 +40,10 @@ Dispatch = Callable[[str, dict[str, object]], object]
 
 _PEERCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
 _CHUNK = 64 * 1024
+#: How long a goodbye to a peer that may not be reading is tried before the connection is cut.
+_GOODBYE_SECONDS = 1.0
+#: The least time between two log lines about refused connections.
+_REFUSAL_LOG_SECONDS = 5.0
 _INTERNAL_SENTENCE = N_("The daemon hit an internal error; its log has the details.")
 _umask_lock = threading.Lock()
 
@@ -54,8 +58,33 @@ class _Streaming:
         self.reply = reply
 
 
+class _TooMuchInput(Exception):
+    """A peer sent more than the server keeps for it while an answer streams."""
+
+
+def _peer_credentials(conn: socket.socket) -> tuple[int, int]:
+    """The peer's (pid, uid) by SO_PEERCRED; (-1, -1) when the kernel will not say."""
+    try:
+        raw = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEERCRED.size)
+    except OSError:
+        return -1, -1
+    pid, uid, _gid = _PEERCRED.unpack(raw)
+    return pid, uid
+
+
+def _request_id(line: bytes) -> int | None:
+    try:
+        return protocol.parse_request(line.rstrip(b"\r")).id
+    except protocol.WireError as exc:
+        return exc.request_id
+
+
 def _cancel_request_id(line: bytes) -> int | None:
     """The id of ``line`` when it is a well-formed ``chat.cancel`` request, else None."""
+    # Most lines are parsed later anyway, and a flood's never need be (an escaped name may
+    # spell the command, so a line with an escape is parsed now too).
+    if b"chat.cancel" not in line and b"\\u" not in line:
+        return None
     try:
         request = protocol.parse_request(line.rstrip(b"\r"))
         commands.validate(request.cmd, request.args)
@@ -243,7 +272,9 @@ class ControlServer:
         *,
         expected_uid: int | None = None,
         logger: logging.Logger | None = None,
-        max_connections: int = 16,
+        max_connections: int = 128,
+        max_per_peer: int = 8,
+        max_busy: int = 16,
         idle_timeout: float = 60.0,
         request_timeout: float = 10.0,
         max_request_bytes: int = protocol.MAX_REQUEST_BYTES,
@@ -253,10 +284,18 @@ class ControlServer:
         self._dispatch = dispatch
         self.expected_uid = os.getuid() if expected_uid is None else expected_uid
         self._log = logger or logging.getLogger("alma.control")
-        self._slots = threading.BoundedSemaphore(max_connections)
+        # A connection costs a thread and at most two requests' bytes; answering costs far
+        # more, so the two are bounded apart: a client that is only sending takes no slot.
+        self._max_connections = max_connections
+        self._max_per_peer = min(max_per_peer, max_connections)
+        self._busy = threading.BoundedSemaphore(max_busy)
+        self._per_peer: dict[int, int] = {}  # peer pid -> its open connections
         self._idle_timeout = idle_timeout
         self._request_timeout = request_timeout
         self._max_request = max_request_bytes
+        # Kept of a connection's input while an answer streams: a request of the largest size,
+        # and as much again of smaller ones (a cancel among them).
+        self._max_pending = 2 * max_request_bytes
         self._max_response = max_response_bytes
         self._listener: socket.socket | None = None
         self._wake_r, self._wake_w = socket.socketpair()
@@ -264,6 +303,9 @@ class ControlServer:
         self._accept_thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._conns: dict[socket.socket, threading.Thread] = {}
+        self._peer_of: dict[socket.socket, int] = {}
+        self._refused = 0  # connections refused since the last log line saying so (accept thread)
+        self._refusal_logged = -_REFUSAL_LOG_SECONDS
         self._bound_inode: tuple[int, int] | None = None
 
     # ------------------------------------------------------------------ lifecycle
@@ -368,45 +410,83 @@ class ControlServer:
             return
         conn.setblocking(True)
         conn.settimeout(self._idle_timeout)
-        if not self._slots.acquire(blocking=False):
-            self._log.warning("control socket: too many connections, refusing one")
-            answer = protocol.encode_error(
-                None,
-                ErrorCode.UNAVAILABLE,
-                _("The daemon is serving too many connections; try again in a moment."),
-            )
+        pid, uid = _peer_credentials(conn)
+        thread = threading.Thread(
+            target=self._serve_connection,
+            args=(conn, pid, uid),
+            name="alma-control-conn",
+            daemon=True,
+        )
+        refusal = self._admit(conn, pid, thread)
+        if refusal is not None:
+            self._log_refusal(pid, refusal)
             # No thread to spare for a patient goodbye: only what already arrived is drained.
-            _finish(conn, answer, linger=0.0)
+            _finish(conn, protocol.encode_error(None, ErrorCode.UNAVAILABLE, refusal), linger=0.0)
             conn.close()
             return
-        thread = threading.Thread(
-            target=self._serve_connection, args=(conn,), name="alma-control-conn", daemon=True
-        )
-        with self._lock:
-            self._conns[conn] = thread
         thread.start()
+
+    def _admit(self, conn: socket.socket, pid: int, thread: threading.Thread) -> str | None:
+        """Count ``conn`` in, or the sentence saying why not.
+
+        Connections are capped in total and per peer process (SO_PEERCRED's pid), so one
+        program opening connections in a loop runs out of its own share, never the owner's.
+        """
+        with self._lock:
+            if len(self._conns) >= self._max_connections:
+                return _("The daemon is serving too many connections; try again in a moment.")
+            held = self._per_peer.get(pid, 0)
+            if held >= self._max_per_peer:
+                return _(
+                    "This program already has {count} connections open to the daemon; "
+                    "close one and try again.",
+                    count=held,
+                )
+            self._per_peer[pid] = held + 1
+            self._peer_of[conn] = pid
+            self._conns[conn] = thread
+        return None
+
+    def _log_refusal(self, pid: int, refusal: str) -> None:
+        # A program retrying in a loop is refused thousands of times a second: counted, and
+        # said at most every few seconds, so the log stays readable (and small).
+        self._refused += 1
+        now = time.monotonic()
+        if now - self._refusal_logged < _REFUSAL_LOG_SECONDS:
+            return
+        self._log.warning(
+            "control socket: refused %s connection(s) since the last report; the last from "
+            "pid %s: %s",
+            self._refused,
+            pid,
+            refusal,
+        )
+        self._refused, self._refusal_logged = 0, now
+
+    def _release(self, conn: socket.socket) -> None:
+        with self._lock:
+            self._conns.pop(conn, None)
+            pid = self._peer_of.pop(conn, None)
+            if pid is not None:
+                left = self._per_peer[pid] - 1
+                if left:
+                    self._per_peer[pid] = left
+                else:
+                    del self._per_peer[pid]
 
     # ------------------------------------------------------------------ one connection
 
-    def _serve_connection(self, conn: socket.socket) -> None:
+    def _serve_connection(self, conn: socket.socket, pid: int, uid: int) -> None:
         try:
-            if self._peer_allowed(conn):
+            if self._peer_allowed(conn, pid, uid):
                 self._read_requests(conn)
         except Exception:  # last resort: a connection may die, the server may not
             self._log.exception("control connection failed")
         finally:
-            with self._lock:
-                self._conns.pop(conn, None)
+            self._release(conn)
             conn.close()
-            self._slots.release()
 
-    def _peer_allowed(self, conn: socket.socket) -> bool:
-        try:
-            raw = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEERCRED.size)
-            pid, uid, _gid = _PEERCRED.unpack(raw)
-        except OSError as exc:
-            self._log.warning("control socket: cannot read the peer's credentials: %s", exc)
-            uid, pid = -1, -1
+    def _peer_allowed(self, conn: socket.socket, pid: int, uid: int) -> bool:
         if uid == self.expected_uid:
             return True
         self._log.warning("control socket: refused a connection from uid %s (pid %s)", uid, pid)
@@ -456,16 +536,31 @@ class ControlServer:
             if len(line) > self._max_request:
                 self._answer_too_large(conn)
                 return
-            answer = self._answer(line, cancels)
-            if isinstance(answer, _Streaming):
-                cancels.clear()
-                if not self._stream(conn, answer, buffer, cancels):
-                    return
-                deadline = time.monotonic() + self._request_timeout  # for what came meanwhile
-                continue
-            if not self._send_quietly(conn, answer):
+            if not self._answer_in_a_slot(conn, line, buffer, cancels):
                 return
             deadline = time.monotonic() + self._request_timeout  # for what is already buffered
+
+    def _answer_in_a_slot(
+        self, conn: socket.socket, line: bytes, buffer: bytearray, cancels: set[int]
+    ) -> bool:
+        """Answer one whole request line; False if the connection is to end.
+
+        Only the dispatch holds one of the busy slots: sending, or forwarding a stream someone
+        else produces, waits on the peer, and a peer that does not read must not keep others
+        waiting. A request that waits for a slot longer than a request may take to arrive is
+        answered busy instead."""
+        if not self._busy.acquire(timeout=self._request_timeout):
+            sentence = _("The daemon is answering too many requests; try again in a moment.")
+            busy = protocol.encode_error(_request_id(line), ErrorCode.UNAVAILABLE, sentence)
+            return self._send_quietly(conn, busy)
+        try:
+            answer = self._answer(line, cancels)
+        finally:
+            self._busy.release()
+        if isinstance(answer, _Streaming):
+            cancels.clear()
+            return self._stream(conn, answer, buffer, cancels)
+        return self._send_quietly(conn, answer)
 
     def _answer_too_slow(self, conn: socket.socket) -> None:
         sentence = _(
@@ -497,7 +592,13 @@ class ControlServer:
                 while True:
                     for key, _mask in selector.select():
                         if key.fileobj is conn:
-                            if not self._read_while_streaming(conn, buffer, reply, cancels):
+                            try:
+                                more = self._read_while_streaming(conn, buffer, reply, cancels)
+                            except _TooMuchInput:
+                                reply.cancel()
+                                self._answer_too_much_input(conn)
+                                return False
+                            if not more:
                                 # End of input: the person hung up (or only half-closed, so
                                 # the final answer is still sent if it can be).
                                 reply.cancel()
@@ -549,8 +650,21 @@ class ControlServer:
                 cancels.add(cancel_id)
                 reply.cancel()
             line_start = newline + 1
+        # Every line waits here until the stream ends, so all of it counts, not the last line
+        # only: a client writing without pause would otherwise fill the daemon's memory.
+        if len(buffer) > self._max_pending:
+            raise _TooMuchInput
         # A line longer than the limit cannot be framed: stop reading, like end of input.
         return len(buffer) - line_start <= self._max_request
+
+    def _answer_too_much_input(self, conn: socket.socket) -> None:
+        sentence = _(
+            "More than {limit} bytes of requests arrived while an answer was streaming; "
+            "the connection is closed. Send other requests on another connection.",
+            limit=self._max_pending,
+        )
+        conn.settimeout(_GOODBYE_SECONDS)  # a flooding peer may not be reading either
+        _finish(conn, protocol.encode_error(None, TooLargeError.code, sentence), linger=0.0)
 
     def _answer_too_large(self, conn: socket.socket) -> None:
         # Framing is lost once a line is cut, so the connection ends after this answer.

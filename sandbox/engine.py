@@ -27,7 +27,7 @@ from typing import Any
 
 from actions.inverse import inverse_plan
 from actions.ops import Keep, Move, Op, Restore, Trash, files_touched, write_paths
-from actions.safefs import path_problem
+from actions.safefs import identity_of, path_problem
 from actions.scan import read_file
 from actions.tree import Tree
 from policies.config import Policy
@@ -36,6 +36,7 @@ from policies.errors import (
     AlmaError,
     ErrorCode,
     InvalidStateError,
+    NotFoundError,
     RefusedError,
     UnavailableError,
     as_alma_error,
@@ -100,6 +101,8 @@ def _relax_ctime(plan: list[Op], touched_later: set[str]) -> list[Op]:
     return relaxed
 
 
+#: The kind of the action that puts files back from the trash (`alma-ctl trash restore`).
+TRASH_RESTORE = "trash_restore"
 _PERSON = RunContext(approved_by_person=True)  # an undo is always a person's (contract §2)
 
 
@@ -526,6 +529,32 @@ class Engine:
                         entry["problem"] = problem
                     entries.append(entry)
         return entries
+
+    def trash_restore(self, action_id: int, path: str | None) -> dict[str, Any]:
+        """Put back where it was the file of action ``action_id``'s trash that was at ``path``
+        (every file of that entry when None), as one journaled action that undo takes back.
+        Never over an existing file: then nothing comes back (ConflictError)."""
+        held = [entry for entry in self.trash_list() if entry["action"] == action_id]
+        if path is not None:
+            held = [entry for entry in held if path in (entry["original"], entry["trash"])]
+        if not held:
+            what = _("action {id}", id=action_id) if path is None else repr(path)
+            raise NotFoundError(
+                _(
+                    "The trash holds nothing of {what}; `alma-ctl trash list` shows what it "
+                    "holds and where each file was.",
+                    what=what,
+                )
+            )
+        plan: list[Op] = []
+        for entry in held:
+            if entry["original"] is None:  # a damaged manifest: undo knows, this does not
+                raise InvalidStateError(entry["problem"])
+            trashed = os.lstat(self.layout.root / entry["trash"])
+            plan.append(
+                Restore(trash=entry["trash"], path=entry["original"], expect=identity_of(trashed))
+            )
+        return self.execute(plan, kind=TRASH_RESTORE, ctx=_PERSON)
 
     def trash_empty(self, older_than_days: int) -> dict[str, Any]:
         """Remove for good the trash of actions older than ``older_than_days`` (a person's

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -17,9 +18,10 @@ from typing import Any
 class ModelStub:
     """``with ModelStub("text") as stub: ... stub.url ... stub.requests``"""
 
-    def __init__(self, answer: str, *, piece: int = 6) -> None:
+    def __init__(self, answer: str, *, piece: int = 6, pause: float = 0.0) -> None:
         self.answer = answer
         self.piece = piece
+        self.pause = pause  # seconds between pieces: a long answer streams for a while
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         stub = self
@@ -72,6 +74,7 @@ class ModelStub:
                         }
                         self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                         self.wfile.flush()
+                        time.sleep(stub.pause)
                     self.wfile.write(b"data: [DONE]\n\n")
                     self.wfile.flush()
                 except OSError:

@@ -7,6 +7,7 @@ one above all, were reached only end to end.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Iterator
@@ -246,6 +247,49 @@ def test_a_days_report_is_written_once_then_shown_as_it_is(agent: tuple[Agent, A
     fresh = ag.report("2026-11-17", refresh=True)  # alma-ctl report --refresh
     assert fresh["written"] is True and "ñandú" not in fresh["text"]
     assert path.read_text(encoding="utf-8") == fresh["text"] == first["text"]
+
+
+@pytest.mark.parametrize("refresh", [False, True])
+def test_a_report_of_a_day_out_of_reach_is_a_usage_error(
+    agent: tuple[Agent, AlmaRoot], refresh: bool
+) -> None:
+    """On main the first and the last day of the calendar answered INTERNAL (the day's span
+    overflowed), and a day still to come was written as an empty report."""
+    ag, alma = agent
+    tomorrow = (datetime.now() + timedelta(days=1)).date().isoformat()
+    for day in (tomorrow, "9999-12-31"):
+        with pytest.raises(BadArgumentError, match=rf"{day} has not come yet"):
+            ag.report(day, refresh=refresh)
+    with pytest.raises(BadArgumentError, match=r"0001-01-01 is too long ago"):
+        ag.report("0001-01-01", refresh=refresh)
+    assert not (alma.root / "logs" / "alma" / f"{tomorrow}-analisis.md").exists()
+
+
+@pytest.mark.parametrize("planted", ["symlink", "fifo"])
+def test_an_audit_log_that_cannot_be_written_is_told_not_silently_missing(
+    agent: tuple[Agent, AlmaRoot], tmp_path: Path, planted: str
+) -> None:
+    """On main the action ran and its entry in acciones.md was only missing (a daemon log
+    line): the action's answer and the status now say so, until the log can be written."""
+    ag, alma = agent
+    audit = alma.root / "logs" / "alma" / "acciones.md"
+    audit.parent.mkdir(parents=True, exist_ok=True)
+    if planted == "symlink":
+        audit.symlink_to(tmp_path / "elsewhere.md")
+    else:
+        os.mkfifo(audit)
+    _messy(alma, "user/descargas")
+    (sid,) = ag.analyze(trigger="person")
+    done = ag.accept(sid)
+    assert done["status"] == "done"
+    assert done["audit_problem"].startswith(f"Action {done['id']} is not in logs/alma/acciones.md")
+    assert "alma-ctl history" in done["audit_problem"]
+    assert ag.audit_problem is not None and "acciones.md" in ag.audit_problem
+    assert not (tmp_path / "elsewhere.md").exists()
+    audit.unlink()
+    undone = ag.undo(None)
+    assert "audit_problem" not in undone and ag.audit_problem is None
+    assert str(undone["undoes"]) in audit.read_text(encoding="utf-8")
 
 
 def test_a_report_that_cannot_be_shown_says_how_to_write_it_again(

@@ -14,7 +14,7 @@ import pytest
 from agent.chat import FALLBACK_PERSONA, ChatService
 from agent.chatlog import ASSISTANT, PERSON, format_turn, parse
 from agent.model import ModelRuntime
-from agent.prompt import CONTEXT_HEADER, assemble
+from agent.prompt import CONTEXT_HEADER, Prompt, assemble
 from agent.turnlog import append_exchange
 from control.stream import StreamReply
 from policies.errors import NotFoundError, UnavailableError
@@ -79,6 +79,26 @@ def test_overflow_drops_the_oldest_turns_first_then_memories_never_fails() -> No
     assert tight.context_lines_dropped > 0 and tight.turns_dropped == 30
     assert "recuerdo 0" in tight.messages[0]["content"]  # the most relevant stays longest
     assert tight.tokens + tight.max_answer <= 300
+
+
+def test_a_message_that_loses_its_middle_says_so() -> None:
+    """On main the cut was silent: the person never knew the model read only part of it."""
+
+    def ask(message: str) -> Prompt:
+        return assemble(
+            persona="Eres ALMA.",
+            context="",
+            history=[],
+            message=message,
+            n_ctx=600,
+            max_answer=128,
+            count=words,
+        )
+
+    assert ask("¿qué tal?").message_cut is False
+    long = ask("inicio " + "palabra " * 2000 + "¿la pregunta?")
+    assert long.message_cut is True
+    assert long.messages[-1]["content"].endswith("¿la pregunta?")
 
 
 def test_a_long_context_is_cut_with_a_few_counts_not_one_per_line() -> None:
@@ -167,6 +187,33 @@ def test_append_refuses_a_symlink_planted_as_todays_log(tmp_path: Path) -> None:
     assert data.count(b"# 2026-11-22\n") == 1
     speakers = [p.speaker for p in parse(data, final=True) if p.kind == "turn"]
     assert speakers == ["usuario", "alma", "usuario", "alma"]
+
+
+def test_control_sequences_in_a_turn_are_logged_escaped_as_the_screen_shows_them(
+    tmp_path: Path,
+) -> None:
+    """On main the model's answer went to the log raw: `cat` of the day's log would retitle
+    the terminal, clear it, or turn the text around."""
+    (tmp_path / "logs").mkdir()
+    when = datetime(2026, 11, 22, 10, 41, 3)
+    answer = "hola\x1b]0;pwned\x07 \x1b[2J fin\x9b\u202eevil\nsegunda línea\tñ"
+    assert append_exchange(
+        RootLayout(tmp_path),
+        asked_at=when,
+        question="di \x1b[31mrojo",
+        answered_at=when,
+        answer=answer,
+        model="m",
+        tokens=1,
+        ms=1,
+    )
+    data = (tmp_path / "logs" / "2026-11-22.md").read_text(encoding="utf-8")
+    assert not any(c in data for c in "\x1b\x07\x9b\u202e"), repr(data)
+    turns = [p.text for p in parse(data, final=True) if p.kind == "turn"]
+    assert turns == [
+        "di \\x1b[31mrojo",
+        "hola\\x1b]0;pwned\\x07 \\x1b[2J fin\\x9b\\u202eevil\nsegunda línea\tñ",
+    ]
 
 
 # --------------------------------------------------------------------------- ChatService

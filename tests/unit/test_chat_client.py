@@ -27,6 +27,7 @@ from control.client import Client
 from control.protocol import socket_path_for
 from control.server import ControlServer
 from control.stream import StreamReply
+from policies import limits as L
 from policies.errors import NotFoundError, UnavailableError
 from tests.support.daemon import wait_for
 
@@ -301,6 +302,33 @@ def test_ctrl_c_stops_the_answer_and_the_next_message_works(
     assert daemon.stopped == ["cancelled", "done"]
 
 
+def test_a_message_over_the_chats_limit_is_refused_naming_that_limit(
+    session: Session, daemon: FakeDaemon
+) -> None:
+    """On main the sentence named `alma-ctl chat send`, a command that does not exist."""
+    session.type("ñ" * (L.MESSAGE_CHARS + 1))
+    said = session.err.getvalue()
+    assert f"at most {L.MESSAGE_CHARS} characters" in said and "alma-ctl" not in said
+    assert session.chat.exit_code == 2 and "chat.send" not in daemon.names()
+    session.type("ñ" * L.MESSAGE_CHARS)
+    assert daemon.names()[-1] == "chat.send"
+
+
+def test_a_message_the_model_got_with_its_middle_left_out_is_said(
+    session: Session, daemon: FakeDaemon, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On main a message longer than the model's context lost its middle silently."""
+    finish = StreamReply.finish
+
+    def cut(reply: StreamReply, result: object) -> None:
+        assert isinstance(result, dict)
+        finish(reply, {**result, "message_cut": True})
+
+    monkeypatch.setattr(StreamReply, "finish", cut)
+    session.type("una historia larga")
+    assert "its middle was left out" in session.err.getvalue()
+
+
 # --------------------------------------------------------------------------- the command line
 
 
@@ -375,3 +403,31 @@ def test_the_history_is_a_private_file_in_the_roots_data(base: Path) -> None:
     path.symlink_to(secret)
     assert isinstance(history_for(str(root)), InMemoryHistory)
     assert secret.read_text() == "no\n"
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--root", "R", "chat"], ("R", None)),
+        (["--root", "R", "chat", "--once", "hola"], ("R", "hola")),
+        (["chat", "--root", "R", "--once", "hola"], ("R", "hola")),
+        (["--once", "chat", "chat"], (None, "chat")),
+        (["--once", "hola"], (None, "hola")),
+    ],
+)
+def test_global_options_go_before_the_command_or_after_it(
+    argv: list[str], expected: tuple[str | None, str | None]
+) -> None:
+    """Contract §2: --root is written before the command, as for alma-ctl (after it is kind);
+    on main `alma --root R chat` was refused."""
+    from control.chat import _arguments
+
+    assert _arguments(argv) == expected
+
+
+def test_a_command_alma_does_not_have_is_a_usage_error() -> None:
+    from control.chat import _arguments
+
+    with pytest.raises(SystemExit) as exited:
+        _arguments(["charla"])
+    assert exited.value.code == 2

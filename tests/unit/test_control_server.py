@@ -6,6 +6,7 @@ prove what reached it (and, above all, what never did).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -13,6 +14,8 @@ import random
 import shutil
 import socket
 import stat
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -256,20 +259,34 @@ def test_full_size_request_is_accepted(server: ControlServer, fake: FakeDispatch
     assert fake.calls[0][1]["content"] == at_limit
 
 
-def test_connection_cap(make_server: Callable[..., ControlServer]) -> None:
-    server = make_server(max_connections=2)
-    held = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(2)]
+@contextlib.contextmanager
+def held_connections(path: Path, count: int, sending: bytes = b"") -> Iterator[None]:
+    """``count`` connections kept open (each having sent ``sending``) for the block."""
+    held = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(count)]
     try:
         for conn in held:
-            conn.connect(os.fspath(server.socket_path))
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as third:
-            third.settimeout(5)
-            third.connect(os.fspath(server.socket_path))
-            answer = json.loads(third.recv(65536))
-        assert answer["error"]["code"] == ErrorCode.UNAVAILABLE
+            conn.connect(os.fspath(path))
+            conn.sendall(sending)
+        yield
     finally:
         for conn in held:
             conn.close()
+
+
+def one_more_connection(path: Path) -> dict[str, Any]:
+    """The first answer a new connection gets without sending anything."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.settimeout(5)
+        conn.connect(os.fspath(path))
+        answer: dict[str, Any] = json.loads(conn.recv(65536))
+    return answer
+
+
+def test_connection_cap(make_server: Callable[..., ControlServer]) -> None:
+    server = make_server(max_connections=2)
+    with held_connections(server.socket_path, 2):
+        answer = one_more_connection(server.socket_path)
+    assert answer["error"]["code"] == ErrorCode.UNAVAILABLE
     deadline = time.monotonic() + 5
     while True:  # the slots come back once the held connections are closed
         try:
@@ -776,3 +793,86 @@ def test_a_runtime_folder_of_another_user_is_named_as_such(base: Path) -> None:
 
     said = _as_nobody(work).decode()
     assert f"belongs to uid 0, not {NOBODY}" in said, said
+
+
+# --------------------------------------------------------------------------- who gets a slot
+
+
+def _status_from_another_process(path: Path) -> subprocess.CompletedProcess[str]:
+    code = (
+        "import sys; from control.client import Client; "
+        "print(Client(sys.argv[1], 10).call('status'))"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code, os.fspath(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2])),
+    )
+
+
+def test_one_program_gets_its_share_of_connections_and_no_more(
+    make_server: Callable[..., ControlServer],
+) -> None:
+    """On main every connection counted against one cap of 16, whoever opened it: one program
+    reconnecting in a loop held all 16 and locked the owner's alma-ctl out."""
+    server = make_server(max_per_peer=2)
+    with held_connections(server.socket_path, 2):
+        answer = one_more_connection(server.socket_path)
+        other = _status_from_another_process(server.socket_path)
+    assert answer["error"]["code"] == ErrorCode.UNAVAILABLE
+    assert "This program already has 2 connections open" in answer["error"]["message"]
+    assert other.returncode == 0 and "running" in other.stdout, other.stderr
+
+
+def test_clients_that_only_send_take_no_slot_to_answer(
+    make_server: Callable[..., ControlServer],
+) -> None:
+    """Connections still sending their request wait without taking one of the slots that
+    answer requests: a fresh client with a whole line is answered at once."""
+    server = make_server(max_busy=1, max_per_peer=20, request_timeout=30.0)
+    with held_connections(server.socket_path, 10, sending=b'{"v":1,'):
+        started = time.monotonic()
+        assert Client(server.socket_path, 10).call("status")
+        assert time.monotonic() - started < 5
+
+
+def test_a_request_with_no_slot_free_in_time_is_told_busy(
+    make_server: Callable[..., ControlServer], fake: FakeDispatcher
+) -> None:
+    server = make_server(max_busy=1, request_timeout=0.5)
+    entered, release = threading.Event(), threading.Event()
+
+    def slow(args: dict[str, object]) -> object:
+        entered.set()
+        release.wait(30)
+        return {"slow": True}
+
+    fake.results["memory.stats"] = slow
+    caller = threading.Thread(target=lambda: Client(server.socket_path, 30).call("memory.stats"))
+    caller.start()
+    try:
+        assert entered.wait(10)
+        with pytest.raises(UnavailableError, match="answering too many requests"):
+            Client(server.socket_path, 10).call("status")
+    finally:
+        release.set()
+        caller.join(30)
+    assert Client(server.socket_path, 10).call("status")
+
+
+def test_refusals_in_a_loop_are_counted_not_logged_one_by_one(
+    make_server: Callable[..., ControlServer], caplog: pytest.LogCaptureFixture
+) -> None:
+    server = make_server(max_per_peer=1)
+    with (
+        caplog.at_level(logging.WARNING, logger="alma.control"),
+        held_connections(server.socket_path, 1),
+    ):
+        for _ in range(50):
+            answer = one_more_connection(server.socket_path)
+            assert answer["error"]["code"] == ErrorCode.UNAVAILABLE
+    refusals = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
+    assert len(refusals) == 1 and "refused 1 connection(s)" in refusals[0], refusals

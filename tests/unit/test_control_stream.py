@@ -245,3 +245,23 @@ def test_client_stream_shows_the_daemons_refusal_not_a_broken_pipe(
         with pytest.raises(UnavailableError, match="too many connections"):
             list(client.stream("chat.send", session="s", message="hola"))
         server.join(5)
+
+
+def test_a_client_writing_without_pause_while_an_answer_streams_is_cut_off(base: Path) -> None:
+    """Requests sent during a stream wait for it to end. On main only the unfinished line was
+    bounded, so whole lines written without pause piled up (5 GB in 12 s); now all of what is
+    kept is, and past it the connection is closed and its generation cancelled."""
+    producer = Producer()
+    burst = protocol.encode_request(2, "status", {}) * 5_000
+    with serve(base, producer) as server, connect(server) as conn:
+        send_line(conn, 1, "chat.send", session="s1", message="hola")
+        assert next(read_lines(conn))["stream"]["type"] == "status"
+        sent = 0
+        with pytest.raises(OSError):  # the daemon hangs up: EPIPE or ECONNRESET
+            while sent < 64 * protocol.MAX_REQUEST_BYTES:
+                conn.sendall(burst)
+                sent += len(burst)
+        # 2 MiB kept, then the goodbye drains at most 4 MiB unread; the socket buffers the rest.
+        assert sent <= 8 * protocol.MAX_REQUEST_BYTES
+        wait_for(lambda: producer.finished == ["cancelled"], timeout=10, what="the cancel")
+        assert Client(server.socket_path, 5).call("status") == {"cmd": "status"}

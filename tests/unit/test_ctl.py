@@ -178,6 +178,20 @@ def test_model_use_names_a_file_from_where_the_person_typed_it(
     ]
 
 
+@pytest.mark.parametrize("path", ["", "   "])
+def test_model_use_without_a_path_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str],
+    root: Path,
+    fake: FakeDispatcher,
+    daemon: ControlServer,
+    path: str,
+) -> None:
+    """On main an empty PATH became the working folder: "<cwd> is a folder"."""
+    code, _out, err = run(capsys, "--root", str(root), "model", "use", path)
+    assert code == 2 and "PATH of `alma-ctl model use` must be a non-empty text" in err
+    assert os.getcwd() not in err and fake.calls == []
+
+
 def test_global_options_after_the_command(
     capsys: pytest.CaptureFixture[str], root: Path, daemon: ControlServer
 ) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from actions.ops import Mkdir, Op
+from actions.ops import Keep, Mkdir, Op
 from policies.config import Policy, policy_from_dict
 from policies.decide import RunContext
 from policies.errors import ConflictError, InvalidStateError, NotFoundError, RefusedError
@@ -205,6 +205,82 @@ def test_undo_when_a_created_folder_got_a_new_file_is_a_conflict(
     done = engine.execute(organize(alma), kind="organize", ctx=APPROVED)
     alma.write("user/proyecto/música/nueva.mp3", b"added by the person")
     _undo_conflict(alma, engine, done["id"])
+
+
+def dedupe(alma: AlmaRoot) -> list[Op]:
+    alma.write("user/proyecto/foto1 (copia).jpg", b"\xff\xd8 foto uno")
+    alma.write("user/proyecto/año/foto1.jpg", b"\xff\xd8 foto uno")
+    return [
+        Keep("user/proyecto/foto1.jpg", expect=alma.ident("user/proyecto/foto1.jpg", sha256=True)),
+        alma.trash("user/proyecto/foto1 (copia).jpg", sha256=True),
+        alma.trash("user/proyecto/año/foto1.jpg", sha256=True),
+    ]
+
+
+@pytest.mark.parametrize("change", ["edited", "gone"])
+def test_a_dedupe_comes_back_whatever_became_of_the_copy_it_kept(
+    alma: AlmaRoot, engine: Engine, change: str
+) -> None:
+    """The trashed copies are bytes of their own: on main the undo was refused whole when the
+    kept copy had changed since, and the person could not get the others back."""
+    done = engine.execute(dedupe(alma), kind="duplicates", ctx=APPROVED)
+    kept = alma.path("user/proyecto/foto1.jpg")
+    if change == "edited":
+        kept.write_bytes(b"\xff\xd8 foto uno, retocada")
+    else:
+        kept.unlink()
+    engine.undo(done["id"])
+    assert alma.path("user/proyecto/foto1 (copia).jpg").read_bytes() == b"\xff\xd8 foto uno"
+    assert alma.path("user/proyecto/año/foto1.jpg").read_bytes() == b"\xff\xd8 foto uno"
+    if change == "edited":
+        assert kept.read_bytes() == b"\xff\xd8 foto uno, retocada"
+    else:
+        assert not kept.exists()
+    assert engine.journal.action(done["id"])["status"] == "undone"
+
+
+def test_a_dedupe_undo_stops_only_for_a_file_in_the_way(alma: AlmaRoot, engine: Engine) -> None:
+    done = engine.execute(dedupe(alma), kind="duplicates", ctx=APPROVED)
+    alma.write("user/proyecto/año/foto1.jpg", b"another photo by that name")
+    _undo_conflict(alma, engine, done["id"])
+
+
+def test_one_file_comes_back_from_the_trash_as_an_action_undo_takes_back(
+    alma: AlmaRoot, engine: Engine
+) -> None:
+    done = engine.execute(organize(alma), kind="organize", ctx=APPROVED)
+    back = engine.trash_restore(done["id"], "user/proyecto/copia.tmp")
+    assert (back["kind"], back["status"], back["ops"]) == ("trash_restore", "done", 1)
+    assert alma.path("user/proyecto/copia.tmp").read_bytes() == b"temporal"
+    assert engine.trash_list() == []
+    engine.undo(back["id"])  # journaled like any action: back to the trash
+    assert not alma.path("user/proyecto/copia.tmp").exists()
+    assert [e["original"] for e in engine.trash_list()] == ["user/proyecto/copia.tmp"]
+
+
+def test_all_of_one_trash_entry_comes_back_never_over_a_file(
+    alma: AlmaRoot, engine: Engine
+) -> None:
+    done = engine.execute(dedupe(alma), kind="duplicates", ctx=APPROVED)
+    alma.write("user/proyecto/año/foto1.jpg", b"a new photo by that name")
+    before = alma.world()
+    with pytest.raises(ConflictError, match="already exists"):
+        engine.trash_restore(done["id"], None)
+    assert alma.world() == before  # neither came back: a restore is one action
+    alma.path("user/proyecto/año/foto1.jpg").unlink()
+    engine.trash_restore(done["id"], None)
+    assert alma.path("user/proyecto/foto1 (copia).jpg").read_bytes() == b"\xff\xd8 foto uno"
+    assert alma.path("user/proyecto/año/foto1.jpg").read_bytes() == b"\xff\xd8 foto uno"
+
+
+def test_a_restore_of_nothing_in_the_trash_says_what_to_look_at(
+    alma: AlmaRoot, engine: Engine
+) -> None:
+    done = engine.execute(organize(alma), kind="organize", ctx=APPROVED)
+    with pytest.raises(NotFoundError, match="alma-ctl trash list"):
+        engine.trash_restore(done["id"] + 1, None)
+    with pytest.raises(NotFoundError, match="alma-ctl trash list"):
+        engine.trash_restore(done["id"], "user/proyecto/foto1.jpg")
 
 
 def test_undo_when_the_trashed_file_is_gone_is_a_conflict(alma: AlmaRoot, engine: Engine) -> None:

@@ -237,7 +237,7 @@ def test_table_is_exactly_the_documented_commands() -> None:
         "undo", "history",
         "memory.add", "memory.search", "memory.list", "memory.show", "memory.forget",
         "memory.restore", "memory.export", "memory.examples", "memory.stats",
-        "context", "trash.list", "trash.empty", "feedback", "stats", "report", "reminders",
+        "context", "trash.list", "trash.empty", "trash.restore", "feedback", "stats", "report", "reminders",
         "model.status", "model.use", "chat.start", "chat.send", "chat.cancel",
         "backup.init", "backup.now", "backup.list", "backup.check", "backup.forget",
         "backup.restore",
