@@ -1,5 +1,4 @@
-"""The control socket abused by the owner's own programs, against a real daemon (issue 20, Must
-show 3 and 4): a client writing without pause during a streamed answer, and 50 clients
+"""The control socket abused by the owner's own programs, against a real daemon: a client writing without pause during a streamed answer, and 50 clients
 trickling a byte a second and reconnecting when dropped. The owner's ``alma-ctl status`` keeps
 being answered, and the daemon's memory stays bounded.
 

@@ -1,4 +1,4 @@
-"""Issue 20's smaller edges against the real daemon, through the real alma-ctl: a report of a
+"""Small edges against the real daemon, through the real alma-ctl: a report of a
 day out of reach, an audit log that cannot be written, a dedupe undone after its kept copy
 changed, `trash restore`, and `model use ""`."""
 
