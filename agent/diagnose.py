@@ -33,6 +33,7 @@ from typing import Any, NamedTuple
 from actions.ops import Edit, Identity, plan_from_list
 from actions.scan import find_named, read_file, scan_tree
 from actions.tree import Tree
+from agent.detectors.failures import ABS_PATH
 from agent.model import Complete
 from agent.patch import apply_unified_diff
 from policies import limits as L
@@ -42,7 +43,6 @@ from policies.limits import EDIT_BYTES
 
 _SCRIPT_EXTS = ("sh", "py", "pl", "rb", "js", "ts", "php", "bash", "ps1")
 _SCRIPT = re.compile(rf"(?<![\w/.-])([\w.-]+\.(?:{'|'.join(_SCRIPT_EXTS)}))\b")
-_ABS_PATH = re.compile(r"""(?<![\w.])(/(?:[\w.+-]+/?)+)""")
 _CONFIG_EXT = (".conf", ".cfg", ".ini", ".toml", ".yaml", ".yml", ".json", ".env")
 _SEARCH = ("user", "system")
 _CONFIG_BYTES = 256 << 10
@@ -221,7 +221,7 @@ def explain_failure(
     stem = str(finding["target"]).rpartition("/")[2].removesuffix(".log")
     names = _SCRIPT.findall(lines) or _SCRIPT.findall(finding["title"])
     names += [f"{stem}.{ext}" for ext in _SCRIPT_EXTS]  # backup.log is backup.sh's log
-    found = (_first_missing(p.rstrip("/")) for p in _ABS_PATH.findall(lines))
+    found = (_first_missing(p.rstrip("/")) for p in ABS_PATH.findall(lines))
     paths = [p for p in found if p is not None]
     if not names:
         return finding

@@ -72,7 +72,8 @@ _TOOL_LINE = re.compile(
     r"|no existe|no se puede|denegado",
     re.IGNORECASE,
 )
-_ABS_PATH = re.compile(r"(?<![\w.])/(?:[\w.+-]+/?)+")
+#: An absolute path in a log line (what the diagnosis looks for, too).
+ABS_PATH = re.compile(r"(?<![\w.])/(?:[\w.+-]+/?)+")
 #: Path parts that say where, not what: the folders after the last of them name the thing.
 _GENERIC_WORDS = "mnt media volumes home tmp var run usr opt srv data backup backups root etc"
 _GENERIC_PARTS = frozenset(_GENERIC_WORDS.split())
@@ -247,7 +248,7 @@ def with_person_notes(
     names = {m.rsplit(".", 1)[0] for m in _SCRIPT.findall(text + " " + result.title)}
     names.add(result.target.rpartition("/")[2].removesuffix(".log"))
     disk = False
-    for path in _ABS_PATH.findall(text):
+    for path in ABS_PATH.findall(text):
         parts = path.strip("/").split("/")
         generic = [i for i, part in enumerate(parts) if part.lower() in _GENERIC_PARTS]
         after = parts[generic[-1] + 1 :] if generic else parts[-1:]
