@@ -59,6 +59,7 @@ MAX_AGE_DAYS = 30
 _HASHTAG = re.compile(r"#[\w-]+")
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\n+")
 _TAG_TASK = re.compile(r"(?:^|\s)#(?:pendiente|todo)\b|\btodo:")
+_LEAD = re.compile(r"^[¡\s*-]+")
 _QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”|«[^»]*»")
 _RULE = re.compile(
     r"#principio\b|\bque (?:nunca|siempre|jamas)\b|^(?:nunca|siempre|jamas|never|always)\b"
@@ -199,7 +200,6 @@ _STOP_WORDS = """
     but not all our its has had got
 """
 _STOP = frozenset(_STOP_WORDS.split())
-_LEAD = re.compile(r"^[¡\s*-]+")
 _SPANISH = snowballstemmer.stemmer("spanish")
 _ENGLISH = snowballstemmer.stemmer("english")
 #: Irregular forms a promise's verb takes once done, by the stem of its infinitive.
