@@ -4,9 +4,11 @@ For a ``repeated_failure`` finding: the script its log names (or the one named l
 ``backup.log``, ``backup.sh``) is looked for in ``user/`` and ``system/`` (a bounded scan,
 never through a link), and the configuration files beside it
 (``*.conf``, ``*.cfg``, ``*.ini``, ``*.toml``, ``*.yaml``, ``*.yml``, ``*.json``, ``*.env``).
-When the failing lines name an absolute path that does not exist, a configuration line names
-that same path, and the folder above it holds one close name (a typo, a renamed disk), the
-suggestion says so with the file, the line, and the value it should probably have.
+When the failing lines, or the tool's own lines beside them (:mod:`agent.detectors.failures`
+puts them in the evidence), name an absolute path that does not exist, its first missing part
+(the folder of a missing archive) is named by a configuration line, and the folder above it
+holds one close name (a typo, a renamed disk), the suggestion says so with the file, the line,
+and the value it should probably have.
 
 When that is the whole story (one wrong path with one close name, named on exactly one line of
 one configuration file in a writable zone), the plan is an ``edit`` of that file changing only
@@ -31,6 +33,7 @@ from typing import Any, NamedTuple
 from actions.ops import Edit, Identity, plan_from_list
 from actions.scan import find_named, read_file, scan_tree
 from actions.tree import Tree
+from agent.detectors.failures import ABS_PATH
 from agent.model import Complete
 from agent.patch import apply_unified_diff
 from policies import limits as L
@@ -40,7 +43,6 @@ from policies.limits import EDIT_BYTES
 
 _SCRIPT_EXTS = ("sh", "py", "pl", "rb", "js", "ts", "php", "bash", "ps1")
 _SCRIPT = re.compile(rf"(?<![\w/.-])([\w.-]+\.(?:{'|'.join(_SCRIPT_EXTS)}))\b")
-_ABS_PATH = re.compile(r"""(?<![\w.])(/(?:[\w.+-]+/?)+)""")
 _CONFIG_EXT = (".conf", ".cfg", ".ini", ".toml", ".yaml", ".yml", ".json", ".env")
 _SEARCH = ("user", "system")
 _CONFIG_BYTES = 256 << 10
@@ -129,6 +131,17 @@ def _fix_plan(
     return [] if new is None else [Edit(path, config.identity, new)]
 
 
+def _first_missing(path: str) -> str | None:
+    """The first part of ``path`` that does not exist (``/mnt/ALMA_BACKUP`` of a missing
+    ``/mnt/ALMA_BACKUP/alma-1.tar.gz``: the folder a configuration names); None if it exists."""
+    if os.path.lexists(path):
+        return None
+    parent = path.rpartition("/")[0]
+    while parent and not os.path.lexists(parent):
+        path, parent = parent, parent.rpartition("/")[0]
+    return path
+
+
 def _close_name(missing: str) -> str | None:
     parent, _slash, name = missing.rstrip("/").rpartition("/")
     try:
@@ -208,7 +221,8 @@ def explain_failure(
     stem = str(finding["target"]).rpartition("/")[2].removesuffix(".log")
     names = _SCRIPT.findall(lines) or _SCRIPT.findall(finding["title"])
     names += [f"{stem}.{ext}" for ext in _SCRIPT_EXTS]  # backup.log is backup.sh's log
-    paths = [p.rstrip("/") for p in _ABS_PATH.findall(lines) if not os.path.lexists(p)]
+    found = (_first_missing(p.rstrip("/")) for p in ABS_PATH.findall(lines))
+    paths = [p for p in found if p is not None]
     if not names:
         return finding
     with Tree(root) as tree:

@@ -9,13 +9,17 @@ Rules:
 - Files are grouped by size first (:func:`size_candidates`), and only those are hashed (full
   sha256 through fds, :func:`actions.scan.with_sha256`); a group is files of equal size and
   hash. Two names of one inode are one file, never duplicates of each other.
-- The one kept (:func:`keep_order`): the oldest ``mtime`` (most likely the original), then the
-  shortest path (the least nested copy), then the first path in code-point order.
+- The one kept (:func:`keep_order`): first the copy that lives where the person keeps things
+  (:func:`stray_signs`: not in a downloads folder or a phone dump, not named as a copy, so an
+  album keeps its photo when a ``cp -p`` or a phone sync gave the copies the same time), then
+  the oldest ``mtime`` (most likely the original), then the shortest path (the least nested
+  copy), then the first path in code-point order. The evidence says which of these decided.
 - The others get ``Trash`` ops whose ``expect`` includes the sha256 the decision rests on.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from actions.ops import Keep, Op, Trash, files_touched
@@ -51,9 +55,45 @@ def _one_name_per_inode(files: Iterable[ScannedFile]) -> list[ScannedFile]:
     return out
 
 
-def keep_order(f: ScannedFile) -> tuple[int, int, str]:
+#: Folders things land in rather than are kept in: downloads, and what a phone or a chat app
+#: dumps (DCIM/100ANDRO, Camera, WhatsApp Images, Telegram...).
+_STRAY_FOLDER = re.compile(
+    r"descargas?|downloads?|dcim|c[aá]mara|camera|camera ?roll|\d{3}[a-z_]+"
+    r"|whatsapp.*|telegram.*"
+)
+#: Names a copy gets: "foo (1).jpg", "foo copia.jpg", "foo - copia", "Copy of foo", "foo-copy".
+_COPY_NAME = re.compile(
+    r"(?:\s*\(\d+\)|[\s_-]+(?:copia|copy)(?:[\s_-]*\(?\d+\)?)?)$|^(?:copy of|copia de)\s"
+)
+
+
+def stray_signs(path: str) -> tuple[bool, bool]:
+    """(in a downloads folder or a phone dump, named as a copy): what makes a copy the one to
+    let go; (False, False) is a place the person chose (an album, a project)."""
+    *folders, name = path.casefold().split("/")
+    stem = name.rsplit(".", 1)[0] if "." in name[1:] else name
+    return (
+        any(_STRAY_FOLDER.fullmatch(folder) for folder in folders),
+        bool(_COPY_NAME.search(stem)),
+    )
+
+
+def keep_order(f: ScannedFile) -> tuple[tuple[bool, bool], int, int, str]:
     """Sort key whose first element is the file to keep."""
-    return (f.identity.mtime_ns, len(f.path), f.path)
+    return (stray_signs(f.path), f.identity.mtime_ns, len(f.path), f.path)
+
+
+def why_kept(keep: ScannedFile, copies: list[ScannedFile]) -> str:
+    """The rule of :func:`keep_order` that chose ``keep`` over ``copies``, as a sentence."""
+    signs = stray_signs(keep.path)
+    others = [stray_signs(c.path) for c in copies]
+    if any(s > signs for s in others):
+        if not signs[0] and any(s[0] for s in others):
+            return _("it is in a folder of yours, the others in downloads or a phone's folder")
+        return _("it has the original name, the others a copy's name")
+    if any(c.identity.mtime_ns > keep.identity.mtime_ns for c in copies):
+        return _("it is the oldest")
+    return _("the same place and age, and the shortest path")
 
 
 def size_candidates(files: Iterable[ScannedFile]) -> list[ScannedFile]:
@@ -116,8 +156,9 @@ def plan_dedupe(
         sha = keep.identity.sha256 or ""
         evidence.append(
             _(
-                "Kept: {path}; to the trash: {copies} ({size} bytes, sha256 {sha}…)",
+                "Kept: {path} ({why}); to the trash: {copies} ({size} bytes, sha256 {sha}…)",
                 path=keep.path,
+                why=why_kept(keep, copies),
                 copies=", ".join(f.path for f in copies),
                 size=keep.identity.size,
                 sha=sha[:12],

@@ -20,6 +20,14 @@ day for a few days is the pattern), or at least :data:`BURST_OCCURRENCES` times 
 burst: something broke badly today, its own higher threshold). One finding per log,
 listing every signature that qualifies; its fingerprint is (log, signatures), so the same
 recurring problem is not proposed again as it keeps failing, and a new kind of failure is.
+
+The failure's neighbourhood is evidence too: the tool's own lines beside the last failure
+(:data:`NEIGHBOURS` lines either side: ``tar (child): /mnt/X/a.tar.gz: Cannot open: No such
+file or directory`` next to ``ERROR backup failed``), where the path the diagnosis
+(:mod:`agent.diagnose`) needs often is, and what the person wrote about it in the chat logs
+of those days (:func:`with_person_notes`: a sentence that names the script, a folder of a path
+of those lines, or, for a path on a mounted disk, the disk: "creo que cambié el nombre del
+punto de montaje").
 """
 
 from __future__ import annotations
@@ -27,11 +35,13 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
 
 from actions.planners.base import PlanResult, cap_evidence, fingerprint
 from actions.scan import local_time
+from agent.chatlog import Paragraph
+from agent.detectors.pending import fold, sentences
 from policies.i18n import _, ngettext
 
 KIND = "repeated_failure"
@@ -55,6 +65,22 @@ _EXIT = re.compile(
 )
 _TRACEBACK = "Traceback (most recent call last):"
 _SCRIPT = re.compile(r"(?<![\w/.-])([\w.-]+\.(?:sh|py|pl|rb|js|ts|php|bash|ps1))\b")
+NEIGHBOURS = 3
+#: A tool's own words beside a failure: "tar (child): …", "rsync: …", "No such file".
+_TOOL_LINE = re.compile(
+    r"^\s*[\w.-]+(?: \([\w -]+\))?: |no such file|cannot|can't|not found|denied|failed|error"
+    r"|no existe|no se puede|denegado",
+    re.IGNORECASE,
+)
+#: An absolute path in a log line (what the diagnosis looks for, too).
+ABS_PATH = re.compile(r"(?<![\w.])/(?:[\w.+-]+/?)+")
+#: Path parts that say where, not what: the folders after the last of them name the thing.
+_GENERIC_WORDS = "mnt media volumes home tmp var run usr opt srv data backup backups root etc"
+_GENERIC_PARTS = frozenset(_GENERIC_WORDS.split())
+_MOUNTS = frozenset({"mnt", "media", "volumes"})
+#: Words a person uses for a disk or its mount point.
+_DISK_WORDS = ("montaje", "montar", "monte", "disco", "unidad", "usb", "mount", "drive", "disk")
+_WORDS = re.compile(r"[a-z0-9ñ_]+")
 
 
 @dataclass
@@ -63,6 +89,7 @@ class _Signature:
     days: set[date] = field(default_factory=set)
     per_day: Counter[date] = field(default_factory=Counter)
     last_line: int = 0
+    last_index: int = 0
     example: str = ""
 
 
@@ -93,8 +120,15 @@ def _day_of(line: str) -> date | None:
 
 def failures(text: str, first_line: int, fallback: date) -> Iterable[tuple[str, date, int, str]]:
     """(signature, day, line number or 0, raw line) for each failure in a log's text."""
+    for sig, day, number, raw, _index in _failures(text.splitlines(), first_line, fallback):
+        yield sig, day, number, raw
+
+
+def _failures(
+    lines: list[str], first_line: int, fallback: date
+) -> Iterable[tuple[str, date, int, str, int]]:
+    """As :func:`failures`, with the index of the line in ``lines``."""
     day = fallback
-    lines = text.splitlines()
     i = 0
     while i < len(lines):
         line = lines[i]
@@ -106,12 +140,24 @@ def failures(text: str, first_line: int, fallback: date) -> Iterable[tuple[str, 
             while j < len(lines) and (not lines[j].strip() or lines[j][:1].isspace()):
                 j += 1
             last = lines[j].strip() if j < len(lines) else ""
-            yield "Traceback: " + signature(last), day, number, last or line.strip()
+            yield "Traceback: " + signature(last), day, number, last or line.strip(), min(j, i)
             i = j + 1
             continue
         if is_failure(line):
-            yield signature(line), day, number, line.strip()
+            yield signature(line), day, number, line.strip(), i
         i += 1
+
+
+def _beside(lines: list[str], index: int, first_line: int, path: str) -> list[str]:
+    """The tool's own lines around ``lines[index]``, as evidence."""
+    out = []
+    for i in range(max(0, index - NEIGHBOURS), min(len(lines), index + NEIGHBOURS + 1)):
+        line = lines[i].strip()
+        if i == index or not line or is_failure(line) or not _TOOL_LINE.search(line):
+            continue
+        where = f"{path}:{first_line + i}" if first_line else path
+        out.append(_("Beside it at {where}: {line}", where=where, line=line[:200]))
+    return out
 
 
 def detect_failures(
@@ -124,14 +170,15 @@ def detect_failures(
     # Lines without a date of their own are of the day the log was written, if that is a date.
     when = local_time(written)
     fallback = date.min if when is None else when.date()
-    for sig, day, number, raw in failures(text, first_line, fallback):
+    lines = text.splitlines()
+    for sig, day, number, raw, index in _failures(lines, first_line, fallback):
         if day < since:
             continue
         s = seen.setdefault(sig, _Signature())
         s.count += 1
         s.days.add(day)
         s.per_day[day] += 1
-        s.last_line, s.example = number, raw
+        s.last_line, s.last_index, s.example = number, index, raw
     hits = sorted(
         (
             (sig, s)
@@ -162,6 +209,7 @@ def detect_failures(
                 example=s.example[:200],
             )
         )
+        evidence += _beside(lines, s.last_index, first_line, path)
     how_many = ngettext("{n} failure", "{n} failures", runs)
     if len(days) == 1:
         reason = _(
@@ -188,3 +236,39 @@ def detect_failures(
         files=0,
         fingerprint=fingerprint(KIND, path, (sig for sig, _hit in hits)),
     )
+
+
+def with_person_notes(
+    result: PlanResult, days: list[tuple[date, str, list[Paragraph]]], now: float
+) -> PlanResult:
+    """``result`` (a ``repeated_failure``) with what the person wrote about it in the chat logs
+    of its window: a sentence that names its script, a folder of a path its lines name, or,
+    when such a path is on a mounted disk, the disk."""
+    text = "\n".join(result.evidence)
+    names = {m.rsplit(".", 1)[0] for m in _SCRIPT.findall(text + " " + result.title)}
+    names.add(result.target.rpartition("/")[2].removesuffix(".log"))
+    disk = False
+    for path in ABS_PATH.findall(text):
+        parts = path.strip("/").split("/")
+        generic = [i for i, part in enumerate(parts) if part.lower() in _GENERIC_PARTS]
+        after = parts[generic[-1] + 1 :] if generic else parts[-1:]
+        names |= {part for part in after if "." not in part}
+        disk = disk or any(part.lower() in _MOUNTS for part in parts)
+    keys = {fold(n) for n in names if len(n) >= 4}
+    since = datetime.fromtimestamp(now).date() - timedelta(days=WINDOW_DAYS - 1)
+    notes = []
+    for day, path, entries in sorted(days, key=lambda d: (d[0], d[1])):
+        if day < since:
+            continue
+        for e in entries:
+            if not e.by_person:
+                continue
+            for sentence, offset in sentences(e.text):
+                words = _WORDS.findall(fold(sentence))
+                about = any(w.startswith(k) for w in words for k in keys)
+                if about or (disk and any(w.startswith(_DISK_WORDS) for w in words)):
+                    where = f"{path}:{e.line + offset}" + (f" ({e.clock})" if e.clock else "")
+                    notes.append(_("You wrote at {where}: {text}", where=where, text=sentence))
+    if not notes:
+        return result
+    return replace(result, evidence=cap_evidence([*result.evidence, *notes[-3:]]))

@@ -17,7 +17,7 @@ from pathlib import Path
 from actions.planners.base import PlanResult
 from actions.tree import Tree
 from agent.chatlog import MAX_DAY_BYTES, Paragraph, parse
-from agent.detectors.failures import detect_failures
+from agent.detectors.failures import detect_failures, with_person_notes
 from agent.detectors.logread import TAIL_BYTES, list_logs, read_text
 from agent.detectors.long_hours import detect_long_hours
 from agent.detectors.low_mood import detect_low_mood
@@ -29,6 +29,7 @@ def detect_logs(root: Path, policy: Policy, now: float) -> list[PlanResult]:
     """Every log finding as of ``now``. Logs are only read, so no zone or threshold applies;
     the policy says whether ``low_mood`` is looked for."""
     results: list[PlanResult] = []
+    failing: list[PlanResult] = []
     today = datetime.fromtimestamp(now).date()
     with Tree(root) as tree:
         logs = list_logs(tree, now)
@@ -40,7 +41,7 @@ def detect_logs(root: Path, policy: Policy, now: float) -> list[PlanResult]:
             written = f.identity.mtime_ns / 1e9
             found = detect_failures(f.path, text, first, written, now)
             if found is not None:
-                results.append(found)
+                failing.append(found)
         days: list[tuple[date, str, list[Paragraph]]] = []
         for day, f in logs.chats:
             if not today - timedelta(days=MAX_AGE_DAYS) <= day <= today:
@@ -48,6 +49,7 @@ def detect_logs(root: Path, policy: Policy, now: float) -> list[PlanResult]:
             read = read_text(tree, f, limit=MAX_DAY_BYTES, tail=False)
             if read is not None:
                 days.append((day, f.path, parse(read[0])))
+    results += [with_person_notes(found, days, now) for found in failing]
     long_hours = detect_long_hours(days, now)
     if long_hours is not None:
         results.append(long_hours)

@@ -1,29 +1,41 @@
 """``pending_task``: something the person promised in a chat log and did not say was done.
 
-Rule-based and Spanish-aware. Text is compared folded (lower case, accents removed: "Mañana"
-and "manana" match), sentence by sentence; a sentence made only of hashtags joins the one
-before it ("... sueltas. #pendiente").
+Rule-based, Spanish first and some English. Text is compared folded (lower case, accents
+removed: "Mañana" and "manana" match), sentence by sentence; a sentence made only of hashtags
+joins the one before it ("... sueltas. #pendiente").
 
-A promise is a sentence of the person's (a ``usuario`` turn or a hand-written note) that:
+A promise (:func:`is_promise`) is a sentence of the person's (a ``usuario`` turn or a
+hand-written note) that carries ``#pendiente``, ``#todo`` or ``TODO:``, or commits the person
+to a task: a verb and what it acts on, in one of these forms:
 
-- carries ``#pendiente`` or ``#todo``, or ``TODO:``; or
-- starts with "mañana" (not "esta mañana"); or
-- says "tengo que", "tendré que", "tenemos que", "tengo pendiente", "me comprometo a",
-  "no me dejes olvidar", "recuérdame", "recordarme", "no olvidar";
+- an obligation or intention in the first person and an infinitive: "tengo que llamar al
+  fontanero", "tendré que", "tenemos que", "tengo pendiente", "me toca", "me comprometo a",
+  "voy a", "recuérdame", "no olvidar", "I have to", "I'll", "I need to", "remind me to";
+- the first person present or future of a verb with its object, as Spanish promises it:
+  after a time ("mañana llamo al banco", "esta tarde termino la presentación"), after whom it
+  is for ("te mando el informe", "se lo escribo mañana"), or leading a sentence that names a
+  time ("termino el capítulo esta tarde"); "haré la compra mañana".
 
-and is not a question, nor a rule to keep ("#principio", "recuérdame que nunca/siempre ...":
-those are principles, which memory handles, not tasks).
+Not a promise: a sentence about tomorrow with no task of the person's ("Mañana es lunes y hay
+reunión", "Mañana empieza una semana dura"); a verb that is not a task ("tengo que decir que
+…", "tengo que admitir", "tengo que descansar", "I'll be tired"); negated ("no tengo que",
+"ya no"), hedged or conditional ("si", "quizás", "igual", "maybe", "if"), reported ("dijo
+que", quoted words), the past ("tuve que"), a question, or a rule to keep ("#principio",
+"recuérdame que nunca/siempre …", "remind me never to …": principles, which memory handles).
 
-It counts as done when a later sentence (later in that day or on a later day) shares at least
-two of its keywords (one if it has just one), and says it is done: "hecho", "terminado",
-"terminé", "listo", "ya está", "completado", "acabé", "resuelto", "arreglado", "solucionado",
-``#hecho``, ``#done``, or starts with "ya " ("Ya ordené la carpeta"). A later sentence that
-shares the keywords without saying so ("la carpeta sigue igual") is shown as evidence.
-Keywords are words of 4+ letters that are not common words, cut to 5 letters so "ordeno" and
-"ordené" match.
+It counts as done (:func:`says_done_of`) when a later sentence of the person's (later that day
+or on a later day), not negated, either shares at least two of its keywords (one if it has
+just one) and says it is done ("hecho", "terminado", "listo", "ya está", ``#hecho``, "done",
+or starts with "ya "), or says one of the promise's verbs in a done form and shares what it
+acts on: "llamé al fontanero", "ya le mandé el informe", "DNI renovado", "he reservado mesa",
+"sent the slides". Words are compared by their Snowball stems (Spanish, and English for the
+English ones), so "llamar", "llamo" and "llamé" meet. "Ha escrito" is someone else's doing.
+A later sentence that shares the keywords without saying it is done ("la carpeta sigue
+igual") is shown as evidence.
 
 Only promises at least a day old (a "mañana" is not due the day it is said) and at most
 :data:`MAX_AGE_DAYS` old are reported. The fingerprint is (log path, the folded sentence).
+The labelled set in ``tests/data/promises`` measures these rules (docs/agent.md).
 """
 
 from __future__ import annotations
@@ -33,6 +45,9 @@ import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from functools import lru_cache
+
+import snowballstemmer
 
 from actions.planners.base import PlanResult, cap_evidence, fingerprint
 from agent.chatlog import Paragraph
@@ -44,33 +59,194 @@ MAX_AGE_DAYS = 30
 _HASHTAG = re.compile(r"#[\w-]+")
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\n+")
 _TAG_TASK = re.compile(r"(?:^|\s)#(?:pendiente|todo)\b|\btodo:")
-_START_TOMORROW = re.compile(r"^manana\b")
-_PROMISE = re.compile(
-    r"\b(?:tengo|tendre|tenemos|tendremos) que\b|\btengo pendiente\b|\bme comprometo a\b"
-    r"|\bno me dejes olvidar\b|\brecuerdame\b|\brecordarme\b|\bno olvidar\b"
+_LEAD = re.compile(r"^[¡\s*-]+")
+_QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”|«[^»]*»")
+_RULE = re.compile(
+    r"#principio\b|\bque (?:nunca|siempre|jamas)\b|^(?:nunca|siempre|jamas|never|always)\b"
+    r"|\bremind me (?:to )?(?:never|always)\b"
 )
-_RULE = re.compile(r"#principio\b|\bque (?:nunca|siempre|jamas)\b|^(?:nunca|siempre|jamas)\b")
+
+_CLITICS = r"(?:(?:me|te|le|les|nos|os|se|lo|la|los|las) )*"
+#: An obligation or an intention of the person's, then the infinitive of the task.
+_INTENT = re.compile(
+    _CLITICS + r"(?:(?:tengo|tendre|tenemos|tendremos) (?:que|pendiente)|me toca|nos toca"
+    r"|me comprometo a|nos comprometemos a|(?P<soon>(?:voy|vamos) a)|recuerdame|recordarme"
+    r"|no me dejes olvidar|no olvidar|hemos de|he de|(?P<en>i (?:will|have to|need to|must"
+    r"|promise to|have got to)|i'll|i've got to|i gotta|we (?:will|have to|need to|must)"
+    r"|we'll|remind me to|don't let me forget to"
+    r"|(?P<en_soon>i'm going to|i am going to|i'm gonna|we're going to))) "
+    r"(?:(?:acordarme|acordarnos) de |(?:intentar|tratar de|try to) )?(?P<verb>[\w']+)(?P<rest>.*)"
+)
+_INFINITIVE = re.compile(r"[a-zñ]+(?:ar|er|ir)(?:me|te|le|les|lo|la|los|las|nos|os|se)*")
+#: Verbs that make no task: "tengo que decir que…", "tengo que descansar", "I'll be tired".
+_NOT_A_TASK = re.compile(
+    r"(?:admitir|reconocer|confesar|ser|estar|descansar|dormir|relajar|calmar|respirar"
+    r"|pensar|agobiar|madrugar|tomar(?=melo|noslo))\w*|(?:decir|ver)\w* (?:que|si)\b"
+    r"|(?:be|say|admit|confess|sleep|rest|relax|never|not|always|have)\b"
+)
+#: A time the sentence is set in, which makes a present tense a promise ("mañana llamo").
+_TIME = (
+    r"manana|hoy|luego|despues(?: de \w+)?|ahora|pronto|esta (?:tarde|noche|semana)"
+    r"|este (?:finde|fin de semana)|el (?:lunes|martes|miercoles|jueves|viernes|sabado|domingo)"
+    r"|a primera hora|por la (?:manana|tarde|noche)|sin falta|mismo|en cuanto \w+"
+)
+_HAS_TIME = re.compile(
+    rf"\b(?:{_TIME}|semana que viene|proxima semana|antes del?|tomorrow|tonight|later|soon"
+    r"|this (?:morning|afternoon|evening|week|weekend)|next \w+|after \w+|by \w+"
+    r"|on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b"
+)
+#: A first person present or future of a verb, where a promise puts it: at the start (after a
+#: time), or after whom it is for ("te mando", "se lo escribo", "lo mando").
+_DOING = re.compile(
+    rf"(?:^(?:(?:{_TIME}),? )*(?P<lead>(?:(?:te|le|les|os|se) )?(?:(?:lo|la|los|las) )?)"
+    r"|\b(?P<for>(?:te|le|les|os)(?: (?:lo|la|los|las))?|se (?:lo|la|los|las)) )"
+    r"(?P<verb>[a-zñ]{2,}o|[a-zñ]+(?:[aei]re|dre))\b(?P<rest>.*)"
+)
+#: Words in those places that are not a task's verb (or not one the person commits to).
+_NOT_DOING_WORDS = """
+    tengo yo lo no como todo algo solo pero creo pienso espero supongo quiero puedo necesito
+    prefiero siento digo sere estare tendre habre podre sabre querre libro otro poco mucho
+    claro dentro cuando casi tanto cuanto pasado madre padre
+"""
+_NOT_DOING = frozenset(_NOT_DOING_WORDS.split())
+#: What the verb acts on: an article, a person ("a Juan", "al técnico"), "por"/"con" an errand.
+_OBJECT = re.compile(
+    r"^ (?:el|la|los|las|lo|un|una|unos|unas|al|a|mi|mis|tu|tus|su|sus|este|esta|estos|estas"
+    r"|ese|esa|esos|esas|todo|toda|todos|todas|con|por|[0-9]+)\b"
+)
+_GREETING = re.compile(r"\b(?:besos?|abrazos?|animos|saludos|recuerdos|carinos?)\b")
+_NEGATED = re.compile(r"\b(?:no|nunca|jamas|tampoco|ni|sin)\s*$")
+#: Before the commitment: a condition, a doubt, a relative ("lo que tengo que hacer es…"), or
+#: someone else's words ("dijo que…").
+_HEDGED = re.compile(
+    r"\b(?:si(?!\s*,)|quizas?|tal vez|a lo mejor|igual|puede que|ojala|lo que|if|maybe"
+    r"|perhaps|might)\b"
+    r"|\b(?:dice|dijo|decia|dicen|dijeron|dicho|segun|says|said|told)\b"
+)
+_WORD = re.compile(r"[a-z0-9ñ]+")
+
+
+def _task_follows(verb: str, rest: str, english: bool) -> bool:
+    """An infinitive that is a task, with something it acts on (an object, a clitic on it)."""
+    if _NOT_A_TASK.match(f"{verb}{rest}"):
+        return False
+    if not (verb.isalpha() if english else _INFINITIVE.fullmatch(verb)):
+        return False
+    attached = not english and re.search(r"(?:ar|er|ir)(?:le|les|lo|la|los|las|selo)$", verb)
+    return bool(attached or _WORD.search(rest))
+
+
+def _commitment(folded: str) -> bool:
+    for m in _INTENT.finditer(folded):
+        before = folded[: m.start()]
+        if _NEGATED.search(before) or _HEDGED.search(before):
+            continue
+        # "voy a abrir una posición" is what one does next, a promise only with a time
+        soon = m["soon"] or m["en_soon"]
+        if soon and not _HAS_TIME.search(folded):
+            continue
+        if _task_follows(m["verb"], m["rest"], english=bool(m["en"])):
+            return True
+    for m in _DOING.finditer(folded):
+        before = folded[: m.start()]
+        verb, rest = m["verb"], m["rest"]
+        if verb in _NOT_DOING or _NEGATED.search(before) or _HEDGED.search(before):
+            continue
+        said_before = m["lead"] or m["for"] or ""
+        has_object = bool(
+            _OBJECT.match(rest) or re.search(r"\b(?:lo|la|los|las)$", said_before.strip())
+        )
+        if not has_object or _GREETING.search(rest[:30]):
+            continue
+        if m["for"] or m["lead"] or verb.endswith("re") or _HAS_TIME.search(folded):
+            return True
+    return False
+
+
+def is_promise(sentence: str) -> bool:
+    text = sentence.strip()
+    if text.startswith("¿") or text.endswith("?"):
+        return False
+    folded = _LEAD.sub("", fold(text))
+    if _RULE.search(folded):
+        return False
+    if _TAG_TASK.search(folded):
+        return True
+    spoken = re.sub(r"\s+", " ", _QUOTED.sub(" ", folded.replace("’", "'"))).strip()
+    return _commitment(spoken)
+
+
+# -- done ----------------------------------------------------------------------------------------
+
 _DONE = re.compile(
     r"\b(?:hech[oa]s?|terminad[oa]s?|termine|list[oa]s?|ya esta|completad[oa]s?|complete"
-    r"|acabe|acabad[oa]s?|resuelt[oa]s?|arreglad[oa]s?|arregle|solucionad[oa]s?|solucione)\b"
-    r"|#hecho\b|#done\b|^ya (?!no\b)"
+    r"|acabe|acabad[oa]s?|resuelt[oa]s?|arreglad[oa]s?|arregle|solucionad[oa]s?|solucione"
+    r"|done|finished)\b|#hecho\b|#done\b|^ya (?!no\b)"
 )
-_NOT_DONE = re.compile(r"\b(?:todavia no|aun no|sigue igual|siguen igual|sin hacer|no he)\b")
-_WORD = re.compile(r"[a-z0-9ñ]+")
+_NOT_DONE = re.compile(
+    r"\b(?:todavia no|aun no|sigue igual|siguen igual|sin hacer|no he|not yet|still"
+    r"|didn't|did not|haven't|have not)\b"
+)
 _STOP_WORDS = """
     manana tengo tendre tenemos tendremos pendiente recuerdame recordarme comprometo olvidar
     dejes hacer hago haga esta este esto estos estas eso esos esas aquel para pero como cuando
     donde porque todo toda todos todas tiene tienes tener sobre entre desde hasta otra otro
     otras otros mucho mucha muy mas menos algo nada cada hace hacia luego ahora antes despues
     tambien solo sola bien quiero quieres voy vamos sera seria estoy estaba estan estamos
+    tarde noche semana lunes martes miercoles jueves viernes sabado domingo hecho listo
+    que los las del por con una uno unos unas sin hay muy les nos mis tus sus ese esa fue era
+    ayer les mas the and for with this that have need will about after before tomorrow
+    tonight done remind don't i'll i've i'm you your are was were his her him she they them
+    but not all our its has had got
 """
 _STOP = frozenset(_STOP_WORDS.split())
-_LEAD = re.compile(r"^[¡\s*-]+")
+_SPANISH = snowballstemmer.stemmer("spanish")
+_ENGLISH = snowballstemmer.stemmer("english")
+#: Irregular forms a promise's verb takes once done, by the stem of its infinitive.
+_IRREGULAR = {
+    "hic": "hac", "hiz": "hac", "hech": "hac", "fui": "ir", "pus": "pon", "puest": "pon",
+    "dij": "dec", "dich": "dec", "escrit": "escrib", "devuelt": "devolv", "resuelt": "resolv",
+    "vist": "ver", "traj": "tra", "abiert": "abr", "sent": "send", "paid": "pay",
+    "wrote": "write", "written": "write", "made": "make", "did": "do", "bought": "buy",
+    "took": "take", "gave": "give", "told": "tell", "met": "meet", "went": "go", "got": "get",
+    "brought": "bring", "left": "leav", "spoke": "speak", "spoken": "speak", "sold": "sell",
+}  # fmt: skip
+#: A word in a done form: "llamé", "envié", "devolví", "reservado", "called"; "ya" before it.
+_DONE_FORM = re.compile(
+    r"[a-zñáéíóú]+(?:[éí]|ad[oa]s?|id[oa]s?|ed)"
+    r"|(?:hech|escrit|puest|vist|dich|devuelt|resuelt|abiert|rot|vuelt)[oa]s?"
+)
+#: Before a done form: someone else did it ("ha escrito"), it is not done ("no llamé"), or it
+#: is a noun ("la subida").
+_NOT_MINE = re.compile(r"\b(?:ha|han|has|habia|habian|se|no|me|la|el|los|las|un|una)\s*$")
 
 
 def fold(text: str) -> str:
     decomposed = unicodedata.normalize("NFKD", text.lower())
     return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+@lru_cache(maxsize=8192)
+def _stems(word: str) -> frozenset[str]:
+    """The word's Spanish and English stems (written with its accents: "llamé" -> "llam"),
+    folded, spelling changes evened out ("saqué"/"sacar", "empecé"/"empezar", "devuelvo"/
+    "devolví"), irregular forms to their verb's ("hice" -> "hac", "sent" -> "send")."""
+    out: set[str] = set()
+    for stemmer in (_SPANISH, _ENGLISH):
+        stem = fold(str(stemmer.stemWord(word)))
+        stem = _IRREGULAR.get(stem, stem)
+        stem = re.sub(r"c$", "z", re.sub(r"gu$", "g", re.sub(r"qu$", "c", stem)))
+        out.add(re.sub(r"(?<![qg])ue", "o", stem, count=1).replace("ie", "e", 1))
+    return frozenset(out)
+
+
+@lru_cache(maxsize=8192)
+def _is_irregular(word: str) -> bool:
+    return any(fold(str(st.stemWord(word))) in _IRREGULAR for st in (_SPANISH, _ENGLISH))
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[^\W\d_]+(?:'[^\W\d_]+)?", unicodedata.normalize("NFC", text.lower()))
 
 
 def sentences(text: str) -> Iterator[tuple[str, int]]:
@@ -92,25 +268,72 @@ def sentences(text: str) -> Iterator[tuple[str, int]]:
     yield from out
 
 
-def keywords(folded: str) -> set[str]:
-    words = _WORD.findall(_HASHTAG.sub(" ", folded))
-    return {w[:5] for w in words if len(w) >= 4 and w not in _STOP and not w.isdigit()}
+@lru_cache(maxsize=4096)
+def keywords(text: str) -> tuple[frozenset[str], ...]:
+    """What a sentence is about: the stems of each of its words that is not a common one."""
+    words = _words(_HASHTAG.sub(" ", text))
+    return tuple(_stems(w) for w in words if len(w) >= 3 and fold(w) not in _STOP)
 
 
-def is_promise(sentence: str) -> bool:
-    text = sentence.strip()
-    if text.startswith("¿") or text.endswith("?"):
-        return False
-    folded = _LEAD.sub("", fold(text))
-    if _RULE.search(folded):
-        return False
-    return bool(
-        _TAG_TASK.search(folded) or _START_TOMORROW.match(folded) or _PROMISE.search(folded)
-    )
+#: A later sentence is read against every promise before it: fold it once.
+_fold_once = lru_cache(maxsize=4096)(fold)
+
+
+@lru_cache(maxsize=4096)
+def _bag(text: str) -> frozenset[str]:
+    return frozenset().union(*keywords(text))
+
+
+def shared_words(promise: str, later: str) -> int:
+    """How many of ``promise``'s keywords ``later`` has too."""
+    theirs = _bag(later)
+    return sum(1 for word in keywords(promise) if word & theirs)
+
+
+@lru_cache(maxsize=4096)
+def _done_verbs(text: str) -> tuple[frozenset[str], ...]:
+    """The stems of the words of ``text`` in a done form that the person did ("llamé",
+    "DNI renovado", "sent"), not someone else ("ha escrito") nor a noun ("la subida")."""
+    lower = unicodedata.normalize("NFC", text.lower())
+    out: list[frozenset[str]] = []
+    for m in re.finditer(r"[^\W\d_]+", lower):
+        word = m.group()
+        if not (_DONE_FORM.fullmatch(word) or _is_irregular(word)):
+            continue
+        if not _NOT_MINE.search(fold(lower[max(0, m.start() - 12) : m.start()])):
+            out.append(_stems(word))
+    return tuple(out)
 
 
 def says_done(folded: str) -> bool:
     return bool(_DONE.search(folded)) and not _NOT_DONE.search(folded)
+
+
+def says_done_of(promise: str, later: str) -> bool:
+    """Whether ``later``, a sentence of the person's written after ``promise``, says it done:
+    "done" and two of its keywords (one if it has one), or one of its verbs in a done form
+    and another of its keywords."""
+    shared = shared_words(promise, later)
+    if not shared or later.strip().endswith("?"):
+        return False
+    folded = _fold_once(later)
+    if _NOT_DONE.search(folded):
+        return False
+    if says_done(folded) and shared >= min(2, len(keywords(promise))):
+        return True
+    theirs = _bag(later)
+    ours = keywords(promise)
+    said = _every_stem(promise)
+    for verb in _done_verbs(later):
+        if verb & said and any(w & theirs and not w & verb for w in ours):
+            return True
+    return False
+
+
+@lru_cache(maxsize=1024)
+def _every_stem(text: str) -> frozenset[str]:
+    """The stems of all of ``text``'s words, common ones too ("hacer" for "hice")."""
+    return frozenset().union(*(_stems(w) for w in _words(text)))
 
 
 @dataclass(frozen=True)
@@ -120,7 +343,6 @@ class _Said:
     line: int
     clock: str
     text: str
-    folded: str
 
 
 def _person_sentences(days: Sequence[tuple[date, str, list[Paragraph]]]) -> list[_Said]:
@@ -130,7 +352,7 @@ def _person_sentences(days: Sequence[tuple[date, str, list[Paragraph]]]) -> list
             if not e.by_person:
                 continue
             for sentence, offset in sentences(e.text):
-                out.append(_Said(day, path, e.line + offset, e.clock, sentence, fold(sentence)))
+                out.append(_Said(day, path, e.line + offset, e.clock, sentence))
     return out
 
 
@@ -151,11 +373,10 @@ def detect_pending(
         if not key or key in seen:
             continue
         seen.add(key)
-        words = keywords(s.folded)
-        need = min(2, len(words))
-        later = [t for t in said[i + 1 :] if need and len(words & keywords(t.folded)) >= need]
-        if any(says_done(t.folded) for t in later):
+        if any(says_done_of(s.text, t.text) for t in said[i + 1 :]):
             continue
+        need = min(2, len(keywords(s.text)))
+        later = [t for t in said[i + 1 :] if need and shared_words(s.text, t.text) >= need]
         where = f"{s.path}:{s.line}" + (f" ({s.clock})" if s.clock else "")
         evidence = [f"{where}: {s.text}"]
         evidence += [

@@ -354,6 +354,13 @@ def test_one_long_day_is_not_a_pattern(tmp_path: Path) -> None:
         ("Recuérdame que nunca opere con más del 2% de riesgo.", False),
         ("Siempre reviso el riesgo antes. #principio", False),
         ("Hoy estuve programando.", False),
+        # issue 24: a sentence about tomorrow is not a promise; a commitment with an object is
+        ("Mañana empieza una semana dura.", False),
+        ("Mañana es viernes y hay cena de empresa.", False),
+        ("Mañana es lunes y hay reunión.", False),
+        ("Tengo que decir que el curso me gustó.", False),
+        ("Te mando el informe el lunes.", True),
+        ("I'll send the slides to Anna tomorrow.", True),
     ],
 )
 def test_promises(sentence: str, promise: bool) -> None:
@@ -388,6 +395,34 @@ def test_pending_task_until_said_done(tmp_path: Path) -> None:
     assert r.plan == []
     assert r.evidence[0].startswith(f"logs/{days_ago(3):%Y-%m-%d}.md:4 (10:00): Mañana llamo")
     assert "sigue igual" in r.evidence[1]
+
+
+def test_a_promise_is_closed_in_the_persons_words_and_tomorrow_is_not_a_promise(
+    tmp_path: Path,
+) -> None:
+    chat(
+        tmp_path,
+        days_ago(4),
+        [
+            ("21:00:00", "usuario", "Mañana empieza una semana dura."),
+            ("21:01:00", "usuario", "Tengo que llamar al fontanero mañana."),
+            ("21:02:00", "usuario", "Te mando el informe el lunes, Marta."),
+            ("21:03:00", "usuario", "Mañana es viernes y hay cena de empresa."),
+            ("21:04:00", "usuario", "Tengo que devolver los libros a la biblioteca."),
+        ],
+    )
+    chat(
+        tmp_path,
+        days_ago(2),
+        [
+            ("10:00:00", "usuario", "Sábado: llamé al fontanero, viene el martes. Hecho."),
+            ("10:01:00", "usuario", "Ya le mandé el informe a Marta."),
+            ("10:02:00", "usuario", "La biblioteca cierra en agosto, no llegué a devolverlos."),
+        ],
+    )
+    (r,) = by_kind(detect_logs(tmp_path, Policy(), T))["pending_task"]
+    assert r.title == "Pendiente: Tengo que devolver los libros a la biblioteca"
+    assert "La biblioteca cierra en agosto" in r.evidence[1]
 
 
 def test_pending_task_in_a_hand_written_note(tmp_path: Path) -> None:

@@ -129,3 +129,50 @@ def test_with_a_model_its_diff_becomes_the_plan_only_when_it_applies_exactly(
             root, finding, writable=_user_only, complete=FakeComplete(answer)
         ) == (finding)
     assert explain_failure(root, finding, complete=FakeComplete(_MODEL_DIFF)) == finding
+
+
+def test_the_fix_comes_from_the_tools_own_line_beside_the_failure(tmp_path: Path) -> None:
+    # issue 24: the ERROR line names no path; tar's line beside it names the missing archive,
+    # whose folder the configuration names, and the disk was renamed (ALMA_BACKUPS).
+    from datetime import datetime
+
+    from agent.detectors import detect_logs
+    from policies.config import Policy
+
+    root = _root(tmp_path)
+    (root / "mnt" / "ALMA_BACKUPS").mkdir()
+    wrong = f"{root}/mnt/ALMA_BACKUP"
+    conf = root / "user" / "scripts" / "backup.conf"
+    conf.write_text(f'SRC="$HOME"\nDEST="{wrong}"\n', encoding="utf-8")
+    (root / "logs").mkdir()
+    runs = []
+    for day in (18, 19, 20):
+        runs += [
+            f"2026-11-{day} 02:00:01 INFO backup.sh: starting",
+            f"tar (child): {wrong}/alma-2026-11-{day}.tar.gz: Cannot open: No such file or"
+            " directory",
+            "tar (child): Error is not recoverable: exiting now",
+            f"2026-11-{day} 02:00:02 ERROR backup.sh exited with status 2",
+        ]
+    (root / "logs" / "backup.log").write_text("\n".join(runs) + "\n", encoding="utf-8")
+    (root / "logs" / "2026-11-19.md").write_text(
+        "# 2026-11-19\n\n## 09:10:00 · usuario\nLa copia ha vuelto a fallar esta noche. "
+        "Creo que cambié el nombre del punto de montaje.\n\n"
+        "## 09:12:00 · usuario\nHoy toca reunión con el equipo.\n",
+        encoding="utf-8",
+    )
+    now = datetime(2026, 11, 21, 10).timestamp()
+    with language("es"):
+        (found,) = [r for r in detect_logs(root, Policy(), now) if r.kind == "repeated_failure"]
+        out = explain_failure(root, found.to_dict(), writable=_user_only)
+    (op,) = plan_from_list(out["plan"])
+    assert isinstance(op, Edit) and op.path == "user/scripts/backup.conf"
+    assert op.content == f'SRC="$HOME"\nDEST="{root}/mnt/ALMA_BACKUPS"\n'.encode()
+    text = "\n".join(out["evidence"])
+    assert f"Al lado, en logs/backup.log:10: tar (child): {wrong}/alma-2026-11-20" in text
+    assert (
+        "Escribiste en logs/2026-11-19.md:4 (09:10): "
+        "Creo que cambié el nombre del punto de montaje." in text
+    )
+    assert "reunión" not in text  # only what is about the failure
+    assert f"{root}/mnt/ALMA_BACKUPS" in out["reason"]

@@ -22,6 +22,7 @@ from actions.planners import (
     size_candidates,
 )
 from actions.planners.categories import category_of
+from actions.planners.dedupe import stray_signs
 from actions.planners.organize import OrganizeBy
 from actions.scan import FolderScan, ScannedFile, scan_folder, scan_tree, with_sha256
 from actions.tree import Tree
@@ -296,6 +297,56 @@ def test_dedupe_keeps_the_oldest_and_trashes_the_others(tmp_path: Path) -> None:
         if isinstance(op, Trash) and op.expect is not None:
             assert kept_sha[op.expect.sha256] < i
     assert any(e.startswith("Se conserva user/fotos/playa.jpg") for e in result.evidence)
+
+
+def test_dedupe_with_tied_times_keeps_the_album_copy(tmp_path: Path) -> None:
+    # Copied with their times kept (cp -p, a phone sync): age and path length would keep the
+    # download and the phone's dump, and trash the album's photo.
+    u = tmp_path / "user"
+    album = "user/Fotos/2026-11-Granada/IMG_20261114_101500.jpg"
+    touch(tmp_path / album, b"G" * 200)
+    touch(u / "Descargas/IMG_20261114_101500.jpg", b"G" * 200)
+    touch(u / "DCIM/Camera/IMG_20261114_101500.jpg", b"G" * 200)
+    touch(u / "Fotos/2026-11-Granada/IMG_20261114_101500 (1).jpg", b"G" * 200)
+    touch(u / "proyecto/informe.pdf", b"I" * 50)
+    touch(u / "proyecto/informe - copia.pdf", b"I" * 50, mtime=OLD - 60)  # older, but a copy
+    result = plan_dedupe("user", hashed_files(tmp_path))
+    assert result is not None
+    kept = [op.path for op in result.plan if isinstance(op, Keep)]
+    assert kept == [album, "user/proyecto/informe.pdf"]
+    assert result.files == 4
+    assert any(
+        e.startswith(f"Se conserva {album} (está en una carpeta tuya, las otras en descargas")
+        for e in result.evidence
+    )
+    assert any(
+        e.startswith("Se conserva user/proyecto/informe.pdf (tiene el nombre original")
+        for e in result.evidence
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "signs"),
+    [
+        ("user/Fotos/2026-11-Granada/IMG_1.jpg", (False, False)),
+        ("user/Descargas/IMG_1.jpg", (True, False)),
+        ("user/downloads/a.pdf", (True, False)),
+        ("user/DCIM/100ANDRO/IMG_1.jpg", (True, False)),
+        ("user/Cámara/IMG_1.jpg", (True, False)),
+        ("user/WhatsApp Images/IMG-1.jpg", (True, False)),
+        ("user/Fotos/foto (1).jpg", (False, True)),
+        ("user/Fotos/foto copia.jpg", (False, True)),
+        ("user/docs/informe - copia.pdf", (False, True)),
+        ("user/docs/Copy of informe.pdf", (False, True)),
+        ("user/docs/informe-copy 2.pdf", (False, True)),
+        ("user/Descargas/foto (2).jpg", (True, True)),
+        ("user/docs/copias de seguridad.pdf", (False, False)),
+        ("user/2026/informe.pdf", (False, False)),
+        ("user/docs/(1) intro.pdf", (False, False)),
+    ],
+)
+def test_what_makes_a_copy_the_one_to_let_go(path: str, signs: tuple[bool, bool]) -> None:
+    assert stray_signs(path) == signs
 
 
 def test_dedupe_ignores_hard_links_empty_code_and_data_files(tmp_path: Path) -> None:
