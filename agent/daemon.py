@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import fcntl
-import gc
 import logging
 import os
 import signal
@@ -390,12 +389,21 @@ def main(argv: list[str] | None = None) -> int:
     except AlmaError as exc:
         print(f"alma-agentd: {exc}", file=sys.stderr)
         return 1
-    finally:
-        # Stopped: the op in flight finished or rolled back and every store is closed. The
-        # interpreter's last collections would walk the whole heap (the model's, the memory
-        # store's) for nothing but the exit, so it is left out of them.
-        gc.freeze()
+
+
+def entry() -> None:
+    """The console script: :func:`main`, then an exit without the interpreter's teardown.
+
+    Everything durable is closed when main returns (the op in flight finished or rolled back,
+    every store closed, its files synced). The teardown only walked the whole heap in its last
+    collections (the memory store's, the embedder's) and ran native libraries' destructors
+    with their threads still running (a C++ ``std::terminate``: SIGABRT instead of exit 0)."""
+    code = main()
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()
