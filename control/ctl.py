@@ -483,6 +483,7 @@ _FIELD_LABELS: dict[str, str] = {
     "unusable": N_("given up because"),
     "ready": N_("ready"),
     "watch": N_("watching"),  # shown on its own line by _status
+    "audit_problem": N_("audit log"),  # shown on its own line by _status
 }
 #: Status words of suggestions and actions (contract §3), as a person reads them.
 _WORDS = frozenset(
