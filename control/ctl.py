@@ -779,8 +779,28 @@ def _status(value: object) -> str:
     return "\n".join(line for line in lines if line)
 
 
+def _model_status(result: object) -> str:
+    if not isinstance(result, dict):
+        return _fields(result)
+    shown = _fields({k: v for k, v in result.items() if k != "embedded"})
+    if not result.get("embedded"):
+        return shown
+    return (
+        shown
+        + "\n\n"
+        + _(
+            "This is the embedded model, SmolLM2-135M: a small one for trying ALMA, which often "
+            "misreads what it is given (ALMA shows what it knows above its answers either way). "
+            "For real answers use your own GGUF, an Instruct model of 7B or so (`alma-ctl model "
+            "use ~/modelos/mistral-7b-instruct.Q4_K_M.gguf`), or a local OpenAI-compatible server "
+            "such as llama-server or Ollama (`alma-ctl model use http://127.0.0.1:8080`)."
+        )
+    )
+
+
 _RENDER: dict[str, Callable[[object], str]] = {
     "status": _status,
+    "model.status": _model_status,
     "suggestions.list": _list_or(
         N_("No suggestions."), ("id", "status", "kind", "files", "needs_approval", "title")
     ),
