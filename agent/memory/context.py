@@ -6,9 +6,9 @@
 - L1 (distilled: what the person added, facts, daily summaries) and L0 (raw log paragraphs):
   the hybrid search's best ``CANDIDATES`` (``agent.memory.search``), the person's questions
   left out. Which of them enter is decided relative to this message's candidates, never by a
-  raw score: the best must stand out from the median by ``Selection.standout`` spreads (the
-  standard deviation of their rank scores), and those within ``Selection.gap`` spreads of the
-  best enter, at most ``Selection.most``. The three numbers live with the embedder's
+  raw score: the best must stand out from the median by ``Selection.standout`` of the spread
+  (the best candidate's rank score less the last one's), and those within ``Selection.gap``
+  of the spread below the best enter, at most ``Selection.most``. The three numbers live with the embedder's
   calibration (its scores) and are fitted for the answer's recall under a cap on unrelated
   items by ``python -m tests.support.grounded_eval ROOT --fit`` on the fit split of
   tests/support/grounded_eval_data.py (docs/memory.md has the figures).
@@ -172,13 +172,13 @@ def ranked(
 
 def standing(hits: list[Hit]) -> tuple[float, list[float]]:
     """How far the best candidate stands above the median one, and how far below the best
-    each candidate is, both in spreads (the standard deviation of the candidates' rank
-    scores): relative to this message's candidates, never a raw score, since scores shift
-    with the message and the store."""
+    each candidate is, both as shares of the spread (the best rank score less the last
+    candidate's): relative to this message's candidates, never a raw score, since scores
+    shift with the message and the store."""
     fused = np.asarray([h.fused for h in hits], dtype=np.float64)
     if len(fused) < MIN_SPREAD:
         return math.inf, [0.0] * len(fused)  # too few to judge by a spread: each may enter
-    spread = float(fused.std()) or 1e-9
+    spread = float(fused[0] - fused.min()) or 1e-9
     best = float(fused[0])
     return (best - float(np.median(fused))) / spread, [(best - f) / spread for f in fused]
 

@@ -41,7 +41,7 @@ class Selection:
     their rank scores: fitted by ``python -m tests.support.grounded_eval ROOT --fit``."""
 
     standout: float  # the best must stand this far above the median candidate
-    gap: float  # a candidate enters within this far below the best
+    gap: float  # a candidate enters within this far below the best (shares of the spread)
     most: int  # and at most this many enter
 
 
@@ -89,7 +89,7 @@ class Embedder(Protocol):
 #: The ranking is fitted on the synthetic set's tuning half (tests.support.memory_eval
 #: ``--calibrate``), the selection on the fit split of the grounded set
 #: (tests.support.grounded_eval ``--fit``); figures in docs/memory.md.
-E5_SELECTION = Selection(standout=1.0, gap=1.5, most=5)
+E5_SELECTION = Selection(standout=0.44, gap=0.38, most=3)
 E5_RANKING = Ranking(weights=(75.495, 86.582, 0.0, 0.0, -5.011, -71.069))
 E5_CALIBRATION = Calibration(duplicate=0.95, merge=0.93, selection=E5_SELECTION, ranking=E5_RANKING)
 

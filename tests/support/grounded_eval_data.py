@@ -15,6 +15,10 @@ distractors: another relative's birthday, another server's backup hour. They cou
 *unrelated*, and so does everything else (ordinary days, written from other templates). Some
 questions have no answer stored at all: whatever the context hands them is unrelated.
 
+Memories that differ in a name only ("Llamé a Sergio para charlar" / "...a Diego...") are
+taken as repeats by reinforcement (agent/memory/reinforce.py) and stored once, so fewer are
+stored than generated; the answers are written so that none is another's repeat.
+
 Cases alternate between the ``fit`` split (what parameters are fitted on) and the ``report``
 split (what the figures are measured on); the no-answer questions alternate too. Deterministic
 for a seed: ``python -m tests.support.grounded_eval ROOT`` builds the store from it.
@@ -163,6 +167,10 @@ COLLEAGUES = [
     "Emilio",
     "Olga",
 ]
+TEAMS = [
+    "facturación", "soporte", "la app móvil", "compras", "datos", "seguridad", "la web",
+    "infraestructura", "marketing", "recursos humanos", "calidad",
+]  # fmt: skip
 PETS = [
     ("perra", "Luna"), ("gato", "Simba"), ("perro", "Toby"), ("gata", "Nala"),
     ("conejo", "Copo"), ("perro", "Rocky"), ("gata", "Mía"), ("loro", "Pico"),
@@ -285,8 +293,7 @@ def friend_moved(r: random.Random, i: int) -> Case:
 
 
 def colleague_role(r: random.Random, i: int) -> Case:
-    name = COLLEAGUES[i]
-    team = r.choice(["facturación", "soporte", "la app móvil", "compras", "datos", "seguridad"])
+    name, team = COLLEAGUES[i], TEAMS[i]  # one lead a team: a question has one answer
     return Case(
         f"colega-{name}",
         f"{name} lleva el equipo de {team} y es quien aprueba los cambios de ese área.",
@@ -459,8 +466,8 @@ def en_server(r: random.Random, i: int) -> Case:
     host = EN_HOSTS[i]
     return Case(
         f"en-host-{host}",
-        f"The {host} server backs up to {r.choice(['/mnt/backup', '/srv/snapshots'])} every night "
-        f"at {r.randint(1, 5)}:{r.choice(['00', '30'])}.",
+        f"The {host} server backs up to /{['mnt', 'srv', 'data', 'var', 'opt'][i]}/backup every "
+        f"night at {i + 1}:{r.choice(['10', '20', '40', '50'])}.",
         (f"{host} runs Debian and has {r.choice([2, 4, 8])} cores.",
          f"I moved {host} to the shelf in the hallway."),
         (f"When does {host} run its backup?", f"Where does {host} keep its backups?"),
@@ -530,6 +537,38 @@ _FILLER: tuple[Callable[[random.Random], str], ...] = (
     lambda r: f"Went for a {r.randint(2, 12)} km walk with {r.choice(EN_PEOPLE)} along the river.",
 )
 
+_PLACES = [
+    "la biblioteca",
+    "el parque",
+    "la playa",
+    "el mercado",
+    "la sierra",
+    "el cine",
+    "el museo",
+]
+_MOODS = ["contento", "cansado", "algo triste", "con energía", "nervioso", "tranquilo", "agobiado"]
+_FILLER += (
+    lambda r: (
+        f"El {r.choice(WEEKDAYS)} fui a {r.choice(_PLACES)} con {r.choice(FRIENDS)} y volví {r.choice(_MOODS)}."
+    ),
+    lambda r: (
+        f"Terminé el informe del trimestre a las {_hour(r)}; {r.choice(COLLEAGUES)} lo revisará."
+    ),
+    lambda r: (
+        f"Me he apuntado a clases de {r.choice(['yoga', 'cerámica', 'alemán', 'natación', 'fotografía', 'baile'])} los {r.choice(WEEKDAYS)} por la {r.choice(['mañana', 'tarde'])}."
+    ),
+    lambda r: f"El tren a {r.choice(CITIES)} salió con {r.randint(5, 90)} minutos de retraso.",
+    lambda r: (
+        f"Hoy {r.choice(COLLEAGUES)} trajo {r.choice(['bizcocho', 'churros', 'fruta', 'empanada'])} a la oficina por su {r.choice(['cumpleaños', 'santo', 'ascenso'])}."
+    ),
+    lambda r: (
+        f"Planté {r.choice(['tomates', 'lechugas', 'albahaca', 'fresas', 'pimientos'])} en el balcón; necesitan riego cada {r.randint(2, 5)} días."
+    ),
+    lambda r: (
+        f"I read {r.randint(2, 40)} pages of {r.choice(['a thriller', 'a biography', 'a sci-fi novel'])} on the {r.choice(['bus', 'train', 'sofa'])}."
+    ),
+)
+
 #: Questions about things that were never stored.
 NO_ANSWER = (
     "¿Cuál es la presión de las ruedas de la bici?",
@@ -551,7 +590,7 @@ NO_ANSWER = (
 )
 
 
-def build(seed: int = SEED, filler: int = 1500) -> GroundedSet:
+def build(seed: int = SEED, filler: int = 1800) -> GroundedSet:
     r = random.Random(seed)
     out = GroundedSet()
     start = date(2026, 1, 5)
@@ -581,7 +620,9 @@ def build(seed: int = SEED, filler: int = 1500) -> GroundedSet:
                 out.queries.append(EvalQuery(q, f"{case.key}#0", case.key, split))
     seen: set[str] = {m.content for m in out.memories}
     n = 0
-    while n < filler:
+    for _attempt in range(filler * 20):
+        if n >= filler:
+            break
         text = r.choice(_FILLER)(r)
         if text in seen:
             continue
