@@ -55,9 +55,11 @@ CONTEXT_SHARE = 3
 #: The session's earlier turns are given at most this share of the model's window; past it,
 #: the oldest go until half of it is left.
 HISTORY_SHARE = 8
-#: What looks like a citation of a source inside [brackets]: a file with an extension and an
-#: optional line ("logs/2026-11-27.md:84"), or one of the sources that are not files.
-_CITATION = re.compile(r"(?:[\w.-]+/)*[\w.-]+\.[A-Za-z]\w*(?::\d+)?|alma-ctl|examples")
+#: What looks like a citation of a source inside [brackets]: a path ("logs/1987-04-30:5"), a
+#: file with an extension, a name with a line ("notas:12"), or a source that is not a file.
+_CITATION = re.compile(
+    r"(?:[\w.-]+/)+[\w.-]*(?::\d+)?|[\w.-]+\.[A-Za-z]\w*(?::\d+)?|[\w.-]+:\d+|alma-ctl|examples"
+)
 #: A bracket is held back until it closes, for at most this many characters.
 _HELD = 160
 #: A loop: the text's end repeats the text before it, 3 times for a short piece, twice for a

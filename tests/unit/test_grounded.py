@@ -72,6 +72,9 @@ def test_a_citation_is_shown_only_if_it_exists() -> None:
     assert f"[{real}]" in shown and "[alma-ctl]" in shown
     assert "logos" not in shown and guard.invented == ["logos/2026-11-27.md:84"]
     assert "logos" not in guard.text
+    # A path without an extension, or a name with a line, is a citation too.
+    guard, shown = _guarded(["Dice [logs/1987-04-30:5] y [notas:12] y [logs/2026-14-30]."], set())
+    assert shown == "Dice  y  y ." and len(guard.invented) == 3
     # Brackets that are not citations pass as they are, and so does one never closed.
     guard, shown = _guarded(["Una lista [1, 2] y [ver nota] y [abierto"], set())
     assert shown == "Una lista [1, 2] y [ver nota] y [abierto" and not guard.invented
