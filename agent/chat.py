@@ -52,9 +52,11 @@ FALLBACK_PERSONA = (
 )
 #: Context is given at most this share of the model's window (the rest: turns and answer).
 CONTEXT_SHARE = 3
-#: The session's earlier turns are given at most this share of the model's window; past it,
-#: the oldest go until half of it is left.
-HISTORY_SHARE = 8
+#: The session's earlier turns are given at most this share of the model's window (one or
+#: two exchanges with the embedded model's 4,096; a small model copies its earlier answers,
+#: and a long history is what made the first word slower at every turn); past it, the oldest
+#: go until half of it is left.
+HISTORY_SHARE = 32
 #: What looks like a citation of a source inside [brackets]: a path ("logs/1987-04-30:5"), a
 #: file with an extension, a name with a line ("notas:12"), or a source that is not a file.
 _CITATION = re.compile(

@@ -69,7 +69,9 @@ def main() -> None:
 
     svc, data = build_store(args.root)
     answers = {m.id: m.content for m in data.memories}
-    questions = [q for q in data.split("report") if q.expected][: args.questions]
+    answerable = [q for q in data.split("report") if q.expected]
+    # Spread over the split's families, not the first two of them.
+    questions = answerable[:: max(1, len(answerable) // args.questions)][: args.questions]
     stub = ModelStub("No lo sé con seguridad.") if args.stub else None
     model = stub.__enter__().url if stub else args.model
 
@@ -112,7 +114,8 @@ def main() -> None:
             print(
                 f"{n:2d} {q.query!r}: shown {'yes' if shown_known or in_text else 'NO '} "
                 f"(quoted {shown_known}, in the answer {in_text}), {result['stopped']}, "
-                f"{result['tokens']} tokens, first token {result.get('first_token_ms')} ms, "
+                f"{result['tokens']} tokens, prompt {result['prompt_tokens']}, "
+                f"first token {result.get('first_token_ms')} ms, "
                 f"citations left out {rows[-1]['invented']}"
             )
             print("    ", " ".join(str(result["text"]).split())[:200])
