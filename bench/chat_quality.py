@@ -19,6 +19,7 @@ The chat's log goes to a scratch root, never the store's.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -63,7 +64,9 @@ def main() -> None:
     parser.add_argument("--model", default="embedded")
     parser.add_argument("--stub", action="store_true", help="the recording OpenAI-compatible stub")
     parser.add_argument("--questions", type=int, default=30)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument(
+        "--threads", type=int, default=max(1, (os.cpu_count() or 2) - 1)
+    )  # as the daemon
     parser.add_argument("--max-tokens", type=int, default=256)
     args = parser.parse_args()
 
