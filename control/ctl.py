@@ -468,6 +468,7 @@ _FIELD_LABELS: dict[str, str] = {
     "threads": N_("threads"),
     "tokens_per_second": N_("tokens per second"),
     "busy": N_("busy"),
+    "embedded": N_("the small built-in model"),
     "ready": N_("ready"),
     "watch": N_("watching"),  # shown on its own line by _status
 }
