@@ -18,7 +18,7 @@ import urllib.parse
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from agent.model import Backend, Chunk, Failure, Message
+from agent.model import CHAT_SAMPLING, Backend, Chunk, Failure, Message, Sampling
 from agent.model_files import check_gguf, resolve_model_path
 from agent.model_process import ProcessBackend, ProcessOptions
 from policies.errors import AlmaError, BadArgumentError
@@ -84,8 +84,15 @@ class LlamaBackend:
         *,
         max_tokens: int,
         json_schema: dict[str, Any] | None = None,
+        sampling: Sampling = CHAT_SAMPLING,
     ) -> Iterator[Chunk]:
-        kwargs: dict[str, Any] = {"temperature": 0.6, "repeat_penalty": 1.1}
+        kwargs: dict[str, Any] = {
+            "temperature": sampling.temperature,
+            "top_p": sampling.top_p,
+            "top_k": sampling.top_k,
+            "repeat_penalty": sampling.repeat_penalty,
+            "stop": list(sampling.stop),
+        }
         if json_schema is not None:
             kwargs = {"temperature": 0.0, "response_format": _json_format(json_schema)}
         chunks = self.llama.create_chat_completion(
@@ -157,14 +164,20 @@ class OpenAIBackend:
         *,
         max_tokens: int,
         json_schema: dict[str, Any] | None = None,
+        sampling: Sampling = CHAT_SAMPLING,
     ) -> Iterator[Chunk]:
         body: dict[str, Any] = {
             "messages": list(messages),
             "max_tokens": max_tokens,
             "stream": True,
-            "temperature": 0.0 if json_schema is not None else 0.6,
+            "temperature": sampling.temperature,
+            "top_p": sampling.top_p,
+            "frequency_penalty": sampling.frequency_penalty,
+            "stop": list(sampling.stop[:4]),  # OpenAI's API takes at most four
         }
         if json_schema is not None:
+            body["temperature"] = 0.0
+            del body["stop"]
             body["response_format"] = _json_format(json_schema)
         conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
         try:

@@ -15,6 +15,7 @@ import os
 import signal
 import sys
 import threading
+from typing import Any
 
 from actions.planners import PlanResult
 from actions.scan import HashCache
@@ -133,15 +134,19 @@ def _model_runtime(settings: Settings, store: SuggestionStore) -> ModelRuntime:
 
 
 def _memory_context(gate: MemoryGate, layout: RootLayout) -> ContextFn:
-    """Principles and relevant memories as text; the principles alone while the memory store
-    loads or when it is off."""
+    """The ``context`` result for a message (principles and relevant memories); the
+    principles alone while the memory store loads or when it is off."""
 
-    def context(message: str, budget_tokens: int) -> str:
+    def context(message: str, budget_tokens: int) -> dict[str, Any]:
         if gate.loaded:
-            return str(gate.service.context(message, budget_tokens=budget_tokens)["text"])
+            return gate.service.context(message, budget_tokens=budget_tokens)
         from agent.memory.context import read_principles
 
-        return "\n".join(item.line() for item in read_principles(layout.principles_file))
+        principles = read_principles(layout.principles_file)
+        return {
+            "principles_text": "\n".join(item.line() for item in principles),
+            "items": [item.public() for item in principles],
+        }
 
     return context
 

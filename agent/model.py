@@ -61,6 +61,25 @@ class Failure:
     counts: bool = True
 
 
+@dataclass(frozen=True)
+class Sampling:
+    """How an answer is drawn, read by every backend (the one place for it): a low temperature
+    and a repeat penalty keep a small model from wandering and looping; the stops end an
+    answer that starts writing the next turn itself."""
+
+    temperature: float = 0.3
+    top_p: float = 0.9
+    top_k: int = 40
+    #: llama.cpp's penalty on tokens of the last 64; servers take frequency_penalty instead.
+    repeat_penalty: float = 1.15
+    frequency_penalty: float = 0.3
+    #: Most telling first: an OpenAI-compatible server takes the first four.
+    stop: tuple[str, ...] = ("<|im_start|>", "\nusuario:", "\nUser:", "\nUsuario:", "<|im_end|>")
+
+
+CHAT_SAMPLING = Sampling()
+
+
 class Backend(Protocol):
     """What the runtime needs of a loaded model (llama-cpp here, or a loopback server)."""
 
@@ -79,6 +98,7 @@ class Backend(Protocol):
         *,
         max_tokens: int,
         json_schema: dict[str, Any] | None = None,
+        sampling: Sampling = CHAT_SAMPLING,
     ) -> Iterator[Chunk]: ...
 
     def close(self) -> None: ...
@@ -193,6 +213,7 @@ class ModelRuntime:
                 "busy": self._chat_busy,
                 "state": self._state(),
                 "crashes": self._failures,
+                "embedded": self._path == "embedded",  # the small built-in model (ctl says so)
             }
             pid = getattr(backend, "pid", None)
             if pid is not None:
@@ -515,6 +536,7 @@ def generate(
     cancelled: Callable[[], bool],
     json_schema: dict[str, Any] | None = None,
     on_text: Callable[[str], None] | None = None,
+    sampling: Sampling = CHAT_SAMPLING,
 ) -> Generation:
     """Run one generation to its end, a cancel, ``max_tokens`` or the ``deadline`` (monotonic),
     whichever comes first; each is checked between tokens."""
@@ -523,7 +545,9 @@ def generate(
     pieces: list[str] = []
     tokens = 0
     stopped: Stopped = "done"
-    chunks = backend.stream(messages, max_tokens=max_tokens, json_schema=json_schema)
+    chunks = backend.stream(
+        messages, max_tokens=max_tokens, json_schema=json_schema, sampling=sampling
+    )
     try:
         for text, finish in chunks:
             if text:
@@ -559,10 +583,12 @@ def model_name(backend: Backend) -> str:
 
 
 __all__ = [
+    "CHAT_SAMPLING",
     "NO_MODEL",
     "Backend",
     "Complete",
     "Generation",
     "ModelRuntime",
+    "Sampling",
     "generate",
 ]

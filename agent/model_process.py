@@ -11,6 +11,7 @@ reports its :attr:`~ProcessBackend.failure` for the runtime to restart it or giv
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import logging
@@ -26,7 +27,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agent.model import Chunk, Failure, Message, ModelFailed
+from agent.model import CHAT_SAMPLING, Chunk, Failure, Message, ModelFailed, Sampling
 from agent.model_files import resolve_model_path
 from agent.model_worker import EXIT_LOAD, EXIT_OOM
 from policies.errors import AlmaError, BadArgumentError
@@ -147,6 +148,7 @@ class ProcessBackend:
         *,
         max_tokens: int,
         json_schema: dict[str, Any] | None = None,
+        sampling: Sampling = CHAT_SAMPLING,
     ) -> Iterator[Chunk]:
         self._send(
             {
@@ -154,6 +156,7 @@ class ProcessBackend:
                 "messages": list(messages),
                 "max_tokens": max_tokens,
                 "json_schema": json_schema,
+                "sampling": dataclasses.asdict(sampling),
                 "lang": current_language(),
             }
         )

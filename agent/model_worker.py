@@ -28,7 +28,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
-from agent.model import Backend
+from agent.model import CHAT_SAMPLING, Backend, Sampling
 from policies.errors import AlmaError
 from policies.i18n import _, language
 
@@ -175,11 +175,21 @@ def _serve(backend: Backend, channel: IO[str], lang: str) -> None:
                         int(request["max_tokens"]),
                         request.get("json_schema"),
                         cancel,
+                        _sampling(request.get("sampling")),
                     ):
                         _send(channel, {"text": text, "finish": finish})
                     _send(channel, {"end": True})
         except AlmaError as exc:
             _send(channel, {"error": exc.message})
+
+
+def _sampling(fields: object) -> Sampling:
+    """The daemon's sampling settings as it sent them; its defaults where it sent none."""
+    if not isinstance(fields, dict):
+        return CHAT_SAMPLING
+    if isinstance(fields.get("stop"), list):
+        fields = {**fields, "stop": tuple(fields["stop"])}
+    return Sampling(**fields)
 
 
 def _run(
@@ -188,8 +198,11 @@ def _run(
     max_tokens: int,
     json_schema: dict[str, Any] | None,
     cancel: threading.Event,
+    sampling: Sampling = CHAT_SAMPLING,
 ) -> Iterator[tuple[str, str | None]]:
-    chunks = backend.stream(messages, max_tokens=max_tokens, json_schema=json_schema)
+    chunks = backend.stream(
+        messages, max_tokens=max_tokens, json_schema=json_schema, sampling=sampling
+    )
     try:
         for text, finish in chunks:
             yield text, finish

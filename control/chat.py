@@ -273,6 +273,8 @@ class Chat:
             if kind == "token":
                 thinking = False
                 yield printable(text)  # per character: a sequence split across tokens too
+            elif kind == "known":  # what ALMA knows, quoted by the daemon before the answer
+                yield printable(text) + "\n\n"
             elif kind == "status" and thinking:
                 self._screen.thinking(printable(text))
 
@@ -286,6 +288,12 @@ class Chat:
             self._screen.note(_("The answer reached its length limit."))
         elif stopped == "timeout":
             self._screen.note(_("The answer reached its time limit."))
+        elif stopped == "loop":
+            self._screen.note(_("The answer started repeating itself, so ALMA cut it there."))
+        if result.get("invented_citations"):
+            self._screen.note(
+                _("ALMA left out a citation of a source that does not exist in its memory.")
+            )
         if result.get("message_cut"):
             self._screen.note(
                 _(

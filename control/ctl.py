@@ -481,6 +481,7 @@ _FIELD_LABELS: dict[str, str] = {
     "crashes": N_("failures in a row"),
     "last_failure": N_("last failure"),
     "unusable": N_("given up because"),
+    "embedded": N_("the small built-in model"),
     "ready": N_("ready"),
     "watch": N_("watching"),  # shown on its own line by _status
     "audit_problem": N_("audit log"),  # shown on its own line by _status
@@ -816,9 +817,22 @@ def _model(value: object) -> str:
     """``model status``: its fields, and why it cannot answer in full (never cut)."""
     if not isinstance(value, dict):
         return _fields(value)
-    lines = [_fields({k: v for k, v in value.items() if k not in ("error", "unusable")})]
+    hidden = ("error", "unusable", "embedded")
+    lines = [_fields({k: v for k, v in value.items() if k not in hidden})]
     if value.get("error"):
         lines.append(_("WARNING: {text}", text=value["error"]))
+    if value.get("embedded"):
+        lines += [
+            "",
+            _(
+                "This is the embedded model, SmolLM2-135M: a small one for trying ALMA, which "
+                "often misreads what it is given (ALMA shows what it knows above its answers "
+                "either way). For real answers use your own GGUF, an Instruct model of 7B or so "
+                "(`alma-ctl model use ~/modelos/mistral-7b-instruct.Q4_K_M.gguf`), or a local "
+                "OpenAI-compatible server such as llama-server or Ollama (`alma-ctl model use "
+                "http://127.0.0.1:8080`)."
+            ),
+        ]
     return "\n".join(lines)
 
 

@@ -4,42 +4,43 @@
   type ``principle``. Never cut: if they alone pass the budget they are all still given
   (and ``over_budget`` says so), because silently dropping a rule the person set is worse.
 - L1 (distilled: what the person added, facts, daily summaries) and L0 (raw log paragraphs):
-  the hybrid search's best ``CANDIDATES`` (``agent.memory.search``), each given a probability
-  of being relevant to this message by ``relevance``: a logistic model over features that
-  compare a candidate with the best ones (its cosine and its gap to the best cosine, its rank
-  score's gap to the best, the share of the question's words it holds, its lexical rank),
-  fitted on labelled questions (the tuning half of tests/support/memory_eval_data.py; the
-  coefficients live with the embedder's calibration, whose cosines they assume). Only
-  candidates at or above the calibrated threshold enter: an empty "Lo que sé" is better than
-  a wrong one, since a small model follows whatever text it is given.
+  the hybrid search's best ``CANDIDATES`` (``agent.memory.search``), the person's questions
+  left out. Which of them enter is decided relative to this message's candidates, never by a
+  raw score: the best must stand out from the median by ``Selection.standout`` of the spread
+  (the best candidate's rank score less the last one's), and those within ``Selection.gap``
+  of the spread below the best enter, at most ``Selection.most``. The three numbers live with the embedder's
+  calibration (its scores) and are fitted for the answer's recall under a cap on unrelated
+  items by ``python -m tests.support.grounded_eval ROOT --fit`` on the fit split of
+  tests/support/grounded_eval_data.py (docs/memory.md has the figures).
 - A candidate nearly identical to one already chosen (cosine at or above the embedder's
   ``merge`` mark) does not take a second place.
 
 Items are added best first until the budget (tokens ~ characters / 4) is used. Each says why
-it is there: its relevance, cosine and the words of the message it holds.
+it is there: its rank score, cosine and the words of the message it holds.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from actions.scan import read_file
 from actions.tree import Tree
 from agent.memory.search import Hit, candidates, embed_soon, load
 from state.memory import MemoryRecord, MemoryStore
-from state.memory.embedder import Relevance
+from state.memory.embedder import Selection, Vectors
 from state.memory.normalize import approx_tokens, search_terms
 
 CANDIDATES = 12
-MAX_ITEMS = 10
+#: Below this many candidates there is no spread to judge by: each may enter (a new store).
+MIN_SPREAD = 3
 #: What is read of system/principles.md: a person's rules, never cut by the budget, are a
 #: page or two; a file larger than this is read up to here.
 MAX_PRINCIPLES_BYTES = 64 * 1024
@@ -58,8 +59,8 @@ class Item:
     score: float | None = None
     memory_type: str = "principle"
     tokens: int = 0
-    relevance: float | None = None
     why: dict[str, Any] | None = None
+    created_at: str = ""
 
     def line(self) -> str:
         return f"- {' '.join(self.content.split())}  [{self.source}]"
@@ -75,10 +76,10 @@ class Item:
         }
         if self.score is not None:
             out["score"] = round(self.score, 4)
-        if self.relevance is not None:
-            out["relevance"] = round(self.relevance, 4)
         if self.why is not None:
             out["why"] = self.why
+        if self.created_at:
+            out["created_at"] = self.created_at
         return out
 
 
@@ -123,9 +124,9 @@ class Context:
     items: list[Item] = field(default_factory=list)
     l0_searched: bool = False
 
-    def text(self) -> str:
+    def text(self, layers: tuple[str, ...] = ("L-inf", "L1", "L0")) -> str:
         out: list[str] = []
-        for layer in ("L-inf", "L1", "L0"):
+        for layer in layers:
             lines = [i.line() for i in self.items if i.layer == layer]
             if lines:
                 out.append(_HEADERS[layer])
@@ -134,7 +135,7 @@ class Context:
         return "\n".join(out).strip() + ("\n" if out else "")
 
 
-def _memory_item(rec: MemoryRecord, hit: Hit | None = None, relevance: float = 0.0) -> Item:
+def _memory_item(rec: MemoryRecord, hit: Hit | None = None) -> Item:
     item = Item(
         layer=rec.layer,
         source=rec.source or rec.kind,
@@ -142,63 +143,61 @@ def _memory_item(rec: MemoryRecord, hit: Hit | None = None, relevance: float = 0
         id=rec.id,
         score=hit.chance if hit else None,
         memory_type=rec.memory_type,
+        created_at=rec.created_at,
     )
     if hit is not None:
-        item.relevance = relevance
-        item.why = hit.why() | {"relevance": round(relevance, 4)}
+        item.why = hit.why()
     item.tokens = approx_tokens(item.line())
     return item
 
 
-#: The features' names, in the order of ``Relevance.weights``.
-FEATURES = ("cosine", "gap", "fused_gap", "matched_share", "lexical", "position")
-#: The direction each feature may push relevance: a fit that gives one the other sign is
-#: reading a correlation of its sample (a farther candidate is never more relevant), so the
-#: calibration leaves that feature out.
-SIGNS = (1, -1, -1, 1, 1, -1)
-
-
-def features(hits: list[Hit], n_terms: int) -> npt.NDArray[np.float64]:
-    """One row per candidate (best fused first), each compared with the best candidates."""
-    if not hits:
-        return np.zeros((0, len(FEATURES)))
-    best_cos = max(h.score for h in hits)
-    best_fused = max(h.fused for h in hits)
-    rows = [
-        [
-            h.score,
-            best_cos - h.score,
-            best_fused - h.fused,
-            len(h.matched) / n_terms if n_terms else 0.0,
-            1.0 / h.lexical_rank if h.lexical_rank else 0.0,
-            math.log(pos),
-        ]
-        for pos, h in enumerate(hits, start=1)
+def ranked(
+    store: MemoryStore,
+    prompt: str,
+    *,
+    now: datetime | None = None,
+    embedding: Future[Vectors] | None = None,
+) -> list[Hit]:
+    """The context's candidates, best first: the hybrid search's best ``CANDIDATES``, without
+    the principles (in already) and without the person's questions (what they asked is not
+    what ALMA knows: an earlier "¿soy alérgico a algo?" never answers a later one)."""
+    # Unfiltered (a where on layer slows Chroma's search).
+    found = [
+        h
+        for h in candidates(store, prompt, now=now, embedding=embedding, records=False)
+        if h.facts.layer != "L-inf" and h.facts.kind != "question"
     ]
-    return np.asarray(rows, dtype=np.float64)
+    return found[:CANDIDATES]
 
 
-def relevance(hits: list[Hit], n_terms: int, model: Relevance) -> list[float]:
-    """The probability that each candidate is relevant to the message."""
-    x = features(hits, n_terms)
-    if not len(x):
+def standing(hits: list[Hit]) -> tuple[float, list[float]]:
+    """How far the best candidate stands above the median one, and how far below the best
+    each candidate is, both as shares of the spread (the best rank score less the last
+    candidate's): relative to this message's candidates, never a raw score, since scores
+    shift with the message and the store."""
+    fused = np.asarray([h.fused for h in hits], dtype=np.float64)
+    if len(fused) < MIN_SPREAD:
+        return math.inf, [0.0] * len(fused)  # too few to judge by a spread: each may enter
+    spread = float(fused[0] - fused.min()) or 1e-9
+    best = float(fused[0])
+    return (best - float(np.median(fused))) / spread, [(best - f) / spread for f in fused]
+
+
+def select(hits: list[Hit], rule: Selection, merge: float) -> list[Hit]:
+    """The candidates that enter (``hits`` from :func:`ranked`): none unless the best stands
+    out (``rule.standout``); then those within ``rule.gap`` spreads of the best, at most
+    ``rule.most``, a near-duplicate (cosine at or above ``merge``) of one chosen taking no
+    place of its own."""
+    out, gaps = standing(hits)
+    if out < rule.standout:
         return []
-    z = x @ np.asarray(model.weights) + model.bias
-    return [float(p) for p in 1.0 / (1.0 + np.exp(-z))]
-
-
-def may_pass(hits: list[Hit], n_terms: int, model: Relevance) -> list[bool]:
-    """Whether each candidate could reach the threshold, holding the share of the message's
-    words the model favours most: the share needs its document, read only for those that can
-    (usually one or two of the ``CANDIDATES``)."""
-    x = features(hits, n_terms)
-    if not len(x):
-        return []
-    col = FEATURES.index("matched_share")
-    if n_terms:  # with no words, every share is 0
-        x[:, col] = 1.0 if model.weights[col] > 0 else 0.0
-    z = x @ np.asarray(model.weights) + model.bias
-    return [bool(p >= model.threshold) for p in 1.0 / (1.0 + np.exp(-z))]
+    chosen: list[Hit] = []
+    for hit, gap in zip(hits, gaps, strict=True):
+        if gap > rule.gap or len(chosen) >= rule.most:
+            break
+        if not any(_same(hit, other, merge) for other in chosen):
+            chosen.append(hit)
+    return chosen
 
 
 def build_context(
@@ -221,29 +220,13 @@ def build_context(
     used = sum(i.tokens for i in ctx.items)
     over = used > budget_tokens
 
-    # Unfiltered (a where on layer slows Chroma's search); principles are in already.
-    found = [
-        h
-        for h in candidates(store, prompt, now=now, embedding=embedding, records=False)
-        if h.facts.layer != "L-inf"
-    ]
-    hits = found[:CANDIDATES]
+    hits = ranked(store, prompt, now=now, embedding=embedding)
     ctx.l0_searched = any(h.facts.layer == "L0" for h in hits)
-    terms = search_terms(prompt)
-    n_terms = len(terms)
-    may = may_pass(hits, n_terms, cal.relevance)
-    load(store, [h for h, ok in zip(hits, may, strict=True) if ok], terms)
-    chosen: list[Hit] = []
-    # A hit left unread holds no words here, but it stays below the threshold with any.
-    for hit, p in zip(hits, relevance(hits, n_terms, cal.relevance), strict=True):
-        if p < cal.relevance.threshold or len(chosen) >= MAX_ITEMS or hit.loaded is None:
-            continue
-        if any(_same(hit, other, cal.merge) for other in chosen):
-            continue  # a near-duplicate takes no second place
-        item = _memory_item(hit.record, hit, p)
+    chosen = load(store, select(hits, cal.selection, cal.merge), search_terms(prompt))
+    for hit in chosen:
+        item = _memory_item(hit.record, hit)
         if used + item.tokens > budget_tokens:
             continue  # a shorter, less relevant item may still fit
-        chosen.append(hit)
         ctx.items.append(item)
         used += item.tokens
     return ctx, over

@@ -1,7 +1,8 @@
 """Log ingestion: follow ``logs/*.md`` as they grow and turn the person's paragraphs into memories.
 
 What becomes a memory: every paragraph the person wrote (their turns and the notes outside
-turns). ``alma``'s turns are not memories of the person: they are kept as the ``reply_to``
+turns); a paragraph that only asks is kept with kind ``question``, an episode that search and
+context never put above what the person stated. ``alma``'s turns are not memories of the person: they are kept as the ``reply_to``
 of the person's next paragraph (so "Sí, eso es" keeps its sense) and used by the training
 export. ``<!-- model: ... -->`` lines are metadata and never content.
 
@@ -164,7 +165,8 @@ class LogIngestor:
             rules = derive(
                 p.text, projects=projects, day=the_day, base=2 if p.kind == "turn" else 3
             )
-            kind = "turn" if p.kind == "turn" else "note"
+            # The person's questions are episodes of the conversation, never what is known.
+            kind = "question" if rules.question else "turn" if p.kind == "turn" else "note"
             out[p.start] = MemoryRecord(
                 id=paragraph_id(rel, p),
                 content=p.text,

@@ -297,6 +297,9 @@ class RuleMeta:
     event_date: str = ""
     theme: str = DEFAULT_THEME
     related_to: str = ""
+    #: The person only asks (``is_question``): kept as an episode of the conversation, never
+    #: a fact ("¿soy alérgico a algo?" starts like one).
+    question: bool = False
 
 
 def hashtags(text: str) -> list[str]:
@@ -351,6 +354,51 @@ def classify(folded: str, tags: Iterable[str]) -> str:
     return "episode"
 
 
+#: A sentence that asks: "¿...?", or one that ends in "?".
+_ASKED = re.compile(r"¿[^?]*\?|(?:[^.!?¿¡\n]|[.!](?=\S))*\?")  # "git.casa.lan" is one word
+#: How a question starts when it is typed without its marks: the accented interrogatives
+#: ("qué", not "que": "Que no se me olvide..." is a reminder) and English wh-words.
+_ASKS = re.compile(
+    r"^\s*(?:y\s+)?(?:qué|cómo|cuándo|dónde|adónde|cuál|cuáles|quién|quiénes|cuánto|cuánta"
+    r"|cuántos|cuántas|por qué|dime|what|how|when|where|why|which|who|tell me)\b",
+    re.IGNORECASE,
+)
+#: Words that carry nothing of their own around a question ("Oye, ¿...? Gracias").
+_FILLER = frozenset(
+    [
+        "hola",
+        "oye",
+        "alma",
+        "por",
+        "favor",
+        "gracias",
+        "vale",
+        "bueno",
+        "pues",
+        "y",
+        "una",
+        "pregunta",
+        "hey",
+        "hi",
+        "please",
+        "thanks",
+        "ok",
+    ]
+)
+
+
+def is_question(text: str) -> bool:
+    """Whether the person only asks here: every sentence of the text is a question (what is
+    left around them is filler). "Soy alérgico a los frutos secos. ¿Qué puedo cenar?" states a
+    fact and is not one; "¿soy alérgico a algo?" is."""
+    body = _HASHTAG.sub(" ", text).strip()
+    if "?" in body:
+        rest = _ASKED.sub(" ", body)
+        return all(w in _FILLER for w in words(rest))
+    sentences = [s for s in re.split(r"[.!\n]+", body) if s.strip()]
+    return len(sentences) == 1 and bool(_ASKS.match(body))
+
+
 def event_date(folded: str, day: date | None) -> str:
     if m := _DATE_ISO.search(folded):
         return f"{m.group(1)}-{m.group(2)}-{m.group(3)}"
@@ -394,6 +442,9 @@ def derive(
     keys = {tag_key(t) for t in tags}
     tags += [t for t in keyword_tags(folded) if tag_key(t) not in keys]
     memory_type = classify(folded, tags)
+    question = memory_type != "principle" and is_question(text)
+    if question:
+        memory_type = "episode"
     project = find_project(folded, projects)
     return RuleMeta(
         tags=tags,
@@ -403,4 +454,5 @@ def derive(
         event_date=event_date(folded, day),
         theme=theme(folded, tags),
         related_to=related_to(text, project, tags),
+        question=question,
     )

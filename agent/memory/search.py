@@ -40,6 +40,12 @@ from state.memory.normalize import search_terms, words
 #: high by the other; more cost Chroma time and add nothing on the check sets.
 SEMANTIC = 40
 LEXICAL = 40
+#: A search hands no memory whose score would show as 0.00: a list is not filled to its
+#: limit with what the rank model gives no chance of being the one asked for.
+SHOWN = 0.005
+#: How far below the last stated memory a question's rank score goes (the rank model's
+#: scores are log-odds: a question is then several times less likely than any of them).
+QUESTION_STEP = 2.0
 
 
 #: The rank model's features, in the order of ``Ranking.weights``.
@@ -124,8 +130,10 @@ def search(
     now: datetime | None = None,
     weights: RankWeights = WEIGHTS,
 ) -> list[Hit]:
-    """The best ``limit`` memories for ``query``, fused rank first, with their records."""
-    hits = candidates(store, query, where, now=now, weights=weights, records=False)[:limit]
+    """The best ``limit`` memories for ``query``, fused rank first, with their records; those
+    the rank model gives no chance (a score under ``SHOWN``) left out."""
+    found = candidates(store, query, where, now=now, weights=weights, records=False)
+    hits = [h for h in found[:limit] if h.chance >= SHOWN]
     return load(store, hits, search_terms(query))
 
 
@@ -176,12 +184,26 @@ def candidates(
     for hit, score in zip(ordered, scores, strict=True):
         hit.fused = float(score) + _metadata(hit.facts, query_keys, stamp, weights)
     ordered.sort(key=lambda h: -h.fused)
+    ordered = _questions_last(ordered)
     if ordered:
         fused = np.asarray([h.fused for h in ordered])
         odds = np.exp(fused - fused[0])
         for hit, p in zip(ordered, odds / odds.sum(), strict=True):
             hit.chance = float(p)
     return ordered
+
+
+def _questions_last(ordered: list[Hit]) -> list[Hit]:
+    """The person's questions below every memory of what they stated, their scores lowered
+    to match: what was asked is never what is known ("¿soy alérgico a algo?" must not answer
+    "¿tengo alguna alergia?" over "Soy alérgico a los frutos secos")."""
+    known = [h for h in ordered if h.facts.kind != "question"]
+    asked = [h for h in ordered if h.facts.kind == "question"]
+    if known and asked:
+        floor = known[-1].fused
+        for hit in asked:
+            hit.fused = min(hit.fused, floor) - QUESTION_STEP
+    return known + asked
 
 
 def load(store: MemoryStore, hits: list[Hit], terms: list[str]) -> list[Hit]:

@@ -15,6 +15,7 @@ from typing import Any
 
 from agent.memory import export as export_mod
 from agent.memory import merge as merge_mod
+from agent.memory import migrate
 from agent.memory import rules as rules_mod
 from agent.memory.context import build_context
 from agent.memory.enrich import Enricher, EnrichWorker, ModelMeta
@@ -67,6 +68,7 @@ class MemoryService:
         self.store = MemoryStore(
             layout.chroma_dir, get_embedder(embedder), self._state, url=chroma_url
         )
+        migrate.mark_questions(self.store, self._state)
         self._enrich = EnrichWorker(model, self._apply_model) if model is not None else None
         self._mem = Memorizer(self.store, cap=cap, on_added=self._enqueue)
         self._candidates = merge_mod.Candidates()
@@ -259,6 +261,9 @@ class MemoryService:
         text = ctx.text()
         return {
             "text": text,
+            # The chat gives the principles with the persona and the memories with the message.
+            "principles_text": ctx.text(("L-inf",)),
+            "memories_text": ctx.text(("L1", "L0")),
             "items": [i.public() for i in ctx.items],
             "tokens": sum(i.tokens for i in ctx.items),
             "budget_tokens": req.budget_tokens,
@@ -329,6 +334,11 @@ class MemoryService:
         merge_mod.unmerge(self.store, record)
 
     # -- ingestion and lifetime --------------------------------------------------------------
+    def undo_question_migration(self) -> int:
+        """Put the person's stored questions back as they were before they were told apart
+        (``agent.memory.migrate``); returns how many memories."""
+        return migrate.undo_questions(self.store, self._state)
+
     def start_ingestion(self) -> None:
         self._worker.start()
 

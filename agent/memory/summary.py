@@ -1,7 +1,8 @@
 """The daily extractive summary: L1's digest of a finished day, no model needed.
 
 The day's most important paragraphs by the person (ties: earlier first), quoted as written,
-with the day's most frequent tags. Extractive on purpose: nothing in it was invented.
+with the day's most frequent tags; their questions are not what the day holds, so a day of
+questions only has no summary. Extractive on purpose: nothing in it was invented.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ def daily_summary(
     memory_id: str, day: str, source: str, created_at: str, day_records: Sequence[MemoryRecord]
 ) -> MemoryRecord | None:
     """``day_records``: the day's paragraphs as memories (rule metadata), in log order."""
+    day_records = [r for r in day_records if r.kind != "question"]
     if not day_records:
         return None
     ranked = sorted(enumerate(day_records), key=lambda p: (-p[1].importance, p[0]))

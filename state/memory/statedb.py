@@ -72,6 +72,13 @@ CREATE VIRTUAL TABLE IF NOT EXISTS lexicon USING fts5(
     body, tokenize = "unicode61 remove_diacritics 0"
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS lexicon_vocab USING fts5vocab(lexicon, 'row');
+-- Changes made to stored memories when a rule changed (agent/memory/migrate.py): what each
+-- memory was before, so the change can be undone exactly. state: applying, done, undone.
+CREATE TABLE IF NOT EXISTS migrations (
+    name TEXT PRIMARY KEY,
+    state TEXT NOT NULL,
+    record TEXT NOT NULL            -- JSON: {id: the fields as they were}
+);
 CREATE TABLE IF NOT EXISTS pending_moves (
     id TEXT PRIMARY KEY,
     direction TEXT NOT NULL CHECK (direction IN ('archive', 'restore')),
@@ -180,6 +187,21 @@ class MemoryStateDB:
         with self._lock:
             rows = self._db.execute("SELECT id, direction, metadata FROM pending_moves").fetchall()
         return [(r[0], r[1], json.loads(r[2])) for r in rows]
+
+    def migration(self, name: str) -> tuple[str, dict[str, Any]] | None:
+        """A migration's state and undo record, or None if it never ran."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT state, record FROM migrations WHERE name = ?", (name,)
+            ).fetchone()
+        return (row[0], json.loads(row[1])) if row else None
+
+    def set_migration(self, name: str, state: str, record: dict[str, Any]) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO migrations (name, state, record) VALUES (?, ?, ?)",
+                (name, state, json.dumps(record, ensure_ascii=False)),
+            )
 
     # -- the catalog -----------------------------------------------------------------------
     def catalog_clean(self) -> bool:

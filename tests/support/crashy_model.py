@@ -45,6 +45,7 @@ class CrashyBackend:
         *,
         max_tokens: int,
         json_schema: dict[str, Any] | None = None,
+        sampling: object = None,
     ) -> Iterator[tuple[str, str | None]]:
         last = messages[-1]["content"] if messages else ""
         _act(_order(last))

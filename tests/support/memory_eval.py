@@ -30,7 +30,7 @@ from typing import Any
 
 from agent.memory.service import MemoryService
 from policies.layout import RootLayout
-from state.memory.embedder import Ranking, Relevance
+from state.memory.embedder import Ranking
 from tests.support.memory_eval_data import EvalMemory, EvalQuery, EvalSet, build
 
 #: The eval's "today": every log day is before it, so every log is final and fully ingested.
@@ -177,26 +177,16 @@ def _signed_logistic(x: Any, y: Any, l2: float, signs: tuple[int, ...]) -> Any:
         keep[np.argmax(wrong * np.abs(w))] = 0.0
 
 
-def calibrate(
-    svc: MemoryService, data: EvalSet, split: str = "tune", max_unrelated: float = 0.1
-) -> tuple[Ranking, Relevance]:
-    """Fit the search's rank model and the context's relevance model on one split.
-
-    Ranking: pairwise logistic regression (each question's answer against every other
-    candidate, on the differences of ``search.rank_features``). Relevance: logistic
-    regression of "this candidate belongs to the question's case" on ``context.features``
-    of the candidates ordered by the new ranking; then the lowest threshold whose unrelated
-    share stays within ``max_unrelated`` (the target is 0.2: half of it is the margin for
-    unseen questions)."""
+def calibrate(svc: MemoryService, data: EvalSet, split: str = "tune") -> Ranking:
+    """Fit the search's rank model on one split: pairwise logistic regression (each
+    question's answer against every other candidate, on the differences of
+    ``search.rank_features``). The context's selection is fitted on the grounded set
+    (tests.support.grounded_eval ``--fit``)."""
     import numpy as np
 
-    from agent.memory.context import CANDIDATES, SIGNS, features
     from agent.memory.search import RANK_SIGNS, candidates, rank_features
     from state.memory.normalize import search_terms
 
-    case_texts: dict[str, list[str]] = defaultdict(list)
-    for m in data.memories:
-        case_texts[m.topic].append(m.content)
     target = {m.id: m.content for m in data.memories}
     questions = [q for q in data.queries if q.split == split]
 
@@ -218,32 +208,7 @@ def calibrate(
         )
     )
 
-    xs, ys = [], []
-    for q in questions:
-        hits = [
-            h
-            for h in candidates(svc.store, q.query, now=NOW, ranking=ranking)
-            if h.record.layer != "L-inf"
-        ][:CANDIDATES]
-        xs.append(features(hits, len(search_terms(q.query))))
-        ys += [float(_related({"content": h.record.content}, case_texts[q.topic])) for h in hits]
-    x = np.vstack(xs)
-    y = np.asarray(ys)
-    w = _signed_logistic(np.hstack([x, np.ones((len(x), 1))]), y, 0.1, (*SIGNS, 0))
-    weights, bias = w[:-1], float(w[-1])
-    prob = 1 / (1 + np.exp(-(x @ weights + bias)))
-    best = 0.99
-    for t in np.arange(0.99, 0.05, -0.01):
-        kept = prob >= t
-        if kept.sum() and (1 - y[kept]).sum() / kept.sum() <= max_unrelated:
-            best = float(t)
-        print(f"threshold {t:.2f}: {int(kept.sum())} kept, {int((1 - y[kept]).sum())} unrelated")
-    relevance = Relevance(
-        weights=tuple(round(float(v), 3) for v in weights),
-        bias=round(bias, 3),
-        threshold=round(best, 2),
-    )
-    return ranking, relevance
+    return ranking
 
 
 def main() -> None:
@@ -260,9 +225,7 @@ def main() -> None:
             (root / "loaded").write_text("yes\n")
         print(f"{svc.count()} memories stored")
         if "--calibrate" in sys.argv:
-            ranking, relevance = calibrate(svc, data)
-            print(ranking)
-            print(relevance)
+            print(calibrate(svc, data))
             return
         figures = evaluate(svc, data)
         for name in ("tune", "heldout", "unseen"):

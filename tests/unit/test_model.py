@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from agent.backends import LlamaBackend, loopback_url
-from agent.model import Backend, Chunk, Message, ModelRuntime, generate
+from agent.model import CHAT_SAMPLING, Backend, Chunk, Message, ModelRuntime, Sampling, generate
 from agent.model_files import check_gguf
 from policies.errors import BadArgumentError, UnavailableError
 from tests.support.daemon import wait_for
@@ -43,8 +43,11 @@ class FakeBackend:
         *,
         max_tokens: int,
         json_schema: dict[str, Any] | None = None,
+        sampling: Sampling = CHAT_SAMPLING,
     ) -> Iterator[Chunk]:
-        self.calls.append({"messages": list(messages), "max_tokens": max_tokens})
+        self.calls.append(
+            {"messages": list(messages), "max_tokens": max_tokens, "sampling": sampling}
+        )
         for i in range(min(self.words, max_tokens)):
             self.gate.wait()
             time.sleep(self.pause)
