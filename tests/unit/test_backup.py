@@ -169,9 +169,9 @@ def _service(tmp_path: Path, now: list[float]) -> tuple[BackupService, _Store]:
     service = BackupService(
         RootLayout(tmp_path),
         lambda: policy,  # type: ignore[arg-type]  # the holder's call is all it uses
-        store,  # type: ignore[arg-type]
-        None,  # type: ignore[arg-type]
-        None,  # type: ignore[arg-type]
+        store,  # type: ignore[arg-type]  # a fake of the settings and setting() it reads
+        None,  # type: ignore[arg-type]  # no engine: these rules never run an action
+        None,  # type: ignore[arg-type]  # no memory store: nor copy one
         lambda action: None,
         clock=lambda: now[0],
     )
@@ -283,8 +283,8 @@ def test_the_schedule_backs_up_once_a_day_and_waits_after_a_failure(tmp_path: Pa
         return {}
 
     # restic itself is the e2e tests'; here only when the schedule calls it.
-    service.now = backup  # type: ignore[method-assign]
-    service.forget = forget  # type: ignore[method-assign]
+    service.now = backup  # type: ignore[method-assign]  # the schedule's calls, recorded
+    service.forget = forget  # type: ignore[method-assign]  # the schedule's calls, recorded
     assert service.tick() is False and calls == ["now", "forget"]
     now[0] += 19 * 3600
     assert service.tick() is False and calls == ["now", "forget"]  # not due yet
