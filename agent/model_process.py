@@ -40,6 +40,7 @@ CANCEL_GRACE_S = 10.0
 #: How long an asked exit may take before the process is killed.
 EXIT_GRACE_S = 3.0
 _STDERR_LINES = 40
+_STDERR_LINE = 4096
 
 
 @dataclass(frozen=True)
@@ -86,14 +87,18 @@ class ProcessBackend:
             f"--nice={options.nice}",
             f"--lang={current_language()}",
         ]
-        self.process = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            close_fds=True,
-            start_new_session=True,  # a Ctrl-C meant for the daemon's terminal is not its
-        )
+        try:
+            self.process = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                close_fds=True,
+                start_new_session=True,  # a Ctrl-C meant for the daemon's terminal is not its
+            )
+        except OSError as exc:  # no process at all (out of processes, of memory)
+            reason = _("the model process could not start ({reason})", reason=exc.strerror)
+            raise ModelFailed(Failure(reason)) from None
         assert self.process.stdout is not None and self.process.stderr is not None
         self._out = self.process.stdout.fileno()
         threading.Thread(target=self._drain_stderr, name="alma-model-stderr", daemon=True).start()
@@ -276,7 +281,8 @@ class ProcessBackend:
     def _drain_stderr(self) -> None:
         stderr = self.process.stderr
         assert stderr is not None
-        for raw in stderr:
+        # A bounded read: native code may print without end and never a newline.
+        for raw in iter(lambda: stderr.readline(_STDERR_LINE), b""):
             line = raw.decode("utf-8", "replace").rstrip()
             if line:
                 self._stderr.append(line)

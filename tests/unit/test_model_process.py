@@ -197,3 +197,13 @@ def test_a_model_given_up_before_stays_so_and_is_never_started() -> None:
         assert runtime.status()["state"] == "unusable" and "pid" not in runtime.status()
     finally:
         runtime.close()
+
+
+def test_no_process_at_all_is_a_failure_not_a_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr("agent.model_process.subprocess.Popen", refuse)
+    with pytest.raises(ModelFailed, match="could not start") as raised:
+        ProcessBackend.start("modelo", OPTIONS)
+    assert raised.value.failure.counts
