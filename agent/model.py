@@ -285,13 +285,13 @@ class ModelRuntime:
                 self._failures = 0
                 self._last_failure = None
                 self._restart_at = None
-                given_up, self._unusable = self._unusable, None
+                self._unusable = None
             if old is not None:
                 old.close()
             log.info("model in use: %s (%s)", new.path, new.kind)
             if self._on_use is not None:
                 self._on_use(path)
-            if given_up and self._on_unusable is not None:
+            if self._on_unusable is not None:  # whatever was given up before, this one answers
                 self._on_unusable(path, None)
             return self.status()
 

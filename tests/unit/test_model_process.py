@@ -176,7 +176,8 @@ def test_two_failures_in_a_row_give_the_model_up_until_model_use(crashy: Path) -
 
 
 def test_use_refuses_a_model_that_crashes_and_keeps_the_old_one(crashy: Path) -> None:
-    runtime = _runtime([])
+    given_up: list[tuple[str, str | None]] = []
+    runtime = _runtime(given_up)
     try:
         assert _complete(runtime, "hola") == "eco: hola"
         before = runtime.status()["pid"]
@@ -186,6 +187,9 @@ def test_use_refuses_a_model_that_crashes_and_keeps_the_old_one(crashy: Path) ->
         crashy.write_text("ok", encoding="utf-8")
         assert runtime.status()["pid"] == before
         assert _complete(runtime, "sigo") == "eco: sigo"
+        # A model that answers after a switch clears any mark left by an earlier give-up of it.
+        runtime.use(str(embedded_model_path()))
+        assert given_up == [(str(embedded_model_path()), None)]
     finally:
         runtime.close()
 
