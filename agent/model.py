@@ -296,6 +296,7 @@ class ModelRuntime:
             return self.status()
 
         job = _Job(load, needs_model=False)
+        # _run returns whatever the job returned (Any); this job's is the status dict.
         return self._run(job, chat=True, timeout_s=timeout_s)  # type: ignore[no-any-return]
 
     def submit_chat(self, fn: Callable[[Backend | None], None]) -> None:

@@ -25,11 +25,12 @@ import time
 from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from agent.model import CHAT_SAMPLING, Chunk, Failure, Message, ModelFailed, Sampling
 from agent.model_files import resolve_model_path
-from agent.model_worker import EXIT_LOAD, EXIT_OOM
+from agent.model_worker import EXIT_LOAD, EXIT_OOM, cpu_flags
 from policies.errors import AlmaError, BadArgumentError
 from policies.i18n import N_, _, current_language
 
@@ -331,13 +332,9 @@ def fingerprint(path: str, options: ProcessOptions) -> str:
     processor. A model given up as unusable is tried again when any of them changes (a root
     on a portable disk may meet another computer)."""
     try:
-        from importlib.metadata import version
-
         library = version("llama_cpp_python")
-    except Exception:  # metadata missing: an unusual install, still a fingerprint
+    except PackageNotFoundError:  # an install without metadata: still a fingerprint
         library = "?"
-    from agent.model_worker import cpu_flags
-
     try:
         stat = resolve_model_path(path).stat() if not path.startswith("http") else None
     except (OSError, AlmaError):
