@@ -12,10 +12,10 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from agent.backup import BackupService
-from agent.chat import ChatService
-from agent.core import Agent
-from agent.memory_gate import Memory, MemoryGate
+from agent.backup.service import BackupService
+from agent.loop.lifecycle import Agent
+from agent.memory.gate import Memory, MemoryGate
+from agent.voice.chat import ChatService
 from policies.layout import RootLayout
 
 log = logging.getLogger("alma.agent")

@@ -19,22 +19,24 @@ from typing import Any
 
 from actions.planners import PlanResult
 from actions.scan import HashCache
-from agent import backends, backup_restore, memory_actions
 from agent.api import VERSION, Api
-from agent.autonomy import Autonomy, PolicyHolder
-from agent.backup import BackupService
-from agent.chat import ChatLimits, ChatService, ContextFn
-from agent.core import Agent, Detect
+from agent.backup import restore as backup_restore
+from agent.backup.service import BackupService
+from agent.day.notify import make_notifier
 from agent.detectors.files import detect_files
 from agent.detectors.logs import detect_logs
 from agent.logconf import setup_logging
-from agent.memory_gate import MemoryGate
-from agent.model import Backend as ModelBackend
-from agent.model import Complete, ModelRuntime
-from agent.model_process import ProcessOptions, fingerprint
-from agent.notify import make_notifier
+from agent.loop.autonomy import Autonomy, PolicyHolder
+from agent.loop.lifecycle import Agent, Detect
+from agent.memory import merge_actions as memory_actions
+from agent.memory.gate import MemoryGate
 from agent.schedule import start_schedule
 from agent.settings import Settings, load_settings
+from agent.voice import backends
+from agent.voice.chat import ChatLimits, ChatService, ContextFn
+from agent.voice.model import Backend as ModelBackend
+from agent.voice.model import Complete, ModelRuntime
+from agent.voice.process import ProcessOptions, fingerprint
 from agent.watch import Debouncer, Watcher
 from control.protocol import socket_path_for
 from control.server import ControlServer
@@ -163,7 +165,9 @@ def _load_memory(
         gate.fail("memory is disabled in system/alma.toml ([memory] enabled = false)")
         return
     try:
-        from agent.llm import ModelEnricher  # with the store: it imports the memory models
+        from agent.memory.model_enricher import (
+            ModelEnricher,  # with the store: it imports the memory models
+        )
         from agent.memory.service import MemoryService  # heavy: Chroma and the model
 
         model = ModelEnricher(complete) if settings.model.enrich_memories else None

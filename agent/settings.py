@@ -54,7 +54,7 @@ class Model(_Section):
     max_tokens: int = Field(512, ge=16, le=32768)
     timeout_seconds: float = Field(120.0, ge=1.0, le=3600.0)
     #: The model process's address-space limit in MB; 0: the model file's size plus room for
-    #: its context and the library (agent.model_process.memory_limit_mb).
+    #: its context and the library (agent.voice.process.memory_limit_mb).
     memory_mb: int = Field(0, ge=0, le=1 << 24)
     #: The model process's nice value: the daemon, the socket and the watcher go first.
     nice: int = Field(10, ge=0, le=19)
@@ -66,7 +66,7 @@ class Model(_Section):
     @classmethod
     def _loopback(cls, value: str) -> str:
         if value:
-            from agent.backends import loopback_url
+            from agent.voice.backends import loopback_url
 
             try:
                 loopback_url(value)

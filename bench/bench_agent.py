@@ -16,7 +16,7 @@
    watcher's rescans); the observe step alone (``make_detect``) in the same process is the
    baseline of the ratio. The stat/listdir/open calls and SQL statements of one warm analysis
    are counted; ``--profile`` prints cProfile's view of the first round's cold analysis.
-2. The checkpoints after ANALYSES decision runs (``agent.loop.Loop`` alone, its checkpointer
+2. The checkpoints after ANALYSES decision runs (``agent.loop.graph.Loop`` alone, its checkpointer
    the thing measured), each started and then decided (alternately accepted and rejected;
    every tenth left pending), against the same runs with threads never deleted (what the loop
    did before: a thread per finding kept for ever): file size and threads left.
@@ -39,7 +39,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from agent import loop
+from agent.loop import graph as loop
 from policies.layout import RootLayout
 
 DAY = 86_400.0
@@ -220,13 +220,13 @@ def worker(root: Path, profile: bool) -> dict[str, Any]:
     start" means a fresh interpreter: no hash known, Chroma's index not paged in by this
     process, the merge-candidate cache empty. No model is loaded (the analysis asks one only
     for a failing script's configuration fix, and validates or drops what it says)."""
-    from agent.autonomy import Autonomy, PolicyHolder
-    from agent.core import Agent
     from agent.daemon import confinement_for, make_detect
+    from agent.day.notify import make_notifier
+    from agent.loop.autonomy import Autonomy, PolicyHolder
+    from agent.loop.lifecycle import Agent
+    from agent.memory.gate import MemoryGate
+    from agent.memory.recall import recall_notes
     from agent.memory.service import MemoryService
-    from agent.memory_gate import MemoryGate
-    from agent.notify import make_notifier
-    from agent.recall import recall_notes
     from agent.settings import load_settings
     from sandbox.engine import Engine
     from state.journal import Journal

@@ -13,7 +13,7 @@ round builds two identical fresh trees and times the floor and the engine side b
 ratio reported is the median of the rounds' ratios (a slow spell of a shared machine inflates
 one round, not one side of all of them).
 
-The engine's side is what the daemon does when a person accepts a suggestion (agent.core): the
+The engine's side is what the daemon does when a person accepts a suggestion (agent.loop.lifecycle): the
 plan stored as JSON is parsed into ops and ``Engine.execute`` runs it (policy gate, the action's
 row, the confined child's start, validation by fd walks, the durable journal, the renames and
 the directory fsyncs); undo is ``Engine.undo``. The bench drives ``Engine`` in this process the
@@ -141,7 +141,7 @@ def engine_round(base: Path, inbox: str, backend: str) -> dict[str, float]:
     base_kb = _status_kb("VmRSS")
     _reset_peak()
     t, c = time.perf_counter(), cpu()
-    # As agent.core's accept: the stored plan parsed into ops, then executed.
+    # As agent.loop.lifecycle's accept: the stored plan parsed into ops, then executed.
     action = eng.execute(
         plan_from_list(json.loads(stored)), kind="organize", ctx=RunContext(approved_by_person=True)
     )

@@ -35,10 +35,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agent.backends import LlamaBackend
-from agent.model import Backend, generate
-from agent.model_files import embedded_model_path
-from agent.model_process import ProcessBackend, ProcessOptions
+from agent.voice.backends import LlamaBackend
+from agent.voice.files import embedded_model_path
+from agent.voice.model import Backend, generate
+from agent.voice.process import ProcessBackend, ProcessOptions
 from control.client import Client
 from tests.support.daemon import ALMA_CTL, DaemonRoot
 

@@ -29,9 +29,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agent import backends
-from agent.chat import ChatLimits, ChatService
-from agent.model import Backend, ModelRuntime
+from agent.voice import backends
+from agent.voice.chat import ChatLimits, ChatService
+from agent.voice.model import Backend, ModelRuntime
 from control.stream import StreamReply
 from policies.layout import RootLayout
 from state.memory.normalize import content_words

@@ -499,7 +499,7 @@ _WORDS = frozenset(
         N_("done"),
         N_("rolled_back"),
         N_("undone"),
-        # The model's states (agent.model.ModelRuntime.status).
+        # The model's states (agent.voice.model.ModelRuntime.status).
         N_("not loaded"),
         N_("restarting"),
         N_("unusable"),
@@ -1195,7 +1195,7 @@ def _ask_password(root: str) -> str:
 def _model_path(path: str) -> str:
     """A model file named as the person typed it, from where they typed it: the daemon's own
     working folder (systemd's is /) means nothing to them. ``embedded`` and a server's URL go
-    as they are (agent.model reads them)."""
+    as they are (agent.voice.model reads them)."""
     word = path.strip()
     # Nothing given stays nothing, for the command table to refuse: "" would be the cwd.
     if not word or word == "embedded" or word.startswith(("http://", "https://")):

@@ -144,7 +144,7 @@ class Trash(_Section):
     retention_days: int = Field(30, ge=0)
 
 
-#: What a backup takes by default: the whole root but ALMA's trash and caches (agent/backup.py).
+#: What a backup takes by default: the whole root but ALMA's trash and caches (agent/backup/service.py).
 BACKUP_FOLDERS = ("logs", "user", "docs", "system", ".alma")
 
 

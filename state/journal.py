@@ -386,7 +386,7 @@ class Journal:
     def running(self, *, sandbox: str | None = None) -> list[int]:
         """Actions left running, newest first. By default the file actions (the executor's to
         recover); ``sandbox="memory"``: the memory merges, recovered when the store loads;
-        ``sandbox="backup"``: the restores, recovered by agent.backup at start."""
+        ``sandbox="backup"``: the restores, recovered by agent.backup.service at start."""
         if sandbox is None:
             rows = self.conn.execute(
                 "SELECT id FROM actions WHERE status = 'running' "

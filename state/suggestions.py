@@ -91,7 +91,7 @@ MIGRATIONS = (
     UPDATE suggestions SET has_plan = (plan != '[]'), plan = ''
     """,
 )
-#: What the track record counts (agent.track reads them; feedback replaces its earlier verdict).
+#: What the track record counts (agent.loop.track reads them; feedback replaces its earlier verdict).
 OUTCOMES = ("proposed", "accepted", "rejected", "undone", "useful", "useless", "lifted")
 
 
@@ -283,7 +283,7 @@ class SuggestionStore:
             (row["fingerprint"], row["kind"], row["target"], reason, utcnow()),
         )
 
-    # -- the track record (agent.track) -------------------------------------------------------
+    # -- the track record (agent.loop.track) -------------------------------------------------------
     def record_outcome(
         self,
         event: str,

@@ -24,7 +24,7 @@ recurring problem is not proposed again as it keeps failing, and a new kind of f
 The failure's neighbourhood is evidence too: the tool's own lines beside the last failure
 (:data:`NEIGHBOURS` lines either side: ``tar (child): /mnt/X/a.tar.gz: Cannot open: No such
 file or directory`` next to ``ERROR backup failed``), where the path the diagnosis
-(:mod:`agent.diagnose`) needs often is, and what the person wrote about it in the chat logs
+(:mod:`agent.detectors.diagnose`) needs often is, and what the person wrote about it in the chat logs
 of those days (:func:`with_person_notes`: a sentence that names the script, a folder of a path
 of those lines, or, for a path on a mounted disk, the disk: "creo que cambié el nombre del
 punto de montaje").
@@ -40,9 +40,9 @@ from datetime import date, datetime, timedelta
 
 from actions.planners.base import PlanResult, cap_evidence, fingerprint
 from actions.scan import local_time
-from agent.chatlog import Paragraph
 from agent.detectors.pending import fold, sentences
 from policies.i18n import _, ngettext
+from state.chatlog import Paragraph
 
 KIND = "repeated_failure"
 MIN_OCCURRENCES = 3

@@ -12,9 +12,8 @@ from datetime import date
 
 from actions.scan import ScannedFile, read_file, scan_tree
 from actions.tree import Tree
-from agent.chatlog import LOGS, day_of
-from agent.report import REPORTS
 from policies.errors import RefusedError
+from state.chatlog import LOGS, REPORTS, day_of
 
 TAIL_BYTES = 4 << 20  # per script log
 

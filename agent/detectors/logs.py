@@ -16,13 +16,13 @@ from pathlib import Path
 
 from actions.planners.base import PlanResult
 from actions.tree import Tree
-from agent.chatlog import MAX_DAY_BYTES, Paragraph, parse
 from agent.detectors.failures import detect_failures, with_person_notes
 from agent.detectors.logread import TAIL_BYTES, list_logs, read_text
 from agent.detectors.long_hours import detect_long_hours
 from agent.detectors.low_mood import detect_low_mood
 from agent.detectors.pending import MAX_AGE_DAYS, detect_pending
 from policies.config import Policy
+from state.chatlog import MAX_DAY_BYTES, Paragraph, parse
 
 
 def detect_logs(root: Path, policy: Policy, now: float) -> list[PlanResult]:

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from datetime import date, datetime, timedelta
 
 from actions.planners.base import PlanResult, fingerprint
-from agent.chatlog import Paragraph
 from policies.i18n import _, ngettext
+from state.chatlog import Paragraph
 
 KIND = "long_hours"
 LONG_DAY_HOURS = 10

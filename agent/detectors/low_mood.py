@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from datetime import date, datetime, timedelta
 
 from actions.planners.base import PlanResult, cap_evidence, fingerprint
-from agent.chatlog import Paragraph
 from policies.i18n import _
+from state.chatlog import Paragraph
 
 KIND = "low_mood"
 WINDOW_DAYS = 7

@@ -50,8 +50,8 @@ from functools import lru_cache
 import snowballstemmer
 
 from actions.planners.base import PlanResult, cap_evidence, fingerprint
-from agent.chatlog import Paragraph
 from policies.i18n import _
+from state.chatlog import Paragraph
 
 KIND = "pending_task"
 MAX_AGE_DAYS = 30

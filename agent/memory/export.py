@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from actions.tree import Tree
-from agent.chatlog import ASSISTANT, PERSON, log_names, parse, read_log
 from policies.errors import BadArgumentError
 from policies.i18n import _
+from state.chatlog import ASSISTANT, PERSON, log_names, parse, read_log
 
 FORMATS = ("chatml", "alpaca")
 

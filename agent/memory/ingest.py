@@ -23,7 +23,11 @@ from datetime import UTC, date, datetime
 
 from actions.scan import FileRead
 from actions.tree import Tree
-from agent.chatlog import (
+from agent.memory.memorize import Memorizer
+from agent.memory.rules import derive
+from agent.memory.summary import daily_summary
+from policies.layout import RootLayout
+from state.chatlog import (
     ASSISTANT,
     LOGS,
     MAX_DAY_BYTES,
@@ -33,10 +37,6 @@ from agent.chatlog import (
     parse,
     read_log,
 )
-from agent.memory.memorize import Memorizer
-from agent.memory.rules import derive
-from agent.memory.summary import daily_summary
-from policies.layout import RootLayout
 from state.memory import MemoryRecord, MemoryStateDB, layer_for
 
 log = logging.getLogger(__name__)

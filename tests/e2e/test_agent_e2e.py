@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agent.track import PROMOTE_AFTER
+from agent.loop.track import PROMOTE_AFTER
 from tests.support.daemon import DaemonRoot, find
 
 pytestmark = pytest.mark.e2e

@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from agent.chatlog import parse
-from agent.model_files import embedded_model_path
+from agent.voice.files import embedded_model_path
 from control.client import Client
 from policies.errors import BadArgumentError, UnavailableError
+from state.chatlog import parse
 from tests.support.daemon import DaemonRoot
 from tests.support.wire import obj
 

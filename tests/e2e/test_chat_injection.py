@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from agent import chatlog
+from state import chatlog
 from tests.support.daemon import ALMA_CTL, DaemonRoot
 from tests.support.openai_stub import ModelStub
 from tests.support.trees import snapshot

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from agent import chatlog
+from state import chatlog
 from tests.support.daemon import ALMA_CTL, DaemonRoot, wait_for
 from tests.support.tmux import TMUX, Tmux, after, environment_for
 from tests.support.trees import snapshot

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from agent.model_worker import LOADER_VARIABLE
+from agent.voice.worker import LOADER_VARIABLE
 from control.client import Client
 from policies.errors import UnavailableError
 from tests.support import crashy_model

@@ -18,9 +18,9 @@ from datetime import datetime
 
 import pytest
 
-from agent.backends import OpenAIBackend
-from agent.model import generate
-from agent.model_files import embedded_model_path
+from agent.voice.backends import OpenAIBackend
+from agent.voice.files import embedded_model_path
+from agent.voice.model import generate
 from control.client import Client
 from tests.support.daemon import DaemonRoot, wait_for
 

@@ -1,4 +1,4 @@
-"""A model that fails on purpose, for the tests of the model process (agent.model_worker).
+"""A model that fails on purpose, for the tests of the model process (agent.voice.worker).
 
 The daemon starts its model process as always; ``ALMA_MODEL_LOADER=tests.support.crashy_model:load``
 in the daemon's environment makes that process load this backend instead of llama.cpp. It echoes

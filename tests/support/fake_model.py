@@ -1,4 +1,4 @@
-"""The model's edge in in-process tests: a ``complete()`` (agent.model's signature) that answers
+"""The model's edge in in-process tests: a ``complete()`` (agent.voice.model's signature) that answers
 what it is given and records every call, so a test checks what ALMA asked as well as what it did
 with the answer."""
 

@@ -14,7 +14,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from agent.prompt import MESSAGE_HEADER
+from agent.voice.prompt import MESSAGE_HEADER
 
 
 class ModelStub:

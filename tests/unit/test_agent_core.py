@@ -1,4 +1,4 @@
-"""agent.core and agent.autonomy in process (issue 8): the suggestions' life without a daemon.
+"""agent.loop.lifecycle and agent.loop.autonomy in process (issue 8): the suggestions' life without a daemon.
 
 The real detectors, store, loop and engine (its child run in this process, as
 tests/support/engine.py does); only the clock is given. On main these paths, the ``expired``
@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from agent.autonomy import Autonomy, PolicyHolder
-from agent.core import Agent
 from agent.detectors.files import detect_files
 from agent.detectors.logs import detect_logs
-from agent.memory_gate import MemoryGate
+from agent.loop.autonomy import Autonomy, PolicyHolder
+from agent.loop.lifecycle import Agent
+from agent.memory.gate import MemoryGate
 from policies.defaults import DEFAULT_POLICY_TOML
 from policies.errors import BadArgumentError, ConflictError, InvalidStateError, NotFoundError
 from policies.i18n import language

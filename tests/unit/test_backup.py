@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from agent import backup_restore
-from agent.backup import LAST_SETTING, REPO_SETTING, BackupService, stage_data
-from agent.restic import Restic
+from agent.backup import restore as backup_restore
+from agent.backup.restic import Restic
+from agent.backup.service import LAST_SETTING, REPO_SETTING, BackupService, stage_data
 from control.ctl import _argparse_line, _ask_password
 from policies.config import load_policy, policy_from_dict
 from policies.defaults import DEFAULT_POLICY_TOML

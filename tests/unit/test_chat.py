@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from agent.chat import FALLBACK_PERSONA, ChatService
-from agent.chatlog import ASSISTANT, PERSON, format_turn, parse
-from agent.model import ModelRuntime
-from agent.prompt import CONTEXT_HEADER, Prompt, assemble
-from agent.turnlog import append_exchange
+from agent.voice.chat import FALLBACK_PERSONA, ChatService
+from agent.voice.model import ModelRuntime
+from agent.voice.prompt import CONTEXT_HEADER, Prompt, assemble
+from agent.voice.turnlog import append_exchange
 from control.stream import StreamReply
 from policies.errors import NotFoundError, UnavailableError
 from policies.layout import RootLayout
+from state.chatlog import ASSISTANT, PERSON, format_turn, parse
 from tests.support.daemon import wait_for
 from tests.unit.test_model import Loader
 

@@ -6,7 +6,7 @@ from datetime import date, datetime
 
 import pytest
 
-from agent.chatlog import ASSISTANT, PERSON, day_of, format_day, format_turn, parse
+from state.chatlog import ASSISTANT, PERSON, day_of, format_day, format_turn, parse
 
 LOG = """# 2026-11-22
 

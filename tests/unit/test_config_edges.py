@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.autonomy import Autonomy, PolicyHolder
+from agent.loop.autonomy import Autonomy, PolicyHolder
 from agent.settings import Settings, load_settings
 from policies.config import load_policy
 from policies.defaults import DEFAULT_POLICY_TOML

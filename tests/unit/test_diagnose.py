@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from actions.ops import Edit, plan_from_list
-from agent.diagnose import explain_failure
+from agent.detectors.diagnose import explain_failure
 from policies.i18n import language
 from tests.support.fake_model import FakeComplete
 

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from agent.chat import AnswerGuard, Session, known_block, loop_start
 from agent.memory.rules import derive, is_question
-from agent.prompt import MEMORIES_HEADER, assemble
+from agent.voice.chat import AnswerGuard, Session, known_block, loop_start
+from agent.voice.prompt import MEMORIES_HEADER, assemble
 
 
 @pytest.mark.parametrize(

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from agent.llm import SCHEMA, ModelEnricher
 from agent.memory.enrich import validate_output
-from agent.model_files import embedded_model_path
+from agent.memory.model_enricher import SCHEMA, ModelEnricher
+from agent.voice.files import embedded_model_path
 from policies.errors import ConfigError
 from tests.support.fake_model import FakeComplete
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from agent import loop
-from agent.recall import MemoryNote, recall_notes
+from agent.loop import graph as loop
+from agent.memory.recall import MemoryNote, recall_notes
 from policies.decide import Verdict
 
 

@@ -6,9 +6,9 @@ from datetime import date, datetime, timedelta
 
 import pytest
 
-from agent.chatlog import parse
 from agent.detectors.low_mood import KIND, detect_low_mood, negative_words
 from policies.config import policy_from_dict
+from state.chatlog import parse
 
 TODAY = date(2026, 11, 23)
 NOW = datetime(2026, 11, 23, 20, 0).timestamp()

@@ -10,7 +10,7 @@ import pytest
 
 from actions.ops import MemoryMerge, op_from_dict, plan_from_list
 from actions.tree import Tree
-from agent import memory_actions
+from agent.memory import merge_actions as memory_actions
 from agent.memory.service import MemoryService
 from policies.errors import AlmaError, BadArgumentError, ConflictError, RefusedError
 from policies.i18n import language

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.memory_gate import MemoryGate
+from agent.memory.gate import MemoryGate
 
 
 class Counted:

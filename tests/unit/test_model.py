@@ -12,9 +12,17 @@ from typing import Any
 
 import pytest
 
-from agent.backends import LlamaBackend, loopback_url
-from agent.model import CHAT_SAMPLING, Backend, Chunk, Message, ModelRuntime, Sampling, generate
-from agent.model_files import check_gguf
+from agent.voice.backends import LlamaBackend, loopback_url
+from agent.voice.files import check_gguf
+from agent.voice.model import (
+    CHAT_SAMPLING,
+    Backend,
+    Chunk,
+    Message,
+    ModelRuntime,
+    Sampling,
+    generate,
+)
 from policies.errors import BadArgumentError, UnavailableError
 from tests.support.daemon import wait_for
 

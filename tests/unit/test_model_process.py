@@ -1,4 +1,4 @@
-"""The model in a process of its own (agent.model_process, agent.model_worker), with a backend
+"""The model in a process of its own (agent.voice.process, agent.voice.worker), with a backend
 that fails for real inside that process (tests.support.crashy_model): a signal, a hang, the
 memory limit, a cancel, and the runtime that restarts a failed process or gives it up."""
 
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from agent.model import ModelFailed, ModelRuntime, generate
-from agent.model_files import embedded_model_path
-from agent.model_process import ProcessBackend, ProcessOptions
-from agent.model_worker import LOADER_VARIABLE
+from agent.voice.files import embedded_model_path
+from agent.voice.model import ModelFailed, ModelRuntime, generate
+from agent.voice.process import ProcessBackend, ProcessOptions
+from agent.voice.worker import LOADER_VARIABLE
 from policies.errors import BadArgumentError
 from tests.support import crashy_model
 
@@ -207,7 +207,7 @@ def test_no_process_at_all_is_a_failure_not_a_traceback(monkeypatch: pytest.Monk
     def refuse(*_args: object, **_kwargs: object) -> None:
         raise BlockingIOError(11, "Resource temporarily unavailable")
 
-    monkeypatch.setattr("agent.model_process.subprocess.Popen", refuse)
+    monkeypatch.setattr("agent.voice.process.subprocess.Popen", refuse)
     with pytest.raises(ModelFailed, match="could not start") as raised:
         ProcessBackend.start("modelo", OPTIONS)
     assert raised.value.failure.counts

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.notify import make_notifier
+from agent.day.notify import make_notifier
 
 
 def fake_notify_send(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent.patch import DIFF_CHARS, apply_unified_diff
+from agent.detectors.patch import DIFF_CHARS, apply_unified_diff
 
 CONF = "user/scripts/backup.conf"
 FILES = {CONF: b"# copia\r\nDEST=/mnt/x\r\nMODO=r\xc3\xa1pido\r\n"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.recall import MemoryNote, apply_recall, recall_notes, rejection_memory
+from agent.memory.recall import MemoryNote, apply_recall, recall_notes, rejection_memory
 
 
 def _finding(target: str = "user/proyectos/tesis", kind: str = "organize") -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-from agent.reminders import Reminders, break_time, plan_words
+from agent.day.reminders import Reminders, break_time, plan_words
 from state.suggestions import SuggestionStore
 
 

@@ -18,12 +18,12 @@ import pytest
 
 from actions.scan import read_file
 from actions.tree import Tree
-from agent.chatlog import MAX_DAY_BYTES
+from agent.day.report import append_audit, audit_header, write_own
 from agent.memory.export import export
 from agent.memory.service import MemoryService
-from agent.report import append_audit, audit_header, write_own
 from policies.errors import RefusedError
 from policies.layout import RootLayout
+from state.chatlog import MAX_DAY_BYTES
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 SECRET = "contraseña-del-banco-1234"

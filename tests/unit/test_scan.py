@@ -299,7 +299,7 @@ def test_check_name_accepts_plain_and_spanish_names(name: str) -> None:
 def test_find_named_finds_what_a_scan_lists_without_a_stat_per_entry(
     root: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    # Looking for a failing job's script by name (agent.diagnose) scanned the whole zone: a
+    # Looking for a failing job's script by name (agent.detectors.diagnose) scanned the whole zone: a
     # second of a cold analysis at 20,000 files (issue 10, Must show 4).
     outside = tmp_path_factory.mktemp("outside")
     touch(outside / "backup.sh")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.track import PROMOTE_AFTER, REJECTS_TO_STOP, UNDOS_TO_STOP, TrackRecord
+from agent.loop.track import PROMOTE_AFTER, REJECTS_TO_STOP, UNDOS_TO_STOP, TrackRecord
 from state.suggestions import SuggestionStore
 
 

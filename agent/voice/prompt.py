@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from agent.model import Message
+from agent.voice.model import Message
 
 #: What a chat template adds around each message (role markers, separators), generously.
 PER_MESSAGE = 8

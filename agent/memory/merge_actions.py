@@ -14,7 +14,7 @@ from typing import Any
 
 from actions.ops import MemoryMerge, Op, plan_to_list
 from actions.planners import PlanResult, fingerprint
-from agent.memory_gate import Memory
+from agent.memory.gate import Memory
 from policies.errors import AlmaError, ConflictError, as_alma_error
 from policies.i18n import _
 from state.journal import Journal

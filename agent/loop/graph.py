@@ -34,7 +34,7 @@ from langgraph.types import Command, interrupt
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from actions.ops import plan_from_list
-from agent.recall import MemoryNote, apply_recall
+from agent.memory.recall import MemoryNote, apply_recall
 from policies import limits as L
 from policies.decide import Verdict
 from policies.errors import AlmaError, BadArgumentError
@@ -60,7 +60,7 @@ class Finding(BaseModel):
     plan: list[Any]
     files: int = Field(ge=0)
     fingerprint: str = Field(min_length=8, max_length=128)
-    #: The plan is the model's (agent.diagnose): it never runs without a person, at any level.
+    #: The plan is the model's (agent.detectors.diagnose): it never runs without a person, at any level.
     by_model: bool = False
 
     def as_dict(self) -> dict[str, Any]:

@@ -10,7 +10,7 @@ Chat jobs go before background ones. A second chat job while one is queued or ru
 refused (``UNAVAILABLE``); a background :meth:`ModelRuntime.complete` waits up to its timeout
 and then gives up (``None``): its caller always has a deterministic result to fall back on.
 
-A GGUF model runs in a process of its own (agent.model_process). When that process crashes or
+A GGUF model runs in a process of its own (agent.voice.process). When that process crashes or
 hangs, its backend reports a :class:`Failure`; the runtime drops it and starts a new one after
 a pause, and gives the model up (everything takes its no-model path) when it fails twice in a
 row with nothing answered in between, until ``model use`` is asked again.
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from agent.model_files import check_gguf, resolve_model_path
+from agent.voice.files import check_gguf, resolve_model_path
 from policies.errors import AlmaError, BadArgumentError, ErrorCode, UnavailableError
 from policies.i18n import N_, _, current_language, language
 
@@ -164,7 +164,7 @@ class ModelRuntime:
     """``path`` is "embedded", a GGUF path, an ``http://127.0.0.1:P`` server URL, or "" (none).
 
     ``loader`` turns a path into a :class:`Backend` (raising :class:`BadArgumentError` with one
-    sentence when it cannot); tests pass a fake, the daemon :func:`agent.backends.load`.
+    sentence when it cannot); tests pass a fake, the daemon :func:`agent.voice.backends.load`.
     """
 
     def __init__(

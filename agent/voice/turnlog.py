@@ -4,7 +4,7 @@ The daemon is the one writer (a lock here; the chat's turns all go through its m
 the person may add notes by hand, so each write is one ``O_APPEND`` write of whole turns. The
 file is opened through the logs folder's fd with ``O_NOFOLLOW``: a symlink planted as today's
 log (toward system/ or outside the root) is refused, never followed, and so is a logs folder
-that is a symlink. The text is formatted by the one format module, agent.chatlog.
+that is a symlink. The text is formatted by the one format module, state.chatlog.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import stat
 import threading
 from datetime import datetime
 
-from agent.chatlog import ASSISTANT, PERSON, file_name, format_day, format_turn
 from control.ctl import printable
 from policies.layout import RootLayout
 from policies.modes import PRIVATE_FILE
+from state.chatlog import ASSISTANT, PERSON, file_name, format_day, format_turn
 
 log = logging.getLogger("alma.chat")
 _lock = threading.Lock()

@@ -1,9 +1,9 @@
 """The two kinds of model ALMA can answer with: a GGUF file run by llama-cpp-python in a
-process of its own (agent.model_process, agent.model_worker), or an OpenAI-compatible server on
+process of its own (agent.voice.process, agent.voice.worker), or an OpenAI-compatible server on
 this machine (llama.cpp's ``llama-server``, Ollama, text-generation-webui, koboldcpp,
 ``python -m llama_cpp.server``).
 
-Both are used only from the model runtime's worker thread (agent.model), one call at a time.
+Both are used only from the model runtime's worker thread (agent.voice.model), one call at a time.
 A server must be on the loopback interface: ALMA is offline, and a chat that holds the
 person's memories never leaves the machine.
 """
@@ -18,9 +18,9 @@ import urllib.parse
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from agent.model import CHAT_SAMPLING, Backend, Chunk, Failure, Message, Sampling
-from agent.model_files import check_gguf, resolve_model_path
-from agent.model_process import ProcessBackend, ProcessOptions
+from agent.voice.files import check_gguf, resolve_model_path
+from agent.voice.model import CHAT_SAMPLING, Backend, Chunk, Failure, Message, Sampling
+from agent.voice.process import ProcessBackend, ProcessOptions
 from policies.errors import AlmaError, BadArgumentError
 from policies.i18n import _
 
@@ -28,7 +28,7 @@ log = logging.getLogger("alma.model")
 
 
 class LlamaBackend:
-    """llama.cpp in this process: the model process's (agent.model_worker), never the daemon's."""
+    """llama.cpp in this process: the model process's (agent.voice.worker), never the daemon's."""
 
     kind = "llama-cpp"
     failure: Failure | None = None

@@ -17,7 +17,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from agent.restic import LONG_S, Restic
+from agent.backup.restic import LONG_S, Restic
 from policies.errors import BadArgumentError, ConflictError, NotFoundError
 from policies.i18n import _
 from state.journal import Journal

@@ -1,10 +1,10 @@
-"""The daemon's side of the model process (agent.model_worker): start it, talk to it, and
+"""The daemon's side of the model process (agent.voice.worker): start it, talk to it, and
 turn whatever it does into one sentence.
 
-:class:`ProcessBackend` is a :class:`~agent.model.Backend` like any other, so the runtime, the
+:class:`ProcessBackend` is a :class:`~agent.voice.model.Backend` like any other, so the runtime, the
 chat and the background jobs use it unchanged. Every wait on the process is bounded: a process
 that says nothing for ``stall_s`` is killed (a hang), one that dies (any signal, an exit, the
-memory limit) ends the generation in progress with :class:`~agent.model.ModelFailed`, and the backend then
+memory limit) ends the generation in progress with :class:`~agent.voice.model.ModelFailed`, and the backend then
 reports its :attr:`~ProcessBackend.failure` for the runtime to restart it or give it up.
 """
 
@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from agent.model import CHAT_SAMPLING, Chunk, Failure, Message, ModelFailed, Sampling
-from agent.model_files import resolve_model_path
-from agent.model_worker import EXIT_LOAD, EXIT_OOM, cpu_flags
+from agent.voice.files import resolve_model_path
+from agent.voice.model import CHAT_SAMPLING, Chunk, Failure, Message, ModelFailed, Sampling
+from agent.voice.worker import EXIT_LOAD, EXIT_OOM, cpu_flags
 from policies.errors import AlmaError, BadArgumentError
 from policies.i18n import N_, _, current_language
 
@@ -57,7 +57,7 @@ class ProcessOptions:
     load_s: float = 600.0
 
 
-#: Why a process is gone, as the cause in the runtime's sentences (agent.model).
+#: Why a process is gone, as the cause in the runtime's sentences (agent.voice.model).
 _DIED = N_("the model process crashed ({cause}) while {doing}")
 _HUNG = N_("the model process gave nothing for {seconds} seconds while {doing}")
 _LOADING = N_("loading the model")
@@ -80,7 +80,7 @@ class ProcessBackend:
         argv = [
             sys.executable,
             "-m",
-            "agent.model_worker",
+            "agent.voice.worker",
             f"--path={path}",
             f"--n-ctx={options.n_ctx}",
             f"--threads={options.threads}",

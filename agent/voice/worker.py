@@ -1,5 +1,5 @@
-"""The model process: ``python -m agent.model_worker``, started and watched by the daemon
-(agent.model_process). Native code fed with text from anywhere runs here, never in the
+"""The model process: ``python -m agent.voice.worker``, started and watched by the daemon
+(agent.voice.process). Native code fed with text from anywhere runs here, never in the
 daemon: whatever it does (a signal, a hang, all the memory), the daemon carries on.
 
 It loads one model, tries one short generation, says ``ready``, then serves one request at a
@@ -28,7 +28,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
-from agent.model import CHAT_SAMPLING, Backend, Sampling
+from agent.voice.model import CHAT_SAMPLING, Backend, Sampling
 from policies.errors import AlmaError
 from policies.i18n import _, language
 
@@ -115,7 +115,7 @@ def _load(path: str, n_ctx: int, threads: int) -> Backend:
                 flags=", ".join(f.upper() for f in missing),
             )
         )
-    from agent.backends import LlamaBackend  # llama.cpp: only in this process
+    from agent.voice.backends import LlamaBackend  # llama.cpp: only in this process
 
     return LlamaBackend.load(path, context_tokens=n_ctx, threads=threads)
 

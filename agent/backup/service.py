@@ -28,11 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from actions.planners import PlanResult, fingerprint
-from agent import backup_restore
-from agent.autonomy import PolicyHolder
-from agent.backup_restore import inside
-from agent.memory_gate import MemoryGate
-from agent.restic import LONG_S, Restic
+from agent.backup import restore as backup_restore
+from agent.backup.restic import LONG_S, Restic
+from agent.backup.restore import inside
+from agent.loop.autonomy import PolicyHolder
+from agent.memory.gate import MemoryGate
 from policies.errors import (
     AlmaError,
     BadArgumentError,

@@ -21,9 +21,9 @@ from policies.errors import RefusedError
 from policies.i18n import _, language, ngettext, process_language
 from policies.layout import RootLayout
 from policies.modes import SHARED_DIR, SHARED_FILE, for_person
+from state.chatlog import REPORTS
 from state.journal import RECORD_KINDS
 
-REPORTS = "logs/alma"  # the daemon's own reports; the detectors never read them
 AUDIT_LOG = "acciones.md"
 #: Lines of ops written per action in the audit log; the rest is counted (the journal has all).
 MAX_AUDIT_OPS = 200

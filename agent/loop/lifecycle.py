@@ -3,7 +3,7 @@
 It holds no file logic: detectors find, the loop decides who approves, the engine executes.
 All loop runs are serialized by one lock (the checkpointer's threads never interleave).
 The suggestions table owns each suggestion's status; the loop's checkpoints are only the
-decision runs waiting for a person (agent.loop).
+decision runs waiting for a person (agent.loop.graph).
 """
 
 from __future__ import annotations
@@ -21,13 +21,16 @@ from typing import Any, Literal, ParamSpec, TypeVar
 from actions import summary
 from actions.ops import Op, files_touched, plan_from_list, write_paths
 from actions.planners import PlanResult
-from agent import daily, diagnose, loop, memory_actions, report
-from agent.autonomy import Autonomy, PolicyHolder
-from agent.memory_gate import MemoryGate
-from agent.model import Complete
-from agent.recall import MemoryNote, recall_notes, rejection_memory
-from agent.reminders import Reminders, plan_words
-from agent.track import ANY_FOLDER, UNDOS_TO_STOP, TrackRecord
+from agent.day import daily, report
+from agent.day.reminders import Reminders, plan_words
+from agent.detectors import diagnose
+from agent.loop import graph as loop
+from agent.loop.autonomy import Autonomy, PolicyHolder
+from agent.loop.track import ANY_FOLDER, UNDOS_TO_STOP, TrackRecord
+from agent.memory import merge_actions as memory_actions
+from agent.memory.gate import MemoryGate
+from agent.memory.recall import MemoryNote, recall_notes, rejection_memory
+from agent.voice.model import Complete
 from policies.decide import PlanFacts, RunContext, Verdict, decide
 from policies.errors import (
     AlmaError,
@@ -71,7 +74,7 @@ def gives_back_memory(work: Callable[_P, _R]) -> Callable[_P, _R]:
     return then_trim
 
 
-#: Plan-less kinds that describe a condition which can end by itself (agent.backup).
+#: Plan-less kinds that describe a condition which can end by itself (agent.backup.service).
 _CONDITION_KINDS = frozenset({"backup"})
 Trigger = Literal["person", "event", "schedule"]
 Detect = Callable[[float], Sequence[PlanResult]]
@@ -113,7 +116,7 @@ class Agent:
         self.model_timeout_s = model_timeout_s
         self._lock = threading.RLock()
         #: Undo of the actions that change things outside the sandbox's reach, by their
-        #: ``sandbox`` (a restore of a backup: agent.backup_restore.undo).
+        #: ``sandbox`` (a restore of a backup: agent.backup.restore.undo).
         self.undo_in_daemon: dict[str, Callable[[Journal, int], dict[str, Any]]] = {}
         self._closed = False  # see close()
         self.audit_problem: str | None = None  # why the last action is not in acciones.md

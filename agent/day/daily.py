@@ -28,13 +28,13 @@ from typing import Any
 
 from actions.scan import local_time
 from actions.tree import Tree
-from agent.chatlog import MAX_DAY_BYTES, Paragraph, parse
 from agent.detectors.failures import failures
 from agent.detectors.logread import TAIL_BYTES, list_logs, read_text
 from agent.detectors.pending import is_promise, sentences
-from agent.model import Complete
+from agent.voice.model import Complete
 from policies.errors import RefusedError
 from policies.i18n import N_, _, language, ngettext, process_language
+from state.chatlog import MAX_DAY_BYTES, Paragraph, parse
 
 _HASHTAG = re.compile(r"(?<![\w#])#([\w-]+)")
 _PROJECT_WORD = re.compile(r"\b((?:proyecto|project)[\w-]+)", re.IGNORECASE)

@@ -16,7 +16,7 @@ that value: the bytes of every other line, the encoding and the line endings are
 undo brings the file back byte for byte. No model is needed. Anything less certain stays a
 note, the change the person's to make (an empty plan), unless a model is loaded: then it may
 propose a unified diff of those configuration files, used only when it applies exactly
-(agent.patch) to files in a writable zone beside the script, each read whole.
+(agent.detectors.patch) to files in a writable zone beside the script, each read whole.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from actions.ops import Edit, Identity, plan_from_list
 from actions.scan import find_named, read_file, scan_tree
 from actions.tree import Tree
 from agent.detectors.failures import ABS_PATH
-from agent.model import Complete
-from agent.patch import apply_unified_diff
+from agent.detectors.patch import apply_unified_diff
+from agent.voice.model import Complete
 from policies import limits as L
 from policies.errors import RefusedError
 from policies.i18n import _

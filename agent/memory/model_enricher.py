@@ -1,4 +1,4 @@
-"""The daemon's model (agent.model) as the memory Enricher.
+"""The daemon's model (agent.voice.model) as the memory Enricher.
 
 The daemon stands on deterministic code; a model only improves a memory's metadata, in the
 background. Its output is constrained to a JSON schema, bounded in tokens, and still treated
@@ -13,7 +13,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from agent.model import Complete
+from agent.voice.model import Complete
 from state.memory.models import KNOWN_TYPES
 
 log = logging.getLogger("alma.llm")
@@ -44,7 +44,7 @@ MAX_INPUT_CHARS = 2000
 
 
 class ModelEnricher:
-    """Callable text -> metadata dict, asking the daemon's one model (agent.model) through
+    """Callable text -> metadata dict, asking the daemon's one model (agent.voice.model) through
     ``complete``; ``{}`` when the model is busy, absent, or answers something unusable."""
 
     def __init__(self, complete: Complete, *, max_tokens: int = 160, timeout_s: float = 60.0):

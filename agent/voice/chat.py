@@ -8,7 +8,7 @@ the model's tokenizer), streams the answer as token events, and logs both turns 
 Grounded whatever the model (issue 21): when memories answer the message, the person sees
 them first (a ``known`` event: each quoted with its date and source), shown by the daemon, not
 left to the model, which may be a small one that ignores them. The model's text is bounded:
-its sampling (``agent.model.CHAT_SAMPLING``), a loop cut as soon as the text repeats itself
+its sampling (``agent.voice.model.CHAT_SAMPLING``), a loop cut as soon as the text repeats itself
 (said to the person, ``stopped: "loop"``), a citation shown only if it names a source the
 model was given (:class:`AnswerGuard`). An answer that loops, stops short or cites what does
 not exist is never given back to the model as history, and the history is bounded in tokens
@@ -31,9 +31,9 @@ from typing import Any
 
 from actions.scan import read_file
 from actions.tree import Tree
-from agent.model import CHAT_SAMPLING, Backend, ModelRuntime, generate
-from agent.prompt import assemble
-from agent.turnlog import append_exchange
+from agent.voice.model import CHAT_SAMPLING, Backend, ModelRuntime, generate
+from agent.voice.prompt import assemble
+from agent.voice.turnlog import append_exchange
 from control.stream import StreamReply
 from policies.errors import AlmaError, NotFoundError, UnavailableError
 from policies.i18n import _, current_language, language

@@ -1,0 +1,1 @@
+"""The day: the daily analysis and report, ALMA's own writing, reminders, notifications."""

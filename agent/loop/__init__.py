@@ -1,0 +1,1 @@
+"""The loop and the suggestions' life: analysis, approval, action, learning, autonomy."""
