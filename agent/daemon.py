@@ -19,6 +19,7 @@ from typing import Any
 
 from actions.planners import PlanResult
 from actions.scan import HashCache
+from actions.tree import Tree
 from agent.api import VERSION, Api
 from agent.backup import restore as backup_restore
 from agent.backup.service import BackupService
@@ -41,11 +42,25 @@ from agent.watch import Debouncer, Watcher
 from control.protocol import socket_path_for
 from control.server import ControlServer
 from policies.errors import AlmaError, ConfigError, UnavailableError
-from policies.i18n import _, set_language
+from policies.i18n import (
+    _,
+    guess_language,
+    locale_names,
+    process_language,
+    set_fallback_language,
+    set_language,
+)
 from policies.layout import RootLayout, resolve_root
-from policies.modes import PRIVATE_DIR, PRIVATE_FILE, ensure_private_dir, keep_private
+from policies.modes import (
+    PRIVATE_DIR,
+    PRIVATE_FILE,
+    ensure_private_dir,
+    keep_private,
+    private_file,
+)
 from sandbox.confine import Backend, Confinement, choose
 from sandbox.engine import Engine
+from state.chatlog import persons_words
 from state.journal import Journal
 from state.suggestions import SuggestionStore
 
@@ -207,6 +222,22 @@ def make_detect(layout: RootLayout, holder: PolicyHolder, more: Detect | None = 
     return detect
 
 
+def speak_the_persons_language(layout: RootLayout, setting: str | None) -> None:
+    """The daemon's language: its setting, else what the locale names, else the language of
+    the person's own chat logs (a locale of C or POSIX names none). Written down for the
+    clients whose locale names none, so alma-ctl speaks it too (policies.i18n)."""
+    set_language(setting)
+    if setting is None and locale_names() is None:
+        with Tree(layout.root) as tree:
+            set_fallback_language(guess_language(persons_words(tree)))
+    path = layout.language_file
+    try:
+        private_file(path)
+        path.write_text(process_language() + "\n", encoding="ascii")
+    except OSError as exc:  # the clients fall back to their locale: English
+        log.warning("could not write %s: %s", path, exc)
+
+
 class Daemon:
     def __init__(self, layout: RootLayout) -> None:
         self.layout = layout
@@ -233,6 +264,7 @@ class Daemon:
         set_language(settings.language)
         lock = _lock_root(layout)
         try:
+            speak_the_persons_language(layout, settings.language)
             return self._serve(holder, settings)
         finally:
             os.close(lock)

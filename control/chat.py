@@ -380,7 +380,8 @@ def _utf8(stream: object) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     from control.protocol import socket_name_for
-    from policies.layout import root_name
+    from policies.i18n import follow_root_language
+    from policies.layout import language_file, root_name
 
     _utf8(sys.stdout)
     _utf8(sys.stderr)
@@ -389,6 +390,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     root = root_name(cli_root)
+    follow_root_language(language_file(root))
     client = Client(socket_name_for(root), 30.0, start_hint=daemon_start_hint(root))
     interactive = once is None and sys.stdin.isatty() and sys.stdout.isatty()
     screen: Screen

@@ -1115,9 +1115,11 @@ def _export(result: object, output: str | None) -> _Outcome:
 
 
 def _run(line: _Line) -> _Outcome:
-    from policies.layout import root_name
+    from policies.i18n import follow_root_language
+    from policies.layout import language_file, root_name
 
     root = root_name(line.root)
+    follow_root_language(language_file(root))
     if line.command is None:
         from pathlib import Path
 

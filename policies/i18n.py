@@ -29,6 +29,7 @@ from _contextvars import ContextVar
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from _contextvars import Token
+    from collections.abc import Iterable
 
 #: Languages with a catalog, the source language first.
 LANGUAGES = ("en", "es")
@@ -39,6 +40,9 @@ _CONTEXT_SEP = "\x04"  # GNU gettext's separator between msgctxt and msgid
 # The request's language while the daemon dispatches it (threads start with no value).
 _request_language: ContextVar[str | None] = ContextVar("alma_language", default=None)
 _process_language: str | None = None
+_setting: str | None = None  # set_language: a setting wins over the locale
+_fallback_language: str | None = None  # where the locale names none: set_fallback_language
+_SILENT_LOCALES = ("C", "POSIX")
 _catalogs: dict[str, dict[str, tuple[str, ...]]] = {}
 
 
@@ -62,25 +66,36 @@ def normalize(tag: str) -> str | None:
     return lang
 
 
-def locale_language(environ: dict[str, str] | os._Environ[str] | None = None) -> str:
-    """The language the locale asks for, read as gettext reads it, among :data:`LANGUAGES`.
+def locale_names(environ: dict[str, str] | os._Environ[str] | None = None) -> str | None:
+    """The language the locale names, read as gettext reads it; None when it names none.
 
     The first non-empty of ``LANGUAGE``, ``LC_ALL``, ``LC_MESSAGES``, ``LANG`` decides (as
-    Python's gettext does); its first entry with a catalog wins, and ``C``/``POSIX`` or an
-    entry list without any catalog means English.
+    Python's gettext does): its first entry with a catalog wins; an entry list that names only
+    languages without a catalog means English; ``C``, ``POSIX`` (what containers and many
+    machines have) or nothing set name no language at all, and the caller decides (the
+    person's own chat logs, :func:`set_fallback_language`).
     """
     env = os.environ if environ is None else environ
     for name in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"):
         value = env.get(name)
         if not value:
             continue
+        named = False
         for item in value.split(":"):
-            lang = normalize(item) if item else None
+            if not item or item.partition(".")[0].partition("@")[0] in _SILENT_LOCALES:
+                continue
+            named = True
+            lang = normalize(item)
             if lang in LANGUAGES:
                 assert lang is not None
                 return lang
-        return SOURCE_LANGUAGE
-    return SOURCE_LANGUAGE
+        return SOURCE_LANGUAGE if named else None
+    return None
+
+
+def locale_language(environ: dict[str, str] | os._Environ[str] | None = None) -> str:
+    """The language the locale asks for, among :data:`LANGUAGES`; English where it names none."""
+    return locale_names(environ) or SOURCE_LANGUAGE
 
 
 def supported(tag: str) -> str:
@@ -91,8 +106,24 @@ def supported(tag: str) -> str:
 
 def set_language(tag: str | None) -> None:
     """Fix the process's language (a setting); None goes back to reading the locale."""
-    global _process_language
-    _process_language = None if tag is None else supported(tag)
+    global _process_language, _setting
+    _setting = None if tag is None else supported(tag)
+    _process_language = None
+
+
+def set_fallback_language(tag: str | None) -> None:
+    """The language to speak where no setting and no locale names one: the daemon passes the
+    language of the person's own chat logs (:func:`guess_language`)."""
+    global _process_language, _fallback_language
+    _fallback_language = None if tag is None else supported(tag)
+    _process_language = None
+
+
+def follow_root_language(path: str) -> None:
+    """A client at a root: where no setting and no locale names a language, speak the one
+    its daemon wrote down (:func:`remembered_language`), the language of the person's logs."""
+    if _setting is None and locale_names() is None:
+        set_fallback_language(remembered_language(path))
 
 
 def current_language() -> str:
@@ -111,7 +142,7 @@ def process_language() -> str:
     """
     global _process_language
     if _process_language is None:
-        _process_language = locale_language()
+        _process_language = _setting or locale_names() or _fallback_language or SOURCE_LANGUAGE
     return _process_language
 
 
@@ -137,6 +168,116 @@ class language:
         if self._token is not None:
             _request_language.reset(self._token)
             self._token = None
+
+
+#: Words only one of the two languages writes often; shared ones (``no``, ``a``) tell nothing.
+_MARKERS = {
+    "es": frozenset(
+        [
+            "que",
+            "el",
+            "la",
+            "los",
+            "las",
+            "y",
+            "de",
+            "del",
+            "por",
+            "para",
+            "con",
+            "una",
+            "pero",
+            "más",
+            "qué",
+            "cómo",
+            "estoy",
+            "tengo",
+            "hoy",
+            "mañana",
+            "muy",
+            "también",
+            "porque",
+            "está",
+            "es",
+            "mi",
+            "me",
+            "se",
+            "lo",
+            "he",
+            "ya",
+            "hay",
+            "esto",
+            "eso",
+        ]
+    ),
+    "en": frozenset(
+        [
+            "the",
+            "and",
+            "of",
+            "to",
+            "is",
+            "it",
+            "that",
+            "this",
+            "with",
+            "for",
+            "but",
+            "my",
+            "have",
+            "has",
+            "today",
+            "tomorrow",
+            "i'm",
+            "i'll",
+            "what",
+            "how",
+            "very",
+            "also",
+            "because",
+            "was",
+            "are",
+            "you",
+            "i",
+        ]
+    ),
+}
+#: How many marker words it takes to tell a language, and by how much one must lead.
+_GUESS_MIN_WORDS = 5
+_GUESS_LEAD = 2.0
+
+
+def guess_language(texts: Iterable[str]) -> str | None:
+    """The language of a person's own words (their chat turns), among :data:`LANGUAGES`, or
+    None when they are too few or too mixed to tell."""
+    counts = dict.fromkeys(_MARKERS, 0)
+    for text in texts:
+        for word in text.lower().replace("¿", " ").replace("¡", " ").split():
+            word = word.strip('.,;:!?"()[]«»')
+            for lang, markers in _MARKERS.items():
+                if word in markers:
+                    counts[lang] += 1
+    (best, top), (_other, second) = sorted(counts.items(), key=lambda kv: -kv[1])[:2]
+    if top < _GUESS_MIN_WORDS or top < _GUESS_LEAD * second:
+        return None
+    return best
+
+
+def remembered_language(path: str | os.PathLike[str]) -> str | None:
+    """The language a daemon wrote for its root (``.alma/language``: one tag on a line), or
+    None when there is none or it is not a language with a catalog. Never through a link."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        raw = os.read(fd, 16)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    lang = normalize(raw.decode("ascii", "replace").strip())
+    return lang if lang in LANGUAGES else None
 
 
 # --------------------------------------------------------------------------- translating

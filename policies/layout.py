@@ -20,6 +20,7 @@ HARD_READ_ONLY = ("system", ".alma")
 TRASH = ".alma/trash"
 TRASH_PARTS = (".alma", "trash")
 JOURNAL = ".alma/journal"
+LANGUAGE_FILE = ".alma/language"
 #: The name prefix of the engine's temporary copies (a transfer across filesystems).
 ENGINE_TMP_PREFIX = ".alma-tmp-"
 
@@ -39,6 +40,12 @@ def root_name(cli_root: str | None) -> str:
     """
     raw = cli_root or os.environ.get("ALMA_ROOT") or "~/ALMA"
     return os.path.realpath(os.path.expanduser(raw))
+
+
+def language_file(root: str) -> str:
+    """The language the daemon speaks, for clients whose locale names none (C, POSIX); a
+    string, as :func:`root_name`, for alma-ctl's start."""
+    return os.path.join(root, LANGUAGE_FILE)
 
 
 def is_initialized(root: str) -> bool:
@@ -112,6 +119,10 @@ class RootLayout:
     @property
     def db_file(self) -> Path:
         return self.data / "alma.db"
+
+    @property
+    def language_file(self) -> Path:
+        return self.root / LANGUAGE_FILE
 
     @property
     def checkpoints_file(self) -> Path:

@@ -227,3 +227,16 @@ def format_turn(
         )
         out += f"<!-- model: {' · '.join(fields)} -->\n"
     return out
+
+
+def persons_words(tree: Tree, *, days: int = 14) -> list[str]:
+    """The person's own turns in the last ``days`` chat logs (``logs/YYYY-MM-DD.md``, newest
+    first), for telling which language they write in; a log that cannot be read is passed over."""
+    texts: list[str] = []
+    dated = [name for name in log_names(tree) if day_of(name) is not None]
+    for name in reversed(dated[-days:]):
+        read = read_log(tree, name)
+        if read is None:
+            continue
+        texts += [p.text for p in parse(read.data) if p.kind == "turn" and p.by_person]
+    return texts

@@ -130,6 +130,40 @@ def test_the_language_setting_names_the_folders_whatever_the_daemons_locale(
     # What the daemon writes on its own follows the setting...
     assert listed["title"] == f"Ordenar {folder} por tipo de archivo"
     assert f"{folder}/imágenes" in [op["path"] for op in plan if op["op"] == "mkdir"]
-    # ...and what alma-ctl shows follows the locale of the person at it.
+    # ...and alma-ctl, whose locale (C) names no language, speaks the daemon's.
     status = alma.ctl("status", json_out=False).ok().stdout
-    assert "running: yes" in status
+    assert "en marcha: sí" in status
+    monkeypatch.setenv("LANG", "en_US.UTF-8")  # a locale that names one decides for its screen
+    assert "running: yes" in alma.ctl("status", json_out=False).ok().stdout
+
+
+SPANISH_DAY = """# {day}
+
+## 09:12:00 · usuario
+Hoy tengo que terminar el informe de ventas y mandarlo a Lucía antes de las cinco.
+
+## 09:12:04 · alma
+De acuerdo.
+
+## 18:40:00 · usuario
+Estoy cansado, pero el informe ya está hecho. Mañana reviso el backup que falla.
+"""
+
+
+def test_a_c_locale_speaks_the_language_of_the_persons_own_logs(
+    alma: DaemonRoot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LANG", "C.UTF-8")  # what containers and many machines have
+    for name in ("LANGUAGE", "LC_ALL", "LC_MESSAGES"):
+        monkeypatch.delenv(name, raising=False)
+    for day in ("2026-11-23", "2026-11-24"):
+        (alma.root / "logs" / f"{day}.md").write_text(SPANISH_DAY.format(day=day), "utf-8")
+    alma.start()
+    status = alma.ctl("status", json_out=False).ok().stdout
+    assert "en marcha: sí" in status and "running" not in status
+    missing = alma.ctl("suggestions", "show", "999", json_out=False)
+    assert missing.rc == 6 and missing.stderr.startswith("No existe la sugerencia 999; ")
+    folder = "user/descargas"
+    listed, plan = _organize(alma, folder)
+    assert listed["title"] == f"Ordenar {folder} por tipo de archivo"
+    assert f"{folder}/imágenes" in [op["path"] for op in plan if op["op"] == "mkdir"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date, datetime
+from pathlib import Path
 
 import pytest
 
@@ -120,3 +121,25 @@ def test_written_turns_read_back_as_written() -> None:
     assert paras[2].meta == ["<!-- model: mistral q4 · tokens: 3 · ms: 10 -->"]
     with pytest.raises(ValueError, match="speaker"):
         format_turn(when, "otro", "x")
+
+
+def test_the_persons_own_words_come_from_the_newest_logs(tmp_path: Path) -> None:
+    from actions.tree import Tree
+    from state.chatlog import persons_words
+
+    logs = tmp_path / "logs"
+    (logs / "alma").mkdir(parents=True)
+    for n in range(1, 5):
+        day = f"2026-11-0{n}"
+        (logs / f"{day}.md").write_text(
+            f"# {day}\n\n## 09:00:00 · usuario\nDía {n}, sueño y año.\n\n"
+            "## 09:00:02 · alma\nRespuesta del modelo.\n",
+            "utf-8",
+        )
+    (logs / "notas.md").write_text("## 09:00:00 · usuario\nno es un día\n", "utf-8")
+    (logs / "alma" / "2026-11-04-analisis.md").write_text("informe", "utf-8")
+    with Tree(tmp_path) as tree:
+        assert persons_words(tree, days=2) == ["Día 4, sueño y año.", "Día 3, sueño y año."]
+    (tmp_path / "empty").mkdir()
+    with Tree(tmp_path / "empty") as tree:
+        assert persons_words(tree) == []  # no logs/ at all

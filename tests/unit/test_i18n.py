@@ -258,3 +258,82 @@ def test_errors_of_the_engine_and_of_the_system_are_spanish_for_a_spanish_person
         assert full.message.startswith("ALMA se detuvo: el disco está lleno"), full.message
     with pytest.raises(RefusedError, match="is not a path relative to the ALMA root"):
         split_relpath("/etc/passwd")
+
+
+@pytest.mark.parametrize(
+    ("environ", "expected"),
+    [
+        ({}, None),
+        ({"LANG": "C.UTF-8"}, None),
+        ({"LC_ALL": "POSIX", "LANG": "es_ES.UTF-8"}, None),  # the first set variable decides
+        ({"LANGUAGE": "C"}, None),
+        ({"LANG": "es_ES.UTF-8"}, "es"),
+        ({"LANG": "fr_FR.UTF-8"}, "en"),  # a language is named: it has no catalog
+        ({"LANG": "../../etc/passwd"}, "en"),
+    ],
+)
+def test_a_locale_that_names_no_language_says_nothing(
+    environ: dict[str, str], expected: str | None
+) -> None:
+    assert i18n.locale_names(environ) == expected
+
+
+def test_where_the_locale_says_nothing_the_persons_own_language_decides(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(i18n, "_process_language", None)
+    monkeypatch.setattr(i18n, "_fallback_language", None)
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    for name in ("LANGUAGE", "LC_ALL", "LC_MESSAGES"):
+        monkeypatch.delenv(name, raising=False)
+    assert i18n.process_language() == "en"
+    i18n.set_fallback_language("es")
+    assert i18n.process_language() == "es"
+    monkeypatch.setenv("LANG", "en_US.UTF-8")  # a locale that names one wins over the fallback
+    i18n.set_fallback_language("es")
+    assert i18n.process_language() == "en"
+    i18n.set_language("es")  # and a setting wins over both
+    assert i18n.process_language() == "es"
+    i18n.set_language(None)
+
+
+def test_a_client_whose_locale_names_no_language_speaks_its_daemons(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(i18n, "_process_language", None)
+    monkeypatch.setattr(i18n, "_fallback_language", None)
+    monkeypatch.setattr(i18n, "_setting", None)
+    for name in ("LANGUAGE", "LC_ALL", "LC_MESSAGES"):
+        monkeypatch.delenv(name, raising=False)
+    written = tmp_path / "language"
+    for content, expected in [(b"es\n", "es"), (b"../x", None), (b"fr\n", None), (b"", None)]:
+        written.write_bytes(content)
+        assert i18n.remembered_language(written) == expected
+    assert i18n.remembered_language(tmp_path / "missing") is None
+    (tmp_path / "link").symlink_to(written)
+    written.write_bytes(b"es\n")
+    assert i18n.remembered_language(tmp_path / "link") is None  # never through a link
+
+    monkeypatch.setenv("LANG", "es_ES.UTF-8")
+    written.write_bytes(b"en\n")
+    i18n.follow_root_language(str(written))  # the locale names Spanish: it decides
+    assert i18n.process_language() == "es"
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    written.write_bytes(b"es\n")
+    i18n.follow_root_language(str(written))
+    assert i18n.process_language() == "es"
+    i18n.set_fallback_language(None)
+
+
+@pytest.mark.parametrize(
+    ("texts", "expected"),
+    [
+        (["Hoy he terminado el informe y mañana tengo que llamar a Lucía."], "es"),
+        (["Estoy cansado, pero el backup por fin funciona.", "¿Qué hago con esto?"], "es"),
+        (["I finished the report today and I'll call Lucy tomorrow."], "en"),
+        (["ok", "vale", "👍"], None),  # too little to tell
+        ([], None),
+    ],
+)
+def test_the_language_of_a_persons_own_words(texts: list[str], expected: str | None) -> None:
+    assert i18n.guess_language(texts) == expected
