@@ -1,8 +1,9 @@
 """``low_mood``: more and more negative words in the person's own chat turns, over days.
 
-Rule-based Spanish (folded: case and accents ignored). A word or phrase of :data:`_LEXICON`
-counts unless one of "no", "nunca", "ni", "tampoco", "jamás" stands among the three words
-before it ("no estoy triste" does not count). Only the person's turns are read, never ALMA's.
+Rule-based Spanish and some English (folded: case and accents ignored). A word or phrase of
+:data:`_LEXICON` counts unless a negation ("no", "nunca", "ni", "tampoco", "jamás", "not",
+"never", ...) stands among the three words before it ("no estoy triste", "I'm not tired" do not
+count). Only the person's turns are read, never ALMA's.
 
 Each day of the last :data:`WINDOW_DAYS` with turns of the person gets a score: negative words
 per turn. With at least :data:`MIN_DAYS` such days, the older half and the recent half are
@@ -38,9 +39,12 @@ _LEXICON = (
     r"|agobio|estresad[oa]s?|estres|deprimid[oa]s?|sin ganas|no puedo mas|lloro|llorar|llorando"
     r"|solo[a]? en el mundo|fracaso|fracasad[oa]s?|desesperad[oa]s?|quemad[oa]s?|abrumad[oa]s?"
     r"|fatiga|insomnio|no duermo|odio mi"
+    # English, for a person who writes in it
+    r"|tired|exhausted|worn out|drained|stressed|anxious|anxiety|overwhelmed|burn(?:ed|t) out"
+    r"|miserable|depressed|hopeless|frustrated|fed up|can'?t sleep|insomnia|i hate my"
 )
 _WORD = re.compile(rf"\b(?:{_LEXICON})\b")
-_NEGATION = {"no", "nunca", "ni", "tampoco", "jamas"}
+_NEGATION = {"no", "nunca", "ni", "tampoco", "jamas", "not", "never", "nor", "don", "didn", "isn"}
 _TOKEN = re.compile(r"[a-zñ]+")
 
 

@@ -114,6 +114,11 @@ _OBJECT = re.compile(
     r"^ (?:el|la|los|las|lo|un|una|unos|unas|al|a|mi|mis|tu|tus|su|sus|este|esta|estos|estas"
     r"|ese|esa|esos|esas|todo|toda|todos|todas|con|por|[0-9]+)\b"
 )
+#: "Por" and a time after the verb ends a stretch of work: "termino por hoy", "lo dejo por ahora".
+_FOR_NOW = re.compile(
+    r"^ por (?:hoy|ahora|el momento|esta (?:tarde|noche|semana)|la (?:manana|tarde|noche)"
+    r"|este (?:rato|ano|mes))\b"
+)
 _GREETING = re.compile(r"\b(?:besos?|abrazos?|animos|saludos|recuerdos|carinos?)\b")
 _NEGATED = re.compile(r"\b(?:no|nunca|jamas|tampoco|ni|sin)\s*$")
 #: Before the commitment: a condition, a doubt, a relative ("lo que tengo que hacer es…"), or
@@ -156,7 +161,7 @@ def _commitment(folded: str) -> bool:
         has_object = bool(
             _OBJECT.match(rest) or re.search(r"\b(?:lo|la|los|las)$", said_before.strip())
         )
-        if not has_object or _GREETING.search(rest[:30]):
+        if not has_object or _GREETING.search(rest[:30]) or _FOR_NOW.match(rest):
             continue
         if m["for"] or m["lead"] or verb.endswith("re") or _HAS_TIME.search(folded):
             return True

@@ -31,6 +31,9 @@ def day(n: int, person: list[str], alma: str = "Vaya, lo siento.") -> tuple[date
         ("Nada me sale bien, me siento fatal.", 1),
         ("ESTOY HARTA, ¡qué ANSIEDAD!", 2),  # case and accents folded
         ("El test falla otra vez.", 0),  # the scripts' failures are not the person's mood
+        ("So tired. Overwhelmed by everything.", 2),
+        ("I'm not tired at all, and I don't feel stressed.", 0),  # negated
+        ("Exhausted and anxious, I can't sleep.", 3),
     ],
 )
 def test_negative_words_are_counted_with_negation(text: str, count: int) -> None:

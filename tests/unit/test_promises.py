@@ -56,3 +56,19 @@ def test_the_set_is_large_and_has_both_languages_and_both_labels() -> None:
     assert {label for label, _ in sentences} == {"0", "1"}
     english = [s for _, s in sentences if s.startswith(("I ", "I'", "Tomorrow", "Remind"))]
     assert len(english) >= 30
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["Termino por hoy.", "Lo dejo por hoy.", "Acabo por ahora.", "Paro por hoy, mañana sigo."],
+)
+def test_ending_the_day_is_no_promise(sentence: str) -> None:
+    assert not is_promise(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["Mañana paso por el banco.", "Esta tarde termino el informe.", "Te mando las fotos hoy."],
+)
+def test_an_errand_or_a_task_with_a_time_still_is(sentence: str) -> None:
+    assert is_promise(sentence)
