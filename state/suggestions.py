@@ -319,7 +319,13 @@ class SuggestionStore:
             )
 
     def outcomes(self) -> builtins.list[sqlite3.Row]:
-        return list(self.conn.execute("SELECT * FROM outcomes ORDER BY id"))
+        """Every outcome, with the files of its suggestion's plan (``files``, None without one)."""
+        return list(
+            self.conn.execute(
+                "SELECT o.*, s.files AS files FROM outcomes o "
+                "LEFT JOIN suggestions s ON s.id = o.suggestion_id ORDER BY o.id"
+            )
+        )
 
     # -- run-time settings (pause, lowered level, kinds stopped from auto) -------------------
     def setting(self, key: str, default: Any = None) -> Any:

@@ -23,12 +23,13 @@ def embedder_loaded() -> None:
 
 def _english_locale() -> None:
     # Messages follow the locale (policies.i18n): the suite reads them in English whatever the
-    # machine's locale, and the daemons it starts inherit this. Tests of Spanish set it.
+    # machine's locale, and the daemons it starts inherit this. Tests of Spanish set it. A
+    # locale that names English: under C the daemon would speak the language of a root's logs.
     import os
 
     for name in ("LANGUAGE", "LC_ALL", "LC_MESSAGES"):
         os.environ.pop(name, None)
-    os.environ["LANG"] = "C.UTF-8"
+    os.environ["LANG"] = "en_US.UTF-8"
 
 
 _english_locale()

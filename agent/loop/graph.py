@@ -114,8 +114,9 @@ class LoopDeps:
     expire: Callable[[set[str]], None]
     #: why this finding is not proposed (already pending or decided), or None
     blocked: Callable[[Finding], bool]
-    #: why this kind is no longer proposed for this folder (the track record), or None
-    stopped: Callable[[str, str], str | None]
+    #: why this kind is no longer proposed for this folder with a plan of so many files (the
+    #: track record), or None
+    stopped: Callable[[str, str, int], str | None]
     #: the principles and decisions recall reads (empty without a memory store)
     notes: Callable[[], list[MemoryNote]]
     #: policy gate for a finding with nobody's approval: ALLOW (run on its own), ASK or REFUSE
@@ -157,7 +158,7 @@ def build_analysis(deps: LoopDeps) -> Any:
                 continue
             if deps.blocked(finding):
                 continue  # pending, or decided: not news
-            why = deps.stopped(finding.kind, finding.target)
+            why = deps.stopped(finding.kind, finding.target, finding.files)
             if why is not None:
                 skipped.append(_skip(item, why))
                 continue

@@ -26,7 +26,7 @@ from agent.day.reminders import Reminders, plan_words
 from agent.detectors import diagnose
 from agent.loop import graph as loop
 from agent.loop.autonomy import Autonomy, PolicyHolder
-from agent.loop.track import ANY_FOLDER, UNDOS_TO_STOP, TrackRecord
+from agent.loop.track import ANY_FOLDER, PROMOTION_KIND, UNDOS_TO_STOP, TrackRecord
 from agent.memory import merge_actions as memory_actions
 from agent.memory.gate import MemoryGate
 from agent.memory.recall import MemoryNote, recall_notes, rejection_memory
@@ -74,8 +74,9 @@ def gives_back_memory(work: Callable[_P, _R]) -> Callable[_P, _R]:
     return then_trim
 
 
-#: Plan-less kinds that describe a condition which can end by itself (agent.backup.service).
-_CONDITION_KINDS = frozenset({"backup"})
+#: Plan-less kinds that describe a condition which can end by itself: a backup that works
+#: again (agent.backup.service), a kind no longer trusted after an undo (agent.loop.track).
+_CONDITION_KINDS = frozenset({"backup", PROMOTION_KIND})
 Trigger = Literal["person", "event", "schedule"]
 Detect = Callable[[float], Sequence[PlanResult]]
 Notify = Callable[[str, str], None]
@@ -128,7 +129,7 @@ class Agent:
                 detect=self._findings,
                 expire=self._expire_stale,
                 blocked=lambda f: self.store.find_blocking(f.fingerprint) is not None,
-                stopped=lambda kind, target: self._track.stopped(kind, target),
+                stopped=lambda kind, target, files: self._track.stopped(kind, target, files=files),
                 notes=self._notes,
                 gate=self._gate,
                 admit=self._admit,

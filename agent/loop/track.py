@@ -5,6 +5,9 @@ being the suggestion's target. The rules:
 
 - a kind rejected :data:`REJECTS_TO_STOP` times for a folder is no longer proposed there, until
   the person lifts it (``alma-ctl autonomy allow KIND --folder F``);
+- an undo means "not this, not now": the kind is not proposed again for that folder until the
+  folder changes a great deal (a plan of at least :data:`HOLD_GROWTH` times the files of the
+  one undone) or the person lifts it the same way;
 - at level auto, a kind whose actions ALMA ran on its own were undone :data:`UNDOS_TO_STOP`
   times stops running on its own, until the person lifts it (``alma-ctl autonomy allow KIND``);
 - a kind a person accepted :data:`PROMOTE_AFTER` times and never undid becomes a suggestion to
@@ -29,6 +32,7 @@ from policies.i18n import _
 REJECTS_TO_STOP = 3
 UNDOS_TO_STOP = 2
 PROMOTE_AFTER = 5
+HOLD_GROWTH = 2
 PROMOTION_KIND = "autonomy_promotion"
 POLICY_FILE = "system/autonomy.conf"
 _COUNTED = ("proposed", "accepted", "rejected", "undone", "useful", "useless")
@@ -45,6 +49,8 @@ class TrackRecord:
         self.auto_undos: Counter[str] = Counter()  # since the last lift of the kind
         self.accepted_by_person: Counter[str] = Counter()
         self.undone_kinds: set[str] = set()
+        #: (kind, folder) undone since the last lift there -> files of the plan undone
+        self.held: dict[tuple[str, str], int | None] = {}
         feedback: dict[int, tuple[tuple[str, str], str]] = {}
         for row in outcomes:
             event, kind, folder = str(row["event"]), str(row["kind"]), str(row["folder"])
@@ -53,6 +59,7 @@ class TrackRecord:
                     self.auto_undos[kind] = 0
                 else:
                     self.rejects[(kind, folder)] = 0
+                    self.held.pop((kind, folder), None)
                 continue
             if event in ("useful", "useless") and row["suggestion_id"] is not None:
                 feedback[int(row["suggestion_id"])] = ((kind, folder), event)
@@ -62,6 +69,7 @@ class TrackRecord:
                 self.rejects[(kind, folder)] += 1
             elif event == "undone":
                 self.undone_kinds.add(kind)
+                self.held[(kind, folder)] = row["files"]
                 if row["auto"]:
                     self.auto_undos[kind] += 1
             elif event == "accepted" and not row["auto"]:
@@ -69,15 +77,27 @@ class TrackRecord:
         for key, event in feedback.values():
             self.total[key][event] += 1
 
-    def stopped(self, kind: str, folder: str) -> str | None:
-        """Why ``kind`` is no longer proposed for ``folder``, with how to lift it; or None."""
+    def stopped(self, kind: str, folder: str, *, files: int | None = None) -> str | None:
+        """Why ``kind`` is no longer proposed for ``folder`` (now with a plan of ``files``
+        files; None: whatever its size), with how to lift it; or None."""
         n = self.rejects.get((kind, folder), 0)
-        if n < REJECTS_TO_STOP:
+        if n >= REJECTS_TO_STOP:
+            return _(
+                "you rejected {kind} in {folder} {n} times, so I no longer propose it there; "
+                "`alma-ctl autonomy allow {kind} --folder {folder}` allows it again",
+                n=n,
+                kind=kind,
+                folder=folder,
+            )
+        if (kind, folder) not in self.held:
+            return None
+        undone = self.held[(kind, folder)]
+        if files is not None and undone is not None and files >= HOLD_GROWTH * max(undone, 1):
             return None
         return _(
-            "you rejected {kind} in {folder} {n} times, so I no longer propose it there; "
-            "`alma-ctl autonomy allow {kind} --folder {folder}` allows it again",
-            n=n,
+            "you undid {kind} in {folder}, so I do not propose it there again until the folder "
+            "changes a great deal; `alma-ctl autonomy allow {kind} --folder {folder}` allows "
+            "it again",
             kind=kind,
             folder=folder,
         )
@@ -144,7 +164,7 @@ class TrackRecord:
             kinds[kind].update(counts)
             folders.append({"kind": kind, "folder": folder} | _counts(counts))
         stopped = []
-        for kind, folder in sorted(self.rejects):
+        for kind, folder in sorted({*self.rejects, *self.held}):
             why = self.stopped(kind, folder)
             if why is not None:
                 lift = f"alma-ctl autonomy allow {kind} --folder {folder}"

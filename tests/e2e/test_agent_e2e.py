@@ -58,6 +58,30 @@ def test_three_rejections_in_a_folder_stop_the_kind_there_until_the_person_lifts
     alma.stop()
 
 
+def test_an_undo_is_not_this_not_now_until_the_folder_changes_a_great_deal(
+    alma: DaemonRoot,
+) -> None:
+    alma.start()
+    alma.messy_folder("user/Descargas", 16, exts=("jpg", "pdf", "mp3"))
+    s = alma.wait_suggestion(kind="organize", target="user/Descargas")
+    alma.ok("suggestions", "accept", str(s["id"]))
+    alma.ok("undo")
+    alma.write("user/Descargas/nueva.jpg", b"nueva\n")  # one new download: not news
+    done = alma.analyze()
+    assert pending_for(alma, "user/Descargas") == []
+    (skip,) = find(done["skipped"], kind="organize", target="user/Descargas")
+    assert "undid" in skip["why"]
+    (held,) = alma.ok("stats")["stopped"]
+    assert held["lift"] == "alma-ctl autonomy allow organize --folder user/Descargas"
+    # The folder changes a great deal (twice the files): proposed again, fresh.
+    for i in range(17):
+        alma.write(f"user/Descargas/lote{i}.pdf", f"lote {i}\n".encode())
+    alma.analyze()
+    (fresh,) = pending_for(alma, "user/Descargas")
+    assert fresh["files"] == 34
+    alma.stop()
+
+
 def test_accepted_n_times_without_undo_becomes_a_suggestion_with_the_exact_policy_line(
     alma: DaemonRoot,
 ) -> None:
@@ -105,9 +129,14 @@ def test_accepted_n_times_without_undo_becomes_a_suggestion_with_the_exact_polic
     assert (kind["useful"], kind["useless"]) == (1, 1)
     assert alma.ctl("feedback", "--action", "999", "util").rc == 6
 
-    # An undo of that kind: not trusted any more, the promotion leaves stats.
+    # An undo of that kind: not trusted any more, the promotion leaves stats, and the
+    # suggestion that offered it is withdrawn at the next analysis, saying why.
     alma.ok("undo")
     assert alma.ok("stats")["promotable"] == []
+    alma.analyze()
+    assert find(alma.suggestions(), kind="autonomy_promotion") == []
+    (gone,) = find(alma.suggestions("--all"), kind="autonomy_promotion")
+    assert gone["status"] == "expired", gone
     alma.stop()
 
 

@@ -158,3 +158,39 @@ def test_only_a_kind_the_policy_can_name_is_promoted(store: SuggestionStore) -> 
         kinds = re.fullmatch(r"kinds = (\[.*\])", promo["line"])
         assert kinds is not None
         policy_from_dict({"auto": {"kinds": json.loads(kinds[1])}})  # the line loads
+
+
+def _proposed(store: SuggestionStore, kind: str, folder: str, files: int) -> int:
+    return store.propose(
+        {
+            "kind": kind,
+            "target": folder,
+            "title": f"{kind} {folder}",
+            "reason": "",
+            "evidence": [],
+            "plan": [],
+            "files": files,
+            "fingerprint": f"fp-{kind}-{folder}-{files}",
+        },
+        needs_approval=True,
+    )
+
+
+def test_an_undo_holds_the_kind_in_that_folder_until_it_changes_a_great_deal(
+    store: SuggestionStore,
+) -> None:
+    sid = _proposed(store, "organize", "user/Descargas", 20)
+    store.record_outcome("accepted", "organize", "user/Descargas", suggestion_id=sid)
+    assert _record(store).stopped("organize", "user/Descargas", files=21) is None
+    store.record_outcome("undone", "organize", "user/Descargas", suggestion_id=sid, action_id=1)
+    record = _record(store)
+    why = record.stopped("organize", "user/Descargas", files=21)  # one new file: not news
+    assert why is not None and "alma-ctl autonomy allow organize --folder user/Descargas" in why
+    assert record.stopped("organize", "user/Descargas", files=2 * 20) is None  # twice as many
+    assert record.stopped("organize", "user/otra", files=21) is None
+    assert record.stopped("duplicates", "user/Descargas", files=21) is None
+    (held,) = record.summary()["stopped"]
+    assert held["kind"] == "organize" and held["folder"] == "user/Descargas"
+    assert held["lift"] == "alma-ctl autonomy allow organize --folder user/Descargas"
+    store.record_outcome("lifted", "organize", "user/Descargas")  # the person asks again
+    assert _record(store).stopped("organize", "user/Descargas", files=21) is None
