@@ -9,8 +9,11 @@ Two kinds of memory change a proposal, read by rule (folded Spanish: case and ac
 - a *decision* memory, written by the loop's learn node when the person rejects a suggestion
   (:func:`rejection_memory` is the one writer of that text, :func:`recall_notes` its one
   reader): a reason that claims the folder ("esa carpeta la ordeno yo", "no la toques", "de eso
-  me encargo yo") stops the same kind being proposed for that folder; any other reason is shown
-  with the next proposal of that kind there, so the person sees that ALMA remembers.
+  me encargo yo") or, for organize, asks for no subfolders ("no quiero subcarpetas") stops the
+  same kind being proposed for that folder; a reason that forbids as a principle does ("nunca
+  borres nada de user/Fotos") protects the folder it names, or the one rejected, for every
+  kind; any other reason is shown with the next proposal of that kind there, so the person sees
+  that ALMA remembers. Forgetting the memory (``alma-ctl memory forget ID``) undoes the effect.
 
 Every effect names the memory id that caused it.
 """
@@ -45,6 +48,13 @@ _OWN = re.compile(
     r"|\bme\s+encargo\s+yo\b|\bde\s+eso\s+me\s+(?:ocupo|encargo)\b"
     r"|\bno\s+(?:la|lo|las|los|me\s+la|me\s+lo)?\s*toques\b|\bdejal[ao]s?\b"
     r"|\bes\s+mi[ao]\b|\bno\s+quiero\s+que\s+(?:la|lo)\s+toques\b"
+)
+
+
+#: Organizing a folder is making subfolders in it: a person who asks for none gets none.
+_NO_SUBFOLDERS = re.compile(
+    r"\b(?:no|sin|ni)\s+(?:quiero\s+|me\s+gustan\s+|hagas\s+|crees\s+|pongas\s+)?(?:mas\s+)?"
+    r"(?:sub)?carpetas\b|\b(?:no|without)\s+(?:more\s+)?(?:sub)?folders\b"
 )
 
 
@@ -96,12 +106,27 @@ def _note(memory: dict[str, Any], role: Literal["principle", "decision"]) -> Mem
         if m is None:
             return None
         reason = m["reason"]
+        said = fold(reason) if reason else ""
+        if _FORBID.search(said):
+            # "Nunca borres nada de user/Fotos": that folder (the one rejected, when none is
+            # named) is protected for every kind, as a principle protects it.
+            named = tuple(p.rstrip("/.") for p in _PATH.findall(reason or ""))
+            return MemoryNote(
+                id=str(memory["id"]),
+                content=content,
+                role="principle",
+                paths=named or (m["target"],),
+                forbids=True,
+                kind=None,
+                reason=reason,
+            )
+        flat = m["kind"] == "organize" and bool(_NO_SUBFOLDERS.search(said))
         return MemoryNote(
             id=str(memory["id"]),
             content=content,
             role=role,
             paths=(m["target"],),
-            forbids=bool(reason and _OWN.search(fold(reason))),
+            forbids=bool(_OWN.search(said)) or flat,
             kind=m["kind"],
             reason=reason,
         )

@@ -185,6 +185,60 @@ def test_a_principle_in_memory_suppresses_or_reshapes_and_a_rejection_reason_is_
     alma.stop()
 
 
+@pytest.mark.slow
+def test_a_reason_is_read_for_what_it_asks_and_forgetting_it_undoes_that(
+    alma_mem: DaemonRoot,
+) -> None:
+    alma = alma_mem
+    alma.start()
+    _memory_ready(alma)
+    # "No subfolders": the next organize of that folder is not made (it would be subfolders).
+    alma.messy_folder("user/Descargas", 16)
+    s = alma.wait_suggestion(kind="organize", target="user/Descargas")
+    alma.ok("suggestions", "reject", str(s["id"]), "--reason", "No quiero subcarpetas en Descargas")
+    alma.write("user/Descargas/nueva.pdf", b"nueva\n")
+    done = alma.analyze()
+    assert pending_for(alma, "user/Descargas") == []
+    (skip,) = find(done["skipped"], kind="organize", target="user/Descargas")
+    assert "No quiero subcarpetas" in skip["why"] and skip["by"]
+
+    # "Never delete anything of user/Fotos", said rejecting duplicates: the album is kept for
+    # duplicates and for temp_cleanup alike.
+    old = time.time() - 30 * DAY
+    alma.write("user/Fotos/viaje/IMG_1.jpg", b"foto del viaje\n", mtime=old)
+    alma.write("user/Movil/IMG_1.jpg", b"foto del viaje\n", mtime=old)
+    alma.write("user/Fotos/viaje/IMG_1 (1).jpg", b"foto del viaje\n", mtime=old)
+    dupes = alma.wait_suggestion(kind="duplicates")
+    alma.ok(
+        "suggestions", "reject", str(dupes["id"]), "--reason", "Nunca borres nada de user/Fotos"
+    )
+    (said,) = [
+        m for m in alma.ok("memory", "list", "--type", "decision") if "user/Fotos" in m["content"]
+    ]
+    alma.write("user/Fotos/viaje/.DS_Store", b"x", mtime=old)
+    alma.write("user/Movil/IMG_1 (2).jpg", b"foto del viaje\n", mtime=old)
+    alma.analyze()
+    for s in alma.suggestions():
+        shown = alma.ok("suggestions", "show", str(s["id"]))
+        touched = [op.get("path", op.get("src", "")) for op in shown["plan"] if op["op"] != "keep"]
+        assert not any(p.startswith("user/Fotos/") for p in touched), shown
+    (again,) = find(alma.suggestions(), kind="duplicates")
+    assert any(
+        said["id"] in e for e in alma.ok("suggestions", "show", str(again["id"]))["evidence"]
+    )
+
+    # Forgetting what ALMA took from the reason undoes it.
+    alma.ok("memory", "forget", said["id"])
+    alma.ok("suggestions", "reject", str(again["id"]))
+    alma.write("user/Fotos/viaje/IMG_2.jpg", b"otra\n", mtime=old)
+    alma.write("user/Movil/IMG_2.jpg", b"otra\n", mtime=old)
+    alma.analyze()
+    (fresh,) = find(alma.suggestions(), kind="duplicates")
+    plan = alma.ok("suggestions", "show", str(fresh["id"]))["plan"]
+    assert any(op["op"] == "trash" and op["path"].startswith("user/Fotos/") for op in plan), plan
+    alma.stop()
+
+
 # --------------------------------------------------------------------------- report and audit
 
 EXAMPLES = Path(__file__).parents[1] / "data" / "examples" / "logs"

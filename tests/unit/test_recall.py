@@ -167,3 +167,37 @@ def test_a_principle_on_a_folder_above_the_plans_files_cuts_only_those_below_it(
         "user/fotos/a.jpg",
     ]
     assert out.finding["files"] == 2
+
+
+def test_a_reason_asking_for_no_subfolders_gives_no_mkdir_there_again() -> None:
+    for reason in (
+        "No quiero subcarpetas en Descargas",
+        "sin subcarpetas, gracias",
+        "no subfolders",
+    ):
+        text = rejection_memory(4, "organize", "user/Descargas", reason)
+        notes = recall_notes(FakeMemory([_mem("r4", text, "decision")]))
+        out = apply_recall(_finding("user/Descargas"), notes)
+        assert out.finding is None, reason  # organizing is making subfolders: nothing to offer
+        assert out.by == ["r4"] and reason in out.why
+        assert "parecido" not in out.why and "something like this" not in out.why
+
+
+def test_never_delete_anything_of_a_folder_protects_it_for_every_kind() -> None:
+    text = rejection_memory(5, "duplicates", "user", "Nunca borres nada de user/fotos")
+    notes = recall_notes(FakeMemory([_mem("r5", text, "decision")]))
+    out = apply_recall(_dupes(), notes)
+    assert out.finding is not None
+    assert [op["path"] for op in out.finding["plan"] if op["op"] == "trash"] == [
+        "user/proyectos/tesis/a.txt"
+    ]
+    assert any("r5" in e and "user/fotos" in e for e in out.finding["evidence"])
+    temp = _finding("user/fotos", kind="temp_cleanup")
+    assert apply_recall(temp, notes).finding is None  # another kind, the same folder
+    assert apply_recall(_finding("user/otra"), notes).finding is not None
+
+
+def test_a_protecting_reason_without_a_path_protects_the_rejected_target() -> None:
+    text = rejection_memory(6, "temp_cleanup", "user/fotos", "nunca borres nada de aquí")
+    notes = recall_notes(FakeMemory([_mem("r6", text, "decision")]))
+    assert apply_recall(_finding("user/fotos", kind="duplicates"), notes).finding is None
