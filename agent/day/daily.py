@@ -222,6 +222,8 @@ def _render(
     for a in actions:
         if a.get("undoes"):
             out.append(_("- action {id} undid action {undone}", id=a["id"], undone=a["undoes"]))
+        elif a.get("status") == "undone":
+            out.append(_("- action {id} ({kind}), undone since", id=a["id"], kind=a["kind"]))
         elif a.get("auto"):
             out.append(
                 _(

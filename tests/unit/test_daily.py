@@ -75,13 +75,18 @@ def test_what_alma_did_that_day_is_listed(root: Path) -> None:
             {"id": 4, "kind": "organize", "title": "Ordenar user/y", "status": "rejected"},
         ],
         actions=[
-            {"id": 7, "kind": "organize", "auto": False, "undoes": None, "suggestion_id": 3},
-            {"id": 8, "kind": "organize", "auto": False, "undoes": 7, "suggestion_id": 3},
+            {"id": 7, "kind": "organize", "auto": False, "undoes": None, "status": "undone"},
+            {"id": 8, "kind": "organize", "auto": False, "undoes": 7, "status": "done"},
+            {"id": 9, "kind": "duplicates", "auto": False, "undoes": None, "status": "done"},
         ],
         memories={"added": 5, "total": 120},
     )
     assert "#3" in text and "#4" in text and "rechazada" in text
-    assert "acción 7" in text and "acción 8 deshizo la 7" in text
+    assert "acción 8 deshizo la 7" in text
+    (seven,) = [line for line in text.splitlines() if "acción 7 " in line]
+    assert "deshecha" in seven and "alma-ctl undo" not in seven  # an undo is never offered twice
+    (nine,) = [line for line in text.splitlines() if "acción 9 " in line]
+    assert "`alma-ctl undo 9`" in nine
     assert "5 recuerdos nuevos (120 en total)" in text
 
 
