@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
-from actions.scan import ScannedFile, read_file, scan_tree
+from actions.safe_read import read_file
+from actions.scan import ScannedFile, scan_tree
 from actions.tree import Tree
 from policies.errors import RefusedError
 from state.chatlog import LOGS, REPORTS, day_of

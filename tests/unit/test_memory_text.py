@@ -98,7 +98,7 @@ def test_export_pairs(tmp_path: Path) -> None:
 
 def test_principles_are_read_the_one_safe_way(tmp_path: Path) -> None:
     """system/principles.md is read at every chat message and every context, through
-    actions.scan.read_file (the one reader of files below the root): a link is not followed,
+    actions.safe_read.read_file (the one reader of files below the root): a link is not followed,
     a FIFO does not block, a sparse gigabyte is not read whole."""
     import os
     import threading
