@@ -38,6 +38,7 @@ from actions.tree import Tree
 from policies.errors import RefusedError
 from policies.i18n import _
 from policies.layout import ENGINE_TMP_PREFIX
+from policies.text import printable_name
 
 #: Folders a recursive scan never enters: ALMA's own data, and trees that tools own (moving or
 #: trashing a file in them breaks a program, and they hold many files no person placed).
@@ -124,13 +125,6 @@ class TreeScan:
         return [*self.skipped, *(s for folder in self.folders for s in folder.skipped)]
 
 
-def printable(name: str) -> str:
-    """A name as a person can read it in one line: bad bytes and control chars escaped."""
-    raw = os.fsencode(name)
-    text = raw.decode("utf-8", errors="backslashreplace")
-    return "".join(c if 32 <= ord(c) != 127 else f"\\x{ord(c):02x}" for c in text)
-
-
 def _join(folder: str, name: str) -> str:
     return f"{folder}/{name}" if folder else name
 
@@ -184,7 +178,7 @@ def _classify(
             files.append(ScannedFile(path=_join(folder, name), name=name, identity=identity_of(st)))
             return None
     # Only a skipped entry is shown: escaping every name of a large tree cost a third of a scan.
-    skipped.append(Skipped(_join(folder, printable(name)), refusal))
+    skipped.append(Skipped(_join(folder, printable_name(name)), refusal))
     return None
 
 

@@ -40,8 +40,9 @@ from datetime import date, datetime, timedelta
 
 from actions.planners.base import PlanResult, cap_evidence, fingerprint
 from actions.scan import local_time
-from agent.detectors.pending import fold, sentences
+from agent.detectors.pending import sentences
 from policies.i18n import _, ngettext
+from policies.text import loose_fold
 from state.chatlog import Paragraph
 
 KIND = "repeated_failure"
@@ -254,7 +255,7 @@ def with_person_notes(
         after = parts[generic[-1] + 1 :] if generic else parts[-1:]
         names |= {part for part in after if "." not in part}
         disk = disk or any(part.lower() in _MOUNTS for part in parts)
-    keys = {fold(n) for n in names if len(n) >= 4}
+    keys = {loose_fold(n) for n in names if len(n) >= 4}
     since = datetime.fromtimestamp(now).date() - timedelta(days=WINDOW_DAYS - 1)
     notes = []
     for day, path, entries in sorted(days, key=lambda d: (d[0], d[1])):
@@ -264,7 +265,7 @@ def with_person_notes(
             if not e.by_person:
                 continue
             for sentence, offset in sentences(e.text):
-                words = _WORDS.findall(fold(sentence))
+                words = _WORDS.findall(loose_fold(sentence))
                 about = any(w.startswith(k) for w in words for k in keys)
                 if about or (disk and any(w.startswith(_DISK_WORDS) for w in words)):
                     where = f"{path}:{e.line + offset}" + (f" ({e.clock})" if e.clock else "")

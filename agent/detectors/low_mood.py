@@ -1,7 +1,8 @@
 """``low_mood``: more and more negative words in the person's own chat turns, over days.
 
-Rule-based Spanish (folded: case and accents ignored). A word or phrase of :data:`_LEXICON`
-counts unless one of "no", "nunca", "ni", "tampoco", "jamás" stands among the three words
+Rule-based Spanish: the text and the word list folded alike (:func:`policies.text.loose_fold`:
+case and accents ignored, ñ read as n, so "desengañado" counts typed either way). A word or
+phrase of :data:`_LEXICON` counts unless one of "no", "nunca", "ni", "tampoco", "jamás" stands among the three words
 before it ("no estoy triste" does not count). Only the person's turns are read, never ALMA's.
 
 Each day of the last :data:`WINDOW_DAYS` with turns of the person gets a score: negative words
@@ -18,12 +19,12 @@ a week.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
 from datetime import date, datetime, timedelta
 
 from actions.planners.base import PlanResult, cap_evidence, fingerprint
 from policies.i18n import _
+from policies.text import loose_fold
 from state.chatlog import Paragraph
 
 KIND = "low_mood"
@@ -37,21 +38,16 @@ _LEXICON = (
     r"|angustia(?:d[oa]s?)?|fatal|desanimad[oa]s?|frustrad[oa]s?|frustracion|agobiad[oa]s?"
     r"|agobio|estresad[oa]s?|estres|deprimid[oa]s?|sin ganas|no puedo mas|lloro|llorar|llorando"
     r"|solo[a]? en el mundo|fracaso|fracasad[oa]s?|desesperad[oa]s?|quemad[oa]s?|abrumad[oa]s?"
-    r"|fatiga|insomnio|no duermo|odio mi"
+    r"|fatiga|insomnio|no duermo|odio mi|desengañad[oa]s?|engañad[oa]s?|muert[oa]s? de sueño"
 )
-_WORD = re.compile(rf"\b(?:{_LEXICON})\b")
+_WORD = re.compile(rf"\b(?:{loose_fold(_LEXICON)})\b")
 _NEGATION = {"no", "nunca", "ni", "tampoco", "jamas"}
-_TOKEN = re.compile(r"[a-zñ]+")
-
-
-def _plain(text: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", text.lower())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
+_TOKEN = re.compile(r"[a-z]+")
 
 
 def negative_words(text: str) -> list[str]:
     """The negative words of ``text`` that are not negated."""
-    folded = _plain(text)
+    folded = loose_fold(text)
     out: list[str] = []
     for m in _WORD.finditer(folded):
         if m.group(0).startswith("no ") or m.group(0) == "sin ganas":

@@ -18,12 +18,12 @@ Every effect names the memory id that caused it.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from policies.i18n import _
+from policies.text import loose_fold
 
 #: Memories listed per role per analysis (principles and decisions are few and short).
 MAX_NOTES = 500
@@ -76,13 +76,6 @@ class Recall:
     why: str = ""
 
 
-def fold(text: str) -> str:
-    if text.isascii():  # most memories: nothing to decompose
-        return text.lower()
-    decomposed = unicodedata.normalize("NFKD", text.lower())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
-
-
 def rejection_memory(sid: int, kind: str, target: str, reason: str | None) -> str:
     """The decision memory written when a person rejects a suggestion (read back here)."""
     text = f"Rechazaste la sugerencia {sid} ({kind}) para {target}."
@@ -101,7 +94,7 @@ def _note(memory: dict[str, Any], role: Literal["principle", "decision"]) -> Mem
             content=content,
             role=role,
             paths=(m["target"],),
-            forbids=bool(reason and _OWN.search(fold(reason))),
+            forbids=bool(reason and _OWN.search(loose_fold(reason))),
             kind=m["kind"],
             reason=reason,
         )
@@ -113,7 +106,7 @@ def _note(memory: dict[str, Any], role: Literal["principle", "decision"]) -> Mem
         content=content,
         role=role,
         paths=paths,
-        forbids=bool(_FORBID.search(fold(content))),
+        forbids=bool(_FORBID.search(loose_fold(content))),
         kind=None,
         reason=None,
     )

@@ -13,7 +13,7 @@ from agent.memory.export import export
 from agent.memory.reinforce import same_claim
 from agent.memory.rules import derive
 from policies.errors import BadArgumentError
-from state.memory.normalize import fold, tag_key
+from policies.text import fold, tag_key
 from tests.unit.test_chatlog import LOG
 
 
