@@ -31,6 +31,7 @@ from policies.errors import (
 )
 from policies.i18n import N_, _, ngettext
 from policies.modes import PRIVATE_FILE, SHARED_FILE
+from policies.states import COUNTED_OUTCOMES
 from policies.text import printable
 
 TYPE_CHECKING = False
@@ -710,9 +711,6 @@ def _context(value: object) -> str:
     return _fields(value)
 
 
-_COUNTS = ("proposed", "accepted", "rejected", "undone", "useful", "useless")
-
-
 def _report(r: object) -> str:
     """The report as written for a person (in the daemon's language, like logs/alma/); one
     line under it when it was written earlier, not now."""
@@ -733,9 +731,9 @@ def _stats(value: object) -> str:
     if not isinstance(value, dict):
         return _fields(value)
     kinds, folders = value.get("kinds") or [], value.get("folders") or []
-    out = [_table(kinds, ("kind", *_COUNTS)) if kinds else _("Nothing proposed yet.")]
+    out = [_table(kinds, ("kind", *COUNTED_OUTCOMES)) if kinds else _("Nothing proposed yet.")]
     if folders:
-        out += ["", _table(folders, ("kind", "folder", *_COUNTS))]
+        out += ["", _table(folders, ("kind", "folder", *COUNTED_OUTCOMES))]
     for item in value.get("stopped") or []:
         out += [
             "",

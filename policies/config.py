@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import (
@@ -21,10 +21,14 @@ from pydantic_settings import (
 from policies.errors import ConfigError
 from policies.i18n import N_, _, ngettext
 from policies.layout import HARD_READ_ONLY
+from policies.states import LEVELS
 from policies.zones import split_zone
 
-Level = Literal["off", "manual", "suggest", "auto"]
-LEVELS: tuple[Level, ...] = ("off", "manual", "suggest", "auto")
+if TYPE_CHECKING:
+    from policies.states import Level as Level
+else:
+    Level = Literal[LEVELS]  # the field accepts exactly the leaf's words
+
 #: Suggestion kinds the contract names; more may be added, auto.kinds must name known ones.
 KNOWN_KINDS = (
     "organize",
@@ -37,10 +41,6 @@ KNOWN_KINDS = (
     "backup",
 )
 SandboxBackendName = Literal["auto", "landlock", "bwrap", "firejail"]
-
-
-def level_rank(level: Level) -> int:
-    return LEVELS.index(level)
 
 
 def _overlaps(a: tuple[str, ...], b: tuple[str, ...]) -> bool:

@@ -9,11 +9,12 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from policies.config import LEVELS, Level, Policy, level_rank, load_policy
+from policies.config import Level, Policy, load_policy
 from policies.decide import RunContext
 from policies.errors import BadArgumentError, ConfigError, RefusedError
 from policies.i18n import _
 from policies.layout import RootLayout
+from policies.states import LEVELS, level_rank
 from state.db import utcnow
 from state.suggestions import SuggestionStore
 
