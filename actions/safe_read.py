@@ -8,9 +8,12 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass
+from pathlib import Path
 
 from actions.tree import Tree
-from policies.errors import RefusedError
+from policies import limits as L
+from policies.errors import ConfigError, RefusedError
+from policies.i18n import _
 
 
 def open_regular(tree: Tree, relpath: str) -> tuple[int, os.stat_result] | None:
@@ -69,3 +72,66 @@ def read_file(tree: Tree, relpath: str, *, limit: int, tail: bool = False) -> Fi
     finally:
         os.close(fd)
     return FileRead(b"".join(chunks), offset, st.st_size, st.st_mtime_ns)
+
+
+def read_config(path: Path, *, limit: int = L.CONFIG_BYTES) -> str | None:
+    """The text of a configuration file (``system/autonomy.conf``, ``system/alma.toml``), read
+    as :func:`read_file` reads (no link, no FIFO, at most ``limit`` bytes) from its folder.
+    None when there is no such file; anything else that keeps it from being read is a
+    :class:`ConfigError` that says what to do."""
+    try:
+        with Tree(path.parent) as tree:
+            got = read_file(tree, path.name, limit=limit + 1)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+    if got is None:
+        _why_not_read(path)
+        return None
+    if len(got.data) > limit:
+        raise ConfigError(
+            _(
+                "{path} is larger than {limit} bytes, which no configuration is; check that "
+                "it is the right file.",
+                path=path,
+                limit=limit,
+            )
+        )
+    try:
+        return got.data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _unreadable(path, exc) from None
+
+
+def _why_not_read(path: Path) -> None:
+    """Raise the reason :func:`read_file` found nothing at ``path``; return if it is missing."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise ConfigError(
+            _(
+                "{path} is not a regular file (a link, a folder or a fifo); put the file "
+                "itself there.",
+                path=path,
+            )
+        )
+    try:  # a regular file read_file could not open: say why (permissions, most often)
+        os.close(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC))
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+    raise _unreadable(path, OSError("it changed while being read"))
+
+
+def _unreadable(path: Path, exc: Exception) -> ConfigError:
+    return ConfigError(
+        _(
+            "{path} cannot be read ({error}); check its permissions and encoding.",
+            path=path,
+            error=exc,
+        )
+    )
