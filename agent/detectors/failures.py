@@ -36,10 +36,11 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime, timedelta
+from datetime import date
 
 from actions.planners.base import PlanResult, cap_evidence, fingerprint
 from actions.scan import local_time
+from agent.detectors.logread import last_days
 from agent.detectors.pending import sentences
 from policies.i18n import _, ngettext
 from policies.text import loose_fold
@@ -165,8 +166,7 @@ def detect_failures(
     path: str, text: str, first_line: int, written: float, now: float
 ) -> PlanResult | None:
     """The finding for one log (``path`` root-relative), or None when nothing repeats enough."""
-    today = datetime.fromtimestamp(now).date()
-    since = today - timedelta(days=WINDOW_DAYS - 1)
+    since, _today = last_days(now, WINDOW_DAYS)
     seen: dict[str, _Signature] = {}
     # Lines without a date of their own are of the day the log was written, if that is a date.
     when = local_time(written)
@@ -256,7 +256,7 @@ def with_person_notes(
         names |= {part for part in after if "." not in part}
         disk = disk or any(part.lower() in _MOUNTS for part in parts)
     keys = {loose_fold(n) for n in names if len(n) >= 4}
-    since = datetime.fromtimestamp(now).date() - timedelta(days=WINDOW_DAYS - 1)
+    since, _today = last_days(now, WINDOW_DAYS)
     notes = []
     for day, path, entries in sorted(days, key=lambda d: (d[0], d[1])):
         if day < since:

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import date, datetime, timedelta
+from datetime import date
 
-from actions.planners.base import PlanResult, cap_evidence, fingerprint
+from actions.planners.base import PlanResult, cap_evidence
+from agent.detectors.logread import last_days, weekly_fingerprint
 from policies.i18n import _
 from policies.text import loose_fold
 from state.chatlog import Paragraph
@@ -64,8 +65,7 @@ def detect_low_mood(
     days: Sequence[tuple[date, str, list[Paragraph]]], now: float
 ) -> PlanResult | None:
     """``days``: (day, log path, parsed paragraphs) for each chat log, any order."""
-    today = datetime.fromtimestamp(now).date()
-    since = today - timedelta(days=WINDOW_DAYS - 1)
+    since, today = last_days(now, WINDOW_DAYS)
     scores: list[tuple[date, float, int]] = []
     evidence: list[str] = []
     for day, path, paragraphs in sorted(days, key=lambda d: d[0]):
@@ -92,7 +92,6 @@ def detect_low_mood(
     if recent_mean - older_mean < MIN_RISE or recent_words < MIN_WORDS:
         return None
     newest = scores[-1][0]
-    year, week, _weekday = newest.isocalendar()
     return PlanResult(
         kind=KIND,
         target="logs",
@@ -105,5 +104,5 @@ def detect_low_mood(
         evidence=cap_evidence(evidence[-10:]),
         plan=[],
         files=0,
-        fingerprint=fingerprint(KIND, "logs", [f"{year}-W{week:02d}"]),
+        fingerprint=weekly_fingerprint(KIND, newest),
     )
