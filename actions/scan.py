@@ -32,11 +32,13 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from actions.ops import FileKind, Identity
+from actions.safe_read import open_regular
 from actions.safefs import NAME_MAX, check_name, identity_of, kind_of, open_dir, split_relpath
 from actions.tree import Tree
 from policies.errors import RefusedError
 from policies.i18n import _
 from policies.layout import ENGINE_TMP_PREFIX
+from policies.text import printable_name
 
 #: Folders a recursive scan never enters: ALMA's own data, and trees that tools own (moving or
 #: trashing a file in them breaks a program, and they hold many files no person placed).
@@ -123,13 +125,6 @@ class TreeScan:
         return [*self.skipped, *(s for folder in self.folders for s in folder.skipped)]
 
 
-def printable(name: str) -> str:
-    """A name as a person can read it in one line: bad bytes and control chars escaped."""
-    raw = os.fsencode(name)
-    text = raw.decode("utf-8", errors="backslashreplace")
-    return "".join(c if 32 <= ord(c) != 127 else f"\\x{ord(c):02x}" for c in text)
-
-
 def _join(folder: str, name: str) -> str:
     return f"{folder}/{name}" if folder else name
 
@@ -183,7 +178,7 @@ def _classify(
             files.append(ScannedFile(path=_join(folder, name), name=name, identity=identity_of(st)))
             return None
     # Only a skipped entry is shown: escaping every name of a large tree cost a third of a scan.
-    skipped.append(Skipped(_join(folder, printable(name)), refusal))
+    skipped.append(Skipped(_join(folder, printable_name(name)), refusal))
     return None
 
 
@@ -432,68 +427,11 @@ def with_sha256(
     return out, skipped
 
 
-def _open_regular(tree: Tree, relpath: str) -> tuple[int, os.stat_result] | None:
-    """A read-only fd on a regular file under the root and its ``fstat``: every folder walked
-    with ``O_NOFOLLOW``, never a link, never blocking on a FIFO; None when it is gone or cannot
-    be reached safely (the checks are made on the open fd, so nothing can be swapped in)."""
-    try:
-        dir_fd, name = tree.parent(relpath)
-        fd = os.open(
-            name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=dir_fd
-        )
-    except (OSError, RefusedError, ValueError):
-        return None
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode):
-        os.close(fd)
-        return None
-    return fd, st
-
-
 def open_scanned(tree: Tree, f: ScannedFile) -> int | None:
-    """A read-only fd on a scanned file (see :func:`_open_regular`); None when it is gone."""
-    opened = _open_regular(tree, f.path)
+    """A read-only fd on a scanned file (see :func:`actions.safe_read.open_regular`); None
+    when it is gone."""
+    opened = open_regular(tree, f.path)
     return None if opened is None else opened[0]
-
-
-@dataclass(frozen=True)
-class FileRead:
-    data: bytes
-    offset: int  # where ``data`` starts in the file: 0 unless a tail was read
-    size: int  # the file's size when read
-    mtime_ns: int
-
-    @property
-    def cut(self) -> bool:
-        """True when the file holds more than ``data``."""
-        return self.offset > 0 or self.offset + len(self.data) < self.size
-
-
-def read_file(tree: Tree, relpath: str, *, limit: int, tail: bool = False) -> FileRead | None:
-    """The one way ALMA reads a file below its root (logs, principles, the persona): through
-    folder fds without following links, regular files only, non-blocking, and at most
-    ``limit`` bytes (the head, or the tail with ``tail``), so a sparse 1 GB file costs
-    ``limit`` bytes of memory, not a gigabyte. None when the file is missing, a link, a FIFO
-    or anything else that is not a regular file."""
-    opened = _open_regular(tree, relpath)
-    if opened is None:
-        return None
-    fd, st = opened
-    try:
-        offset = max(0, st.st_size - limit) if tail else 0
-        chunks: list[bytes] = []
-        want = min(limit, st.st_size - offset)
-        while want > 0:  # a regular file can still answer short (NFS, FUSE)
-            chunk = os.pread(fd, want, offset + sum(map(len, chunks)))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            want -= len(chunk)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    return FileRead(b"".join(chunks), offset, st.st_size, st.st_mtime_ns)
 
 
 def _hash_if_same(tree: Tree, f: ScannedFile) -> str | None:

@@ -11,7 +11,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_settings import (
     BaseSettings,
     InitSettingsSource,
@@ -19,10 +19,10 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from actions.safe_read import read_config
 from policies import limits as L
-from policies.config import parse_toml
-from policies.errors import AlmaError, ConfigError
-from policies.i18n import _
+from policies.config import load_config
+from policies.errors import AlmaError
 
 
 class _Section(BaseModel):
@@ -127,35 +127,13 @@ class Settings(BaseSettings):
 
 
 def load_settings(path: Path) -> Settings:
-    data: dict[str, Any] = {}
-    if path.is_file():
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(
-                _(
-                    "{path} cannot be read ({exc}); check its permissions and encoding.",
-                    path=path,
-                    exc=exc,
-                )
-            ) from None
-        data = parse_toml(path, text)  # a syntax error is one sentence, not a traceback
+    """The settings: ``alma.toml`` (when there is one) under the ``ALMA_*`` variables."""
+    return load_config(path, read_config(path) or "", _from_file_and_environment, env=True)
+
+
+def _from_file_and_environment(data: dict[str, Any]) -> Settings:
     token = _file_data.set(data)
     try:
         return Settings()
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        key = ".".join(str(k) for k in err["loc"])
-        raise ConfigError(
-            _(
-                (
-                    "{path} (or an ALMA_ variable), key {key}: {msg}; fix it or remove it to use "
-                    "the default."
-                ),
-                path=path,
-                key=key,
-                msg=err["msg"],
-            )
-        ) from None
     finally:
         _file_data.reset(token)

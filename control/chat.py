@@ -5,7 +5,7 @@ A line the person types that starts with ``!`` is a command (:mod:`control.chat_
 through the same :class:`control.client.Client` and the same command table as alma-ctl and shown
 with alma-ctl's own renderer; any other line is a message, streamed back as the model writes it.
 Nothing that comes back (the model's words, memories, file names) is ever parsed for commands,
-and all of it goes through alma-ctl's :func:`control.ctl.printable` before it is printed: a
+and all of it goes through :func:`policies.text.printable` before it is printed: a
 terminal control shows as its escape (``\\x1b``), never acts.
 
 Two front ends share :class:`Chat`: :class:`PlainScreen` when stdin or stdout is not a terminal
@@ -32,12 +32,12 @@ from control.commands import COMMANDS
 from control.ctl import (
     EXIT_CODES_HELP,
     daemon_start_hint,
-    printable,
     render_result,
     translate_argparse,
 )
 from policies.errors import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, AlmaError, exit_code_for
 from policies.i18n import _, ngettext
+from policies.text import printable
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

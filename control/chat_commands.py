@@ -10,13 +10,13 @@ nothing they say can run a command.
 from __future__ import annotations
 
 import contextlib
-import unicodedata
 from datetime import date, timedelta
 from typing import NamedTuple
 
 from control.commands import COMMANDS, MAX_ID
 from policies import limits as L
 from policies.i18n import N_, _
+from policies.text import loose_fold
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -298,9 +298,8 @@ _BY_WORD: dict[str, ChatCommand] = {name: spec for spec in CHAT_COMMANDS for nam
 
 
 def _fold(text: str) -> str:
-    """Lower case without accents: ``!Autonomía`` is ``!autonomia``."""
-    decomposed = unicodedata.normalize("NFKD", text.strip().casefold())
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    """A command word as typed: ``!Autonomía`` is ``!autonomia``."""
+    return loose_fold(text.strip())
 
 
 def parse_line(line: str) -> Decision | None:

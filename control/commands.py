@@ -11,6 +11,7 @@ from __future__ import annotations
 from policies import limits as L
 from policies.errors import BadArgumentError, UnknownCommandError
 from policies.i18n import N_, _
+from policies.states import LEVELS, SUGGESTION_STATUSES
 
 # Neither dataclasses nor typing: alma-ctl would import them at every start (docs/benchmarks.md).
 TYPE_CHECKING = False
@@ -21,8 +22,6 @@ if TYPE_CHECKING:
 
 #: Ids are SQLite integers on the daemon side; anything bigger is not an id.
 MAX_ID = (1 << 63) - 1
-SUGGESTION_STATUSES = ("pending", "accepted", "rejected", "executed", "failed", "expired")
-AUTONOMY_LEVELS = ("off", "manual", "suggest", "auto")
 EXPORT_FORMATS = ("chatml", "alpaca")
 
 
@@ -255,7 +254,7 @@ _TABLE: tuple[Command, ...] = (
     Command(
         "autonomy.level",
         N_("lower the level at run time (raising it is done by editing autonomy.conf)"),
-        (Arg("level", "str", required=True, choices=AUTONOMY_LEVELS, positional=True),),
+        (Arg("level", "str", required=True, choices=LEVELS, positional=True),),
     ),
     Command(
         "autonomy.allow",

@@ -18,7 +18,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import re
 import sys
 
 from control.commands import COMMANDS, Arg, Command
@@ -32,6 +31,8 @@ from policies.errors import (
 )
 from policies.i18n import N_, _, ngettext
 from policies.modes import PRIVATE_FILE, SHARED_FILE
+from policies.states import COUNTED_OUTCOMES
+from policies.text import printable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -710,9 +711,6 @@ def _context(value: object) -> str:
     return _fields(value)
 
 
-_COUNTS = ("proposed", "accepted", "rejected", "undone", "useful", "useless")
-
-
 def _report(r: object) -> str:
     """The report as written for a person (in the daemon's language, like logs/alma/); one
     line under it when it was written earlier, not now."""
@@ -733,9 +731,9 @@ def _stats(value: object) -> str:
     if not isinstance(value, dict):
         return _fields(value)
     kinds, folders = value.get("kinds") or [], value.get("folders") or []
-    out = [_table(kinds, ("kind", *_COUNTS)) if kinds else _("Nothing proposed yet.")]
+    out = [_table(kinds, ("kind", *COUNTED_OUTCOMES)) if kinds else _("Nothing proposed yet.")]
     if folders:
-        out += ["", _table(folders, ("kind", "folder", *_COUNTS))]
+        out += ["", _table(folders, ("kind", "folder", *COUNTED_OUTCOMES))]
     for item in value.get("stopped") or []:
         out += [
             "",
@@ -902,19 +900,6 @@ _RENDER: dict[str, Callable[[object], str]] = {
     "backup.init": _backup_line,
     "backup.check": _backup_line,
 }
-
-
-#: What a terminal would obey instead of showing: C0 controls but tab and newline (ESC starts
-#: the sequences that clear the screen, retitle the window or fake a prompt; CR overwrites a
-#: line), DEL, C1 controls, and the bidirectional overrides that reorder what is read.
-_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def printable(text: str) -> str:
-    """``text`` safe to write to a terminal: every control character shown as an escape
-    (``\\x1b``), never sent raw. Names, logs, memories and model output reach the person's
-    screen through here (alma-ctl, alma chat); Spanish text and emoji pass untouched."""
-    return _UNPRINTABLE.sub(lambda m: ascii(m[0])[1:-1], text)
 
 
 def render_result(wire: str, args: dict[str, object], result: object) -> str:

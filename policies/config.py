@@ -1,15 +1,17 @@
-"""``system/autonomy.conf``: the typed policy model and its loader.
+"""``system/autonomy.conf``: the typed policy model, and the one loader of configuration files.
 
-Read once (``load_policy``: the text is parsed with tomllib and validated by pydantic; the
-policy is the file, environment variables never change it). Every error names the file, the
-key, the line where it can, and the fix.
+A configuration file (the policy, ``alma.toml``) is read once (its text, through
+:func:`actions.safe_read.read_config`), parsed with tomllib and validated by pydantic
+(:func:`load_config`); the policy is the file, environment variables never change it. Every
+error names the file, the key, the line where it can, and the fix.
 """
 
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import (
@@ -19,12 +21,19 @@ from pydantic_settings import (
 )
 
 from policies.errors import ConfigError
-from policies.i18n import N_, _, ngettext
+from policies.i18n import _, ngettext
+from policies.invalid import Problem, first_problem
 from policies.layout import HARD_READ_ONLY
+from policies.states import LEVELS
 from policies.zones import split_zone
 
-Level = Literal["off", "manual", "suggest", "auto"]
-LEVELS: tuple[Level, ...] = ("off", "manual", "suggest", "auto")
+if TYPE_CHECKING:
+    from policies.states import Level as Level
+else:
+    Level = Literal[LEVELS]  # the field accepts exactly the leaf's words
+
+M = TypeVar("M")
+
 #: Suggestion kinds the contract names; more may be added, auto.kinds must name known ones.
 KNOWN_KINDS = (
     "organize",
@@ -37,10 +46,6 @@ KNOWN_KINDS = (
     "backup",
 )
 SandboxBackendName = Literal["auto", "landlock", "bwrap", "firejail"]
-
-
-def level_rank(level: Level) -> int:
-    return LEVELS.index(level)
 
 
 def _overlaps(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
@@ -223,19 +228,6 @@ class Policy(BaseSettings):
         return (init_settings,)
 
 
-_FIXES = {
-    "extra_forbidden": N_("remove it or fix its spelling"),
-    "literal_error": N_("use one of the values named"),
-    "int_type": N_("write a whole number without quotes"),
-    "bool_type": N_("write true or false without quotes"),
-    "string_type": N_("write text in double quotes"),
-    "list_type": N_('write a list such as ["user"]'),
-    "greater_than_equal": N_("use a larger number"),
-    "less_than_equal": N_("use a smaller number"),
-    "model_type": N_("write it as a [section] table"),
-}
-
-
 def _line_of(text: str, loc: tuple[str | int, ...]) -> int | None:
     """The line where the key at ``loc`` is written (1-based), found by a plain scan."""
     keys = [str(k) for k in loc if isinstance(k, str)]
@@ -256,28 +248,27 @@ def _line_of(text: str, loc: tuple[str | int, ...]) -> int | None:
     return None
 
 
-def _describe(path: Path, text: str, exc: ValidationError) -> str:
-    errors = exc.errors()
-    first = errors[0]
-    loc = tuple(first["loc"])
-    key = ".".join(str(k) for k in loc) or "(top level)"
-    line = _line_of(text, loc)
+def _describe(path: Path, text: str, problem: Problem, *, env: bool) -> str:
+    if env:  # alma.toml: an ALMA_ variable wins over the file and may be the one wrong
+        return _(
+            "{path} (or an ALMA_ variable), key {key}: {msg}; fix it or remove it to use the "
+            "default.",
+            path=path,
+            key=problem.key,
+            msg=problem.msg,
+        )
+    key = problem.key or "(top level)"
+    line = _line_of(text, problem.loc)
     if line:
         where = _("{path}, line {line}, key {key}", path=path, line=line, key=key)
     else:
         where = _("{path}, key {key}", path=path, key=key)
-    # Our validators' sentences are already translated; pydantic's own stay as it writes them.
-    msg = str(first["msg"]).removeprefix("Value error, ")
-    fix = _(_FIXES[str(first["type"])]) if str(first["type"]) in _FIXES else ""
-    if first["type"] == "extra_forbidden":
-        msg = _("unknown key")
-    sentence = f"{where}: {msg}" + (f"; {fix}" if fix and fix not in msg else "")
-    more = len(errors) - 1
-    if more:
+    sentence = f"{where}: {problem.msg}" + (f"; {problem.fix}" if problem.fix else "")
+    if problem.more:
         sentence += ngettext(
             " (and {n} more problem in the same file)",
             " (and {n} more problems in the same file)",
-            more,
+            problem.more,
         )
     return sentence + "."
 
@@ -304,31 +295,30 @@ def parse_toml(path: Path, text: str) -> dict[str, Any]:
         ) from None
 
 
-def load_policy(path: Path) -> Policy:
-    """Read and validate the policy file; raise :class:`ConfigError` naming file, key, line, fix."""
+def load_config(
+    path: Path, text: str, build: Callable[[dict[str, Any]], M], *, env: bool = False
+) -> M:
+    """The one loading of a configuration file (the policy, ``alma.toml``) from its text, read
+    once by :func:`actions.safe_read.read_config`: parsed, built by ``build``, and anything
+    wrong a :class:`ConfigError` naming the file, the key, the line where it can, and the fix.
+    ``env``: ``build`` also reads ``ALMA_*`` variables, which may be the value that is wrong."""
+    data = parse_toml(path, text)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        return build(data)
+    except ValidationError as exc:
+        raise ConfigError(_describe(path, text, first_problem(exc), env=env)) from None
+
+
+def load_policy(path: Path, text: str | None) -> Policy:
+    """The policy from the text of its file (None: there is no file)."""
+    if text is None:
         raise ConfigError(
             _(
                 "{path} does not exist; run `alma-ctl init` to create a commented default.",
                 path=path,
             )
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(
-            _(
-                "{path} cannot be read ({error}); check its permissions and encoding.",
-                path=path,
-                error=exc,
-            )
-        ) from None
-    # Built from the text just checked: read again, the file may be another version by then.
-    data = parse_toml(path, text)
-    try:
-        return Policy(**data)
-    except ValidationError as exc:
-        raise ConfigError(_describe(path, text, exc)) from None
+        )
+    return load_config(path, text, lambda data: Policy(**data))
 
 
 def policy_from_dict(data: dict[str, Any]) -> Policy:
@@ -336,4 +326,4 @@ def policy_from_dict(data: dict[str, Any]) -> Policy:
     try:
         return Policy(**data)
     except ValidationError as exc:
-        raise ConfigError(_describe(Path("<policy>"), "", exc)) from None
+        raise ConfigError(_describe(Path("<policy>"), "", first_problem(exc), env=False)) from None

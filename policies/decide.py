@@ -11,8 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from policies.config import Level, Policy, level_rank
+from policies.config import Level, Policy
 from policies.i18n import _
+from policies.states import level_rank
 from policies.zones import ZoneCheck
 
 

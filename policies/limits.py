@@ -37,6 +37,9 @@ SEARCH_MAX = 100
 CONTEXT_BUDGET_DEFAULT = 1_500
 CONTEXT_BUDGET_MIN = 50
 CONTEXT_BUDGET_MAX = 32_000
+#: A configuration file (the policy, ``alma.toml``): a few commented lines; anything larger
+#: is not one, and is never read whole.
+CONFIG_BYTES = 1 << 20
 #: The new content an ``edit`` op carries in its plan (a configuration file, not a data file):
 #: the plan, the journal and ``suggestions show`` all hold it whole.
 EDIT_BYTES = 256 << 10

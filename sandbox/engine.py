@@ -27,8 +27,8 @@ from typing import Any
 
 from actions.inverse import inverse_plan
 from actions.ops import Keep, Move, Op, Restore, Trash, files_touched, write_paths
+from actions.safe_read import read_file
 from actions.safefs import identity_of, path_problem
-from actions.scan import read_file
 from actions.tree import Tree
 from policies.config import Policy
 from policies.decide import Decision, PlanFacts, RunContext, Verdict, decide
@@ -598,7 +598,7 @@ def _is_real_dir(path: Path) -> bool:
 
 def _manifest_origins(tree: Tree, adir: Path) -> dict[str, str] | None:
     """Entry number -> original path, from an action's manifest.json read the safe way
-    (actions.scan.read_file: no link followed, a bounded read); None when it cannot be read
+    (actions.safe_read.read_file: no link followed, a bounded read); None when it cannot be read
     or is not the shape the executor writes."""
     rel = str((adir / "manifest.json").relative_to(tree.root))
     got = read_file(tree, rel, limit=_MANIFEST_LIMIT)

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
-from actions.scan import FileRead, read_file
+from actions.safe_read import FileRead, read_file
 from actions.tree import Tree
 from policies.errors import RefusedError
 
@@ -181,7 +181,7 @@ def log_names(tree: Tree) -> list[str]:
 
 
 def read_log(tree: Tree, name: str) -> FileRead | None:
-    """``logs/NAME``, read the one safe way (:func:`actions.scan.read_file`) up to
+    """``logs/NAME``, read the one safe way (:func:`actions.safe_read.read_file`) up to
     :data:`MAX_DAY_BYTES`; None for a link, a FIFO, a folder or a missing file."""
     if "/" in name or not name.endswith(".md"):
         return None

@@ -21,11 +21,11 @@ from actions.ops import Op, iter_plan_items, plan_from_json
 from policies.errors import BadArgumentError, NotFoundError
 from policies.i18n import _
 from policies.modes import PRIVATE_DIR
+from policies.states import OUTCOMES, SUGGESTION_STATUSES
 from state.db import connect, migrate, utcnow
 
 log = logging.getLogger(__name__)
 
-STATUSES = ("pending", "accepted", "rejected", "executed", "failed", "expired")
 #: A finding whose fingerprint has a suggestion in one of these states is not proposed again.
 _BLOCKING = ("pending", "accepted", "rejected", "executed")
 
@@ -91,8 +91,6 @@ MIGRATIONS = (
     UPDATE suggestions SET has_plan = (plan != '[]'), plan = ''
     """,
 )
-#: What the track record counts (agent.loop.track reads them; feedback replaces its earlier verdict).
-OUTCOMES = ("proposed", "accepted", "rejected", "undone", "useful", "useless", "lifted")
 
 
 class SuggestionStore:
@@ -236,7 +234,7 @@ class SuggestionStore:
             return
         assert set(fields) <= {"status", "action_id", "reject_reason", "error", "thread_id", "plan"}
         if "status" in fields:
-            assert fields["status"] in STATUSES
+            assert fields["status"] in SUGGESTION_STATUSES
         plan = fields.pop("plan", None)
         if plan is not None:
             fields["has_plan"] = _has_plan(plan)

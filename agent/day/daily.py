@@ -34,9 +34,9 @@ from agent.detectors.pending import is_promise, sentences
 from agent.voice.model import Complete
 from policies.errors import RefusedError
 from policies.i18n import N_, _, language, ngettext, process_language
+from policies.text import clean_tag, hashtags
 from state.chatlog import MAX_DAY_BYTES, Paragraph, parse
 
-_HASHTAG = re.compile(r"(?<![\w#])#([\w-]+)")
 _PROJECT_WORD = re.compile(r"\b((?:proyecto|project)[\w-]+)", re.IGNORECASE)
 _HOURS_LATE = 23
 log = logging.getLogger("alma.agent")
@@ -107,9 +107,7 @@ def day_facts(root: Path, day: date, *, memory_projects: Sequence[str] = ()) -> 
     person = [(path, p) for path, p in paragraphs if p.by_person]
     facts.person_turns = len({p.turn for _path, p in person if p.kind == "turn"})
     text = "\n".join(p.text for _path, p in person)
-    facts.topics = [
-        t for t, _count in Counter(t.lower() for t in _HASHTAG.findall(text)).most_common()
-    ]
+    facts.topics = [t for t, _count in Counter(clean_tag(t) for t in hashtags(text)).most_common()]
     projects = dict.fromkeys(memory_projects)
     lowered = text.lower()
     for name in folders:

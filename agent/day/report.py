@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from actions.scan import FileRead, read_file
+from actions.safe_read import FileRead, read_file
 from actions.tree import Tree
 from policies.errors import RefusedError
 from policies.i18n import _, language, ngettext, process_language
@@ -93,7 +93,7 @@ def write_own(layout: RootLayout, name: str, text: str, *, append: bool, header:
 
 
 def read_own(layout: RootLayout, name: str) -> FileRead | None:
-    """``logs/alma/NAME`` as it is, read the one safe way (actions.scan.read_file: no link
+    """``logs/alma/NAME`` as it is, read the one safe way (actions.safe_read.read_file: no link
     followed, at most MAX_REPORT_BYTES); None when there is no such regular file."""
     with Tree(layout.root) as tree:
         return read_file(tree, f"{REPORTS}/{name}", limit=MAX_REPORT_BYTES)

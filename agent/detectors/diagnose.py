@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from actions.ops import Edit, Identity, plan_from_list
-from actions.scan import find_named, read_file, scan_tree
+from actions.safe_read import read_file
+from actions.scan import find_named, scan_tree
 from actions.tree import Tree
 from agent.detectors.failures import ABS_PATH
 from agent.detectors.patch import apply_unified_diff

@@ -36,12 +36,14 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime, timedelta
+from datetime import date
 
 from actions.planners.base import PlanResult, cap_evidence, fingerprint
 from actions.scan import local_time
-from agent.detectors.pending import fold, sentences
+from agent.detectors.logread import last_days
+from agent.detectors.pending import sentences
 from policies.i18n import _, ngettext
+from policies.text import loose_fold
 from state.chatlog import Paragraph
 
 KIND = "repeated_failure"
@@ -164,8 +166,7 @@ def detect_failures(
     path: str, text: str, first_line: int, written: float, now: float
 ) -> PlanResult | None:
     """The finding for one log (``path`` root-relative), or None when nothing repeats enough."""
-    today = datetime.fromtimestamp(now).date()
-    since = today - timedelta(days=WINDOW_DAYS - 1)
+    since, _today = last_days(now, WINDOW_DAYS)
     seen: dict[str, _Signature] = {}
     # Lines without a date of their own are of the day the log was written, if that is a date.
     when = local_time(written)
@@ -254,8 +255,8 @@ def with_person_notes(
         after = parts[generic[-1] + 1 :] if generic else parts[-1:]
         names |= {part for part in after if "." not in part}
         disk = disk or any(part.lower() in _MOUNTS for part in parts)
-    keys = {fold(n) for n in names if len(n) >= 4}
-    since = datetime.fromtimestamp(now).date() - timedelta(days=WINDOW_DAYS - 1)
+    keys = {loose_fold(n) for n in names if len(n) >= 4}
+    since, _today = last_days(now, WINDOW_DAYS)
     notes = []
     for day, path, entries in sorted(days, key=lambda d: (d[0], d[1])):
         if day < since:
@@ -264,7 +265,7 @@ def with_person_notes(
             if not e.by_person:
                 continue
             for sentence, offset in sentences(e.text):
-                words = _WORDS.findall(fold(sentence))
+                words = _WORDS.findall(loose_fold(sentence))
                 about = any(w.startswith(k) for w in words for k in keys)
                 if about or (disk and any(w.startswith(_DISK_WORDS) for w in words)):
                     where = f"{path}:{e.line + offset}" + (f" ({e.clock})" if e.clock else "")

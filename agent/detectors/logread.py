@@ -8,14 +8,29 @@ the head of a chat log (a day's chat is small; a huge one is not a chat log).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime, timedelta
 
-from actions.scan import ScannedFile, read_file, scan_tree
+from actions.planners.base import fingerprint
+from actions.safe_read import read_file
+from actions.scan import ScannedFile, scan_tree
 from actions.tree import Tree
 from policies.errors import RefusedError
 from state.chatlog import LOGS, REPORTS, day_of
 
 TAIL_BYTES = 4 << 20  # per script log
+
+
+def last_days(now: float, days: int) -> tuple[date, date]:
+    """(first, today): the ``days`` local days that end today, today included."""
+    today = datetime.fromtimestamp(now).date()
+    return today - timedelta(days=days - 1), today
+
+
+def weekly_fingerprint(kind: str, day: date) -> str:
+    """The fingerprint of a finding about the chat logs that comes at most once in ``day``'s
+    ISO week."""
+    year, week, _weekday = day.isocalendar()
+    return fingerprint(kind, "logs", [f"{year}-W{week:02d}"])
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,10 @@ it is proposed at most once a week, and again in a later week if the pattern goe
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import date, datetime, timedelta
+from datetime import date
 
-from actions.planners.base import PlanResult, fingerprint
+from actions.planners.base import PlanResult
+from agent.detectors.logread import last_days, weekly_fingerprint
 from policies.i18n import _, ngettext
 from state.chatlog import Paragraph
 
@@ -64,8 +65,7 @@ def detect_long_hours(
     days: Sequence[tuple[date, str, list[Paragraph]]], now: float
 ) -> PlanResult | None:
     """``days``: (day, log path, parsed entries) for each chat log."""
-    today = datetime.fromtimestamp(now).date()
-    since = today - timedelta(days=WINDOW_DAYS - 1)
+    since, today = last_days(now, WINDOW_DAYS)
     long_days: list[tuple[date, str, str]] = []
     for day, path, entries in days:
         if since <= day <= today:
@@ -76,7 +76,6 @@ def detect_long_hours(
         return None
     long_days.sort()
     newest = long_days[-1][0]
-    year, week, _weekday = newest.isocalendar()
     n = len(long_days)
     return PlanResult(
         kind=KIND,
@@ -96,5 +95,5 @@ def detect_long_hours(
         evidence=[f"{day.isoformat()} ({path}): {why}" for day, path, why in long_days],
         plan=[],
         files=0,
-        fingerprint=fingerprint(KIND, "logs", [f"{year}-W{week:02d}"]),
+        fingerprint=weekly_fingerprint(KIND, newest),
     )

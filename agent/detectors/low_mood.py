@@ -1,9 +1,10 @@
 """``low_mood``: more and more negative words in the person's own chat turns, over days.
 
-Rule-based Spanish and some English (folded: case and accents ignored). A word or phrase of
-:data:`_LEXICON` counts unless a negation ("no", "nunca", "ni", "tampoco", "jamás", "not",
-"never", ...) stands among the three words before it ("no estoy triste", "I'm not tired" do not
-count). Only the person's turns are read, never ALMA's.
+Rule-based Spanish and some English: the text and the word list folded alike
+(:func:`policies.text.loose_fold`: case and accents ignored, ñ read as n, so "desengañado" counts
+typed either way). A word or phrase of :data:`_LEXICON` counts unless a negation ("no", "nunca",
+"ni", "tampoco", "jamás", "not", "never", ...) stands among the three words before it ("no estoy
+triste", "I'm not tired" do not count). Only the person's turns are read, never ALMA's.
 
 Each day of the last :data:`WINDOW_DAYS` with turns of the person gets a score: negative words
 per turn. With at least :data:`MIN_DAYS` such days, the older half and the recent half are
@@ -19,12 +20,13 @@ a week.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
-from datetime import date, datetime, timedelta
+from datetime import date
 
-from actions.planners.base import PlanResult, cap_evidence, fingerprint
+from actions.planners.base import PlanResult, cap_evidence
+from agent.detectors.logread import last_days, weekly_fingerprint
 from policies.i18n import _
+from policies.text import loose_fold
 from state.chatlog import Paragraph
 
 KIND = "low_mood"
@@ -38,24 +40,19 @@ _LEXICON = (
     r"|angustia(?:d[oa]s?)?|fatal|desanimad[oa]s?|frustrad[oa]s?|frustracion|agobiad[oa]s?"
     r"|agobio|estresad[oa]s?|estres|deprimid[oa]s?|sin ganas|no puedo mas|lloro|llorar|llorando"
     r"|solo[a]? en el mundo|fracaso|fracasad[oa]s?|desesperad[oa]s?|quemad[oa]s?|abrumad[oa]s?"
-    r"|fatiga|insomnio|no duermo|odio mi"
+    r"|fatiga|insomnio|no duermo|odio mi|desengañad[oa]s?|engañad[oa]s?|muert[oa]s? de sueño"
     # English, for a person who writes in it
     r"|tired|exhausted|worn out|drained|stressed|anxious|anxiety|overwhelmed|burn(?:ed|t) out"
     r"|miserable|depressed|hopeless|frustrated|fed up|can'?t sleep|insomnia|i hate my"
 )
-_WORD = re.compile(rf"\b(?:{_LEXICON})\b")
+_WORD = re.compile(rf"\b(?:{loose_fold(_LEXICON)})\b")
 _NEGATION = {"no", "nunca", "ni", "tampoco", "jamas", "not", "never", "nor", "don", "didn", "isn"}
-_TOKEN = re.compile(r"[a-zñ]+")
-
-
-def _plain(text: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", text.lower())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
+_TOKEN = re.compile(r"[a-z]+")
 
 
 def negative_words(text: str) -> list[str]:
     """The negative words of ``text`` that are not negated."""
-    folded = _plain(text)
+    folded = loose_fold(text)
     out: list[str] = []
     for m in _WORD.finditer(folded):
         if m.group(0).startswith("no ") or m.group(0) == "sin ganas":
@@ -72,8 +69,7 @@ def detect_low_mood(
     days: Sequence[tuple[date, str, list[Paragraph]]], now: float
 ) -> PlanResult | None:
     """``days``: (day, log path, parsed paragraphs) for each chat log, any order."""
-    today = datetime.fromtimestamp(now).date()
-    since = today - timedelta(days=WINDOW_DAYS - 1)
+    since, today = last_days(now, WINDOW_DAYS)
     scores: list[tuple[date, float, int]] = []
     evidence: list[str] = []
     for day, path, paragraphs in sorted(days, key=lambda d: d[0]):
@@ -100,7 +96,6 @@ def detect_low_mood(
     if recent_mean - older_mean < MIN_RISE or recent_words < MIN_WORDS:
         return None
     newest = scores[-1][0]
-    year, week, _weekday = newest.isocalendar()
     return PlanResult(
         kind=KIND,
         target="logs",
@@ -113,5 +108,5 @@ def detect_low_mood(
         evidence=cap_evidence(evidence[-10:]),
         plan=[],
         files=0,
-        fingerprint=fingerprint(KIND, "logs", [f"{year}-W{week:02d}"]),
+        fingerprint=weekly_fingerprint(KIND, newest),
     )

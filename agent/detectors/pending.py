@@ -51,12 +51,12 @@ import snowballstemmer
 
 from actions.planners.base import PlanResult, cap_evidence, fingerprint
 from policies.i18n import _
+from policies.text import loose_fold, without_hashtags
 from state.chatlog import Paragraph
 
 KIND = "pending_task"
 MAX_AGE_DAYS = 30
 
-_HASHTAG = re.compile(r"#[\w-]+")
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\n+")
 _TAG_TASK = re.compile(r"(?:^|\s)#(?:pendiente|todo)\b|\btodo:")
 _LEAD = re.compile(r"^[¡\s*-]+")
@@ -172,7 +172,7 @@ def is_promise(sentence: str) -> bool:
     text = sentence.strip()
     if text.startswith("¿") or text.endswith("?"):
         return False
-    folded = _LEAD.sub("", fold(text))
+    folded = _LEAD.sub("", loose_fold(text))
     if _RULE.search(folded):
         return False
     if _TAG_TASK.search(folded):
@@ -226,11 +226,6 @@ _DONE_FORM = re.compile(
 _NOT_MINE = re.compile(r"\b(?:ha|han|has|habia|habian|se|no|me|la|el|los|las|un|una)\s*$")
 
 
-def fold(text: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", text.lower())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
-
-
 @lru_cache(maxsize=8192)
 def _stems(word: str) -> frozenset[str]:
     """The word's Spanish and English stems (written with its accents: "llamé" -> "llam"),
@@ -238,7 +233,7 @@ def _stems(word: str) -> frozenset[str]:
     "devolví"), irregular forms to their verb's ("hice" -> "hac", "sent" -> "send")."""
     out: set[str] = set()
     for stemmer in (_SPANISH, _ENGLISH):
-        stem = fold(str(stemmer.stemWord(word)))
+        stem = loose_fold(str(stemmer.stemWord(word)))
         stem = _IRREGULAR.get(stem, stem)
         stem = re.sub(r"c$", "z", re.sub(r"gu$", "g", re.sub(r"qu$", "c", stem)))
         out.add(re.sub(r"(?<![qg])ue", "o", stem, count=1).replace("ie", "e", 1))
@@ -247,7 +242,7 @@ def _stems(word: str) -> frozenset[str]:
 
 @lru_cache(maxsize=8192)
 def _is_irregular(word: str) -> bool:
-    return any(fold(str(st.stemWord(word))) in _IRREGULAR for st in (_SPANISH, _ENGLISH))
+    return any(loose_fold(str(st.stemWord(word))) in _IRREGULAR for st in (_SPANISH, _ENGLISH))
 
 
 def _words(text: str) -> list[str]:
@@ -265,7 +260,7 @@ def sentences(text: str) -> Iterator[tuple[str, int]]:
         part = part.strip()
         if not part:
             continue
-        if out and not _HASHTAG.sub("", part).strip():
+        if out and not without_hashtags(part, "").strip():
             prev, prev_off = out[-1]
             out[-1] = (f"{prev} {part}", prev_off)
         else:
@@ -276,12 +271,12 @@ def sentences(text: str) -> Iterator[tuple[str, int]]:
 @lru_cache(maxsize=4096)
 def keywords(text: str) -> tuple[frozenset[str], ...]:
     """What a sentence is about: the stems of each of its words that is not a common one."""
-    words = _words(_HASHTAG.sub(" ", text))
-    return tuple(_stems(w) for w in words if len(w) >= 3 and fold(w) not in _STOP)
+    words = _words(without_hashtags(text))
+    return tuple(_stems(w) for w in words if len(w) >= 3 and loose_fold(w) not in _STOP)
 
 
 #: A later sentence is read against every promise before it: fold it once.
-_fold_once = lru_cache(maxsize=4096)(fold)
+_fold_once = lru_cache(maxsize=4096)(loose_fold)
 
 
 @lru_cache(maxsize=4096)
@@ -305,7 +300,7 @@ def _done_verbs(text: str) -> tuple[frozenset[str], ...]:
         word = m.group()
         if not (_DONE_FORM.fullmatch(word) or _is_irregular(word)):
             continue
-        if not _NOT_MINE.search(fold(lower[max(0, m.start() - 12) : m.start()])):
+        if not _NOT_MINE.search(loose_fold(lower[max(0, m.start() - 12) : m.start()])):
             out.append(_stems(word))
     return tuple(out)
 
@@ -373,8 +368,8 @@ def detect_pending(
     for i, s in enumerate(said):
         if not (oldest <= s.day < today) or not is_promise(s.text):
             continue
-        task = _HASHTAG.sub("", s.text).strip(" .,;")
-        key = " ".join(_WORD.findall(fold(task)))
+        task = without_hashtags(s.text, "").strip(" .,;")
+        key = " ".join(_WORD.findall(loose_fold(task)))
         if not key or key in seen:
             continue
         seen.add(key)

@@ -9,11 +9,13 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from policies.config import LEVELS, Level, Policy, level_rank, load_policy
+from actions.safe_read import read_config
+from policies.config import Level, Policy, load_policy
 from policies.decide import RunContext
 from policies.errors import BadArgumentError, ConfigError, RefusedError
 from policies.i18n import _
 from policies.layout import RootLayout
+from policies.states import LEVELS, level_rank
 from state.db import utcnow
 from state.suggestions import SuggestionStore
 
@@ -23,7 +25,7 @@ class PolicyHolder:
 
     def __init__(self, layout: RootLayout) -> None:
         self.path = layout.policy_file
-        self.policy: Policy = load_policy(self.path)
+        self.policy: Policy = load_policy(self.path, read_config(self.path))
         self.error: str | None = None
         self.loaded_at = utcnow()
         self._lock = threading.Lock()
@@ -34,7 +36,7 @@ class PolicyHolder:
     def reload(self) -> bool:
         with self._lock:
             try:
-                self.policy = load_policy(self.path)
+                self.policy = load_policy(self.path, read_config(self.path))
             except ConfigError as exc:
                 self.error = _(
                     "{error} The last good policy (loaded {when}) stays in force.",

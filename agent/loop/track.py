@@ -28,6 +28,7 @@ from typing import Any
 from actions.planners.base import PlanResult, fingerprint
 from policies.config import KNOWN_KINDS
 from policies.i18n import _
+from policies.states import COUNTED_OUTCOMES
 
 REJECTS_TO_STOP = 3
 UNDOS_TO_STOP = 2
@@ -35,7 +36,6 @@ PROMOTE_AFTER = 5
 HOLD_GROWTH = 2
 PROMOTION_KIND = "autonomy_promotion"
 POLICY_FILE = "system/autonomy.conf"
-_COUNTED = ("proposed", "accepted", "rejected", "undone", "useful", "useless")
 ANY_FOLDER = "*"
 
 
@@ -188,4 +188,4 @@ class TrackRecord:
 
 
 def _counts(counts: Counter[str]) -> dict[str, int]:
-    return {event: counts.get(event, 0) for event in _COUNTED}
+    return {event: counts.get(event, 0) for event in COUNTED_OUTCOMES}

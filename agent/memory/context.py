@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from actions.scan import read_file
+from actions.safe_read import read_file
 from actions.tree import Tree
 from agent.memory.search import Hit, candidates, embed_soon, load
 from state.memory import MemoryRecord, MemoryStore

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, date, datetime
 
-from actions.scan import FileRead
+from actions.safe_read import FileRead
 from actions.tree import Tree
 from agent.memory.memorize import Memorizer
 from agent.memory.rules import derive

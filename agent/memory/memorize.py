@@ -8,11 +8,11 @@ memory's ``mention_ids`` and stops too. Either way nothing is counted twice.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from agent.memory.reinforce import near_identical, reinforce
+from policies.text import without_hashtags
 from state.memory import MemoryRecord, MemoryStore
 from state.memory.models import NEVER_EVICTED
 
@@ -20,13 +20,12 @@ log = logging.getLogger(__name__)
 
 #: Neighbours looked at for a near-duplicate: the nearest is nearly always the one.
 _NEIGHBOURS = 3
-_HASHTAG = re.compile(r"(?<![\w&/])#[^\W\d_][\w-]*")
 
 
 def embedding_text(content: str) -> str:
     """What is embedded: the text without its #hashtags. They are tags (metadata, filtered
     exactly); left in, one extra "#fatiga" moves a repeat below the duplicate mark."""
-    return " ".join(_HASHTAG.sub(" ", content).split()) or content
+    return " ".join(without_hashtags(content).split()) or content
 
 
 @dataclass

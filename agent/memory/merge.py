@@ -25,8 +25,9 @@ from pydantic import BaseModel, ConfigDict
 from agent.memory.memorize import Memorizer
 from policies.errors import BadArgumentError, ConflictError, NotFoundError
 from policies.i18n import _
+from policies.text import tag_key
 from state.memory import MemoryRecord, MemoryStore
-from state.memory.normalize import NEGATIONS, numbers, tag_key, words
+from state.memory.normalize import NEGATIONS, numbers, words
 
 log = logging.getLogger(__name__)
 

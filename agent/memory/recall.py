@@ -21,12 +21,12 @@ Every effect names the memory id that caused it.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from policies.i18n import _
+from policies.text import loose_fold
 
 #: Memories listed per role per analysis (principles and decisions are few and short).
 MAX_NOTES = 500
@@ -86,13 +86,6 @@ class Recall:
     why: str = ""
 
 
-def fold(text: str) -> str:
-    if text.isascii():  # most memories: nothing to decompose
-        return text.lower()
-    decomposed = unicodedata.normalize("NFKD", text.lower())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
-
-
 def rejection_memory(sid: int, kind: str, target: str, reason: str | None) -> str:
     """The decision memory written when a person rejects a suggestion (read back here)."""
     text = f"Rechazaste la sugerencia {sid} ({kind}) para {target}."
@@ -106,7 +99,7 @@ def _note(memory: dict[str, Any], role: Literal["principle", "decision"]) -> Mem
         if m is None:
             return None
         reason = m["reason"]
-        said = fold(reason) if reason else ""
+        said = loose_fold(reason) if reason else ""
         if _FORBID.search(said):
             # "Nunca borres nada de user/Fotos": that folder (the one rejected, when none is
             # named) is protected for every kind, as a principle protects it.
@@ -138,7 +131,7 @@ def _note(memory: dict[str, Any], role: Literal["principle", "decision"]) -> Mem
         content=content,
         role=role,
         paths=paths,
-        forbids=bool(_FORBID.search(fold(content))),
+        forbids=bool(_FORBID.search(loose_fold(content))),
         kind=None,
         reason=None,
     )

@@ -9,24 +9,18 @@ least 75% of their content words (hashtags and stopwords aside) in common.
 
 from __future__ import annotations
 
-import re
-
+from policies.text import tag_key, without_hashtags
 from state.memory.models import MENTION_IDS_KEPT, MemoryRecord
-from state.memory.normalize import NEGATIONS, content_words, numbers, tag_key, words
+from state.memory.normalize import NEGATIONS, content_words, numbers, words
 
 #: Mentions (the first one included) at which a memory's importance rises by one.
 BOOST_AT = 5
 MIN_WORD_OVERLAP = 0.75
-_HASHTAG = re.compile(r"#[^\s#]+")
-
-
-def _plain(text: str) -> str:
-    return _HASHTAG.sub(" ", text)
 
 
 def same_claim(a: str, b: str) -> bool:
     """The lexical half of the test: numbers, negations and most words agree."""
-    a, b = _plain(a), _plain(b)
+    a, b = without_hashtags(a), without_hashtags(b)
     if numbers(a) != numbers(b):
         return False
     wa, wb = set(words(a)), set(words(b))

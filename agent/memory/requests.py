@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from policies import limits as L
 from policies.errors import BadArgumentError
 from policies.i18n import _
+from policies.invalid import first_problem
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -66,8 +67,12 @@ def parse(model: type[M], **values: Any) -> M:
     try:
         return model.model_validate(values)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"]) or "arguments"
+        problem = first_problem(exc)
+        lower = problem.msg[:1].lower() + problem.msg[1:]
         raise BadArgumentError(
-            _("Argument {where}: {lower}; fix it and retry.", where=where, lower=err["msg"].lower())
+            _(
+                "Argument {where}: {lower}; fix it and retry.",
+                where=problem.key or "arguments",
+                lower=lower,
+            )
         ) from None

@@ -13,9 +13,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
-from state.memory.normalize import STOPWORDS, clean_tag, fold, tag_key, words
-
-_HASHTAG = re.compile(r"(?<![\w&/])#([^\W\d_][\w-]*)")
+from policies.text import clean_tag, fold, hashtags, tag_key, without_hashtags
+from state.memory.normalize import STOPWORDS, words
 
 #: tag -> folded word prefixes (a prefix matches at the start of a word).
 KEYWORD_TAGS: dict[str, tuple[str, ...]] = {
@@ -302,10 +301,6 @@ class RuleMeta:
     question: bool = False
 
 
-def hashtags(text: str) -> list[str]:
-    return [clean_tag(t) for t in _HASHTAG.findall(text)]
-
-
 def keyword_tags(folded: str) -> list[str]:
     return [tag for tag, rx in _KEYWORD_RES.items() if rx.search(folded)]
 
@@ -391,7 +386,7 @@ def is_question(text: str) -> bool:
     """Whether the person only asks here: every sentence of the text is a question (what is
     left around them is filler). "Soy alérgico a los frutos secos. ¿Qué puedo cenar?" states a
     fact and is not one; "¿soy alérgico a algo?" is."""
-    body = _HASHTAG.sub(" ", text).strip()
+    body = without_hashtags(text).strip()
     if "?" in body:
         rest = _ASKED.sub(" ", body)
         return all(w in _FILLER for w in words(rest))
@@ -438,7 +433,7 @@ def derive(
     """Metadata for one text. ``base`` is the importance before the rules: 2 for a chat
     turn, 3 for a note or a memory the person adds."""
     folded = fold(text)
-    tags = hashtags(text)
+    tags = [clean_tag(t) for t in hashtags(text)]
     keys = {tag_key(t) for t in tags}
     tags += [t for t in keyword_tags(folded) if tag_key(t) not in keys]
     memory_type = classify(folded, tags)

@@ -36,8 +36,8 @@ from policies.errors import NotFoundError
 from policies.i18n import _
 from policies.layout import RootLayout
 from policies.modes import PRIVATE_DIR
+from policies.text import fold, project_key, tag_key
 from state.memory import MemoryRecord, MemoryStateDB, MemoryStore, get_embedder, layer_for
-from state.memory.normalize import fold, project_key, tag_key
 from state.memory.store import where_all
 
 log = logging.getLogger(__name__)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from actions.scan import read_file
+from actions.safe_read import read_file
 from actions.tree import Tree
 from agent.voice.model import CHAT_SAMPLING, Backend, ModelRuntime, generate
 from agent.voice.prompt import assemble
@@ -357,7 +357,7 @@ class ChatService:
             return {}
 
     def persona(self) -> str:
-        """``system/persona.md``, read the one safe way (actions.scan.read_file: no link, no FIFO,
+        """``system/persona.md``, read the one safe way (actions.safe_read.read_file: no link, no FIFO,
         at most MAX_PERSONA_BYTES); the built-in one if missing."""
         path = self.layout.persona_file
         try:

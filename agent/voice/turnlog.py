@@ -15,9 +15,9 @@ import stat
 import threading
 from datetime import datetime
 
-from control.ctl import printable
 from policies.layout import RootLayout
 from policies.modes import PRIVATE_FILE
+from policies.text import printable
 from state.chatlog import ASSISTANT, PERSON, file_name, format_day, format_turn
 
 log = logging.getLogger("alma.chat")

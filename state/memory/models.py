@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from state.memory.normalize import clean_tag, fold, project_key, tag_key
+from policies.text import clean_tag, fold, project_key, tag_key
 
 Layer = Literal["L-inf", "L1", "L0"]
 LAYERS: tuple[Layer, ...] = ("L-inf", "L1", "L0")

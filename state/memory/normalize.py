@@ -1,8 +1,7 @@
-"""Text keys for Spanish: the one place that decides when two spellings are "the same".
+"""The memory's words in Spanish: tokens, stopwords, negations, stems and search terms.
 
-Tags are stored lowercase as the person wrote them ("energía"), and matched through a key
-that also ignores accents ("energia" finds it), because people type Spanish without accents
-half of the time. The tilde of ñ is kept: "año" and "ano" are different words.
+Every word is compared through :func:`policies.text.fold` (case and accents ignored, the tilde
+of ñ kept), the same key tags and projects are matched on (:func:`policies.text.tag_key`).
 """
 
 from __future__ import annotations
@@ -12,7 +11,8 @@ import unicodedata
 
 import snowballstemmer
 
-_COMBINING_TILDE = "\u0303"
+from policies.text import fold
+
 _WORD = re.compile(r"[^\W_]+(?:[.,'][^\W_]+)*", re.UNICODE)
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 
@@ -99,34 +99,6 @@ STOPWORDS = frozenset(
 NEGATIONS = frozenset(
     {"no", "nunca", "jamas", "ni", "tampoco", "nada", "nadie", "ningun", "ninguna"}
 )
-
-
-def fold(text: str) -> str:
-    """Casefold and drop accents except the tilde of ñ."""
-    text = text.casefold()
-    if text.isascii():  # nothing to decompose: most tags, projects and English text
-        return text
-    out: list[str] = []
-    for ch in unicodedata.normalize("NFD", text):
-        if unicodedata.combining(ch) and not (ch == _COMBINING_TILDE and out and out[-1] == "n"):
-            continue
-        out.append(ch)
-    return unicodedata.normalize("NFC", "".join(out))
-
-
-def clean_tag(raw: str) -> str:
-    """The stored form of a tag: trimmed, without '#', lowercase NFC, as written otherwise."""
-    tag = unicodedata.normalize("NFC", raw.strip().lstrip("#").strip()).lower()
-    return re.sub(r"\s+", "-", tag)[:60]
-
-
-def tag_key(raw: str) -> str:
-    """The key filters match on: "Fatiga", "#fatiga" and "fátiga" share it."""
-    return fold(clean_tag(raw))
-
-
-def project_key(raw: str) -> str:
-    return fold(raw.strip())
 
 
 def words(text: str) -> list[str]:

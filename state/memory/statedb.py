@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from policies.modes import PRIVATE_DIR, private_file
+from policies.text import fold
 from state.memory.models import RankFacts
-from state.memory.normalize import fold
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS log_offsets (

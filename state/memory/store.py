@@ -24,9 +24,10 @@ import numpy as np
 
 from policies.errors import ConfigError, UnavailableError
 from policies.i18n import _
+from policies.text import project_key, tag_key
 from state.memory.embedder import AlmaEmbeddingFunction, Embedder, Vectors
 from state.memory.models import MemoryRecord, RankFacts
-from state.memory.normalize import lexical_text, project_key, tag_key
+from state.memory.normalize import lexical_text
 from state.memory.statedb import CatalogRow, MemoryStateDB
 
 log = logging.getLogger(__name__)

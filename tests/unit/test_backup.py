@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from actions.safe_read import read_config
 from agent.backup import restore as backup_restore
 from agent.backup.restic import Restic
 from agent.backup.service import LAST_SETTING, REPO_SETTING, BackupService, stage_data
@@ -34,7 +35,7 @@ DAY = 86400.0
 def test_the_default_backup_section_is_valid(tmp_path: Path) -> None:
     path = tmp_path / "autonomy.conf"
     path.write_text(DEFAULT_POLICY_TOML, encoding="utf-8")
-    backup = load_policy(path).backup
+    backup = load_policy(path, read_config(path)).backup
     assert backup.target == "" and backup.schedule == "daily"
     assert backup.include == ["logs", "user", "docs", "system", ".alma"]
     assert (backup.keep_daily, backup.keep_weekly, backup.keep_monthly) == (7, 4, 12)

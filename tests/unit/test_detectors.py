@@ -17,9 +17,10 @@ from actions.ops import Move, Trash
 from actions.planners import PlanResult
 from agent.detectors import detect_files, detect_logs
 from agent.detectors.failures import is_failure, signature
-from agent.detectors.pending import fold, is_promise
+from agent.detectors.pending import is_promise
 from policies.config import Policy, policy_from_dict
 from policies.i18n import language
+from policies.text import loose_fold
 
 
 @pytest.fixture(autouse=True)
@@ -368,7 +369,7 @@ def test_promises(sentence: str, promise: bool) -> None:
 
 
 def test_fold_removes_accents() -> None:
-    assert fold("Mañana RECUÉRDAME") == "manana recuerdame"
+    assert loose_fold("Mañana RECUÉRDAME") == "manana recuerdame"
 
 
 def test_pending_task_until_said_done(tmp_path: Path) -> None:

@@ -66,3 +66,20 @@ def test_one_bad_day_or_a_steady_mood_is_not_a_trend() -> None:
 def test_off_with_one_line_in_the_policy() -> None:
     assert policy_from_dict({}).monitor.low_mood is True
     assert policy_from_dict({"monitor": {"low_mood": False}}).monitor.low_mood is False
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Me siento desengañada.",
+        "Estoy muerto de sueño.",
+        "ME SIENTO ENGAÑADO",
+        "me siento desenganada",  # typed on a keyboard without ñ
+    ],
+)
+def test_words_with_enye_count_as_written_or_typed_without_it(text: str) -> None:
+    assert len(negative_words(text)) == 1
+
+
+def test_a_word_with_enye_is_negated_like_any_other() -> None:
+    assert negative_words("No me siento engañado, ni desengañada.") == []

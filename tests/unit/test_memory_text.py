@@ -13,7 +13,7 @@ from agent.memory.export import export
 from agent.memory.reinforce import same_claim
 from agent.memory.rules import derive
 from policies.errors import BadArgumentError
-from state.memory.normalize import fold, tag_key
+from policies.text import fold, tag_key
 from tests.unit.test_chatlog import LOG
 
 
@@ -98,7 +98,7 @@ def test_export_pairs(tmp_path: Path) -> None:
 
 def test_principles_are_read_the_one_safe_way(tmp_path: Path) -> None:
     """system/principles.md is read at every chat message and every context, through
-    actions.scan.read_file (the one reader of files below the root): a link is not followed,
+    actions.safe_read.read_file (the one reader of files below the root): a link is not followed,
     a FIFO does not block, a sparse gigabyte is not read whole."""
     import os
     import threading

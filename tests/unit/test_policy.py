@@ -8,10 +8,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from actions.safe_read import read_config
 from policies.config import Policy, load_policy, policy_from_dict
 from policies.decide import PlanFacts, RunContext, Verdict, decide, path_zone_problem
 from policies.defaults import DEFAULT_POLICY_TOML
 from policies.errors import ConfigError
+
+
+def load(path: Path) -> Policy:
+    """The policy as the daemon loads it: the file read the one safe way, then built."""
+    return load_policy(path, read_config(path))
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -21,7 +27,7 @@ def write(tmp_path: Path, text: str) -> Path:
 
 
 def test_the_default_file_is_valid_and_matches_the_contract(tmp_path: Path) -> None:
-    policy = load_policy(write(tmp_path, DEFAULT_POLICY_TOML))
+    policy = load(write(tmp_path, DEFAULT_POLICY_TOML))
     assert policy.level == "suggest"
     assert policy.zones.writable == ["user"]
     assert policy.zones.read_only == ["system", "logs", "docs"]
@@ -91,7 +97,7 @@ def test_a_wrong_value_names_file_line_key_and_fix(
     path = write(tmp_path, text)
     line = line_of(text, marker)
     with pytest.raises(ConfigError) as err:
-        load_policy(path)
+        load(path)
     message = str(err.value)
     assert str(path) in message
     assert f"key {key}" in message
@@ -112,12 +118,12 @@ def test_bad_toml_names_the_line(tmp_path: Path) -> None:
     text = DEFAULT_POLICY_TOML.replace("\n[auto]\n", "\n[auto\n", 1)
     path = write(tmp_path, text)
     with pytest.raises(ConfigError, match=rf"not valid TOML.*line {line_of(text, '[auto')}"):
-        load_policy(path)
+        load(path)
 
 
 def test_a_missing_file_says_to_run_init(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="alma-ctl init"):
-        load_policy(tmp_path / "autonomy.conf")
+        load(tmp_path / "autonomy.conf")
 
 
 def test_the_policy_is_the_text_read_once_even_if_saved_meanwhile(
@@ -138,7 +144,7 @@ def test_the_policy_is_the_text_read_once_even_if_saved_meanwhile(
         return out
 
     monkeypatch.setattr(config, "parse_toml", parse_then_saved)
-    assert load_policy(path).level == "suggest"
+    assert load(path).level == "suggest"
 
 
 def test_environment_never_changes_the_policy(
@@ -146,12 +152,12 @@ def test_environment_never_changes_the_policy(
 ) -> None:
     monkeypatch.setenv("LEVEL", "auto")
     monkeypatch.setenv("level", "auto")
-    assert load_policy(write(tmp_path, DEFAULT_POLICY_TOML)).level == "suggest"
+    assert load(write(tmp_path, DEFAULT_POLICY_TOML)).level == "suggest"
 
 
 def test_spanish_text_in_comments_is_fine(tmp_path: Path) -> None:
     text = "# Política de ALMA: año, niño, acción\n" + DEFAULT_POLICY_TOML
-    assert load_policy(write(tmp_path, text)).level == "suggest"
+    assert load(write(tmp_path, text)).level == "suggest"
 
 
 # -- zones ---------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The one safe reader of files below the root (actions.scan.read_file) and its users: the
+"""The one safe reader of files below the root (actions.safe_read.read_file) and its users: the
 detectors, memory ingestion, the training export and the daily report (issue 8).
 
 On main, ingestion and export read ``logs/*.md`` with ``Path.read_bytes``: a link to a secret
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from actions.scan import read_file
+from actions.safe_read import read_file
 from actions.tree import Tree
 from agent.day.report import append_audit, audit_header, write_own
 from agent.memory.export import export

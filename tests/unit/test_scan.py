@@ -15,7 +15,6 @@ from actions.scan import (
     TreeScan,
     find_named,
     peek_into,
-    printable,
     scan_folder,
     scan_tree,
     with_sha256,
@@ -255,12 +254,6 @@ def test_with_sha256_hashes_through_fds_and_drops_changed_files(root: Path) -> N
     assert [f.path for f in hashed] == ["user/a.txt"]
     assert hashed[0].identity.sha256 == hashlib.sha256(b"same").hexdigest()
     assert {s.path for s in skipped} == {"user/b.txt", "user/big.txt"}
-
-
-def test_printable_escapes_what_cannot_be_shown() -> None:
-    assert printable("a\nb") == "a\\x0ab"
-    assert printable(os.fsdecode(b"\xff")) == "\\xff"
-    assert printable("año") == "año"
 
 
 def test_with_sha256_uses_the_callers_cache(root: Path) -> None:

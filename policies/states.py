@@ -1,0 +1,33 @@
+"""The words of a suggestion's life and of autonomy, as the store, the policy and the socket's
+commands spell them (contract §3, §4).
+
+Only tuples: alma-ctl imports this at every start, so neither typing nor dataclasses here.
+"""
+
+from __future__ import annotations
+
+#: A suggestion's status in the store; ``suggestions list --status`` takes one of them.
+SUGGESTION_STATUSES = ("pending", "accepted", "rejected", "executed", "failed", "expired")
+
+#: Autonomy levels, lowest first: a level may only be lowered at run time.
+LEVELS = ("off", "manual", "suggest", "auto")
+
+#: What the track record stores for each kind (and folder); a later ``feedback`` replaces an
+#: earlier verdict. ``lifted``: a person allowed a stopped kind (or folder) again, which
+#: starts its count anew.
+OUTCOMES = ("proposed", "accepted", "rejected", "undone", "useful", "useless", "lifted")
+
+#: The outcomes ``stats`` counts and shows.
+COUNTED_OUTCOMES = OUTCOMES[:6]
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Literal
+
+    #: LEVELS for the type checker (the policy's field is built from LEVELS at run time).
+    Level = Literal["off", "manual", "suggest", "auto"]
+
+
+def level_rank(level: str) -> int:
+    """How high ``level`` is: "off" is 0."""
+    return LEVELS.index(level)

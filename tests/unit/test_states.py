@@ -1,0 +1,47 @@
+"""policies.states: the words of a suggestion's life and of autonomy, written once."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from typing import get_args
+
+from control.commands import COMMANDS
+from policies import states
+from policies.config import Policy
+from state import suggestions
+
+
+def test_the_leaf_imports_only_the_standard_library_light_parts() -> None:
+    code = (
+        "import sys; import policies.states; "
+        "print(sorted(m for m in ('typing', 'pydantic', 'dataclasses') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"
+
+
+def test_levels_are_ordered_and_the_policy_accepts_exactly_them() -> None:
+    assert [states.level_rank(level) for level in states.LEVELS] == [0, 1, 2, 3]
+    assert get_args(Policy.model_fields["level"].annotation) == states.LEVELS
+
+
+def test_the_store_and_the_commands_know_the_same_statuses() -> None:
+    # The table's CHECK is a migration already run on every root: it must agree, not move.
+    check = re.search(r"status IN\s*\(([^)]*)\)", suggestions.MIGRATIONS[0])
+    assert check is not None
+    assert tuple(w.strip(" '\n") for w in check[1].split(",")) == states.SUGGESTION_STATUSES
+    listed = {a.name: a for a in COMMANDS["suggestions.list"].args}
+    assert listed["status"].choices == states.SUGGESTION_STATUSES
+    lowered = {a.name: a for a in COMMANDS["autonomy.level"].args}
+    assert lowered["level"].choices == states.LEVELS
+
+
+def test_the_store_knows_the_same_outcomes_and_counts_some() -> None:
+    check = re.search(r"event IN\s*\(([^)]*)\)", "".join(suggestions.MIGRATIONS))
+    assert check is not None
+    assert tuple(w.strip(" '\n") for w in check[1].split(",")) == states.OUTCOMES
+    assert set(states.COUNTED_OUTCOMES) < set(states.OUTCOMES)
