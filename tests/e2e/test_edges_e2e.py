@@ -1,4 +1,4 @@
-"""Issue 8's edges against the real daemon: what ALMA reads in ``logs/`` and how it answers.
+"""Edges against the real daemon: what ALMA reads in ``logs/`` and how it answers.
 
 Each test drives ``alma-agentd`` and ``alma-ctl`` as subprocesses (tests/support/daemon.py).
 """

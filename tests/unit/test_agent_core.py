@@ -1,4 +1,4 @@
-"""agent.loop.lifecycle and agent.loop.autonomy in process (issue 8): the suggestions' life without a daemon.
+"""agent.loop.lifecycle and agent.loop.autonomy in process: the suggestions' life without a daemon.
 
 The real detectors, store, loop and engine (its child run in this process, as
 tests/support/engine.py does); only the clock is given. On main these paths, the ``expired``
@@ -423,8 +423,8 @@ class ScanningMemory:
 def test_a_pending_merge_stays_while_the_stores_scan_runs_and_expires_when_it_is_gone(
     agent: tuple[Agent, AlmaRoot],
 ) -> None:
-    # Issue 10, Must show 4: the analysis no longer waits for the merge scan (seconds at
-    # 10,000 memories); while it runs, the store is "not looked at", never "nothing to merge".
+    # The analysis never waits for the merge scan (seconds on a large store); while it runs,
+    # the store is "not looked at", never "nothing to merge".
     ag, _alma = agent
     memory = ScanningMemory()
     ag.memory = MemoryGate()

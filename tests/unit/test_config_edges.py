@@ -1,4 +1,4 @@
-"""Configuration edges (issue 8): nested TOML, absurd values, alma.toml, autonomy on."""
+"""Configuration edges: nested TOML, absurd values, alma.toml, autonomy on."""
 
 from __future__ import annotations
 

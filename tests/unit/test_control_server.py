@@ -651,7 +651,7 @@ def test_survives_ten_thousand_hostile_messages(
 
 
 def _trickle(path: Path, stop: threading.Event, answers: list[bytes]) -> None:
-    """A client sending one byte of a request at a time, never a newline (issue 8)."""
+    """A client sending one byte of a request at a time, never a newline."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
         conn.settimeout(30)
         conn.connect(os.fspath(path))
@@ -779,8 +779,8 @@ def test_surrogate_pairs_are_text() -> None:
 
 
 def test_a_runtime_folder_of_another_user_is_named_as_such(base: Path) -> None:
-    """Another user's 0700 socket folder cannot even be opened; on main the daemon then said
-    it was "a symlink or not a directory" (issue 8). Run as uid 65534 against root's folder."""
+    """Another user's 0700 socket folder cannot even be opened: the daemon says whose it is,
+    not "a symlink or not a directory". Run as uid 65534 against root's folder."""
     (base / "alma").mkdir(mode=0o700)
     os.chown(base / "alma", 0, 0)
 

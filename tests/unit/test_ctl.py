@@ -295,7 +295,7 @@ def test_daemon_unreachable(capsys: pytest.CaptureFixture[str], root: Path) -> N
     assert code == 3 and out == ""
     assert "not reachable" in err and f"alma-agentd --root {root}" in err
     assert len(err.splitlines()) == 1
-    # A root never initialised: the next step is `init`, not starting a daemon (issue 8).
+    # A root never initialised: the next step is `init`, not starting a daemon.
     code, out, _ = run(capsys, "--root", str(root), "--json", "status")
     assert code == 3
     assert json.loads(out) == {
@@ -650,7 +650,7 @@ def test_terminal_escapes_from_logs_and_memories_are_shown_never_obeyed(
     argv: list[str],
     result: object,
 ) -> None:
-    """On main ``show`` and ``list`` printed ESC, BEL, CR and bidi overrides raw (issue 8)."""
+    """``show`` and ``list`` print ESC, BEL, CR and bidi overrides escaped, never raw."""
     fake.results[wire] = result
     code, out, _err = run(capsys, "--root", str(root), *argv)
     assert code == 0
@@ -675,8 +675,8 @@ def test_printable_keeps_text_and_is_idempotent() -> None:
 
 
 def test_init_narrows_a_loose_alma_folder(capsys: pytest.CaptureFixture[str], root: Path) -> None:
-    """On main a pre-existing ``.alma/`` of mode 0755 stayed so: other users could read the
-    memories, the journal and the trash (issue 8)."""
+    """A pre-existing ``.alma/`` of mode 0755 becomes 0700: other users could read the
+    memories, the journal and the trash."""
     (root / ".alma").mkdir(parents=True, mode=0o755)
     os.chmod(root / ".alma", 0o755)
     assert run(capsys, "--root", str(root), "init")[0] == 0

@@ -354,7 +354,7 @@ def test_one_long_day_is_not_a_pattern(tmp_path: Path) -> None:
         ("Recuérdame que nunca opere con más del 2% de riesgo.", False),
         ("Siempre reviso el riesgo antes. #principio", False),
         ("Hoy estuve programando.", False),
-        # issue 24: a sentence about tomorrow is not a promise; a commitment with an object is
+        # a sentence about tomorrow is not a promise; a commitment with an object is
         ("Mañana empieza una semana dura.", False),
         ("Mañana es viernes y hay cena de empresa.", False),
         ("Mañana es lunes y hay reunión.", False),

@@ -134,8 +134,8 @@ def test_bare_undo_never_reverts_an_undo(alma: AlmaRoot, engine: Engine) -> None
 
 
 def test_a_bare_undo_reverts_a_redo(alma: AlmaRoot, engine: Engine) -> None:
-    """Issue 8: after undoing an undo, a bare undo said nothing was done, though the redo is.
-    A redo does the original again, so a bare undo takes it back (an undo it never takes)."""
+    """After undoing an undo, a bare undo takes back the redo: a redo does the original
+    again, so it is the newest thing a bare undo may take back (an undo it never takes)."""
     before = alma.world()
     done = engine.execute(organize(alma), kind="organize", ctx=APPROVED)
     undo = engine.undo()
@@ -368,8 +368,8 @@ def test_trash_empty_removes_only_what_is_older_than_asked(alma: AlmaRoot, engin
 def test_trash_empty_keeps_the_policys_retention_and_forgets_emptied_actions(
     alma: AlmaRoot, engine: Engine
 ) -> None:
-    """Issue 8: ``trash empty --older-than 0`` ignored ``[trash] retention_days``, and every bare
-    undo afterwards aimed at the emptied action, failed, and added a rolled_back row."""
+    """``trash empty --older-than 0`` respects ``[trash] retention_days``, and a bare undo
+    never aims at an action whose trash was emptied (it would fail and add a rolled_back row)."""
     alma.write("user/viejo.tmp", b"trashed long ago")
     old = engine.execute([alma.trash("user/viejo.tmp")], kind="temp_cleanup", ctx=APPROVED)
     before = alma.world()

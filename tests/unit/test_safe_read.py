@@ -1,5 +1,5 @@
 """The one safe reader of files below the root (actions.scan.read_file) and its users: the
-detectors, memory ingestion, the training export and the daily report (issue 8).
+detectors, memory ingestion, the training export and the daily report.
 
 On main, ingestion and export read ``logs/*.md`` with ``Path.read_bytes``: a link to a secret
 file put the secret in memory and in the export, a FIFO blocked ingestion forever, and a
