@@ -22,7 +22,7 @@ docs/benchmarks.md):
   the file is; after it, every path and every byte of the original tree.
 
 The seed is ``ALMA_CRASH_SEED`` (printed with the kill points: run with ``-s`` to see them and
-each step's time). The run at 100,000 files: docs/benchmarks.md, "The crash test".
+each step's time). The run at 100,000 files: docs/benchmarks.md, "One action".
 """
 
 from __future__ import annotations
