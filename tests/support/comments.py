@@ -8,12 +8,14 @@ belongs in ``git log``. Two rules, read from every comment and every docstring o
 packages and of bench/ (tests/unit/test_comments.py runs them):
 
 - :data:`FIGURE`: a number with a unit of time or size, a ratio (``4x``) or a percentage;
-- :data:`HISTORY`: "used to", "issue N", "Must show N", "previously", "formerly", "before this change".
+- :data:`HISTORY`: "used to", "issue N", "Must show N", "previously", "formerly", "before this
+  change", "on main".
 
 Literals between double backquotes (````30min````, a text a regex must read) are examples, not
 figures, and are left out. Bytes are not a unit here: a format's field sizes and the kernel's
 limits are facts of the format, not measurements. Test files are read for the second rule only
-(:func:`findings_in_tests`): a test's name and docstring say the behaviour, not the issue it came from.
+(:func:`findings_in_tests`): a test's name and docstring say the behaviour, not where it came
+from.
 """
 
 from __future__ import annotations
@@ -56,7 +58,8 @@ FIGURE = re.compile(
 HISTORY = re.compile(
     r"(?<!\bis )(?<!\bare )(?<!\bbe )\bused to\b"
     r"|\bissue\s?#?\d+|\bmust show\s?\d"
-    r"|\bpreviously\b|\bformerly\b|\bbefore (?:this|the) (?:change|fix|commit)\b",
+    r"|\bpreviously\b|\bformerly\b|\bbefore (?:this|the) (?:change|fix|commit)\b"
+    r"|\bon main\b",
     re.IGNORECASE,
 )
 _LITERAL = re.compile(r"``.*?``")

@@ -69,6 +69,7 @@ def test_what_is_no_figure_is_left_alone(text: str) -> None:
         "(issue #21)",
         "previously read every row",
         "before this change the plan was copied",
+        "on main the limit was per recv",
     ],
 )
 def test_history_is_found(text: str) -> None:

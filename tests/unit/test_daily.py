@@ -219,8 +219,8 @@ def test_the_audit_entry_of_a_large_action_reads_only_the_ops_it_shows() -> None
 
 
 def test_a_log_changed_past_year_9999_does_not_stop_the_report(root: Path) -> None:
-    # On main date.fromtimestamp raised ValueError on it: `alma-ctl report` answered an
-    # internal error, and so did the daily analysis, every day. Year 36812 needs a file system
+    # date.fromtimestamp raises ValueError on it; uncaught, `alma-ctl report` would answer an
+    # internal error, and so would the daily analysis, every day. Year 36812 needs a file system
     # that keeps such a time (tmpfs, btrfs, XFS; ext4 caps it), so the root is copied to one.
     shm = Path("/dev/shm")
     if not shm.is_dir() or not os.access(shm, os.W_OK):

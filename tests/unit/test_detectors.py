@@ -524,8 +524,8 @@ def any_time_root() -> Iterator[Path]:
 
 
 def test_a_log_changed_past_year_9999_stops_no_analysis(any_time_root: Path) -> None:
-    # On main datetime.fromtimestamp raised ValueError on it, and every analysis of the root
-    # failed with it: no suggestion at all, ever, until the file was found and touched.
+    # datetime.fromtimestamp raises ValueError on it; uncaught, every analysis of the root
+    # would fail: no suggestion at all, ever, until the file was found and touched.
     write_log(any_time_root, "run.log", ["ERROR boom"] * 3)
     os.utime(any_time_root / "logs/run.log", (NO_DATE_FUTURE, NO_DATE_FUTURE))
     write_log(

@@ -221,8 +221,8 @@ def dedupe(alma: AlmaRoot) -> list[Op]:
 def test_a_dedupe_comes_back_whatever_became_of_the_copy_it_kept(
     alma: AlmaRoot, engine: Engine, change: str
 ) -> None:
-    """The trashed copies are bytes of their own: on main the undo was refused whole when the
-    kept copy had changed since, and the person could not get the others back."""
+    """The trashed copies are bytes of their own: the undo is not refused whole when the
+    kept copy changed since, so the person gets the others back."""
     done = engine.execute(dedupe(alma), kind="duplicates", ctx=APPROVED)
     kept = alma.path("user/proyecto/foto1.jpg")
     if change == "edited":
@@ -503,9 +503,9 @@ def test_pausing_the_collector_from_many_threads_always_turns_it_back_on() -> No
 
 @pytest.mark.parametrize("backend", ["landlock", "inprocess"])
 def test_zones_named_with_a_leading_dash_reach_the_executor(alma: AlmaRoot, backend: str) -> None:
-    # On main the zones went to the confined child as "--writable -entrada": its argparse read
-    # the zone as an option and exited 2, so with such a zone in autonomy.conf every action,
-    # undo and recovery of the root failed ("the executor stopped unexpectedly").
+    # Passed as "--writable -entrada", an argument parser would read the zone as an option and
+    # exit 2, so with such a zone in autonomy.conf every action, undo and recovery of the root
+    # would fail ("the executor stopped unexpectedly").
     alma.write("-entrada/nota.txt", b"una nota")
     alma.write("-archivo/viejo.txt", b"viejo")
     policy = policy_from_dict(

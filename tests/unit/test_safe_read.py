@@ -1,9 +1,10 @@
 """The one safe reader of files below the root (actions.scan.read_file) and its users: the
 detectors, memory ingestion, the training export and the daily report.
 
-On main, ingestion and export read ``logs/*.md`` with ``Path.read_bytes``: a link to a secret
-file put the secret in memory and in the export, a FIFO blocked ingestion forever, and a
-sparse 1 GB file was read whole; the report was written through a symlinked ``logs/alma/``.
+Read with ``Path.read_bytes``, ``logs/*.md`` would betray the person: a link to a secret file
+would put the secret in memory and in the export, a FIFO would block ingestion forever, and a
+sparse gigabyte would be read whole; the report would be written through a symlinked
+``logs/alma/``.
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ def svc(root: Path, embedder_loaded: None) -> Iterator[MemoryService]:
 
 
 def _in_thread(fn: object, timeout: float) -> object:
-    """Run ``fn`` and give its result; fail (not hang) when it blocks (a FIFO on main)."""
+    """Run ``fn`` and give its result; fail (not hang) when it blocks (on a FIFO, say)."""
     out: list[object] = []
     t = threading.Thread(target=lambda: out.append(fn()), daemon=True)  # type: ignore[operator]
     t.start()
