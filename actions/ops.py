@@ -42,8 +42,8 @@ class Identity(NamedTuple):
     with another device number; inode, size, mtime and type must always match.
 
     An immutable named tuple rather than a frozen dataclass: an action builds several per file
-    (planned, validated, arrived, parsed back), and a frozen dataclass takes five times as long
-    to build. ``ident._replace(sha256=...)`` makes a changed copy.
+    (planned, validated, arrived, parsed back), and a frozen dataclass takes several times as
+    long to build. ``ident._replace(sha256=...)`` makes a changed copy.
     """
 
     dev: int

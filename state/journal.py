@@ -73,7 +73,7 @@ MIGRATIONS = (
     # the plan's op, pre NULL a transfer's expected identity, aux NULL what _aux_of derives.
     # Ops done are one journal_done row per group commit, a JSON list of [idx, post] pairs,
     # instead of an UPDATE of each op's row. Writing the ops again, row by row, and rewriting
-    # every row to mark it done were a third of a 10,000-file action.
+    # every row to mark it done would be a large share of a big action.
     """
     CREATE TABLE journal_v2 (
         action_id INTEGER NOT NULL REFERENCES actions(id),

@@ -54,7 +54,7 @@ FALLBACK_PERSONA = (
 CONTEXT_SHARE = 3
 #: The session's earlier turns are given at most this share of the model's window (one or
 #: two exchanges with the embedded model's 4,096; a small model copies its earlier answers,
-#: and a long history is what made the first word slower at every turn); past it, the oldest
+#: and a long history makes the first word slower at every turn); past it, the oldest
 #: go until half of it is left.
 HISTORY_SHARE = 32
 #: What looks like a citation of a source inside [brackets]: a path ("logs/1987-04-30:5"), a

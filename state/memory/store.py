@@ -259,7 +259,7 @@ class MemoryStore:
         """Ids and cosine similarity of the nearest active memories, for each query vector.
 
         Unfiltered and without documents or metadata: for scans of many vectors, where a
-        ``where`` filter and building a record per hit cost four times the HNSW search."""
+        ``where`` filter and building a record per hit cost several times the HNSW search."""
         if n <= 0 or len(vectors) == 0:
             return [[] for _row in range(len(vectors))]
         res = self._active.query(

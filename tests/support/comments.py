@@ -7,7 +7,8 @@ belongs in docs/benchmarks.md beside the command that gives it, and what the cod
 belongs in ``git log``. Two rules, read from every comment and every docstring of the code's
 packages and of bench/ (tests/unit/test_comments.py runs them):
 
-- :data:`FIGURE`: a number with a unit of time or size, a ratio (``4x``) or a percentage;
+- :data:`FIGURE`: a number with a unit of time or size, a ratio (``4x``, "five times faster")
+  or a percentage;
 - :data:`HISTORY`: "used to", "issue N", "Must show N", "previously", "formerly", "before this
   change", "on main".
 
@@ -51,7 +52,9 @@ FIGURE = re.compile(
     rf"(?<![\w.])\d[\d,_]*(?:\.\d+)?(?:\s?-\s?\d[\d,_]*(?:\.\d+)?)?\s?(?:{_UNIT})\b"
     r"|(?<![\w.])\d+(?:\.\d+)?\s?[x×](?!\w)"
     r"|\bx the floor\b|\d\s?times the floor\b"
-    r"|(?<![\w.])\d+(?:\.\d+)?\s?%|\bper ?cent\b",
+    r"|(?<![\w.])\d+(?:\.\d+)?\s?%|\bper ?cent\b"
+    r"|\b(?:\d+|two|three|four|five|six|seven|eight|nine|ten)\s+times\s+"
+    r"(?:faster|slower|as\b|the\b|more\b|less\b|larger|smaller)",
     re.IGNORECASE,
 )
 #: Words that tell what the code was, not what it is.

@@ -40,6 +40,8 @@ def test_tests_name_the_behaviour_not_the_issue() -> None:
         "3x the floor",
         "within 5%",
         "(~4 min)",
+        "five times as long to build",
+        "3 times faster",
     ],
 )
 def test_a_figure_is_found(text: str) -> None:
@@ -55,6 +57,7 @@ def test_a_figure_is_found(text: str) -> None:
         "one mkdir per new folder",
         "a 4-bit weight",
         "Python 3.11",
+        "asks it several times",
     ],
 )
 def test_what_is_no_figure_is_left_alone(text: str) -> None:
