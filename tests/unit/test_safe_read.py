@@ -102,7 +102,10 @@ def test_export_reads_days_but_no_link_or_fifo(root: Path) -> None:
 
 
 def test_a_day_larger_than_the_bound_is_read_up_to_it(root: Path) -> None:
-    big = DAY.format("Empiezo.") + "\nrelleno\n" * (MAX_DAY_BYTES // 8)
+    # Paragraphs of a KiB: what matters is the bound's size, not how many paragraphs fill it.
+    filler = "relleno " * 127 + "relleno\n\n"
+    big = DAY.format("Empiezo.") + "\n" + filler * (MAX_DAY_BYTES // len(filler) + 1)
+    assert len(big.encode()) > MAX_DAY_BYTES
     (root / "logs" / "2026-11-17.md").write_text(big)
     rows = export(root, "alpaca")
     assert {"instruction": "Empiezo.", "input": "", "output": "Vale."} in rows
