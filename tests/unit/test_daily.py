@@ -198,8 +198,8 @@ def test_the_report_and_the_audit_log_follow_the_daemons_language_not_the_reques
 
 
 def test_the_audit_entry_of_a_large_action_reads_only_the_ops_it_shows() -> None:
-    # An undo of 100,000 files decoded its whole plan (a second of the daemon's CPU) to write 200
-    # lines: the entry takes ops as they come and counts the rest from the action's row.
+    # The audit entry of a large undo must not decode its whole plan to write 200 lines: the
+    # entry takes ops as they come and counts the rest from the action's row.
     read = [0]
 
     def plan() -> Iterator[dict[str, str]]:
