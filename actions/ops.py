@@ -42,8 +42,8 @@ class Identity(NamedTuple):
     with another device number; inode, size, mtime and type must always match.
 
     An immutable named tuple rather than a frozen dataclass: an action builds several per file
-    (planned, validated, arrived, parsed back), and a frozen dataclass takes five times as long
-    to build. ``ident._replace(sha256=...)`` makes a changed copy.
+    (planned, validated, arrived, parsed back), and a frozen dataclass takes several times as
+    long to build. ``ident._replace(sha256=...)`` makes a changed copy.
     """
 
     dev: int
@@ -451,8 +451,8 @@ def plan_from_list(data: Any) -> list[Op]:
 
 def plan_from_json(text: str) -> list[Op]:
     """Parse a stored plan (a JSON array of ops) op by op: the ops are built while each op's
-    dict is decoded, never the whole list of dicts first (for a plan of 100,000 moves that list
-    was 100 MB, beside the text and the ops)."""
+    dict is decoded, never the whole list of dicts first (for a large plan that list would
+    weigh more than the text and the ops together)."""
     try:
         return [op_from_dict(item) for item in iter_json_array(text)]
     except ValueError as exc:

@@ -174,7 +174,7 @@ def _plain(relpath: str) -> bool:
     """True only when every component passes :func:`check_name`: none empty, '.' or '..', no
     control character or lone surrogate, none longer than NAME_MAX bytes. False sends the path
     to the full check, which decides and says why. String methods rather than one regular
-    expression: three times faster, and every op of a plan asks it several times."""
+    expression: faster, and every op of a plan asks it several times."""
     # isprintable() is False for every control character and lone surrogate (and for some
     # names the full check accepts, such as a no-break space: those just take the long way).
     if not relpath or not relpath.isprintable() or "//" in relpath:

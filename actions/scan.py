@@ -177,7 +177,7 @@ def _classify(
         if refusal is None:
             files.append(ScannedFile(path=_join(folder, name), name=name, identity=identity_of(st)))
             return None
-    # Only a skipped entry is shown: escaping every name of a large tree cost a third of a scan.
+    # Only a skipped entry is shown: escaping every name of a large tree would weigh on a scan.
     skipped.append(Skipped(_join(folder, printable_name(name)), refusal))
     return None
 

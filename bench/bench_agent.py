@@ -1,4 +1,4 @@
-"""The agent's loop at scale (issue 10, Must show 4).
+"""The agent's loop at scale: one analysis, cold and warm, and the checkpoints' growth.
 
     .venv/bin/python bench/bench_agent.py [--files 20000] [--memories 10000] [--days 30]
                                           [--rounds 3] [--analyses 1000] [--profile]
@@ -18,8 +18,8 @@
    are counted; ``--profile`` prints cProfile's view of the first round's cold analysis.
 2. The checkpoints after ANALYSES decision runs (``agent.loop.graph.Loop`` alone, its checkpointer
    the thing measured), each started and then decided (alternately accepted and rejected;
-   every tenth left pending), against the same runs with threads never deleted (what the loop
-   did before: a thread per finding kept for ever): file size and threads left.
+   every tenth left pending), against the same runs with threads never deleted (a thread per
+   finding kept for ever): file size and threads left.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ TEMPS = 20  # old temp files: the temp_cleanup finding
 
 
 def _size(i: int) -> int:
-    """A file's size, spread over 1 KB-8 MB as people's files are (a deterministic hash of
+    """A file's size, spread from a kilobyte to megabytes as people's files are (a hash of
     ``i``): equal sizes are rare, so the duplicates planner hashes a few candidates, not most
     of the tree."""
     return 1024 + (i * 2_654_435_761) % (8 << 20)

@@ -1,10 +1,9 @@
-"""`alma-ctl backup now` of a large root, side by side with `tar czf` of the same tree (issue 22,
-Must show 4).
+"""`alma-ctl backup now` of a large root, side by side with `tar czf` of the same tree.
 
     .venv/bin/python bench/bench_backup.py                 # 10,000 files and 10,000 memories
     .venv/bin/python bench/bench_backup.py --files 1000 --memories 1000   # a smoke run
 
-The root has FILES files under user/ (text and binary, 1-64 KiB) and MEMORIES memories in its
+The root has FILES small files under user/ (text and binary: make_root) and MEMORIES memories in its
 store (random normalized vectors, as bench/bench_memory.py fills big stores: the embedder
 would take an hour). A real daemon (memory enabled) takes the first backup, then a second one
 after 10 files changed; `tar czf` of the same folders (.alma/ as it is on disk) runs right

@@ -1,6 +1,6 @@
 """One action of N files the way a person takes it: a real alma-agentd, driven by alma-ctl.
 
-    .venv/bin/python bench/bench_daemon_action.py --files 100000   # about 2 minutes quiet
+    .venv/bin/python bench/bench_daemon_action.py --files 100000
     .venv/bin/python bench/bench_daemon_action.py --files 10000
 
 bench_engine.py times the engine as the daemon drives it, inside its own process. This is the

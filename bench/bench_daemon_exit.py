@@ -1,4 +1,4 @@
-"""SIGTERM on an idle alma-agentd: how long until the process is gone (issue 20).
+"""SIGTERM on an idle alma-agentd: how long until the process is gone.
 
     .venv/bin/python bench/bench_daemon_exit.py --rounds 5
 
@@ -7,7 +7,7 @@ model loaded), idle for ``--idle`` seconds after it answers, then SIGTERM; timed
 to the process's exit, and from the signal to its "stopped" log line (the orderly stop: the op
 in flight, the stores). Side by side, alternating, the baseline: the same daemon ending through
 the interpreter's teardown after ``main`` returns (its last collections, native destructors),
-which is what it did before the console script exited without it (``agent.daemon.entry``).
+which the console script skips (``agent.daemon.entry``).
 """
 
 from __future__ import annotations

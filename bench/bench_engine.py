@@ -1,10 +1,10 @@
-"""Organize N files in one action, then undo it, against the tight floor (issues 2 and 11).
+"""Organize N files in one action, then undo it, against the tight floor.
 
     .venv/bin/python bench/bench_engine.py                      # 10,000 and 100,000 files
     .venv/bin/python bench/bench_engine.py --files 10000 --rounds 7
     .venv/bin/python bench/bench_engine.py --quick              # smoke: 2,000 files, 1 round
 
-The floor is the TIGHT one of issue 11: a bare loop over ready-made strings, one ``os.mkdir``
+The floor is TIGHT: a bare loop over ready-made strings, one ``os.mkdir``
 per new folder, one ``os.rename`` per file (and back, then ``os.rmdir``), no pathlib, no
 checks, no journal. Whatever the engine does beyond that is overhead it must justify.
 

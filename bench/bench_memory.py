@@ -144,7 +144,7 @@ def bench_search(size: int, queries: int) -> dict[str, float]:
             svc.search(q, limit=5, tags=["huerto"])
             tag_t.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
-            svc.context(q)  # what the daemon builds for each chat message (issue 9: 50 ms)
+            svc.context(q)  # what the daemon builds for each chat message
             ctx_t.append(time.perf_counter() - t0)
         rss = rss_mb()
         svc.close()

@@ -1,4 +1,4 @@
-"""Memory end to end through alma-ctl -> socket -> alma-agentd (issue 4, Must show 4).
+"""Memory end to end through alma-ctl -> socket -> alma-agentd.
 
     .venv/bin/python bench/bench_memory_e2e.py            # 10,000 and 100,000 memories (minutes)
     .venv/bin/python bench/bench_memory_e2e.py --quick    # a smoke run (well under a minute)
@@ -12,8 +12,8 @@ Then ``alma-agentd`` starts on that root (memory enabled, as the e2e tests run i
 - ``alma-ctl memory search QUERY`` (the installed console script, as a person runs it, human
   output) is timed wall to wall, p50 and p95, over varied Spanish queries, after a warm-up of
   27 searches (the first search after a start is reported apart); also with
-  ``--tag`` (a filter matching 1 memory in 12), and ``alma-ctl context QUERY`` (issue 12).
-  Targets, for both: p95 150 ms at 10k, 300 ms at 100k.
+  ``--tag`` (a filter matching 1 memory in 12), and ``alma-ctl context QUERY``. The targets,
+  and the latest figures, are in docs/benchmarks.md.
 - The same search as one socket call from this process (``control.client.Client``: socket,
   JSON and the daemon's work, no process start), and ``alma-ctl status`` wall time (the floor
   any alma-ctl command pays: interpreter start, imports, one socket round trip), so the
@@ -27,7 +27,7 @@ Then ``alma-agentd`` starts on that root (memory enabled, as the e2e tests run i
 Ingest rate with the default embedder: a generated day of ``--ingest`` paragraphs (the
 synthetic log of bench_memory.py, today's date) is written into ``logs/`` of a running daemon
 with an empty store, and timed from the write until ``memory stats`` counts them all
-(polled on the socket every 50 ms).
+(polled on the socket).
 """
 
 from __future__ import annotations
@@ -197,8 +197,8 @@ def bench_size(size: int, queries: int) -> dict[str, float]:
         t = time.perf_counter()
         client.call("analyze", wait=True)
         analyze_s = time.perf_counter() - t
-        # Warm up: the first searches after a start page Chroma's index in (at 100,000 the
-        # daemon's RSS grows by about 500 MB over them), and the page cache.
+        # Warm up: the first searches after a start page Chroma's index in (the daemon's RSS
+        # grows by much of the index over them), and the page cache.
         for q in QUERIES:
             client.call("memory.search", query=q)
         for q in QUERIES[:3]:

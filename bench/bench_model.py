@@ -8,7 +8,7 @@
    model process of its own (ProcessBackend.start: a Python start, the load, a probe).
 2. Time to first token and tokens/s of a 64-token answer, in process and through the model
    process side by side (the median of twice ``--runs`` each), for each ``--threads`` value:
-   the cost of the process boundary, target within 5%.
+   the cost of the process boundary.
 3. Context building at 10,000 memories: what the chat pays per message, in the daemon,
    before the prompt is built: ``MemoryService.context(message, budget_tokens=1500)``, the
    call ``agent.daemon`` makes for each ``chat.send`` (embed the message, the principles, the
@@ -16,10 +16,11 @@
    handed out), in process, over varied Spanish messages after 3 warm-up calls: p50/p95 wall
    time, and the p50 of the process's CPU time, all threads (what a quiet machine would
    approach). The store is filled with random normalized vectors as bench_memory.py does.
-   Target p95 50 ms.
 4. ``alma-ctl status`` while the model generates, as a ratio to idle: a real daemon, the model
    warmed by one answer, then ``--status-runs`` status calls idle and as many while a long
-   answer streams (checked busy), alternating so both see the same machine. Target 1.5x.
+   answer streams (checked busy), alternating so both see the same machine.
+
+The targets, and the latest figures, are in docs/benchmarks.md.
 """
 
 from __future__ import annotations

@@ -1,5 +1,4 @@
-"""The recovery of one large action killed midway: its time and the recovery child's peak RSS
-(issue 11: the child under 300 MB at 100,000 files).
+"""The recovery of one large action killed midway: its time and the recovery child's peak RSS.
 
     .venv/bin/python bench/bench_recovery.py                  # 100,000 files
     .venv/bin/python bench/bench_recovery.py --files 10000
@@ -9,8 +8,8 @@ One organize-like action (bench_engine.py's tree and plan, every 25th file to th
 is run by the executor child (``python -m sandbox.runner``, the confined child's own code) and
 SIGKILLed once ``--kill-at`` of its ops are recorded done (0.6 by default). A first recovery is
 SIGKILLed too, once it has marked half of those ops rolled back: the next one then walks an
-action whose rows are partly rolled back, the case that peaked highest (443 MB) when recovery
-read every row at once. Then ``Engine.recover`` runs as the daemon runs it at start, confined,
+action whose rows are partly rolled back, the case that peaks highest if recovery reads
+every row at once. Then ``Engine.recover`` runs as the daemon runs it at start, confined,
 and is timed; its child reports its own peak (VmHWM), as with every action. Afterwards every
 file must be back in the inbox and nothing left in the type folders or the trash.
 

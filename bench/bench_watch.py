@@ -1,27 +1,29 @@
-"""alma-agentd watching a large root: issue 11, Must show 2.
+"""alma-agentd watching a large root: time to ready, idle CPU, RSS, inotify watches.
 
-    .venv/bin/python bench/bench_watch.py                 # 200,000 files in 20,000 folders (~4 min)
-    .venv/bin/python bench/bench_watch.py --files 20000   # a smaller tree (under a minute)
+    .venv/bin/python bench/bench_watch.py                 # 200,000 files in 20,000 folders
+    .venv/bin/python bench/bench_watch.py --files 20000   # a smaller tree
 
 A real daemon (memory store disabled, ALMA_NOTIFY=0, a private XDG_RUNTIME_DIR; started and
 stopped by tests.support.daemon) on a root whose ``user/`` holds ``--files`` files in folders of
 10 (under ``messy_folder_files``, so nothing is proposed), 1,000 folders per group folder.
 
 1. Ready: from the daemon's spawn to ``status`` answering ``"ready": true`` (its watches on every
-   folder are set up and counted, and the analysis after start has run), polled on the socket
-   every 50 ms. The time to the socket's first answer is printed too, and the daemon's CPU
-   seconds at ready (what a loaded machine stretches into the wall time). Target: < 30 s.
+   folder are set up and counted, and the analysis after start has run), polled on the socket.
+   The time to the socket's first answer is printed too, and the daemon's CPU time at ready
+   (what a loaded machine stretches into the wall time).
 2. Idle CPU: utime+stime of the daemon (all threads, ``/proc/PID/stat``) over ``--idle-seconds``
    after ready, between rescans; then the CPU of one rescan's analysis, measured apart
    (``analyze --wait`` runs the same analysis; the median of 3), and the two averaged over the
-   default rescan period (``[schedule] rescan_minutes = 10``): idle % + rescan CPU / 600 s.
-   That average is what the target is compared with. Target: < 1 %.
-3. RSS: ``VmRSS`` at the end of the window, and the peak ``VmHWM``. Target: < 300 MB.
+   default rescan period (``[schedule] rescan_minutes = 10``): the idle share plus one
+   rescan's CPU over the period. That average is what the target is compared with.
+3. RSS: ``VmRSS`` at the end of the window, and the peak ``VmHWM``.
 4. inotify watches: ``status``'s ``watch`` (folders, watches the kernel granted, the limit).
 
+The targets, and the latest figures, are in docs/benchmarks.md.
+
 The root goes to ``/dev/shm`` (tmpfs) by default, because making the tree is not what is
-measured: on this VM's loaded ext4 one small file took 2.4 ms to create (200,000: 8 minutes),
-on tmpfs 45 us. What the daemon does (walking folders, ``lstat``, inotify) runs on the kernel's
+measured: on a loaded ext4 creating the files takes far longer than on tmpfs. What the
+daemon does (walking folders, ``lstat``, inotify) runs on the kernel's
 dentry and inode caches either way, warm after the tree was just made; ``--base /tmp`` puts it
 on disk.
 """

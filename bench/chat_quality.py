@@ -1,4 +1,4 @@
-"""The chat's answers with a real model, grounded or not (issue 21, Must show 3; docs/chat.md).
+"""The chat's answers with a real model, grounded or not (docs/chat.md).
 
     .venv/bin/python -m tests.support.grounded_eval /tmp/grounded        # the store, once
     .venv/bin/python bench/chat_quality.py /tmp/grounded                 # the embedded model

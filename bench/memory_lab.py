@@ -1,4 +1,4 @@
-"""Scratch lab for issue 12's ranking: score other uses of the embedder on the synthetic set.
+"""Scratch lab for the memory ranking: score other uses of the embedder on the synthetic set.
 
     python bench/memory_lab.py ROOT [variant ...]
 

@@ -14,7 +14,7 @@ holds their Spanish. Which language a sentence is shown in:
 Why not :mod:`gettext`: importing it (with :mod:`locale`) and compiling ``.mo`` files would
 cost every ``alma-ctl`` start and put a build step and binaries in the repository. The ``.po``
 file is read directly, only when a sentence is first translated into a language other than
-English; it is a few hundred entries and parses in about a millisecond.
+English; it is a few hundred entries and parses at once.
 
 Messages marked at import time (help texts of the command table) are marked with :func:`N_`
 and translated where they are shown, with ``_(text)``. Folder names ALMA creates are

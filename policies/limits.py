@@ -11,7 +11,7 @@ from __future__ import annotations
 
 #: Longest text a short argument (an id, a kind) may carry.
 SHORT_TEXT = 200
-#: Items of one list argument (tags); the request size (1 MiB) bounds everything else.
+#: Items of one list argument (tags); the request's size limit bounds everything else.
 MAX_TAGS = 30
 #: A tag, a project, a memory type.
 TAG_CHARS = 60

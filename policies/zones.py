@@ -1,8 +1,8 @@
 """The zone rule: which root-relative paths may be written, and how a zone is spelled.
 
 Its own module, importing nothing heavy, because the confined executor checks every path of a
-plan against it and starts once per action: through ``policies.config`` it imported pydantic
-and pydantic-settings, 0.3 s of every action's fixed cost.
+plan against it and starts once per action: ``policies.config`` would bring pydantic and
+pydantic-settings into every action's fixed cost.
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ def split_zone(zone: str) -> tuple[str, ...]:
 class ZoneCheck:
     """The zone rule, its one owner: may ``relpath`` be written? The gate asks it of a policy's
     zones, the confined executor of the zones it is given on its command line, and both
-    get the same answer. Zones are split once, to check many paths: a plan of 10,000 moves
-    names 20,000, and splitting every zone again for each was most of the gate's time."""
+    get the same answer. Zones are split once, to check many paths: a plan names two paths a
+    move, and splitting every zone again for each would be most of the gate's time."""
 
     __slots__ = ("_read_only", "_read_only_prefixes", "_writable", "_writable_names")
 

@@ -220,7 +220,7 @@ class Engine:
 
     def _prestart(self, policy: Policy) -> _Child | None:
         """The executor child for an action not recorded yet, started now: its interpreter's
-        start and imports (about 0.1 s, a third of the floor's undo of 10,000 files) overlap
+        start and imports (a large share of a small action's time) overlap
         with the daemon's work on the plan (the gate, the inverse, storing it). It touches
         nothing, not even the executor lock, before it reads the action's id on its stdin, and
         exits at once on end of file (:meth:`_Child.cancel`)."""
@@ -584,7 +584,7 @@ class Engine:
         return {"removed": removed, "older_than_days": older_than_days}
 
 
-#: A manifest lists one line per trashed file: 100,000 files are about 10 MB.
+#: A manifest lists one line per trashed file: room for the largest action a plan allows.
 _MANIFEST_LIMIT = 64 * 2**20
 
 

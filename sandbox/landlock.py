@@ -23,7 +23,7 @@ import stat
 import sys
 
 # No argparse, dataclasses or pathlib: every action starts this launcher, and those imports
-# were 20-30 ms of its start (it runs with -I, before the confined child's own start).
+# would be most of its start (it runs with -I, before the confined child's own start).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -211,8 +211,8 @@ class _Args:
     """The command line: ``--root DIR`` and one of ``--action ID`` (``-``: read the id from
     stdin), ``--recover`` or ``--rollback ID``; ``--writable=ZONE`` and ``--read-only=ZONE``
     repeated (``--flag=VALUE`` or ``--flag VALUE``, whatever VALUE starts with). By hand, not
-    argparse: the daemon is its only caller, and argparse with what it imports was a fifth of
-    this child's start, paid on every action."""
+    argparse: the daemon is its only caller, and argparse with what it imports would be a
+    visible part of this child's start, paid on every action."""
 
     def __init__(self, argv: list[str]) -> None:
         self.root: Path | None = None

@@ -45,7 +45,7 @@ def _no_checkpoint(label: str) -> None:
 
 class Intent(NamedTuple):
     """One transfer as journaled before it runs. A named tuple (immutable, like a frozen
-    dataclass, and built in a third of the time: a plan of 10,000 moves builds 10,000)."""
+    dataclass, and built faster: a plan builds one per move)."""
 
     src: str
     dst: str
@@ -258,7 +258,7 @@ def revert(tree: Tree, it: Intent, state: State, touched: set[str] | None = None
 
     ``touched``: a rename on one disk adds its two folders there, for the caller to fsync
     (Tree.sync) before it records the op rolled back; without it they are fsynced here. Two
-    fsyncs per file made the recovery of 100,000 moves take a quarter of an hour."""
+    fsyncs per file would make the recovery of a large action take minutes."""
     if state is State.NOT_DONE and not it.xdev:
         return  # nothing of ours exists (dst's folder may not even exist yet)
     # The file goes back into its folder through the handle kept since validation: that folder

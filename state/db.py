@@ -27,7 +27,7 @@ def connect(
     """A connection in WAL mode. ``durable``: every commit reaches the disk before it returns.
     The database is private (0600) whoever creates it, and its WAL files take its mode.
     ``autocheckpoint_pages``: the commit that takes the WAL past this many pages folds it into
-    the database itself, and waits for it (SQLite's default, 1,000: 4 MiB)."""
+    the database itself, and waits for it (SQLite's default)."""
     private_file(path)
     conn = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
@@ -36,7 +36,7 @@ def connect(
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA busy_timeout=30000")
     # After a checkpoint the WAL is cut back to this size: it grows to the largest transaction
-    # (an action of 100,000 ops writes a 35 MB plan) and would otherwise stay that big on disk.
+    # (a large action's plan) and would otherwise stay that big on disk.
     conn.execute("PRAGMA journal_size_limit=4194304")
     # Temp files would go to /tmp, which the confined executor may not write.
     conn.execute("PRAGMA temp_store=MEMORY")

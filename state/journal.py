@@ -73,7 +73,7 @@ MIGRATIONS = (
     # the plan's op, pre NULL a transfer's expected identity, aux NULL what _aux_of derives.
     # Ops done are one journal_done row per group commit, a JSON list of [idx, post] pairs,
     # instead of an UPDATE of each op's row. Writing the ops again, row by row, and rewriting
-    # every row to mark it done were a third of a 10,000-file action.
+    # every row to mark it done would be a large share of a big action.
     """
     CREATE TABLE journal_v2 (
         action_id INTEGER NOT NULL REFERENCES actions(id),
@@ -130,9 +130,9 @@ MIGRATIONS = (
     CREATE INDEX journal_copies_newest ON journal_copies(newest_action)
     """,
     # 5: a plan lives beside its action's row. SQLite rewrites a whole row on every UPDATE, so
-    # each status change rewrote the plan (35 MB at 100,000 files, twice at an undo's finish),
-    # and every read of the row read it too. ``actions.plan`` stays, always '' (dropping a
-    # column needs SQLite 3.35).
+    # a status change in the row would rewrite the plan (a large one twice at an undo's
+    # finish), and every read of the row would read it too. ``actions.plan`` stays, always ''
+    # (dropping a column needs SQLite 3.35).
     """
     CREATE TABLE action_plans (
         action_id INTEGER PRIMARY KEY REFERENCES actions(id),
@@ -153,9 +153,9 @@ PLAIN_TRANSFER = {"xdev": False, "tmp": None, "src_trash": None}
 ROW_BATCH = 1024
 
 
-#: Built once per op walked (100,000 for an undo's inverse or a recovery): slots and no
-#: ``frozen``, whose __init__ sets each field through object.__setattr__ (3.7 us a row against
-#: 1.5). Nothing assigns to a row's fields; its dicts were never immutable anyway.
+#: Built once per op walked (every op of an undo's inverse or a recovery): slots and no
+#: ``frozen``, whose __init__ sets each field through object.__setattr__, several times slower.
+#: Nothing assigns to a row's fields; its dicts are not immutable anyway.
 @dataclass(slots=True)
 class JournalRow:
     idx: int
@@ -215,10 +215,10 @@ log = logging.getLogger("alma.journal")
 
 #: Past this size the daemon folds the WAL into the database after an action (checkpoint_later).
 WAL_FOLD_BYTES = 4 * 2**20
-#: Past this many pages (256 MiB) the commit that crosses it folds the WAL itself and waits:
-#: the backstop for a journal written with no daemon to fold it (the child, tools, a daemon
-#: that died). An accept and an undo of 100,000 files write ~110 MiB of WAL before the daemon
-#: folds it; the next write cuts it back to 4 MiB (journal_size_limit).
+#: Past this many pages the commit that crosses it folds the WAL itself and waits: the
+#: backstop for a journal written with no daemon to fold it (the child, tools, a daemon that
+#: died). Far above what the largest accept and undo write before the daemon folds it, so it
+#: never fires inside an action; the next write cuts the WAL back (journal_size_limit).
 WAL_BACKSTOP_PAGES = 65536
 
 
@@ -246,8 +246,8 @@ class Journal:
     def checkpoint_later(self) -> None:
         """Fold the WAL into the database on a thread of its own, when it has grown past
         WAL_FOLD_BYTES. The engine asks after each action: with SQLite's default the commit
-        that crosses 4 MiB (an accept's done marks, an undo's finish) would fold megabytes of
-        plan while the person waits. Durability is the WAL's either way (synchronous=FULL)."""
+        that crosses its limit (an accept's done marks, an undo's finish) would fold megabytes
+        of plan while the person waits. Durability is the WAL's either way (synchronous=FULL)."""
         try:
             if os.stat(f"{self.path}-wal").st_size <= WAL_FOLD_BYTES:
                 return

@@ -78,8 +78,8 @@ MIGRATIONS = (
     CREATE INDEX outcomes_suggestion ON outcomes(suggestion_id, event)
     """,
     # 3: a plan lives beside its suggestion's row (as an action's, state.journal's 5): SQLite
-    # rewrites a whole row on every UPDATE, so each status change of an accept rewrote the plan
-    # (35 MB at 100,000 files) and every read of the row read it. ``has_plan`` answers whether
+    # rewrites a whole row on every UPDATE, so each status change of an accept would rewrite a
+    # large plan, and every read of the row would read it. ``has_plan`` answers whether
     # it changes files without reading it; ``suggestions.plan`` stays, always ''.
     """
     CREATE TABLE suggestion_plans (

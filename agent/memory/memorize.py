@@ -104,8 +104,8 @@ class Memorizer:
 
     def enforce_cap(self, protect: set[str] | None = None) -> list[str]:
         """Over the cap, archive the least important, least used, oldest memories that are
-        neither principles nor facts, down to 1% under the cap so the scan is not repeated
-        at every single addition. Returns the archived ids."""
+        neither principles nor facts, down to a little under the cap so the scan is not
+        repeated at every single addition. Returns the archived ids."""
         with self.store.lock:
             count = self.store.count()
             if count <= self.cap:

@@ -55,8 +55,8 @@ class Candidates:
     """Near-identical pairs among the newest ``window`` memories, kept between analyses.
 
     Every analysis (each debounced file event, each rescan) asks for merge candidates. Querying
-    the whole window each time was 2,000 filtered HNSW queries with every hit built into a
-    record: 5.5 s of CPU at 10,000 memories, during which searches waited. So each call queries
+    the whole window each time is a filtered HNSW query per memory with every hit built into a
+    record: seconds of CPU on a large store, during which searches wait. So each call queries
     only the memories it has not checked yet (none, or a day's few, after the first), asks
     Chroma for distances alone, and reads records only for the hits that clear the mark. Pairs
     whose memories were merged, archived or forgotten since, or that left the window, are

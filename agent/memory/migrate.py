@@ -1,14 +1,13 @@
 """Changes to stored memories when what becomes a memory changes; each can be undone exactly.
 
-``questions`` (issue 21): every paragraph the person wrote in a chat used to become a memory
-the same way, their questions included, and a question that starts like a statement ("¿soy
-alérgico a algo?") was even typed a fact, so it came before the fact it asked about. Ingestion
-now keeps a paragraph that only asks as kind ``question`` (an episode, L0: never above what
-the person stated, never in the chat's context). This migration does the same to what was
-ingested before, once, at the store's open. What each memory was (kind, type, layer,
-importance) is written to the state DB first, so a crash halfway is finished at the next open
-and ``python -m agent.memory.migrate ROOT --undo-questions`` (daemon stopped) puts every one
-back as it was; an undone migration is not applied again.
+``questions``: ingestion keeps a paragraph that only asks as kind ``question`` (an episode, L0:
+never above what the person stated, never in the chat's context). A store ingested without that rule
+holds such paragraphs as memories like any other, and a question that starts like a statement ("¿soy
+alérgico a algo?") may be typed a fact, so it would come before the fact it asks about. This
+migration applies the rule to what is stored, once, at the store's open. What each memory was (kind,
+type, layer, importance) is written to the state DB first, so a crash halfway is finished at the
+next open and ``python -m agent.memory.migrate ROOT --undo-questions`` (daemon stopped) puts every
+one back as it was; an undone migration is not applied again.
 """
 
 from __future__ import annotations

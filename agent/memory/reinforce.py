@@ -4,7 +4,7 @@ A small embedder scores negations and swapped names as near-identical ("El disco
 montado" / "no estaba montado": 0.95; "Mi perro/gato se llama Max": 0.975), so cosine alone
 would merge different facts. Two texts are near-identical when the cosine clears the
 embedder's ``duplicate`` mark AND they carry the same numbers, the same negations, and at
-least 75% of their content words (hashtags and stopwords aside) in common.
+least :data:`MIN_WORD_OVERLAP` of their content words (hashtags and stopwords aside) in common.
 """
 
 from __future__ import annotations

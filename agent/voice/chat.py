@@ -5,7 +5,7 @@ conversation, the log file is its record). ``chat.send`` returns a
 :class:`~control.stream.StreamReply` at once; the model's worker builds the prompt (it needs
 the model's tokenizer), streams the answer as token events, and logs both turns (§6).
 
-Grounded whatever the model (issue 21): when memories answer the message, the person sees
+Grounded whatever the model: when memories answer the message, the person sees
 them first (a ``known`` event: each quoted with its date and source), shown by the daemon, not
 left to the model, which may be a small one that ignores them. The model's text is bounded:
 its sampling (``agent.voice.model.CHAT_SAMPLING``), a loop cut as soon as the text repeats itself
@@ -54,7 +54,7 @@ FALLBACK_PERSONA = (
 CONTEXT_SHARE = 3
 #: The session's earlier turns are given at most this share of the model's window (one or
 #: two exchanges with the embedded model's 4,096; a small model copies its earlier answers,
-#: and a long history is what made the first word slower at every turn); past it, the oldest
+#: and a long history makes the first word slower at every turn); past it, the oldest
 #: go until half of it is left.
 HISTORY_SHARE = 32
 #: What looks like a citation of a source inside [brackets]: a path ("logs/1987-04-30:5"), a

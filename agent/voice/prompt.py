@@ -96,10 +96,10 @@ def assemble(
 
     used = cost_all(message)
     if used > budget and lines:
-        # The context builder puts the most relevant items first: drop from the end, as many
-        # lines as it takes. Found by halving (a few counts of the text), not one count per
-        # line dropped: up to 64 KB of principles is thousands of lines (the cost only grows
-        # with the lines kept).
+        # The context builder puts the most relevant items first: drop from the end, as many lines
+        # as it takes. Found by halving (a few counts of the text), not one count per line dropped:
+        # principles at their size limit are thousands of lines (the cost only grows with the lines
+        # kept).
         every = lines
         fits, over = 0, len(every)  # keeping ``fits`` lines fits (none: the persona alone)
         while over - fits > 1:

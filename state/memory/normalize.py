@@ -102,7 +102,7 @@ NEGATIONS = frozenset(
 
 
 def words(text: str) -> list[str]:
-    """Folded word tokens (numbers kept whole: "2%" -> "2", "4.5" -> "4.5")."""
+    """Folded word tokens (numbers kept whole: ``"2%"`` -> ``"2"``, ``"4.5"`` -> ``"4.5"``)."""
     return _WORD.findall(fold(text))
 
 

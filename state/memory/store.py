@@ -3,7 +3,7 @@
 Embedded (``PersistentClient`` under ``.alma/memory/chroma``) by default, or a Chroma server
 at a URL, through the same code. Archived memories live in their own collection rather than
 behind a flag: a ``where`` that matches nearly everything makes Chroma's filtered search
-several times slower (measured: 22 ms against 2 ms at 10,000 vectors), and the cap needs the
+several times slower (docs/benchmarks.md), and the cap needs the
 active count, which a collection gives for free. Vectors are computed by ALMA (the duplicate
 check needs them before a row exists) and handed to Chroma; the registered embedding function
 is there so the collection reopens offline and any ``query_texts`` get the query prefix.
@@ -201,8 +201,8 @@ class MemoryStore:
         self, vectors: Vectors, n: int, where: dict[str, Any] | None = None
     ) -> list[list[tuple[MemoryRecord, float]]]:
         """Nearest active memories for each query vector, with cosine similarity."""
-        # No count() first: Chroma answers an empty collection with empty lists, and the count
-        # cost 3 ms of every search.
+        # No count() first: Chroma answers an empty collection with empty lists, and a count
+        # would be paid by every search.
         if n <= 0 or len(vectors) == 0:
             return [[] for _row in range(len(vectors))]
         res = self._active.query(
@@ -225,7 +225,7 @@ class MemoryStore:
         self, vector: Vectors, n: int, where: dict[str, Any] | None = None
     ) -> list[tuple[str, float, Vectors]]:
         """Ids, cosine and vectors of the active memories nearest to one vector. No documents
-        nor metadata: Chroma reads those at ~0.2 ms a memory, three times the search itself
+        nor metadata: Chroma reads those row by row, a cost above the search itself
         (``facts`` and ``records`` read what a search needs of them)."""
         if n <= 0:
             return []
@@ -260,7 +260,7 @@ class MemoryStore:
         """Ids and cosine similarity of the nearest active memories, for each query vector.
 
         Unfiltered and without documents or metadata: for scans of many vectors, where a
-        ``where`` filter and building a record per hit cost four times the HNSW search."""
+        ``where`` filter and building a record per hit cost several times the HNSW search."""
         if n <= 0 or len(vectors) == 0:
             return [[] for _row in range(len(vectors))]
         res = self._active.query(
@@ -333,13 +333,12 @@ class MemoryStore:
     def bump_use(self, ids: Sequence[str]) -> dict[str, int]:
         """``use_count`` + 1 for each active memory in ``ids``; returns the new counts.
 
-        The counts are read now and the increments written by a background thread: the
-        write is a Chroma transaction with its fsyncs (50 ms under load, against 2 ms for the
-        read), and every search and every chat message hands memories out. Increments are
-        added to what is stored when they are written, so a metadata rewrite in between
-        (reinforcement, enrichment, all under ``lock``) loses none; ``get`` and ``scan``
-        write them first, so what a person is shown is current. A crash loses at most the
-        increments of the last moments (a ranking hint)."""
+        The counts are read now and the increments written by a background thread: the write is a
+        Chroma transaction with its fsyncs, many times the read, and every search and every chat
+        message hands memories out. Increments are added to what is stored when they are written, so
+        a metadata rewrite in between (reinforcement, enrichment, all under ``lock``) loses none;
+        ``get`` and ``scan`` write them first, so what a person is shown is current. A crash loses
+        at most the increments of the last moments (a ranking hint)."""
         if not ids:
             return {}
         with self.lock:
@@ -472,7 +471,7 @@ class MemoryStore:
             log.exception("memory catalog left marked for a rebuild at the next start")
 
     def rebuild_catalog(self) -> None:
-        """Read every memory from Chroma again (slow: about 30 s at 100,000)."""
+        """Read every memory from Chroma again (slow on a large store: every row's metadata)."""
         with self.lock:
             log.info("rebuilding the memory catalog from the store")
             self._state.catalog_begin()

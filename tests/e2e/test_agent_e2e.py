@@ -1,5 +1,5 @@
 """The agent's loop, recall and track record through the real ``alma-agentd`` and ``alma-ctl``
-(issue 10, Must show 1 and 2). Every check is what a person or a script sees: ``--json``
+Every check is what a person or a script sees: ``--json``
 documents, exit codes and the files on disk."""
 
 from __future__ import annotations

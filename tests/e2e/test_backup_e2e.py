@@ -1,4 +1,4 @@
-"""Backups with the real restic under the real daemon (issue 22, Must show 1-3).
+"""Backups with the real restic under the real daemon.
 
 Each test drives ``alma-ctl backup`` on a temp root whose repository lives beside it (the
 "portable disk" is a folder of the test's base, outside the root), with its password in a

@@ -1,5 +1,5 @@
 """``alma chat`` scripted (stdin not a terminal) against the real daemon, without any model:
-the commands work and a message is answered with how to get a model (contract §7, issue 9)."""
+the commands work and a message is answered with how to get a model (contract §7)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 21, Must show 2: the chat answers from what ALMA knows, through the real daemon.
+"""The chat answers from what ALMA knows, through the real daemon.
 
 The person has told ALMA a fact, then asks about it in the chat, and asks again in other words
 once that first question is a memory: the second message's context (what the model is given,

@@ -1,5 +1,4 @@
-"""``alma chat`` in a real terminal, with the real daemon and the real embedded model (issue 9,
-Must show 1).
+"""``alma chat`` in a real terminal, with the real daemon and the real embedded model.
 
 tmux runs the chat on its own server (``tmux -L``); the test types with ``send-keys`` and reads
 the screen with ``capture-pane``, as a person would. Every wait polls the screen (or the root)

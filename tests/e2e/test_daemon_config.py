@@ -1,4 +1,4 @@
-"""A malformed ``system/autonomy.conf`` (issue 3, Must show 4).
+"""A malformed ``system/autonomy.conf``: the daemon says what is wrong and how to fix it.
 
 At start the daemon refuses, exits non-zero, and says on stderr which file, which line and (when
 the file parses) which key, and the fix. On SIGHUP it keeps the last good policy, and

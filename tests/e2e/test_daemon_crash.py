@@ -1,4 +1,4 @@
-"""alma-agentd SIGKILLed in the middle of a large accepted action (issue 3, Must show 2).
+"""alma-agentd SIGKILLed in the middle of a large accepted action: nothing lost at the next start.
 
 The daemon is killed (no clean-up of any kind runs; its confined executor dies with it through
 PDEATHSIG) once the journal shows the action running with some ops applied. The next start

@@ -1,4 +1,4 @@
-"""The real ``alma-agentd`` on a temp root, driven by the real ``alma-ctl`` (issue 3, Must show 1).
+"""The real ``alma-agentd`` on a temp root, driven by the real ``alma-ctl``.
 
 Every check goes through what a person or a script sees: alma-ctl's exit code, its ``--json``
 document (contract §3), and the files on disk, compared byte for byte with

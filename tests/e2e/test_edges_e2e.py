@@ -1,4 +1,4 @@
-"""Issue 8's edges against the real daemon: what ALMA reads in ``logs/`` and how it answers.
+"""Edges against the real daemon: what ALMA reads in ``logs/`` and how it answers.
 
 Each test drives ``alma-agentd`` and ``alma-ctl`` as subprocesses (tests/support/daemon.py).
 """
@@ -29,8 +29,8 @@ def _high_water_mb(pid: int) -> int:
 
 
 def test_links_fifos_and_huge_files_in_logs_are_never_read(alma_mem: DaemonRoot) -> None:
-    """On main: the link's secret became a memory, in ``context`` and in the export; a FIFO
-    blocked ingestion forever (and SIGTERM for 105 s); a sparse 1 GB day took 11.7 GB."""
+    """The link's secret never becomes a memory, nor is it in ``context`` or the export; a
+    FIFO blocks neither ingestion nor SIGTERM; a sparse gigabyte day is never read whole."""
     d = alma_mem
     logs = d.root / "logs"
     secret = d.base / "secreto.md"
@@ -63,7 +63,7 @@ def test_links_fifos_and_huge_files_in_logs_are_never_read(alma_mem: DaemonRoot)
     assert SECRET not in everything
     assert "Vale." in everything  # the export did read the real days
     assert _high_water_mb(d.pid) < 4096, "the sparse gigabyte was read into memory"
-    d.stop(timeout=30)  # SIGTERM took 105 s on main with a FIFO in logs/
+    d.stop(timeout=30)  # a FIFO in logs/ must not hold SIGTERM up
 
 
 NESTED = "a = " + "[" * 50_000 + "]" * 50_000 + "\n"
@@ -72,7 +72,7 @@ NESTED = "a = " + "[" * 50_000 + "]" * 50_000 + "\n"
 def test_sighup_with_a_deeply_nested_policy_keeps_the_daemon_and_the_last_good_policy(
     alma: DaemonRoot,
 ) -> None:
-    """On main the RecursionError of tomllib escaped the reload and killed the daemon."""
+    """The RecursionError of tomllib never escapes the reload: the daemon keeps running."""
     alma.start()
     good = alma.policy_file.read_text(encoding="utf-8")
     alma.policy_file.write_text(NESTED, encoding="utf-8")
@@ -106,8 +106,9 @@ def test_a_broken_alma_toml_stops_the_start_with_one_sentence(alma: DaemonRoot) 
 
 
 def test_a_root_named_through_a_symlink_is_the_same_root(alma: DaemonRoot) -> None:
-    """On main alma-ctl --root LINK said "not running" while a daemon started on LINK said
-    "already running": each end hashed the socket name from the root as typed."""
+    """alma-ctl --root LINK and a daemon started on LINK find each other: neither end hashes
+    the socket name from the root as typed (one would say "not running", the other "already
+    running")."""
     link = alma.base / "enlace"
     link.symlink_to(alma.root)
     alma.start()
@@ -124,7 +125,7 @@ def test_a_root_named_through_a_symlink_is_the_same_root(alma: DaemonRoot) -> No
 
 
 def test_the_daemon_makes_a_loose_alma_folder_private(alma: DaemonRoot) -> None:
-    """On main a pre-existing ``.alma/`` of mode 0755 stayed so under a running daemon."""
+    """A pre-existing ``.alma/`` of mode 0755 is made 0700 by a running daemon."""
     data = alma.root / ".alma"
     os.chmod(data, 0o755)
     alma.start()

@@ -1,4 +1,4 @@
-"""One language per screen, against the real daemon and the real alma-ctl (issue 8).
+"""One language per screen, against the real daemon and the real alma-ctl.
 
 The person's locale decides: under ``LANG=es_ES.UTF-8`` help, errors, ``status``, suggestion
 titles and the folders organize creates are Spanish; under ``en_US.UTF-8`` or ``C`` English.

@@ -1,4 +1,4 @@
-"""Memory through the real ``alma-agentd`` and the real ``alma-ctl`` (issue 4, Must show 2).
+"""Memory through the real ``alma-agentd`` and the real ``alma-ctl``.
 
 The daemon runs with the memory store enabled (real embedded Chroma, the real offline
 embedder, loaded once per daemon start) on a temp root. Everything is checked through what a
@@ -144,7 +144,7 @@ def test_memory_commands_end_to_end(alma_mem: DaemonRoot) -> None:
     assert hits[0]["content"] == SQLITE
     assert hits[0]["use_count"] == 1
     hits = search(d, "¿qué motor de base de datos escogimos para las memorias?", "--limit", "2")
-    # --limit is a most: what scores 0.00 is not listed to fill it (issue 21).
+    # --limit is a most: what scores 0.00 is not listed to fill it.
     assert 1 <= len(hits) <= 2 and hits[0]["id"] == sqlite_id
     assert all(h["score"] >= SHOWN for h in hits)
     assert d.ok("memory", "show", sqlite_id)["use_count"] == 2
@@ -268,7 +268,7 @@ def test_memory_commands_end_to_end(alma_mem: DaemonRoot) -> None:
     assert d.ok("memory", "show", sqlite_id)["content"] == SQLITE
     assert search(d, "¿Qué base de datos elegí para guardar los recuerdos?")[0]["id"] == sqlite_id
 
-    # theme and related_to (issue 12): derived when not given, set with flags, filtered.
+    # theme and related_to: derived when not given, set with flags, filtered.
     assert all(m["theme"] and m["related_to"] for m in listed(d))
     themed = d.ok(
         "memory", "add", "Quedé con Sara el viernes para escalar.", "--theme", "Ocio",

@@ -1,8 +1,8 @@
 """The modes of what the real daemon creates (policies.modes is their one owner).
 
-On main every file under ``.alma/`` was created under the person's umask: with the common 022
-the memories, the journal and the databases were readable by group and others (only the 0700
-``.alma/`` kept them out, and a copied or hand-made ``.alma/`` loses that)."""
+Files under ``.alma/`` are not created under the person's umask: with the common 022 the
+memories, the journal and the databases would be readable by group and others (only the 0700
+``.alma/`` would keep them out, and a copied or hand-made ``.alma/`` loses that)."""
 
 from __future__ import annotations
 

@@ -21,6 +21,8 @@ from sandbox.confine import Backend, Confinement
 from tests.support.daemon import DaemonRoot
 from tests.unit.test_confine import REAL, _require
 
+pytestmark = pytest.mark.e2e
+
 _ATTACK = r"""
 import json, socket, sys
 path = sys.argv[1]

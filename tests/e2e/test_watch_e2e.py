@@ -1,4 +1,4 @@
-"""Issue 11 against the real daemon: `status` says when it is ready and what it watches, the
+"""A large root against the real daemon: `status` says when it is ready and what it watches, the
 kernel's inotify limit reached is a clear line with the sysctl (and the daemon keeps working),
 and `suggestions show` of a long plan is a summary unless `--all` is asked."""
 

@@ -1,4 +1,4 @@
-"""Issue 21, Must show 1: the chat's context on the grounded set's report split, never fitted on.
+"""The chat's context on the grounded set's report split, never fitted on.
 
 Builds the set (tests/support/grounded_eval_data.py: 2,000+ memories, Spanish and some
 English, near-topic distractors, questions with no answer stored) into a real store, ingested

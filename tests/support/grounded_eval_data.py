@@ -1,4 +1,4 @@
-"""Labelled sets for the chat's context (issue 21), generated: Spanish with some English.
+"""Labelled sets for the chat's context, generated: Spanish with some English.
 
 Each *case* is one subject (a relative, a pet, a server, a client, a subscription...) and holds:
 

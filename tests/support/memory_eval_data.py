@@ -1,4 +1,4 @@
-"""A synthetic, deterministic memory set for ranking evaluation (issue 12): one person's life.
+"""A synthetic, deterministic memory set for ranking evaluation: one person's life.
 
 Run ``python -m tests.support.memory_eval_data --out DIR`` to write it as JSONL; tests call
 ``build()`` directly. Everything comes from the hand-written cases and templates below and a
@@ -805,7 +805,7 @@ CASES: tuple[Case, ...] = (
     ),
 )
 
-# -- unseen: a third split, written apart (issue 12) ---------------------------------------
+# -- unseen: a third split, written apart ---------------------------------------------------
 #: Cases by another hand, kept out of every fit and every reading of misses: look-alikes as
 #: long as their targets (the first splits' targets are their longest texts, a key a length
 #: feature would learn), look-alikes that share the question's words while the answer

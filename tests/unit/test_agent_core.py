@@ -1,8 +1,8 @@
-"""agent.loop.lifecycle and agent.loop.autonomy in process (issue 8): the suggestions' life without a daemon.
+"""agent.loop.lifecycle and agent.loop.autonomy in process: the suggestions' life without a daemon.
 
 The real detectors, store, loop and engine (its child run in this process, as
-tests/support/engine.py does); only the clock is given. On main these paths, the ``expired``
-one above all, were reached only end to end.
+tests/support/engine.py does); only the clock is given. These paths, the ``expired`` one
+above all, are otherwise reached only end to end.
 """
 
 from __future__ import annotations
@@ -92,9 +92,9 @@ def test_a_suggestion_whose_files_changed_expires_and_cannot_be_accepted(
     assert row["status"] == "expired", row
     assert "changed" in str(row["error"])
     # Contract §2: exit 5, conflict, "the files are not as the plan expects; nothing was
-    # changed", as an accept that finds the change itself says. On main it was 1 (invalid
-    # state) once an analysis had expired it first: a script's exit code hung on the timing
-    # of the file watcher.
+    # changed", as an accept that finds the change itself says, also once an analysis expired
+    # it first (not 1, invalid state): a script's exit code must not hang on the timing of the
+    # file watcher.
     with pytest.raises(ConflictError, match="expired because its files changed"):
         ag.accept(sid)
 
@@ -206,8 +206,8 @@ def test_the_report_uses_the_models_summary_only_when_it_holds(
 def test_feedback_on_an_action_is_feedback_on_the_suggestion_it_came_from(
     agent: tuple[Agent, AlmaRoot],
 ) -> None:
-    # Contract §2: `feedback ID` tells whether "a suggestion or action" was useful; on main only
-    # a suggestion's id was taken, and `accept` prints the action's.
+    # Contract §2: `feedback ID` tells whether "a suggestion or action" was useful: an action's
+    # id is taken too, since `accept` prints the action's.
     ag, alma = agent
     _messy(alma, "user/descargas")
     (sid,) = ag.analyze(trigger="person")
@@ -232,8 +232,8 @@ def test_feedback_on_an_action_is_feedback_on_the_suggestion_it_came_from(
 
 
 def test_a_days_report_is_written_once_then_shown_as_it_is(agent: tuple[Agent, AlmaRoot]) -> None:
-    # Contract §2: `report [DATE]` is "written now if it does not exist yet". On main every call
-    # wrote it again, throwing away a summary the model wrote earlier or a person's note.
+    # Contract §2: `report [DATE]` is "written now if it does not exist yet": never again, which
+    # would throw away a summary the model wrote earlier or a person's note.
     ag, alma = agent
     _example_logs(alma)
     first = ag.report("2026-11-17")
@@ -253,8 +253,8 @@ def test_a_days_report_is_written_once_then_shown_as_it_is(agent: tuple[Agent, A
 def test_a_report_of_a_day_out_of_reach_is_a_usage_error(
     agent: tuple[Agent, AlmaRoot], refresh: bool
 ) -> None:
-    """On main the first and the last day of the calendar answered INTERNAL (the day's span
-    overflowed), and a day still to come was written as an empty report."""
+    """The first and the last day of the calendar are usage errors, not INTERNAL (the day's
+    span would overflow), and a day still to come is not written as an empty report."""
     ag, alma = agent
     tomorrow = (datetime.now() + timedelta(days=1)).date().isoformat()
     for day in (tomorrow, "9999-12-31"):
@@ -269,8 +269,8 @@ def test_a_report_of_a_day_out_of_reach_is_a_usage_error(
 def test_an_audit_log_that_cannot_be_written_is_told_not_silently_missing(
     agent: tuple[Agent, AlmaRoot], tmp_path: Path, planted: str
 ) -> None:
-    """On main the action ran and its entry in acciones.md was only missing (a daemon log
-    line): the action's answer and the status now say so, until the log can be written."""
+    """The action runs, and its missing entry in acciones.md is not only a daemon log line:
+    the action's answer and the status say so, until the log can be written."""
     ag, alma = agent
     audit = alma.root / "logs" / "alma" / "acciones.md"
     audit.parent.mkdir(parents=True, exist_ok=True)
@@ -308,8 +308,8 @@ def test_a_report_that_cannot_be_shown_says_how_to_write_it_again(
 def test_a_past_days_report_counts_its_memories_however_many_came_after(
     agent: tuple[Agent, AlmaRoot], embedder_loaded: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # On main the report counted a day's memories among the newest 1,000 only: with 1,000 more
-    # since, a past day's report stated "0 new memories" and lost its memories' projects.
+    # The report counts a day's memories among all of them, not the newest 1,000: with 1,000
+    # more since, a past day's report would state "0 new memories" and lose their projects.
     import numpy as np
 
     from agent.memory.service import MemoryService
@@ -349,7 +349,7 @@ def test_a_past_days_report_counts_its_memories_however_many_came_after(
 def test_a_past_days_report_lists_its_actions_however_many_came_after(
     agent: tuple[Agent, AlmaRoot], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # On main the report read the day's actions among the newest 1,000 of the journal.
+    # The report reads the day's actions among all of the journal's, not the newest 1,000.
     from policies import i18n
     from state import journal as journal_mod
     from state.db import utcnow
@@ -362,8 +362,11 @@ def test_a_past_days_report_lists_its_actions_however_many_came_after(
     today = datetime.fromisoformat(utcnow()).astimezone().date()
     tomorrow = (datetime.now().astimezone() + timedelta(days=1)).isoformat(timespec="seconds")
     monkeypatch.setattr(journal_mod, "utcnow", lambda: tomorrow)
+    conn = ag.engine.journal.conn
+    conn.execute("PRAGMA synchronous=OFF")  # the filler's durability is not what is shown here
     for _ in range(1001):
         ag.engine.journal.create_action(kind="organize", plan=[])
+    conn.execute("PRAGMA synchronous=FULL")
     text = ag.report(today.isoformat())["text"]
     assert f"- action {done['id']} (organize, accepted by you)" in text, text
     assert f"- Suggestion #{sid} (organize, accepted and done)" in text, text
@@ -423,8 +426,8 @@ class ScanningMemory:
 def test_a_pending_merge_stays_while_the_stores_scan_runs_and_expires_when_it_is_gone(
     agent: tuple[Agent, AlmaRoot],
 ) -> None:
-    # Issue 10, Must show 4: the analysis no longer waits for the merge scan (seconds at
-    # 10,000 memories); while it runs, the store is "not looked at", never "nothing to merge".
+    # The analysis never waits for the merge scan (seconds on a large store); while it runs,
+    # the store is "not looked at", never "nothing to merge".
     ag, _alma = agent
     memory = ScanningMemory()
     ag.memory = MemoryGate()
@@ -471,9 +474,9 @@ _MODEL_DIFF = """--- a/user/scripts/backup.conf
 
 
 def test_a_plan_the_model_wrote_waits_for_a_person_even_at_auto(tmp_path: Path) -> None:
-    # Contract §5: text from the model never becomes a command; only a person accepts. On main
-    # at level auto, with repeated_failure among [auto].kinds, the model's diff of a config file
-    # (asked with the failing log lines, which anyone's program may write) ran on its own.
+    # Contract §5: text from the model never becomes a command; only a person accepts. At
+    # level auto, with repeated_failure among [auto].kinds, the model's diff of a config file
+    # (asked with the failing log lines, which anyone's program may write) must not run alone.
     alma = AlmaRoot(tmp_path).build()
     policy = re.sub(r"settle_seconds = \d+", "settle_seconds = 0", DEFAULT_POLICY_TOML)
     policy = policy.replace("allow_unconfined = false", "allow_unconfined = true")
@@ -519,9 +522,9 @@ def test_a_plan_the_model_wrote_waits_for_a_person_even_at_auto(tmp_path: Path) 
 def test_the_scheduled_report_is_of_the_day_that_ended(
     agent: tuple[Agent, AlmaRoot], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # On main the schedule (03:00 by default) wrote today's report: the three hours since
-    # midnight, "no conversation was logged that day", every day; no scheduled report ever
-    # covered a whole day. At 03:00 the day that ended is the one to analyse.
+    # At 03:00 (the schedule's default) the day that ended is the one to analyse: today's
+    # report would cover the three hours since midnight, "no conversation was logged that
+    # day", every day, and no scheduled report a whole day.
     from policies import i18n
 
     monkeypatch.setattr(i18n, "_process_language", "en")

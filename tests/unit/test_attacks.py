@@ -1,4 +1,4 @@
-"""Attacks on the action engine (issue 2, Must show 4): each is refused and NOTHING changes.
+"""Attacks on the action engine: each is refused and NOTHING changes.
 
 Every test snapshots the whole root (ALMA's trash and data included; only the journal database,
 where each attempt is recorded, is left out) and a sibling folder outside the root, byte for

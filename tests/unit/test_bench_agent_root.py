@@ -1,5 +1,5 @@
-"""bench_agent's root exercises every file planner (issue 10, Must show 4): a bench whose root
-gives no organize finding measures the wrong thing, as it did before."""
+"""bench_agent's root exercises every file planner: a bench whose root gives no organize
+finding measures the wrong thing."""
 
 from __future__ import annotations
 

@@ -82,7 +82,7 @@ def test_overflow_drops_the_oldest_turns_first_then_memories_never_fails() -> No
 
 
 def test_a_message_that_loses_its_middle_says_so() -> None:
-    """On main the cut was silent: the person never knew the model read only part of it."""
+    """The cut is said: the person knows the model read only part of the message."""
 
     def ask(message: str) -> Prompt:
         return assemble(
@@ -192,8 +192,8 @@ def test_append_refuses_a_symlink_planted_as_todays_log(tmp_path: Path) -> None:
 def test_control_sequences_in_a_turn_are_logged_escaped_as_the_screen_shows_them(
     tmp_path: Path,
 ) -> None:
-    """On main the model's answer went to the log raw: `cat` of the day's log would retitle
-    the terminal, clear it, or turn the text around."""
+    """The model's answer never goes to the log raw: `cat` of the day's log would retitle the
+    terminal, clear it, or turn the text around."""
     (tmp_path / "logs").mkdir()
     when = datetime(2026, 11, 22, 10, 41, 3)
     answer = "hola\x1b]0;pwned\x07 \x1b[2J fin\x9b\u202eevil\nsegunda línea\tñ"

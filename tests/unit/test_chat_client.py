@@ -305,7 +305,7 @@ def test_ctrl_c_stops_the_answer_and_the_next_message_works(
 def test_a_message_over_the_chats_limit_is_refused_naming_that_limit(
     session: Session, daemon: FakeDaemon
 ) -> None:
-    """On main the sentence named `alma-ctl chat send`, a command that does not exist."""
+    """The sentence names the limit, never a command that does not exist (`alma-ctl chat send`)."""
     session.type("ñ" * (L.MESSAGE_CHARS + 1))
     said = session.err.getvalue()
     assert f"at most {L.MESSAGE_CHARS} characters" in said and "alma-ctl" not in said
@@ -317,7 +317,7 @@ def test_a_message_over_the_chats_limit_is_refused_naming_that_limit(
 def test_a_message_the_model_got_with_its_middle_left_out_is_said(
     session: Session, daemon: FakeDaemon, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """On main a message longer than the model's context lost its middle silently."""
+    """A message longer than the model's context never loses its middle silently."""
     finish = StreamReply.finish
 
     def cut(reply: StreamReply, result: object) -> None:
@@ -419,7 +419,7 @@ def test_global_options_go_before_the_command_or_after_it(
     argv: list[str], expected: tuple[str | None, str | None]
 ) -> None:
     """Contract §2: --root is written before the command, as for alma-ctl (after it is kind);
-    on main `alma --root R chat` was refused."""
+    `alma --root R chat` is taken too."""
     from control.chat import _arguments
 
     assert _arguments(argv) == expected

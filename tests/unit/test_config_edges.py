@@ -1,4 +1,4 @@
-"""Configuration edges (issue 8): nested TOML, absurd values, alma.toml, autonomy on."""
+"""Configuration edges: nested TOML, absurd values, alma.toml, autonomy on."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def layout(tmp_path: Path) -> RootLayout:
 
 
 def test_a_deeply_nested_policy_is_a_config_error_not_a_crash(layout: RootLayout) -> None:
-    # On main tomllib's RecursionError escaped load_policy and killed the daemon on SIGHUP.
+    # tomllib's RecursionError must not escape load_policy: it would kill the daemon on SIGHUP.
     layout.policy_file.write_text(NESTED, encoding="utf-8")
     with pytest.raises(ConfigError, match="nested too deeply"):
         load_policy(layout.policy_file, read_config(layout.policy_file))
@@ -53,7 +53,7 @@ def test_a_reload_with_a_nested_policy_keeps_the_last_good_one(layout: RootLayou
 
 
 def test_an_absurd_settle_seconds_is_refused_naming_the_key(layout: RootLayout) -> None:
-    # On main 10**17 was accepted and the settle timers crashed (OverflowError).
+    # Accepted, 10**17 would crash the settle timers (OverflowError).
     text = re.sub(
         r"settle_seconds = \d+", "settle_seconds = 100000000000000000", DEFAULT_POLICY_TOML
     )
@@ -63,7 +63,7 @@ def test_an_absurd_settle_seconds_is_refused_naming_the_key(layout: RootLayout) 
 
 
 def test_a_syntax_error_in_alma_toml_is_one_sentence(layout: RootLayout) -> None:
-    # On main a TOMLDecodeError traceback ended the daemon's start.
+    # One sentence, not a TOMLDecodeError traceback ending the daemon's start.
     layout.settings_file.write_text("[memory\nenabled = true\n", encoding="utf-8")
     with pytest.raises(ConfigError) as caught:
         load_settings(layout.settings_file)
@@ -75,7 +75,7 @@ def test_a_syntax_error_in_alma_toml_is_one_sentence(layout: RootLayout) -> None
 
 
 def test_the_sample_alma_toml_in_the_docs_keeps_the_defaults(layout: RootLayout) -> None:
-    # On main the sample set chroma_url = "", which turned the memory store off.
+    # A sample setting chroma_url = "" would turn the memory store off.
     text = (DOCS / "operations.md").read_text(encoding="utf-8")
     sample = re.search(r"```toml\n(log_level.*?)```", text, re.S)
     assert sample is not None, "docs/operations.md lost its alma.toml sample"
@@ -88,7 +88,7 @@ def test_the_sample_alma_toml_in_the_docs_keeps_the_defaults(layout: RootLayout)
 
 
 def test_autonomy_on_after_level_off_is_on(layout: RootLayout) -> None:
-    # On main `autonomy level off` then `autonomy on` stayed off.
+    # `autonomy level off` then `autonomy on` is on, not still off.
     store = SuggestionStore(layout.db_file)
     try:
         autonomy = Autonomy(store, PolicyHolder(layout))
@@ -104,16 +104,16 @@ def test_autonomy_on_after_level_off_is_on(layout: RootLayout) -> None:
 
 
 def test_a_policy_saved_with_a_utf8_bom_is_read(layout: RootLayout) -> None:
-    # Notepad and some Windows editors save UTF-8 with a byte order mark; on main the policy
-    # was refused as "not valid TOML ... line 1, column 1", a syntax error nobody can see.
+    # Notepad and some Windows editors save UTF-8 with a byte order mark; refused, the policy
+    # would be "not valid TOML ... line 1, column 1", a syntax error nobody can see.
     text = DEFAULT_POLICY_TOML.replace('level = "suggest"', 'level = "manual"')
     layout.policy_file.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
     assert load_policy(layout.policy_file, read_config(layout.policy_file)).level == "manual"
 
 
 def test_alma_toml_saved_with_a_utf8_bom_is_read(layout: RootLayout) -> None:
-    # On main the check passed the text to tomllib with its BOM (a syntax error), and pydantic's
-    # TOML source read the file a second time on its own.
+    # The BOM must not reach tomllib (a syntax error), and the file is read once, not a second
+    # time by pydantic's TOML source.
     layout.settings_file.write_bytes(b"\xef\xbb\xbf[memory]\ncap = 1234\n")
     assert load_settings(layout.settings_file).memory.cap == 1234
 
@@ -122,7 +122,7 @@ def test_alma_toml_is_built_from_the_text_that_was_checked(
     layout: RootLayout, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Read twice (once checked, once by pydantic's TOML source), a save between the two would
-    # build settings from text nobody checked (or raise a raw TOMLDecodeError).
+    # build settings from text nobody checked (or a raw TOMLDecodeError).
     layout.settings_file.write_text("[memory]\ncap = 1234\n", encoding="utf-8")
     real = safe_read.read_file
 

@@ -651,7 +651,7 @@ def test_survives_ten_thousand_hostile_messages(
 
 
 def _trickle(path: Path, stop: threading.Event, answers: list[bytes]) -> None:
-    """A client sending one byte of a request at a time, never a newline (issue 8)."""
+    """A client sending one byte of a request at a time, never a newline."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
         conn.settimeout(30)
         conn.connect(os.fspath(path))
@@ -672,8 +672,9 @@ def _trickle(path: Path, stop: threading.Event, answers: list[bytes]) -> None:
 def test_a_request_trickled_byte_by_byte_is_cut_at_its_deadline(
     make_server: Callable[..., ControlServer],
 ) -> None:
-    """On main the limit was per ``recv``: every connection trickling a byte more often than
-    the idle limit kept its slot for ever, and with all slots taken no one else got in."""
+    """The limit is per request, not per ``recv``: a connection trickling a byte more often
+    than the idle limit would otherwise keep its slot for ever, and with all slots taken no one
+    else would get in."""
     server = make_server(max_connections=2, idle_timeout=60.0, request_timeout=2.0)
     stop = threading.Event()
     answers: list[bytes] = []
@@ -723,8 +724,8 @@ def test_a_busy_daemon_is_reported_busy_not_gone(
     base: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The daemon refuses a connection over its limit by answering UNAVAILABLE and closing
-    without reading; the client's request then fails to send. On main the client took that for
-    a dead daemon (DaemonUnreachable: "not running", exit 3) instead of reading the answer."""
+    without reading; the client's request then fails to send. The client reads the answer,
+    and never takes that for a dead daemon (DaemonUnreachable: "not running", exit 3)."""
     (base / "alma").mkdir(mode=0o700)
     path = base / "alma" / "s.sock"
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -765,7 +766,8 @@ def test_a_busy_daemon_is_reported_busy_not_gone(
 def test_lone_surrogates_are_a_bad_request_and_the_connection_goes_on(
     server: ControlServer, payload: bytes
 ) -> None:
-    """On main they came back INTERNAL (the echo failed to encode) or closed the connection."""
+    """A lone surrogate is a BAD_REQUEST, not INTERNAL (an echo that fails to encode) nor a
+    closed connection."""
     answers = raw_exchange(server.socket_path, payload + b'{"v":1,"id":2,"cmd":"status"}\n')
     assert len(answers) == 2, answers
     error = answers[0]["error"]
@@ -779,8 +781,8 @@ def test_surrogate_pairs_are_text() -> None:
 
 
 def test_a_runtime_folder_of_another_user_is_named_as_such(base: Path) -> None:
-    """Another user's 0700 socket folder cannot even be opened; on main the daemon then said
-    it was "a symlink or not a directory" (issue 8). Run as uid 65534 against root's folder."""
+    """Another user's 0700 socket folder cannot even be opened: the daemon says whose it is,
+    not "a symlink or not a directory". Run as uid 65534 against root's folder."""
     (base / "alma").mkdir(mode=0o700)
     os.chown(base / "alma", 0, 0)
 
@@ -816,8 +818,8 @@ def _status_from_another_process(path: Path) -> subprocess.CompletedProcess[str]
 def test_one_program_gets_its_share_of_connections_and_no_more(
     make_server: Callable[..., ControlServer],
 ) -> None:
-    """On main every connection counted against one cap of 16, whoever opened it: one program
-    reconnecting in a loop held all 16 and locked the owner's alma-ctl out."""
+    """Connections count against a cap per peer as well as the whole one: a program
+    reconnecting in a loop would otherwise hold every slot and lock the owner's alma-ctl out."""
     server = make_server(max_per_peer=2)
     with held_connections(server.socket_path, 2):
         answer = one_more_connection(server.socket_path)

@@ -248,9 +248,9 @@ def test_client_stream_shows_the_daemons_refusal_not_a_broken_pipe(
 
 
 def test_a_client_writing_without_pause_while_an_answer_streams_is_cut_off(base: Path) -> None:
-    """Requests sent during a stream wait for it to end. On main only the unfinished line was
-    bounded, so whole lines written without pause piled up (5 GB in 12 s); now all of what is
-    kept is, and past it the connection is closed and its generation cancelled."""
+    """Requests sent during a stream wait for it to end. All of what is kept is bounded, not
+    only the unfinished line (whole lines written without pause would pile up): past the
+    bound the connection is closed and its generation cancelled."""
     producer = Producer()
     burst = protocol.encode_request(2, "status", {}) * 5_000
     with serve(base, producer) as server, connect(server) as conn:

@@ -1,5 +1,5 @@
-"""SIGKILL one large action at 10 seeded random points across accept, recovery and undo (issue
-11, Must show 3): nothing is lost, and the undo gives back the original tree exactly.
+"""SIGKILL one large action at 10 seeded random points across accept, recovery and undo:
+nothing is lost, and the undo gives back the original tree exactly.
 
 One organize-like plan (a mkdir per type folder, a move per file, and every 25th file to the
 trash, as a duplicates plan does: resting on its content) over ``ALMA_CRASH_FILES`` files
@@ -22,7 +22,7 @@ docs/benchmarks.md):
   the file is; after it, every path and every byte of the original tree.
 
 The seed is ``ALMA_CRASH_SEED`` (printed with the kill points: run with ``-s`` to see them and
-each step's time). 100,000 files take minutes: docs/benchmarks.md, "Issue 11".
+each step's time). The run at 100,000 files: docs/benchmarks.md, "One action".
 """
 
 from __future__ import annotations

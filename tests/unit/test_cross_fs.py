@@ -145,8 +145,8 @@ def _many_plan(root: Path) -> list[Op]:
 @pytest.mark.slow
 @pytest.mark.timeout(1800)  # some 80 short processes: a loaded machine only waits longer
 def test_cross_fs_undo_killed_anywhere_can_be_undone_afterwards(two_fs_root: Path) -> None:
-    """Issue 8: an undo across filesystems killed midway, then recovered, left the action
-    impossible to undo (the rollback copied a file back: a new inode). Kill the undo at every
+    """An undo across filesystems killed midway, then recovered, can be undone again (the
+    rollback copies a file back: a new inode, which the journal follows). Kill the undo at every
     checkpoint (and recovery too, at random): afterwards undo works, the tree is the original."""
     root = two_fs_root
     before = _many_files(root)

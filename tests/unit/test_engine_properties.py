@@ -1,4 +1,4 @@
-"""Stateful property test of the action engine (issue 2, Must show 3).
+"""Stateful property test of the action engine: any sequence of actions, undos and crashes.
 
 A hypothesis ``RuleBasedStateMachine`` builds a small random tree in user/ (a few folders, files
 of random bytes with duplicates, Spanish names with accents and ñ, in NFC and NFD), then applies

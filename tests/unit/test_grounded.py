@@ -1,4 +1,4 @@
-"""Issue 21 without a model or an embedder: what is a question, the answer's guard (citations
+"""The grounded chat without a model or an embedder: what is a question, the answer's guard (citations
 that exist, loops cut), the history bounded in tokens, the memories given with the message."""
 
 from __future__ import annotations

@@ -20,7 +20,13 @@ from policies.i18n import (
     ngettext,
     parse_po,
 )
-from tests.support.catalog import extract, fields
+from tests.support.catalog import Extracted, extract, fields
+
+
+@pytest.fixture(scope="module")
+def extracted() -> Extracted:
+    """The code's messages, read from the source once for the tests of the catalogs."""
+    return extract()
 
 
 @pytest.mark.parametrize(
@@ -155,13 +161,15 @@ def test_no_entry_is_in_the_catalog_twice(lang: str) -> None:
     assert duplicates == [], "two entries of one message (msgfmt refuses that): keep one"
 
 
-def test_every_message_in_the_code_can_be_read_from_the_source() -> None:
-    assert extract().problems == []
+def test_every_message_in_the_code_can_be_read_from_the_source(extracted: Extracted) -> None:
+    assert extracted.problems == []
 
 
 @pytest.mark.parametrize("lang", [lang for lang in LANGUAGES if lang != SOURCE_LANGUAGE])
-def test_every_message_has_a_translation_and_no_entry_is_stale(lang: str) -> None:
-    messages = extract().messages
+def test_every_message_has_a_translation_and_no_entry_is_stale(
+    lang: str, extracted: Extracted
+) -> None:
+    messages = extracted.messages
     catalog = _catalog(lang)
     missing = sorted(key for key in messages if not all(catalog.get(key, ("",))))
     stale = sorted(set(catalog) - set(messages))
@@ -173,8 +181,8 @@ def test_every_message_has_a_translation_and_no_entry_is_stale(lang: str) -> Non
 
 
 @pytest.mark.parametrize("lang", [lang for lang in LANGUAGES if lang != SOURCE_LANGUAGE])
-def test_translations_keep_the_fields_and_the_plural_forms(lang: str) -> None:
-    messages = extract().messages
+def test_translations_keep_the_fields_and_the_plural_forms(lang: str, extracted: Extracted) -> None:
+    messages = extracted.messages
     catalog = _catalog(lang)
     for key, message in messages.items():
         forms = catalog[key]

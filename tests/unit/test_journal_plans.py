@@ -1,7 +1,7 @@
 """An action's plan lives beside its row, not in it: SQLite rewrites a whole row on every
-UPDATE, so a status change (running -> done, done -> undone) rewrote a 1.5 MB plan at 10,000
-files and 35 MB at 100,000, twice at each undo's finish, while the person waited; and every
-read of a row (history, the executor's checks) read the plan with it."""
+UPDATE, so in the row a status change (running -> done, done -> undone) would rewrite the
+plan, megabytes for a large action, twice at each undo's finish, while the person waits; and
+every read of a row (history, the executor's checks) would read the plan with it."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """A walk over an action's journal rows (recovery, undo, a failed action's report) holds one
-batch of rows at a time, never the whole action (issue 11: a recovery of 100,000 ops that read
-every row at once peaked at 443 MB). Counted in rows alive, not in time or bytes."""
+batch of rows at a time, never the whole action (a recovery that read every row of a large
+action at once would hold them all). Counted in rows alive, not in time or bytes."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """One table of request limits (policies.limits): the socket's command table and the memory
-service's checks accept and refuse the same values (issue 8).
+service's checks accept and refuse the same values.
 
-On main they disagreed: list limit 1,000 vs 10,000, tags 100 vs 10, context budget 100-32,000
-vs 50-200,000, so a value could pass one edge and fail at the other.
+Two tables would drift apart (a list limit, the tags, the context budget), and a value could
+pass one edge and fail at the other.
 """
 
 from __future__ import annotations

@@ -152,7 +152,8 @@ def test_the_examples_module_really_stores_them_without_a_daemon(tmp_path: Path)
 def test_a_merge_stopped_by_any_error_is_taken_back_and_closed(
     svc: MemoryService, journal: Journal, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 8: any error that is not an AlmaError after the action started left it running."""
+    """Any error once the action started, not only an AlmaError, takes the merge back and
+    closes the action as rolled back."""
     a, b = _cluster(svc)
     before = (svc.show(a), svc.show(b))
     plan = memory_actions.merge_findings(svc)[0].plan

@@ -110,8 +110,8 @@ class GatedStore(FakeStore):
 
 
 def test_an_analysis_never_waits_for_a_full_scan_which_runs_on_its_own_thread() -> None:
-    # Issue 10, Must show 4: the first scan after a start took 5 s of a 2 s analysis at 10,000
-    # memories. wait=False answers None ("not looked at") at once; start() scans on a thread.
+    # The first scan after a start is the bulk of an analysis on a large store: wait=False
+    # answers None ("not looked at") at once; start() scans on a thread.
     now = [0.0]
     store = GatedStore()
     store.add("a", 0.0, "prefiero respuestas cortas")

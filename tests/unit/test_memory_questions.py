@@ -1,4 +1,4 @@
-"""Issue 21: the person's questions are kept as questions, never above what they stated, never
+"""The person's questions are kept as questions, never above what they stated, never
 in the context; stores from before are migrated, and the migration undone exactly. Real
 embedded Chroma and the real embedder, as tests/unit/test_memory_service.py."""
 

@@ -1,4 +1,4 @@
-"""Issue 12: hybrid ranking, the context's relevance cut, theme and related_to.
+"""Hybrid ranking, the context's relevance cut, theme and related_to.
 
 Text rules and the lexicon are tested without a model; the service tests use real embedded
 Chroma and the real embedder, as tests/unit/test_memory_service.py does."""
@@ -175,7 +175,7 @@ def test_context_keeps_the_relevant_and_leaves_out_the_rest(svc: MemoryService) 
     ctx = svc.context("¿Por qué falla la copia de seguridad de cada noche?")
     got = [i["id"] for i in ctx["items"] if i["layer"] != "L-inf"]
     assert got and got[0] == ids[_LIFE[4]]
-    # Calibrated for the answer's recall under a cap on unrelated items (issue 21): the series
+    # Calibrated for the answer's recall under a cap on unrelated items: the series
     # "por la noche" may come with it, the dinner and the rest stay out.
     assert ids[_LIFE[7]] not in got and len(got) <= 2
     first = next(i for i in ctx["items"] if i["id"] == got[0])

@@ -425,8 +425,8 @@ def test_the_model_never_makes_or_unmakes_a_principle(
     layout: RootLayout, embedder_loaded: None
 ) -> None:
     # A principle (L-inf) is in every prompt, never cut and never evicted: only the person's
-    # words make one. On main the enricher's memory_type was applied as given: a note of the
-    # day became a principle in every chat, and the person's "Regla: ..." left them.
+    # words make one. The enricher's memory_type applied as given would make a note of the
+    # day a principle in every chat, and take the person's "Regla: ..." out of them.
     model = FakeModel(
         {
             "Regla:": {"memory_type": "fact", "importance": 2},
@@ -462,9 +462,9 @@ def east_of_utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def test_a_log_named_for_year_1_stops_no_other_days_ingestion(
     layout: RootLayout, embedder_loaded: None, east_of_utc: None
 ) -> None:
-    # On main its turn's time, 0001-01-01 00:00 local, is in year 0 in UTC: astimezone raised
-    # ValueError, and as the files are read in name order, every rescan stopped there, before
-    # any real day was read (the catch-up at start included).
+    # Its turn's time, 0001-01-01 00:00 local, is in year 0 in UTC: astimezone raises
+    # ValueError, and as the files are read in name order, an uncaught one would stop every
+    # rescan there, before any real day was read (the catch-up at start included).
     turn = "# {day}\n\n## 10:00:00 · usuario\n{text}\n"
     (layout.logs / "0001-01-01.md").write_text(
         turn.format(day="0001-01-01", text="Una plantilla de día que nunca usé."), encoding="utf-8"

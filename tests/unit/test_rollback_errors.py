@@ -135,7 +135,7 @@ def test_a_rollback_stopped_by_a_non_conflict_error_says_what_is_moved_and_how_t
 def test_recovery_that_meets_a_folder_swapped_for_a_symlink_ends_failed_and_undo_finishes(
     tmp_path: Path,
 ) -> None:
-    """The attack of issue 8 on real files: an organize is killed midway, then a folder it
+    """A swapped folder on real files: an organize is killed midway, then a folder it
     filled is swapped for a symlink to a folder outside the root before ALMA starts again.
     Recovery must not write through the link, must not leave the action running, and must say
     what is still moved and the one command that finishes; after the person puts the folder

@@ -1,9 +1,10 @@
 """The one safe reader of files below the root (actions.safe_read.read_file) and its users: the
-detectors, memory ingestion, the training export and the daily report (issue 8).
+detectors, memory ingestion, the training export and the daily report.
 
-On main, ingestion and export read ``logs/*.md`` with ``Path.read_bytes``: a link to a secret
-file put the secret in memory and in the export, a FIFO blocked ingestion forever, and a
-sparse 1 GB file was read whole; the report was written through a symlinked ``logs/alma/``.
+Read with ``Path.read_bytes``, ``logs/*.md`` would betray the person: a link to a secret file
+would put the secret in memory and in the export, a FIFO would block ingestion forever, and a
+sparse gigabyte would be read whole; the report would be written through a symlinked
+``logs/alma/``.
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ def svc(root: Path, embedder_loaded: None) -> Iterator[MemoryService]:
 
 
 def _in_thread(fn: object, timeout: float) -> object:
-    """Run ``fn`` and give its result; fail (not hang) when it blocks (a FIFO on main)."""
+    """Run ``fn`` and give its result; fail (not hang) when it blocks (on a FIFO, say)."""
     out: list[object] = []
     t = threading.Thread(target=lambda: out.append(fn()), daemon=True)  # type: ignore[operator]
     t.start()
@@ -101,7 +102,10 @@ def test_export_reads_days_but_no_link_or_fifo(root: Path) -> None:
 
 
 def test_a_day_larger_than_the_bound_is_read_up_to_it(root: Path) -> None:
-    big = DAY.format("Empiezo.") + "\nrelleno\n" * (MAX_DAY_BYTES // 8)
+    # Paragraphs of a KiB: what matters is the bound's size, not how many paragraphs fill it.
+    filler = "relleno " * 127 + "relleno\n\n"
+    big = DAY.format("Empiezo.") + "\n" + filler * (MAX_DAY_BYTES // len(filler) + 1)
+    assert len(big.encode()) > MAX_DAY_BYTES
     (root / "logs" / "2026-11-17.md").write_text(big)
     rows = export(root, "alpaca")
     assert {"instruction": "Empiezo.", "input": "", "output": "Vale."} in rows

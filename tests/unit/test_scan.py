@@ -292,8 +292,8 @@ def test_check_name_accepts_plain_and_spanish_names(name: str) -> None:
 def test_find_named_finds_what_a_scan_lists_without_a_stat_per_entry(
     root: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    # Looking for a failing job's script by name (agent.detectors.diagnose) scanned the whole zone: a
-    # second of a cold analysis at 20,000 files (issue 10, Must show 4).
+    # Looking for a failing job's script by name (agent.detectors.diagnose) must not stat every
+    # entry of the zone: on a large root that would be a visible part of a cold analysis.
     outside = tmp_path_factory.mktemp("outside")
     touch(outside / "backup.sh")
     touch(root / "user/p/q/backup.sh")  # deeper: the shallower one of the same name is found

@@ -1,7 +1,7 @@
 """A suggestion's plan lives beside its row, not in it, as an action's does (test_journal_plans):
-SQLite rewrites a whole row on every UPDATE, so each status change of an accept (accepted,
-executed) rewrote a plan of 35 MB at 100,000 files, and every read of the row (the accept reads
-it three times, the analysis every pending one) read the plan with it."""
+SQLite rewrites a whole row on every UPDATE, so in the row each status change of an accept
+(accepted, executed) would rewrite a large plan, and every read of the row (the accept reads it
+three times, the analysis every pending one) would read the plan with it."""
 
 from __future__ import annotations
 

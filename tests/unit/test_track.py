@@ -144,9 +144,9 @@ def test_propose_stores_the_suggestion_and_its_proposed_outcome_together(
 
 
 def test_only_a_kind_the_policy_can_name_is_promoted(store: SuggestionStore) -> None:
-    # On main five accepted low_mood notices proposed `kinds = ["temp_cleanup", "low_mood"]`:
-    # pasted as told, that line made autonomy.conf invalid ("unknown kind 'low_mood'"), so the
-    # daemon refused to start (or a reload kept the old policy).
+    # Five accepted low_mood notices must not propose `kinds = ["temp_cleanup", "low_mood"]`:
+    # pasted as told, that line would make autonomy.conf invalid ("unknown kind 'low_mood'"),
+    # so the daemon would refuse to start (or a reload keep the old policy).
     from policies.config import policy_from_dict
 
     for sid in range(1, PROMOTE_AFTER + 1):

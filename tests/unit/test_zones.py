@@ -19,7 +19,7 @@ APPROVED = RunContext(approved_by_person=True)
 
 @pytest.mark.parametrize("zone", ["user/", "user//"])
 def test_a_zone_written_with_a_slash_works_for_accept(tmp_path: Path, zone: str) -> None:
-    """Issue 8: ``writable = ["user/"]`` was accepted, then every accept failed."""
+    """``writable = ["user/"]`` is the zone ``user``: an accept in it works."""
     alma = AlmaRoot(tmp_path).build({"user/a.txt": b"a \xc3\xb1"})
     pol = policy_from_dict({"zones": {"writable": [zone]}, "sandbox": {"allow_unconfined": True}})
     assert pol.zones.writable == ["user"]
@@ -45,8 +45,8 @@ def test_the_executor_asks_the_policys_rule() -> None:
 
 
 def test_a_zone_through_a_symlinked_parent_is_not_granted_to_the_sandbox(tmp_path: Path) -> None:
-    """Issue 8: ``writable = ["enlace/zona"]`` with ``enlace`` a symlink to a folder outside the
-    root gave the sandbox that outside folder."""
+    """``writable = ["enlace/zona"]`` with ``enlace`` a symlink to a folder outside the root
+    never gives the sandbox that outside folder."""
     alma = AlmaRoot(tmp_path).build()
     (alma.outside / "zona").mkdir()
     (alma.root / "enlace").symlink_to(alma.outside)
