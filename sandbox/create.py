@@ -24,10 +24,11 @@ from typing import Any, NamedTuple
 from actions.ops import Create, Identity
 from actions.safefs import identity_of, rename_noreplace, sha256_at
 from actions.tree import Tree
-from policies.errors import ConflictError, InvalidStateError
+from policies.errors import InvalidStateError
 from policies.i18n import _
 from policies.layout import ENGINE_TMP_PREFIX, trash_entry
-from policies.modes import PRIVATE_DIR, SHARED_FILE
+from policies.modes import PRIVATE_DIR, SHARED_FILE, for_person
+from sandbox.edit import publish, write_temp
 
 Checkpoint = Callable[[str], None]
 
@@ -80,30 +81,14 @@ def apply(
     left behind, when a file is at the path by the time it is published."""
     fd, name = tree.parent(it.path)
     tmp = _name(it.tmp)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    # SHARED_FILE under the person's umask (the confined child runs with it): their file.
-    out = os.open(tmp, flags, SHARED_FILE, dir_fd=fd)
-    try:
-        view = memoryview(content)
-        while view:
-            view = view[os.write(out, view) :]
-        os.fsync(out)
-    finally:
-        os.close(out)
+    write_temp(fd, tmp, content, for_person(SHARED_FILE))  # the person's file, as they make one
     checkpoint("written")
-    try:
-        rename_noreplace(fd, tmp, fd, name)
-    except ConflictError:
-        os.unlink(tmp, dir_fd=fd)
-        os.fsync(fd)
-        raise ConflictError(
-            _(
-                "{dst!r} appeared while ALMA created it; ALMA never overwrites a file, so it "
-                "was left as it is and nothing was created.",
-                dst=it.path,
-            )
-        ) from None
-    os.fsync(fd)
+    refusal = _(
+        "{dst!r} appeared while ALMA created it; ALMA never overwrites a file, so it was left "
+        "as it is and nothing was created.",
+        dst=it.path,
+    )
+    publish(fd, tmp, name, refusal)
     return identity_of(os.stat(name, dir_fd=fd, follow_symlinks=False), sha256=it.sha256)
 
 

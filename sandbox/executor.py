@@ -279,7 +279,7 @@ class Executor:
                     path=op.path,
                 )
             )
-        if self._dev_of(overlay, _parent(op.path)) != self._dev_of(overlay, TRASH):
+        if not self._on_trash_disk(overlay, op.path):
             raise RefusedError(
                 _(
                     "{path!r} is on another disk than ALMA's trash, where its old version "
@@ -303,7 +303,7 @@ class Executor:
             raise ConflictError(
                 _("{dst!r} already exists; ALMA never overwrites a file.", dst=op.path)
             )
-        if self._dev_of(overlay, _parent(op.path)) != self._dev_of(overlay, TRASH):
+        if not self._on_trash_disk(overlay, op.path):
             raise RefusedError(
                 _(
                     "{path!r} is on another disk than ALMA's trash, where an interrupted "
@@ -313,6 +313,10 @@ class Executor:
             )
         overlay.occupied.add(op.path)
         return CreateIntent.plan(op, self.action_id, idx)
+
+    def _on_trash_disk(self, overlay: _Overlay, relpath: str) -> bool:
+        """A rename takes the file at ``relpath`` to ALMA's trash (same device and mount)."""
+        return self._dev_of(overlay, _parent(relpath)) == self._dev_of(overlay, TRASH)
 
     def _need_dir(self, overlay: _Overlay, relpath: str, for_path: str) -> None:
         if not overlay.is_dir(self.tree, relpath):

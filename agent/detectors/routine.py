@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import re
 import shlex
-import unicodedata
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from actions.planners.base import PlanResult, cap_evidence, fingerprint
 from actions.scan import ScannedFile, scan_tree, with_sha256
 from actions.tree import Tree
 from agent.detectors.files import scan_zones
+from agent.detectors.pending import fold
 from policies.config import Policy
 from policies.decide import path_zone_problem
 from policies.errors import RefusedError
@@ -51,16 +51,11 @@ _COPY = re.compile(
     r"|vuelvo a copiar|pasar a mano|copy|copies|copying|copied)\b"
 )
 _BACKUP = re.compile(r"\bcopias? de seguridad\b|\bbackups?\b")
-_WORD = re.compile(r"[a-z0-9ñ]+")
+_WORD = re.compile(r"[a-z0-9]+")
 # A dated folder's name: a prefix, the date (2026-11-23, 2026_11_23, 20261123), a suffix.
 _DATED = re.compile(
     r"^(?P<pre>.*?)(?P<y>\d{4})(?P<sep>[-_.]?)(?P<m>\d{2})(?P=sep)(?P<d>\d{2})(?P<post>\D.*)?$"
 )
-
-
-def _folded(text: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", text.lower().replace("ñ", "\0"))
-    return "".join(c for c in decomposed if not unicodedata.combining(c)).replace("\0", "ñ")
 
 
 @dataclass(frozen=True)
@@ -79,7 +74,7 @@ def copy_mentions(days: Sequence[tuple[date, str, list[Paragraph]]]) -> list[_Me
             if not p.by_person:
                 continue
             for offset, line in enumerate(p.text.splitlines()):
-                folded = _folded(line)
+                folded = fold(line)
                 if not _COPY.search(folded) or _BACKUP.search(folded):
                     continue
                 shown = line.strip()
@@ -187,17 +182,17 @@ def _by_content(
 
 
 def _slug(text: str) -> str:
-    return "-".join(_WORD.findall(_folded(text))) or "archivos"
+    return "-".join(_WORD.findall(fold(text))) or "archivos"
 
 
 def _related(m: _Mention, routine: _Routine) -> bool:
     """The line names the folder the copies go to, a file, its stem or its type."""
-    names: set[str] = set(_WORD.findall(_folded(routine.base.rpartition("/")[2])))
+    names: set[str] = set(_WORD.findall(fold(routine.base.rpartition("/")[2])))
     for name in routine.copies:
         stem, dot, ext = name.rpartition(".")
-        names.update(_WORD.findall(_folded(stem if dot else name)))
+        names.update(_WORD.findall(fold(stem if dot else name)))
         if dot:
-            names.add(_folded(ext))
+            names.add(fold(ext))
     return bool(m.words & names)
 
 

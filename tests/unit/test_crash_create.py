@@ -18,6 +18,7 @@ from actions.safefs import identity_of
 from tests.support.crash_child import unknown_labels
 from tests.support.trees import snapshot
 from tests.unit.test_crash import child, engine, new_action, status
+from tests.unit.test_crash_edit import trash_contents
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -43,14 +44,6 @@ def plan(root: Path) -> list[Op]:
         Move(CSV, "user/scripts/ventas.csv", identity_of((root / CSV).lstat())),
         Create(B, BODY_B),
     ]
-
-
-def trash_contents(root: Path) -> list[bytes]:
-    return sorted(
-        p.read_bytes()
-        for p in (root / ".alma" / "trash").rglob("*")
-        if p.is_file() and p.name != "manifest.json"
-    )
 
 
 def check_consistent(root: Path, original: dict[str, str], where: str) -> None:

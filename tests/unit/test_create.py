@@ -16,6 +16,7 @@ from policies.errors import BadArgumentError, ConflictError, RefusedError
 from policies.limits import EDIT_BYTES
 from sandbox.engine import Engine
 from tests.support.engine import AlmaRoot, execute_in_process, make_engine
+from tests.unit.test_edit import trash_files
 
 APPROVED = RunContext(approved_by_person=True)
 SCRIPT = "user/scripts/copiar-entregas.sh"
@@ -36,15 +37,6 @@ def engine(alma: AlmaRoot) -> Iterator[Engine]:
 
 def plan() -> list[Mkdir | Create]:
     return [Mkdir("user/scripts"), Create(SCRIPT, BODY)]
-
-
-def trash_files(alma: AlmaRoot) -> dict[str, bytes]:
-    base = alma.path(".alma/trash")
-    return {
-        str(p.relative_to(base)): p.read_bytes()
-        for p in base.rglob("*")
-        if p.is_file() and p.name != "manifest.json"
-    }
 
 
 def test_the_op_round_trips_and_refuses_damaged_input() -> None:
