@@ -4,6 +4,7 @@ writable zones only; undo trashes it only while it is the file ALMA wrote."""
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from policies.decide import RunContext
 from policies.errors import BadArgumentError, ConflictError, RefusedError
 from policies.limits import EDIT_BYTES
 from sandbox.engine import Engine
-from tests.support.engine import AlmaRoot, execute_in_process, make_engine
+from tests.support.engine import AlmaRoot, default_policy, execute_in_process, make_engine
 from tests.unit.test_edit import trash_files
 
 APPROVED = RunContext(approved_by_person=True)
@@ -212,3 +213,20 @@ def test_suggestions_show_and_the_actions_log_say_a_create_in_a_sentence(
     with language("es"):
         (stale,) = edit_diffs(alma.root, [op.to_dict()])
     assert "ya existe" in stale["diff"] and "+set -eu" not in stale["diff"]
+
+
+def test_emptying_old_trash_does_not_stop_the_undo_of_a_create(
+    alma: AlmaRoot, engine: Engine
+) -> None:
+    """A create keeps nothing in the trash (its manifest only says where recovery would put
+    it): emptying the old trash takes nothing its undo needs, so the undo still works."""
+    done = engine.execute(plan(), kind="routine", ctx=APPROVED)
+    ten_days_ago = time.time() - 10 * 86400
+    adir = alma.path(f".alma/trash/{done['id']}")
+    if adir.exists():
+        os.utime(adir, (ten_days_ago, ten_days_ago))
+    engine.policy = lambda: default_policy(retention_days=7)
+    assert engine.trash_empty(7)["removed"] == 0
+    engine.undo(done["id"])
+    assert not alma.path(SCRIPT).exists()
+    assert list(trash_files(alma).values()) == [BODY]
