@@ -14,8 +14,8 @@ The finding proposes a plan the person can accept: ``mkdir`` of ``scripts/`` in 
 missing, and ``create`` of a short POSIX ``sh`` script there that makes today's dated folder
 and copies the files in, never over a file that is there. Accepting only writes the script, for
 the person to read; ALMA never runs it. The exact command is in the evidence. The logs are read
-first: without the log signal no file is listed. The fingerprint is the folder and the file
-names, so the same routine is proposed once however many days it goes on.
+first: without the log signal no file is listed. The fingerprint is the folder, the file names
+and the plan, so the same routine is proposed once however many days it goes on.
 """
 
 from __future__ import annotations
@@ -229,6 +229,10 @@ def _script(routine: _Routine, script: str) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
+def _shape(plan: Sequence[Op]) -> list[str]:
+    return [f"{op.op} {path}" for op in plan for path in op.write_paths()]
+
+
 def detect_routine(
     tree: Tree,
     policy: Policy,
@@ -312,5 +316,10 @@ def _finding(
         evidence=cap_evidence(evidence),
         plan=plan,
         files=1,
-        fingerprint=fingerprint(KIND, routine.base, sorted(sources)),
+        # The plan's ops too (not the script's words, which follow the language): a folder
+        # made meanwhile makes the old plan fail and a new one is proposed; the same plan is
+        # never proposed twice however many days go by.
+        fingerprint=fingerprint(
+            KIND, routine.base, [*(f"{n} {p}" for n, p in sources.items()), *_shape(plan)]
+        ),
     )

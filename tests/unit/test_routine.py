@@ -110,6 +110,17 @@ def test_the_same_routine_gets_the_same_fingerprint_as_the_days_go_on(tmp_path: 
     assert first["fingerprint"] == second["fingerprint"]
 
 
+def test_a_scripts_folder_made_meanwhile_gives_a_new_plan_without_its_mkdir(
+    tmp_path: Path,
+) -> None:
+    alma = week(tmp_path, copied_days=5, said_days=5)
+    (first,) = routines(alma)
+    alma.path("user/scripts").mkdir()
+    (second,) = routines(alma)
+    assert [op["op"] for op in second["plan"]] == ["create"]  # type: ignore[union-attr]
+    assert first["fingerprint"] != second["fingerprint"]
+
+
 def test_a_script_already_there_is_not_proposed_again(tmp_path: Path) -> None:
     alma = week(tmp_path, copied_days=5, said_days=5)
     alma.write("user/scripts/copiar-entregas.sh", b"#!/bin/sh\n")
