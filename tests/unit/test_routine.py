@@ -199,3 +199,24 @@ def test_the_same_content_under_other_names_is_the_same_copy(tmp_path: Path) -> 
         day = TODAY - timedelta(days=back)
         alma.write(f"user/entregas/{day.isoformat()}/copia de plantilla {back}.odt", b"x%d" % back)
     assert routines(alma) == []
+
+
+def test_an_english_week_gets_an_english_script(tmp_path: Path) -> None:
+    files = {"user/reports/weekly.pdf": b"%PDF-1.4\n"}
+    for back, line in enumerate(
+        (
+            "Copying the weekly report into deliveries by hand, again.",
+            "Copied weekly.pdf to today's deliveries folder.",
+            "Again I copy the report by hand to deliveries.",
+        )
+    ):
+        day = TODAY - timedelta(days=back)
+        files[f"logs/{day.isoformat()}.md"] = chat(day, line)
+        files[f"user/deliveries/{day.isoformat()}/weekly.pdf"] = b"%PDF-1.4\n"
+    alma = AlmaRoot(tmp_path).build(files)
+    with language("en"):
+        (found,) = [r for r in detect_logs(alma.root, Policy(), NOW) if r.kind == "routine"]
+    assert found.title == "You copy weekly.pdf into a dated folder of user/deliveries by hand"
+    create = found.plan[-1]
+    assert isinstance(create, Create) and create.path == "user/scripts/copy-deliveries.sh"
+    assert "To run it, from the ALMA folder: sh user/scripts/copy-deliveries.sh" in found.evidence
