@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from actions.ops import (
+    Create,
     Edit,
     Keep,
     Mkdir,
@@ -42,6 +43,14 @@ def inverse_ops(op: Op, post: Mapping[str, Any] | None, aux: Mapping[str, Any]) 
                 trash=str(aux["trash"]), path=op.path, expect=op.expect._replace(ctime_ns=None)
             ),
         )
+    if isinstance(op, Create):
+        # The file ALMA wrote goes to the trash only while it is that file (``post``, its
+        # sha256 and ctime included): changed by the person since, the undo is refused.
+        if post is None:
+            raise InvalidStateError(
+                _("the journal has no record of the file {path!r} ALMA created.", path=op.path)
+            )
+        return (Trash(path=op.path, expect=identity_from_dict(post)),)
     return (inverse_op(op, post, aux),)
 
 

@@ -21,7 +21,9 @@ from policies.errors import BadArgumentError
 from policies.i18n import _
 from policies.limits import EDIT_BYTES
 
-OpName = Literal["mkdir", "move", "trash", "restore", "rmdir", "keep", "edit", "memory_merge"]
+OpName = Literal[
+    "mkdir", "move", "trash", "restore", "rmdir", "keep", "edit", "create", "memory_merge"
+]
 OP_NAMES: tuple[OpName, ...] = (
     "mkdir",
     "move",
@@ -30,6 +32,7 @@ OP_NAMES: tuple[OpName, ...] = (
     "rmdir",
     "keep",
     "edit",
+    "create",
     "memory_merge",
 )
 FileKind = Literal["file", "dir", "symlink", "other"]
@@ -263,6 +266,37 @@ class Edit(Op):
 
 
 @dataclass(frozen=True)
+class Create(Op):
+    """Write a new regular file ``path`` holding ``content``, never over anything: the file is
+    written beside and published with a no-replace rename, so a file already there (or one that
+    appears meanwhile) refuses the op. Its folder must exist, or be made by a ``mkdir`` before
+    it in the plan. Its undo trashes the file only while it is still the one ALMA wrote. The
+    content travels in the plan (base64 in JSON), like an edit's."""
+
+    path: str
+    content: bytes
+    op: OpName = field(default="create", init=False)
+
+    def write_paths(self) -> tuple[str, ...]:
+        return (self.path,)
+
+    def touches_file(self) -> bool:
+        return True
+
+    @property
+    def sha256(self) -> str:
+        """How recovery tells the file this op published from any other."""
+        return hashlib.sha256(self.content).hexdigest()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "op": self.op,
+            "path": self.path,
+            "content_b64": base64.b64encode(self.content).decode("ascii"),
+        }
+
+
+@dataclass(frozen=True)
 class MemoryMerge(Op):
     """Merge near-identical memories into ``keep`` (the others are archived, never deleted).
     Not a file op: the daemon runs it on its own memory store, journaled and undoable; the
@@ -288,6 +322,7 @@ _FIELDS: dict[str, tuple[type[Op], frozenset[str], frozenset[str]]] = {
     "restore": (Restore, frozenset({"trash", "path"}), frozenset({"expect"})),
     "keep": (Keep, frozenset({"path", "expect"}), frozenset()),
     "edit": (Edit, frozenset({"path", "expect", "content_b64"}), frozenset()),
+    "create": (Create, frozenset({"path", "content_b64"}), frozenset()),
     "memory_merge": (MemoryMerge, frozenset({"keep", "merge"}), frozenset()),
 }
 _IDENTITY_INT = ("dev", "ino", "size", "mtime_ns")
@@ -401,7 +436,7 @@ def op_from_dict(data: Any) -> Op:
                 )
             kwargs[key] = tuple(value)
         elif key == "content_b64":
-            kwargs["content"] = _content(value)
+            kwargs["content"] = _content(value, name)
         elif not isinstance(value, str):
             raise BadArgumentError(_("op {name}: {key} must be a path (text).", name=name, key=key))
         else:
@@ -420,22 +455,27 @@ def op_from_dict(data: Any) -> Op:
     return cls(**kwargs)
 
 
-def _content(value: Any) -> bytes:
-    """An edit's new content: strict base64 of at most EDIT_BYTES bytes."""
+def _content(value: Any, name: str) -> bytes:
+    """An edit's or a create's new content: strict base64 of at most EDIT_BYTES bytes."""
     if not isinstance(value, str) or len(value) > 4 * (EDIT_BYTES // 3 + 1):
         raise BadArgumentError(
-            _("op edit: content_b64 must be base64 text of at most {n} bytes.", n=EDIT_BYTES)
+            _(
+                "op {name}: content_b64 must be base64 text of at most {n} bytes.",
+                name=name,
+                n=EDIT_BYTES,
+            )
         )
     try:
         data = base64.b64decode(value, validate=True)
     except (binascii.Error, ValueError):
         raise BadArgumentError(
-            _("op edit: content_b64 is not valid base64; the plan is damaged.")
+            _("op {name}: content_b64 is not valid base64; the plan is damaged.", name=name)
         ) from None
     if len(data) > EDIT_BYTES:
         raise BadArgumentError(
             _(
-                "op edit: the new content is {size} bytes, more than {n}.",
+                "op {name}: the new content is {size} bytes, more than {n}.",
+                name=name,
                 size=len(data),
                 n=EDIT_BYTES,
             )

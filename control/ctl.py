@@ -573,6 +573,8 @@ def _op(op: object) -> str:
         where = str(op.get("path", ""))
     if op.get("op") == "edit":  # its bytes are shown as a diff below the plan
         return f"{shown:<8} {where}"
+    if op.get("op") == "create":
+        return f"{shown:<8} " + _("{path} (a new file; its content is shown below)", path=where)
     extra = [f"{k}={_cell(v)}" for k, v in op.items() if k not in ("op", "src", "dst", "path")]
     return f"{shown:<8} {where}" + (f"  ({', '.join(extra)})" if extra else "")
 
@@ -586,6 +588,7 @@ _OPS = {
     "rmdir": N_("rmdir"),
     "keep": N_("keep"),
     "edit": N_("edit"),
+    "create": N_("create"),
     "memory_merge": N_("merge"),
 }
 

@@ -43,6 +43,7 @@ KNOWN_KINDS = (
     "long_hours",
     "pending_task",
     "memory_merge",
+    "routine",
     "backup",
 )
 SandboxBackendName = Literal["auto", "landlock", "bwrap", "firejail"]

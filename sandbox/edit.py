@@ -81,6 +81,33 @@ def _name(relpath: str) -> str:
     return relpath.rpartition("/")[2]
 
 
+def write_temp(fd: int, tmp: str, content: bytes, mode: int) -> None:
+    """``content`` into the new file ``tmp`` of folder ``fd`` (``O_EXCL``, never through a
+    link), with ``mode``, fsynced: a version not yet published (an edit's or a create's)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    out = os.open(tmp, flags, PRIVATE_FILE, dir_fd=fd)
+    try:
+        view = memoryview(content)
+        while view:
+            view = view[os.write(out, view) :]
+        os.fchmod(out, mode)
+        os.fsync(out)
+    finally:
+        os.close(out)
+
+
+def publish(fd: int, tmp: str, name: str, refusal: str) -> None:
+    """Rename ``tmp`` to ``name`` in folder ``fd`` without replacing anything: a file there is
+    kept, the temp removed, and ConflictError(``refusal``) raised."""
+    try:
+        rename_noreplace(fd, tmp, fd, name)
+    except ConflictError:
+        os.unlink(tmp, dir_fd=fd)
+        os.fsync(fd)
+        raise ConflictError(refusal) from None
+    os.fsync(fd)
+
+
 def apply(
     tree: Tree, it: EditIntent, content: bytes, checkpoint: Checkpoint = _no_checkpoint
 ) -> Identity:
@@ -93,16 +120,7 @@ def apply(
             _("{src!r} changed since the plan was made; it was left alone.", src=it.path)
         )
     tmp = _name(it.tmp)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    out = os.open(tmp, flags, PRIVATE_FILE, dir_fd=fd)
-    try:
-        view = memoryview(content)
-        while view:
-            view = view[os.write(out, view) :]
-        os.fchmod(out, stat.S_IMODE(st.st_mode))  # the old version's mode, kept
-        os.fsync(out)
-    finally:
-        os.close(out)
+    write_temp(fd, tmp, content, stat.S_IMODE(st.st_mode))  # the old version's mode, kept
     checkpoint("written")
     tree.ensure_dir(tuple(it.trash.split("/")[:-1]), PRIVATE_DIR)
     tdir, tname = tree.parent(it.trash)
@@ -120,20 +138,13 @@ def apply(
         )
     os.fsync(tdir)
     checkpoint("trashed")
-    try:
-        rename_noreplace(fd, tmp, fd, name)
-    except ConflictError:
-        os.unlink(tmp, dir_fd=fd)
-        os.fsync(fd)
-        raise ConflictError(
-            _(
-                "a new {path!r} appeared while ALMA edited it; it was kept, and the version "
-                "ALMA replaced is in {trash!r}.",
-                path=it.path,
-                trash=it.trash,
-            )
-        ) from None
-    os.fsync(fd)
+    refusal = _(
+        "a new {path!r} appeared while ALMA edited it; it was kept, and the version ALMA "
+        "replaced is in {trash!r}.",
+        path=it.path,
+        trash=it.trash,
+    )
+    publish(fd, tmp, name, refusal)
     return identity_of(os.stat(name, dir_fd=fd, follow_symlinks=False), sha256=it.sha256)
 
 

@@ -576,11 +576,11 @@ class Engine:
             for adir in list(trash.iterdir()) if trash.is_dir() else []:
                 if not adir.name.isdigit() or adir.is_symlink() or adir.stat().st_mtime > cutoff:
                     continue
-                removed += sum(
-                    1 for p in adir.rglob("*") if p.is_file() and p.name != "manifest.json"
-                )
+                held = sum(1 for p in adir.rglob("*") if p.is_file() and p.name != "manifest.json")
                 shutil.rmtree(adir)
-                self.journal.mark_trash_emptied(int(adir.name))
+                removed += held
+                if held:  # a manifest alone (a create's) held nothing an undo needs
+                    self.journal.mark_trash_emptied(int(adir.name))
         return {"removed": removed, "older_than_days": older_than_days}
 
 

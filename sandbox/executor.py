@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from actions.ops import Edit, Identity, Keep, Mkdir, Move, Op, Restore, Rmdir, Trash
+from actions.ops import Create, Edit, Identity, Keep, Mkdir, Move, Op, Restore, Rmdir, Trash
 from actions.safefs import identity_of, sha256_at, split_relpath, split_relpath_cached
 from actions.tree import FolderToken, Tree, prefixes
 from policies.errors import AlmaError, ConflictError, RefusedError
@@ -33,7 +33,8 @@ from policies.i18n import _
 from policies.layout import ENGINE_TMP_PREFIX, TRASH, TRASH_PARTS, trash_entry
 from policies.modes import PRIVATE_DIR, PRIVATE_FILE, SHARED_DIR
 from policies.zones import ZoneCheck
-from sandbox import edit, transfer
+from sandbox import create, edit, transfer
+from sandbox.create import CreateIntent
 from sandbox.edit import EditIntent
 from sandbox.transfer import Intent
 from state.journal import Journal
@@ -160,6 +161,7 @@ class Prepared(NamedTuple):
     op: Op
     intent: Intent | None  # for transfers (move, trash, restore)
     edit: EditIntent | None = None
+    create: CreateIntent | None = None
 
 
 class Executor:
@@ -220,6 +222,8 @@ class Executor:
                 prepared.append(Prepared(op, None))
             elif isinstance(op, Edit):
                 prepared.append(Prepared(op, None, self._prepare_edit(overlay, idx, op)))
+            elif isinstance(op, Create):
+                prepared.append(Prepared(op, None, None, self._prepare_create(overlay, idx, op)))
             else:
                 prepared.append(Prepared(op, self._prepare_transfer(overlay, idx, op)))
         return prepared
@@ -275,7 +279,7 @@ class Executor:
                     path=op.path,
                 )
             )
-        if self._dev_of(overlay, _parent(op.path)) != self._dev_of(overlay, TRASH):
+        if not self._on_trash_disk(overlay, op.path):
             raise RefusedError(
                 _(
                     "{path!r} is on another disk than ALMA's trash, where its old version "
@@ -285,6 +289,34 @@ class Executor:
             )
         overlay.occupied.add(op.path)
         return EditIntent.plan(op, now._replace(sha256=op.expect.sha256), self.action_id, idx)
+
+    def _prepare_create(self, overlay: _Overlay, idx: int, op: Create) -> CreateIntent:
+        """Nothing is at the path (nor will be, by the plan's earlier ops); its folder is real
+        or made before by the plan, on the trash's disk (recovery takes a published file there
+        by a rename)."""
+        if op.path in overlay.vacated or op.path in overlay.occupied:
+            raise ConflictError(
+                _("{path!r} is used twice in the plan; nothing was changed.", path=op.path)
+            )
+        self._need_dir(overlay, _parent(op.path), op.path)
+        if overlay.exists(self.tree, op.path):
+            raise ConflictError(
+                _("{dst!r} already exists; ALMA never overwrites a file.", dst=op.path)
+            )
+        if not self._on_trash_disk(overlay, op.path):
+            raise RefusedError(
+                _(
+                    "{path!r} is on another disk than ALMA's trash, where an interrupted "
+                    "creation would be taken back; ALMA does not create it.",
+                    path=op.path,
+                )
+            )
+        overlay.occupied.add(op.path)
+        return CreateIntent.plan(op, self.action_id, idx)
+
+    def _on_trash_disk(self, overlay: _Overlay, relpath: str) -> bool:
+        """A rename takes the file at ``relpath`` to ALMA's trash (same device and mount)."""
+        return self._dev_of(overlay, _parent(relpath)) == self._dev_of(overlay, TRASH)
 
     def _need_dir(self, overlay: _Overlay, relpath: str, for_path: str) -> None:
         if not overlay.is_dir(self.tree, relpath):
@@ -503,6 +535,14 @@ class Executor:
             )
             touched.add(_parent(op.path))
             return _ident_dict(post)
+        if isinstance(op, Create):
+            assert p.create is not None
+            self.tree.verify(tuple(split_relpath(op.path))[:-1])
+            post = create.apply(
+                self.tree, p.create, op.content, lambda label: self.checkpoint(f"op{idx}:{label}")
+            )
+            touched.add(_parent(op.path))
+            return _ident_dict(post)
         if isinstance(op, Rmdir):
             fd, name = self.tree.parent_verified(op.path)
             self.tree.forget(op.path)
@@ -576,6 +616,14 @@ class Executor:
                 if p.edit is not None
             }
         )
+        # Where recovery would take a file a create published (undo's trash has its own).
+        entries.update(
+            {
+                str(idx): {"from": p.create.path, "to": p.create.trash, "created": True}
+                for idx, p in enumerate(prepared)
+                if p.create is not None
+            }
+        )
         if not entries:
             return
         trash_fd = self.tree.dir(TRASH_PARTS)
@@ -635,6 +683,8 @@ def _journal_aux(p: Prepared) -> dict[str, Any] | None:
     restore on one disk, its source and destination with nothing kept aside."""
     if p.edit is not None:
         return p.edit.aux()
+    if p.create is not None:
+        return p.create.aux()
     it = p.intent
     if it is None:
         return None

@@ -15,13 +15,14 @@ import stat
 from collections.abc import Callable
 from typing import Any
 
-from actions.ops import Edit, Mkdir, Move, Restore, Rmdir, Trash, op_from_dict
+from actions.ops import Create, Edit, Mkdir, Move, Restore, Rmdir, Trash, op_from_dict
 from actions.tree import Tree
 from policies.errors import ConflictError
 from policies.i18n import _
 from policies.layout import TRASH, TRASH_PARTS
 from policies.modes import SHARED_DIR
-from sandbox import edit, transfer
+from sandbox import create, edit, transfer
+from sandbox.create import CreateIntent
 from sandbox.edit import EditIntent
 from sandbox.transfer import Intent
 from state.journal import Journal
@@ -106,6 +107,10 @@ def _rollback_one(
         if aux:  # no aux: its intent was never written, so nothing happened
             edit.rollback(tree, EditIntent.from_row(op, pre, aux), checkpoint)
         return
+    if isinstance(op, Create):
+        if aux:  # no aux: its intent was never written, so nothing happened
+            create.rollback(tree, CreateIntent.from_row(op, aux), checkpoint)
+        return
     if isinstance(op, Mkdir):
         st = tree.lstat(op.path)
         if st is None:
@@ -158,6 +163,10 @@ def _clean_failed(
             # said so).
             with contextlib.suppress(ConflictError):
                 edit.rollback(tree, EditIntent.from_row(op, pre, aux))
+        return
+    if isinstance(op, Create):
+        if aux:  # a create that raised published nothing: only its temp may be left
+            create.remove_temp(tree, CreateIntent.from_row(op, aux))
         return
     if pre is None or not isinstance(op, Move | Trash | Restore):
         return

@@ -116,8 +116,8 @@ def unfinished(journal: Journal, action_id: int, cause: str, stopped_at: int | N
     total = 0
     unsure = False
     for row in journal.iter_rows(action_id):
-        edited = row.op.get("op") == "edit"
-        if row.state == "rolled_back" or (row.op.get("op") not in TRANSFERS and not edited):
+        written = row.op.get("op") in ("edit", "create")
+        if row.state == "rolled_back" or (row.op.get("op") not in TRANSFERS and not written):
             continue
         if stopped_at is not None and row.idx > stopped_at:
             continue  # never started
@@ -125,7 +125,9 @@ def unfinished(journal: Journal, action_id: int, cause: str, stopped_at: int | N
         total += 1
         if len(moved) > 3:
             continue
-        if edited:
+        if row.op.get("op") == "create":
+            moved.append(f"{row.op.get('path')} (created)")
+        elif written:
             moved.append(
                 f"{row.op.get('path')} (edited; its old version is in {row.aux.get('trash')})"
             )

@@ -143,7 +143,8 @@ MIGRATIONS = (
     """,
 )
 #: Ops that move one file; the others (mkdir, rmdir, keep, memory ops) have no pre or aux,
-#: except an edit (its aux is always stored: where its temp file and the old version go).
+#: except an edit or a create (its aux is always stored: where its temp file and the trash
+#: entry go).
 TRANSFERS = frozenset({"move", "trash", "restore"})
 #: Ops whose NULL pre is the op's ``expect``.
 _EXPECTING = TRANSFERS | {"edit"}

@@ -112,6 +112,8 @@ def _op_line(op: dict[str, Any]) -> str:
         return _("- folder removed: {path}", path=op["path"])
     if op["op"] == "edit":
         return _("- edited: {path} (its old version to ALMA's trash)", path=op["path"])
+    if op["op"] == "create":
+        return _("- file created: {path}", path=op["path"])
     if op["op"] == "memory_merge":
         return _(
             "- memories merged into {keep}: {merged}",

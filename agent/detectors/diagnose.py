@@ -30,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from actions.ops import Edit, Identity, plan_from_list
+from actions.ops import Create, Edit, Identity, plan_from_list
 from actions.safe_read import read_file
 from actions.scan import find_named, scan_tree
 from actions.tree import Tree
@@ -340,13 +340,17 @@ def _decoded(data: bytes) -> str:
 def edit_diffs(root: Path, plan: list[dict[str, Any]]) -> list[dict[str, str]]:
     """For each ``edit`` of a plan, the unified diff of the file as it is now and the content
     the edit writes (what `suggestions show` prints), or a sentence when the file changed since
-    the plan was made (accepting would refuse)."""
-    edits = [op for op in plan_from_list(plan) if isinstance(op, Edit)]
-    if not edits:
+    the plan was made (accepting would refuse); for each ``create``, its whole content as added
+    lines, or a sentence when a file is at its path already."""
+    ops = [op for op in plan_from_list(plan) if isinstance(op, Edit | Create)]
+    if not ops:
         return []
     out = []
     with Tree(root) as tree:
-        for op in edits:
+        for op in ops:
+            if isinstance(op, Create):
+                out.append({"path": op.path, "diff": _created(tree, op)})
+                continue
             read = read_file(tree, op.path, limit=EDIT_BYTES + 1)
             if read is None or hashlib.sha256(read.data).hexdigest() != op.expect.sha256:
                 text = _(
@@ -364,3 +368,16 @@ def edit_diffs(root: Path, plan: list[dict[str, Any]]) -> list[dict[str, str]]:
                 text = "".join(line if line.endswith("\n") else line + "\n" for line in lines)
             out.append({"path": op.path, "diff": text})
     return out
+
+
+def _created(tree: Tree, op: Create) -> str:
+    if tree.lstat(op.path) is not None:
+        return _(
+            "{path} already exists; ALMA never writes over a file, so accepting would change "
+            "nothing.",
+            path=op.path,
+        )
+    lines = difflib.unified_diff(
+        [], _decoded(op.content).splitlines(keepends=True), "/dev/null", f"b/{op.path}"
+    )
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)

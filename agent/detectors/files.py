@@ -54,7 +54,7 @@ def _inside(parts: tuple[str, ...], other: tuple[str, ...]) -> bool:
     return parts[: len(other)] == other
 
 
-def _zones(policy: Policy) -> list[tuple[str, list[str]]]:
+def scan_zones(policy: Policy) -> list[tuple[str, list[str]]]:
     """(zone, folders inside it not to enter) for each writable zone worth scanning."""
     read_only = policy.zones.read_only_parts()
     writable = policy.zones.writable_parts()
@@ -95,7 +95,7 @@ def detect_files(
     max_ops = policy.thresholds.max_files
     results: list[PlanResult] = []
     with Tree(root) as tree:
-        for zone, excluded in _zones(policy):
+        for zone, excluded in scan_zones(policy):
             try:
                 scan = scan_tree(
                     tree,

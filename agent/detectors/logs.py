@@ -1,9 +1,12 @@
-"""Findings from the logs, without file changes (their plan is empty; accepting acknowledges).
+"""Findings from the logs, without file changes (their plan is empty; accepting acknowledges),
+except ``routine``'s, which proposes a script.
 
 - ``repeated_failure`` (:mod:`agent.detectors.failures`): from ``logs/**/*.log``;
 - ``long_hours`` (:mod:`agent.detectors.long_hours`) and ``pending_task``
   (:mod:`agent.detectors.pending`) and ``low_mood`` (:mod:`agent.detectors.low_mood`, off
-  with ``[monitor] low_mood = false``): from the chat logs ``logs/YYYY-MM-DD.md``.
+  with ``[monitor] low_mood = false``): from the chat logs ``logs/YYYY-MM-DD.md``;
+- ``routine`` (:mod:`agent.detectors.routine`): a copy the chat logs say was done by hand on
+  several days, and the dated copies in the writable zones; its plan writes a script.
 
 Only chat days that can matter are read: the last ``pending.MAX_AGE_DAYS`` days (long hours
 look at fewer). Titles and reasons are in Spanish, the person's language.
@@ -21,6 +24,7 @@ from agent.detectors.logread import TAIL_BYTES, list_logs, read_text
 from agent.detectors.long_hours import detect_long_hours
 from agent.detectors.low_mood import detect_low_mood
 from agent.detectors.pending import MAX_AGE_DAYS, detect_pending
+from agent.detectors.routine import detect_routine
 from policies.config import Policy
 from state.chatlog import MAX_DAY_BYTES, Paragraph, parse
 
@@ -49,6 +53,7 @@ def detect_logs(root: Path, policy: Policy, now: float) -> list[PlanResult]:
             read = read_text(tree, f, limit=MAX_DAY_BYTES, tail=False)
             if read is not None:
                 days.append((day, f.path, parse(read[0])))
+        results += detect_routine(tree, policy, days, now)
     results += [with_person_notes(found, days, now) for found in failing]
     long_hours = detect_long_hours(days, now)
     if long_hours is not None:

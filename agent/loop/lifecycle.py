@@ -481,7 +481,7 @@ class Agent:
 
         def plan() -> Iterator[Any]:
             for op in self.store.iter_plan(sid):
-                if isinstance(op, dict) and op.get("op") == "edit":
+                if isinstance(op, dict) and op.get("op") in ("edit", "create"):
                     edits.append(op)
                 yield op
 

@@ -66,7 +66,7 @@ class Edges:
             detect=lambda now: self.findings,
             expire=self.expired_seen.append,
             blocked=lambda f: f.fingerprint in self.blocked,
-            stopped=lambda kind, target: self.stopped.get((kind, target)),
+            stopped=lambda kind, target, files: self.stopped.get((kind, target)),
             notes=notes,
             gate=gate,
             admit=admit,

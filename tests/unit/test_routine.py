@@ -1,0 +1,222 @@
+"""The ``routine`` detector: a copy done by hand on three days or more, in the chat logs and in
+the dated folders both, becomes a script to review; a calm week gives nothing."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from datetime import date, timedelta
+from pathlib import Path
+
+import pytest
+
+from actions.ops import Create, Mkdir, op_from_dict
+from agent.detectors.logs import detect_logs
+from agent.detectors.routine import copy_mentions
+from policies.config import Policy
+from policies.i18n import language
+from state.chatlog import parse
+from tests.support.engine import AlmaRoot
+
+NOW = time.time()
+TODAY = date.fromtimestamp(NOW)
+SAYINGS = (
+    "Otra mañana copiando a mano los CSV a entregas.",
+    "Otra vez copiar ventas.csv a la carpeta de hoy, qué pereza.",
+    "He copiado los CSV de datos a entregas, como cada día.",
+    "Copié a mano el CSV a entregas otra vez.",
+    "Again I copied the CSV into entregas by hand.",
+)
+
+
+def chat(day: date, *lines: str) -> bytes:
+    turns = "".join(f"## 09:{10 + i:02d}:00 · usuario\n{line}\n\n" for i, line in enumerate(lines))
+    return f"# {day.isoformat()}\n\n{turns}".encode()
+
+
+def week(tmp_path: Path, *, copied_days: int, said_days: int) -> AlmaRoot:
+    files: dict[str, bytes] = {
+        "user/datos/ventas.csv": b"fecha;importe\n",
+        "user/datos/clientes.csv": b"id;nombre\n",
+    }
+    for back in range(5):
+        day = TODAY - timedelta(days=back)
+        talk = [SAYINGS[back]] if back < said_days else ["Hoy reunión con el equipo, todo bien."]
+        files[f"logs/{day.isoformat()}.md"] = chat(day, *talk)
+        if back < copied_days:
+            for name in ("ventas.csv", "clientes.csv"):
+                files[f"user/entregas/{day.isoformat()}/{name}"] = f"{day};{name}\n".encode()
+    return AlmaRoot(tmp_path).build(files)
+
+
+def routines(alma: AlmaRoot) -> list[dict[str, object]]:
+    with language("es"):
+        found = detect_logs(alma.root, Policy(), NOW)
+    return [r.to_dict() for r in found if r.kind == "routine"]
+
+
+def test_five_days_of_copies_by_hand_give_a_script_to_review(tmp_path: Path) -> None:
+    alma = week(tmp_path, copied_days=5, said_days=5)
+    (found,) = routines(alma)
+    ops = [op["op"] for op in found["plan"]]  # type: ignore[union-attr]
+    assert ops == ["mkdir", "create"]
+    mkdir, create = found["plan"]  # type: ignore[misc]
+    assert mkdir == Mkdir("user/scripts").to_dict()
+    script = create["path"]
+    assert script == "user/scripts/copiar-entregas.sh"
+    assert found["target"] == "user/entregas" and found["files"] == 1
+    evidence = "\n".join(found["evidence"])  # type: ignore[arg-type]
+    assert "sh user/scripts/copiar-entregas.sh" in evidence
+    assert "copiando a mano los CSV a entregas" in evidence
+    assert "ventas.csv, desde user/datos/ventas.csv" in evidence
+    assert "ALMA nunca lo ejecuta" in evidence
+    assert "a mano" in str(found["title"]) and "user/entregas" in str(found["title"])
+
+
+def test_the_script_is_safe_sh_that_copies_today_and_never_overwrites(tmp_path: Path) -> None:
+    alma = week(tmp_path, copied_days=5, said_days=5)
+    (found,) = routines(alma)
+    op = op_from_dict(found["plan"][1])  # type: ignore[index]
+    assert isinstance(op, Create)
+    text = op.content.decode()
+    assert text.startswith("#!/bin/sh\n") and "\nset -eu\n" in text
+    assert "cp -p -- " in text and "[ -e " in text
+    assert "copy_in user/datos/ventas.csv ventas.csv" in text
+    assert "ALMA nunca lo ejecuta" in text
+    # Run it as the person would: today's folder is made, the files copied, a second run
+    # leaves them as they are.
+    target = alma.path(op.path)
+    target.parent.mkdir(parents=True)
+    target.write_bytes(op.content)
+    shutil.rmtree(alma.path(f"user/entregas/{TODAY.isoformat()}"))
+    run = subprocess.run(
+        ["sh", op.path], cwd=alma.root, capture_output=True, text=True, check=False
+    )
+    assert run.returncode == 0, run.stderr
+    today = alma.path(f"user/entregas/{TODAY.isoformat()}")
+    assert (today / "ventas.csv").read_bytes() == b"fecha;importe\n"
+    (today / "ventas.csv").write_bytes(b"mine\n")
+    again = subprocess.run(["sh", op.path], cwd=alma.root, capture_output=True, text=True)
+    assert again.returncode == 0 and "Ya está ahí" in again.stdout
+    assert (today / "ventas.csv").read_bytes() == b"mine\n"
+
+
+def test_the_same_routine_gets_the_same_fingerprint_as_the_days_go_on(tmp_path: Path) -> None:
+    alma = week(tmp_path, copied_days=4, said_days=4)
+    (first,) = routines(alma)
+    alma.write(f"user/entregas/{TODAY.isoformat()}/ventas.csv", b"otra\n")
+    (second,) = routines(alma)
+    assert first["fingerprint"] == second["fingerprint"]
+
+
+def test_a_scripts_folder_made_meanwhile_gives_a_new_plan_without_its_mkdir(
+    tmp_path: Path,
+) -> None:
+    alma = week(tmp_path, copied_days=5, said_days=5)
+    (first,) = routines(alma)
+    alma.path("user/scripts").mkdir()
+    (second,) = routines(alma)
+    assert [op["op"] for op in second["plan"]] == ["create"]  # type: ignore[union-attr]
+    assert first["fingerprint"] != second["fingerprint"]
+
+
+def test_a_script_already_there_is_not_proposed_again(tmp_path: Path) -> None:
+    alma = week(tmp_path, copied_days=5, said_days=5)
+    alma.write("user/scripts/copiar-entregas.sh", b"#!/bin/sh\n")
+    assert routines(alma) == []
+
+
+@pytest.mark.parametrize(
+    ("copied", "said"),
+    [(2, 5), (1, 5), (5, 2), (5, 1), (0, 0), (2, 2)],
+    ids=["copied-twice", "copied-once", "said-twice", "said-once", "calm", "both-twice"],
+)
+def test_a_calm_week_gives_no_routine(tmp_path: Path, copied: int, said: int) -> None:
+    assert routines(week(tmp_path, copied_days=copied, said_days=said)) == []
+
+
+def test_logs_that_speak_of_other_copies_do_not_make_the_files_a_routine(
+    tmp_path: Path,
+) -> None:
+    alma = week(tmp_path, copied_days=5, said_days=0)
+    for back in range(5):
+        day = TODAY - timedelta(days=back)
+        alma.write(
+            f"logs/{day.isoformat()}.md",
+            chat(day, "Hice la copia de seguridad del portátil.", "Copié las fotos al disco."),
+        )
+    assert routines(alma) == []
+
+
+def test_only_the_persons_lines_count_and_accents_fold() -> None:
+    text = (
+        "# 2026-11-23\n\n## 09:00:00 · usuario\nCOPIÉ a mano el informe\n\n"
+        "## 09:00:05 · alma\nPuedo copiar el informe por ti.\n\n"
+    )
+    (mention,) = copy_mentions([(date(2026, 11, 23), "logs/2026-11-23.md", parse(text))])
+    assert mention.where == "logs/2026-11-23.md:4" and "informe" in mention.words
+
+
+def test_the_script_names_todays_folder_as_the_person_does(tmp_path: Path) -> None:
+    alma = week(tmp_path, copied_days=0, said_days=5)
+    alma.write("user/informes/informe.pdf", b"%PDF-1.4\n")
+    for back in range(3):
+        day = TODAY - timedelta(days=back)
+        alma.write(f"user/entregas/semana {day.strftime('%Y%m%d')} (v1)/informe.pdf", b"%PDF\n")
+        alma.write(
+            f"logs/{day.isoformat()}.md", chat(day, "Otra vez copiar el informe a mano, uf.")
+        )
+    (found,) = routines(alma)
+    op = op_from_dict(found["plan"][1])  # type: ignore[index]
+    assert isinstance(op, Create)
+    text = op.content.decode()
+    assert "dest='user/entregas/semana '\"$(date +%Y%m%d)\"' (v1)'" in text
+    target = alma.path(op.path)
+    target.parent.mkdir(parents=True)
+    target.write_bytes(op.content)
+    shutil.rmtree(alma.path(f"user/entregas/semana {TODAY.strftime('%Y%m%d')} (v1)"))
+    run = subprocess.run(["sh", op.path], cwd=alma.root, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    made = alma.path(f"user/entregas/semana {TODAY.strftime('%Y%m%d')} (v1)/informe.pdf")
+    assert made.read_bytes() == b"%PDF-1.4\n"
+
+
+def test_the_same_content_under_other_names_is_the_same_copy(tmp_path: Path) -> None:
+    alma = week(tmp_path, copied_days=0, said_days=0)
+    plantilla = "Plantilla de la entrega: ñandú\n".encode()
+    alma.write("user/plantillas/plantilla.odt", plantilla)
+    for back in range(4):
+        day = TODAY - timedelta(days=back)
+        alma.write(f"user/entregas/{day.isoformat()}/copia de plantilla {back}.odt", plantilla)
+        alma.write(f"logs/{day.isoformat()}.md", chat(day, "Copiando la plantilla a mano."))
+    (found,) = routines(alma)
+    op = op_from_dict(found["plan"][1])  # type: ignore[index]
+    assert isinstance(op, Create)
+    assert "copy_in user/plantillas/plantilla.odt plantilla.odt" in op.content.decode()
+    # Other bytes on each day are not one file copied.
+    for back in range(4):
+        day = TODAY - timedelta(days=back)
+        alma.write(f"user/entregas/{day.isoformat()}/copia de plantilla {back}.odt", b"x%d" % back)
+    assert routines(alma) == []
+
+
+def test_an_english_week_gets_an_english_script(tmp_path: Path) -> None:
+    files = {"user/reports/weekly.pdf": b"%PDF-1.4\n"}
+    for back, line in enumerate(
+        (
+            "Copying the weekly report into deliveries by hand, again.",
+            "Copied weekly.pdf to today's deliveries folder.",
+            "Again I copy the report by hand to deliveries.",
+        )
+    ):
+        day = TODAY - timedelta(days=back)
+        files[f"logs/{day.isoformat()}.md"] = chat(day, line)
+        files[f"user/deliveries/{day.isoformat()}/weekly.pdf"] = b"%PDF-1.4\n"
+    alma = AlmaRoot(tmp_path).build(files)
+    with language("en"):
+        (found,) = [r for r in detect_logs(alma.root, Policy(), NOW) if r.kind == "routine"]
+    assert found.title == "You copy weekly.pdf into a dated folder of user/deliveries by hand"
+    create = found.plan[-1]
+    assert isinstance(create, Create) and create.path == "user/scripts/copy-deliveries.sh"
+    assert "To run it, from the ALMA folder: sh user/scripts/copy-deliveries.sh" in found.evidence
