@@ -35,7 +35,7 @@ from agent.detectors.files import scan_zones
 from policies.config import Policy
 from policies.decide import path_zone_problem
 from policies.errors import RefusedError
-from policies.i18n import _
+from policies.i18n import _, language, process_language
 from policies.text import loose_fold
 from state.chatlog import Paragraph
 
@@ -269,13 +269,18 @@ def _finding(
         return None
     sources = routine.sources
     folder = f"{zone}/{SCRIPTS}"
-    script = f"{folder}/" + _("copy-{folder}.sh", folder=_slug(routine.base.rpartition("/")[2]))
+    # The script is a file of the person's, named and written in the daemon's language as the
+    # folders organize makes are, whoever asked for the analysis.
+    with language(process_language()):
+        name = _("copy-{folder}.sh", folder=_slug(routine.base.rpartition("/")[2]))
+        script = f"{folder}/{name}"
+        content = _script(routine, script)
     if tree.lstat(script) is not None or path_zone_problem(policy, script) is not None:
         return None  # a script of that name is there already (maybe this very one)
     plan: list[Op] = []
     if tree.lstat(folder) is None:
         plan.append(Mkdir(folder))
-    plan.append(Create(script, _script(routine, script)))
+    plan.append(Create(script, content))
     names = ", ".join(sorted(sources))
     command = f"sh {script}"
     evidence = [f"{m.where}: «{m.text}»" for m in said]

@@ -23,6 +23,7 @@ SAYINGS = (
 
 def a_week_of_copies(alma: DaemonRoot) -> None:
     alma.set_settings("", "language", "es")
+    alma.extra_env["LANG"] = "es_ES.UTF-8"  # a Spanish person: the daemon and alma-ctl
     alma.write("user/datos/ventas.csv", b"fecha;importe\n")
     alma.write("user/datos/clientes.csv", "id;nombre\n1;Begoña\n".encode())
     today = date.today()

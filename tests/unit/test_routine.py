@@ -14,6 +14,7 @@ import pytest
 from actions.ops import Create, Mkdir, op_from_dict
 from agent.detectors.logs import detect_logs
 from agent.detectors.routine import copy_mentions
+from policies import i18n
 from policies.config import Policy
 from policies.i18n import language
 from state.chatlog import parse
@@ -48,6 +49,12 @@ def week(tmp_path: Path, *, copied_days: int, said_days: int) -> AlmaRoot:
             for name in ("ventas.csv", "clientes.csv"):
                 files[f"user/entregas/{day.isoformat()}/{name}"] = f"{day};{name}\n".encode()
     return AlmaRoot(tmp_path).build(files)
+
+
+@pytest.fixture(autouse=True)
+def spanish_daemon(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The script is named and written in the daemon's language, whoever asks."""
+    monkeypatch.setattr(i18n, "_process_language", "es")
 
 
 def routines(alma: AlmaRoot) -> list[dict[str, object]]:
@@ -214,8 +221,12 @@ def test_an_english_week_gets_an_english_script(tmp_path: Path) -> None:
         files[f"logs/{day.isoformat()}.md"] = chat(day, line)
         files[f"user/deliveries/{day.isoformat()}/weekly.pdf"] = b"%PDF-1.4\n"
     alma = AlmaRoot(tmp_path).build(files)
-    with language("en"):
-        (found,) = [r for r in detect_logs(alma.root, Policy(), NOW) if r.kind == "routine"]
+    i18n.set_language("en")
+    try:
+        with language("en"):
+            (found,) = [r for r in detect_logs(alma.root, Policy(), NOW) if r.kind == "routine"]
+    finally:
+        i18n.set_language(None)
     assert found.title == "You copy weekly.pdf into a dated folder of user/deliveries by hand"
     create = found.plan[-1]
     assert isinstance(create, Create) and create.path == "user/scripts/copy-deliveries.sh"
