@@ -10,6 +10,10 @@ Runs inside the confined child (:mod:`sandbox.runner`). The protocol (../shared/
 4. record ops done in batches (group commit): fsync the touched folders, then one commit.
 
 If an op fails, everything applied so far is rolled back and the error says nothing changed.
+
+One module, longer than most, because validating, journaling and applying share one simulated
+tree (the overlay) and one journal transaction; the work on one file lives apart
+(sandbox.transfer, sandbox.edit, sandbox.create).
 """
 
 from __future__ import annotations

@@ -10,7 +10,8 @@ sentence on stderr: it never runs the command half-confined.
 
 Imports only the standard library (ctypes), so it also runs as a plain script
 (``python -I /path/to/landlock.py``): it needs neither the project installed nor a trusted
-working directory. Syscall numbers are those of x86_64.
+working directory. Syscall numbers are those of x86_64. For that reason it is one file, longer
+than most: a script run by path cannot import a sibling module.
 """
 
 from __future__ import annotations

@@ -14,6 +14,10 @@ A GGUF model runs in a process of its own (agent.voice.process). When that proce
 hangs, its backend reports a :class:`Failure`; the runtime drops it and starts a new one after
 a pause, and gives the model up (everything takes its no-model path) when it fails twice in a
 row with nothing answered in between, until ``model use`` is asked again.
+
+One module, longer than most, because the runtime is one state machine (its jobs, its worker
+thread, the failures it counts and the status it shows); the backends (agent.voice.backends)
+and the model's process (agent.voice.process, agent.voice.worker) live apart.
 """
 
 from __future__ import annotations

@@ -7,6 +7,9 @@ several times slower (docs/benchmarks.md), and the cap needs the
 active count, which a collection gives for free. Vectors are computed by ALMA (the duplicate
 check needs them before a row exists) and handed to Chroma; the registered embedding function
 is there so the collection reopens offline and any ``query_texts`` get the query prefix.
+
+One module, longer than most, because :class:`MemoryStore` is the only code that speaks to
+Chroma: every method keeps the two collections and the catalog row of a memory in step.
 """
 
 from __future__ import annotations
