@@ -15,7 +15,7 @@ import stat
 import threading
 from datetime import datetime
 
-from control.ctl import printable
+from control.render import printable
 from policies.layout import RootLayout
 from policies.modes import PRIVATE_FILE
 from state.chatlog import ASSISTANT, PERSON, file_name, format_day, format_turn
