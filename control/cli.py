@@ -103,9 +103,9 @@ def _argparse_plural(singular: str, plural: str, n: int) -> str:
 def translate_argparse() -> None:
     """Let ALMA's catalog answer :mod:`argparse`'s own sentences (alma-ctl, alma chat).
 
-    argparse asks gettext for them in every parser it builds (a quarter of a call with
-    alma-ctl's 31 parsers, docs/benchmarks.md); the catalog answers in the person's language
-    for the cost of a dict lookup.
+    argparse asks gettext for them in every parser it builds, which is slow to load
+    (docs/benchmarks.md); the catalog answers in the person's language for the cost of a dict
+    lookup.
     """
     import argparse
 

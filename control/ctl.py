@@ -17,7 +17,6 @@ import sys
 from control.cli import Line, UsageExit, read_line
 from control.protocol import daemon_start_hint
 from control.render import printable
-from control.rootinit import write_new
 from policies.errors import (
     EXIT_ERROR,
     EXIT_OK,
@@ -94,6 +93,8 @@ def _export(result: object, output: str | None) -> _Outcome:
         text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
     if output is None:
         return _Outcome(result, text.rstrip("\n"))
+    from control.rootinit import write_new
+
     if not write_new(output, text.encode("utf-8"), PRIVATE_FILE):  # memories are private
         raise AlmaError(
             _("{path} already exists; alma-ctl never overwrites, choose another file.", path=output)
@@ -181,6 +182,7 @@ def _ask_password(root: str) -> str:
         raise AlmaError(_("An empty password protects nothing; nothing was created."))
     if getpass.getpass(_("The same password again: ")) != first:
         raise AlmaError(_("The two passwords differ; nothing was created."))
+    from control.rootinit import write_new
     from policies.modes import ensure_private_dir
 
     os.makedirs(config, exist_ok=True)

@@ -1,4 +1,4 @@
-"""The memory service, loaded in the background (the embedding model takes a few seconds)."""
+"""The memory service, loaded in the background (the embedding model is slow to load)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ log = logging.getLogger("alma.memory")
 
 
 class MemoryGate:
-    """The memory service loads in the background (the embedding model takes a few seconds);
+    """The memory service loads in the background (the embedding model is slow to load);
     memory commands wait for it a little, then say to try again."""
 
     def __init__(self) -> None:

@@ -210,7 +210,7 @@ class MemoryService:
             memory_type=memory_type,
             archived=archived,
         )
-        # From the catalog: sorting Chroma's metadata would read all of it (30 s at 100,000).
+        # From the catalog: sorting Chroma's metadata would read all of it (docs/benchmarks.md).
         ids = self.store.recent_ids(
             req["limit"],
             archived=req["archived"],
