@@ -63,7 +63,7 @@ class Api:
         self.handlers: dict[str, Handler] = {
             name: getattr(self, name.replace(".", "_"))
             for name in COMMANDS
-            if name != "chat.cancel"
+            if name != "chat.cancel"  # the server answers it on the connection it stops
         }
 
     def dispatch(self, cmd: str, args: dict[str, Any]) -> Any:
