@@ -3,7 +3,8 @@
 The daemon owns the model, the memories and the suggestions; this is only the person's end.
 A line the person types that starts with ``!`` is a command (:mod:`control.chat_commands`), sent
 through the same :class:`control.client.Client` and the same command table as alma-ctl and shown
-with alma-ctl's own renderer; any other line is a message, streamed back as the model writes it.
+with the renderer alma-ctl uses (:func:`control.views.render_result`, the greeting too); any
+other line is a message, streamed back as the model writes it.
 Nothing that comes back (the model's words, memories, file names) is ever parsed for commands,
 and all of it goes through the shared :func:`control.render.printable` before it is printed: a
 terminal control shows as its escape (``\\x1b``), never acts.
