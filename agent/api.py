@@ -1,5 +1,7 @@
-"""The socket's commands, one handler each. The server has already validated every argument
-against control.commands; a name that is not in HANDLERS is never looked up anywhere else.
+"""The socket's commands, one handler each: the method named after the command (``memory.add``
+is :meth:`Api.memory_add`), whose parameters are the command's arguments in control.commands.
+The server has already validated every argument against that table; a name that is not in
+``Api.handlers`` is never looked up anywhere else.
 """
 
 from __future__ import annotations
@@ -10,17 +12,22 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.backup.service import BackupService
 from agent.loop.lifecycle import Agent
-from agent.memory.gate import Memory, MemoryGate
+from agent.memory.gate import MemoryGate
 from agent.voice.chat import ChatService
+from control.commands import COMMANDS
+from control.stream import StreamReply
 from policies.layout import RootLayout
+
+if TYPE_CHECKING:
+    from agent.memory.service import MemoryService  # loads in the background (MemoryGate)
 
 log = logging.getLogger("alma.agent")
 VERSION = "0.1.0"
-Handler = Callable[[dict[str, Any]], Any]
+Handler = Callable[..., Any]
 
 
 class Api:
@@ -42,6 +49,7 @@ class Api:
         self.agent = agent
         self.memory = memory
         self.chat = chat
+        self.backup = backup
         self.socket_path = socket_path
         self.sandbox_detail = sandbox_detail
         self.recovered = recovered
@@ -49,84 +57,140 @@ class Api:
         self.ready = ready
         self.started = time.time()
         self._analysis = threading.Lock()
+        # The command table is the schema: one method per command, named after it, taking the
+        # command's arguments by their wire names. Built from the table, so a command without
+        # its handler stops the daemon at start, not at the first request.
         self.handlers: dict[str, Handler] = {
-            "status": lambda a: self.status(),
-            "analyze": self.analyze,
-            "suggestions.list": lambda a: agent.store.list(status=a.get("status"), all_=a["all"]),
-            "suggestions.show": lambda a: agent.show(a["id"], all_ops=a["all"]),
-            "suggestions.accept": lambda a: agent.accept(a["id"]),
-            "suggestions.reject": lambda a: agent.reject(a["id"], a.get("reason")),
-            "autonomy.off": lambda a: agent.autonomy.off(),
-            "autonomy.on": lambda a: self._catch_up(agent.autonomy.on),
-            "autonomy.status": lambda a: agent.autonomy.status(),
-            "autonomy.level": lambda a: self._catch_up(
-                lambda: agent.autonomy.set_level(a["level"])
-            ),
-            "autonomy.allow": lambda a: agent.allow(a["kind"], a.get("folder")),
-            "feedback": lambda a: agent.feedback(
-                a["id"], a["verdict"] == "util", a.get("reason"), action=a["action"]
-            ),
-            "stats": lambda a: agent.stats(),
-            "report": lambda a: agent.report(a.get("date"), refresh=a["refresh"]),
-            "reminders": lambda a: agent.reminders.listing(datetime.now()),
-            "undo": lambda a: agent.undo(a.get("id")),
-            "history": lambda a: agent.engine.journal.history(a["limit"]),
-            "trash.list": lambda a: agent.engine.trash_list(),
-            "trash.empty": lambda a: agent.engine.trash_empty(a["older_than_days"]),
-            "trash.restore": lambda a: agent.trash_restore(a["id"], a.get("path")),
-            "memory.add": lambda a: self._mem().add(
-                a["content"],
-                tags=a["tags"],
-                project=a["project"],
-                importance=a.get("importance"),
-                memory_type=a.get("memory_type"),
-                theme=a.get("theme"),
-                related_to=a.get("related_to"),
-            ),
-            "memory.search": lambda a: self._mem().search(
-                a["query"],
-                limit=a["limit"],
-                tags=a["tags"],
-                project=a.get("project"),
-                memory_type=a.get("memory_type"),
-                min_importance=a.get("min_importance"),
-                theme=a.get("theme"),
-                related_to=a.get("related_to"),
-            ),
-            "memory.list": lambda a: self._mem().list(
-                limit=a["limit"],
-                tag=a.get("tag"),
-                project=a.get("project"),
-                memory_type=a.get("memory_type"),
-                archived=a["archived"],
-            ),
-            "memory.show": lambda a: self._mem().show(a["id"]),
-            "memory.forget": lambda a: self._mem().forget(a["id"]),
-            "memory.restore": lambda a: self._mem().restore(a["id"]),
-            "memory.export": lambda a: self._mem().export(a["format"]),
-            "memory.examples": lambda a: self._mem().load_examples(),
-            "memory.stats": lambda a: self._mem().stats(),
-            "context": lambda a: self._mem().context(a["prompt"], budget_tokens=a["budget"]),
-            "model.status": lambda a: chat.runtime.status(),
-            "model.use": lambda a: chat.runtime.use(a["path"]),
-            "chat.start": lambda a: chat.start(),
-            "chat.send": lambda a: chat.send(a["session"], a["message"]),
-            "backup.init": lambda a: backup.init(a["target"], a.get("password_file")),
-            "backup.now": lambda a: backup.now(),
-            "backup.list": lambda a: backup.list(),
-            "backup.check": lambda a: backup.check(),
-            "backup.forget": lambda a: backup.forget(),
-            "backup.restore": lambda a: backup.restore(a["snapshot"], a["paths"], a["to"]),
+            name: getattr(self, name.replace(".", "_"))
+            for name in COMMANDS
+            if name != "chat.cancel"  # the server answers it on the connection it stops
         }
 
     def dispatch(self, cmd: str, args: dict[str, Any]) -> Any:
-        return self.handlers[cmd](args)
+        return self.handlers[cmd](**args)
 
-    def _mem(self) -> Memory:
+    # -- suggestions, autonomy, actions ---------------------------------------------------------
+    def suggestions_list(self, status: str | None, all: bool) -> list[dict[str, Any]]:
+        return self.agent.store.list(status=status, all_=all)
+
+    def suggestions_show(self, id: int, all: bool) -> dict[str, Any]:
+        return self.agent.show(id, all_ops=all)
+
+    def suggestions_accept(self, id: int) -> dict[str, Any]:
+        return self.agent.accept(id)
+
+    def suggestions_reject(self, id: int, reason: str | None) -> dict[str, Any]:
+        return self.agent.reject(id, reason)
+
+    def autonomy_off(self) -> dict[str, Any]:
+        return self.agent.autonomy.off()
+
+    def autonomy_on(self) -> dict[str, Any]:
+        return self._catch_up(self.agent.autonomy.on)
+
+    def autonomy_status(self) -> dict[str, Any]:
+        return self.agent.autonomy.status()
+
+    def autonomy_level(self, level: str) -> dict[str, Any]:
+        return self._catch_up(lambda: self.agent.autonomy.set_level(level))
+
+    def autonomy_allow(self, kind: str, folder: str | None) -> dict[str, Any]:
+        return self.agent.allow(kind, folder)
+
+    def feedback(self, id: int, verdict: str, reason: str | None, action: bool) -> dict[str, Any]:
+        return self.agent.feedback(id, verdict == "util", reason, action=action)
+
+    def stats(self) -> dict[str, Any]:
+        return self.agent.stats()
+
+    def report(self, date: str | None, refresh: bool) -> dict[str, Any]:
+        return self.agent.report(date, refresh=refresh)
+
+    def reminders(self) -> dict[str, Any]:
+        return self.agent.reminders.listing(datetime.now())
+
+    def undo(self, id: int | None) -> dict[str, Any]:
+        return self.agent.undo(id)
+
+    def history(self, limit: int) -> list[dict[str, Any]]:
+        return self.agent.engine.journal.history(limit)
+
+    def trash_list(self) -> list[dict[str, Any]]:
+        return self.agent.engine.trash_list()
+
+    def trash_empty(self, older_than_days: int) -> dict[str, Any]:
+        return self.agent.engine.trash_empty(older_than_days)
+
+    def trash_restore(self, id: int, path: str | None) -> dict[str, Any]:
+        return self.agent.trash_restore(id, path)
+
+    # -- memory: the service's methods take the commands' arguments as they are ----------------
+    def memory_add(self, **args: Any) -> dict[str, Any]:
+        return self._mem().add(**args)
+
+    def memory_search(self, **args: Any) -> list[dict[str, Any]]:
+        return self._mem().search(**args)
+
+    def memory_list(self, **args: Any) -> list[dict[str, Any]]:
+        return self._mem().list(**args)
+
+    def memory_show(self, id: str) -> dict[str, Any]:
+        return self._mem().show(id)
+
+    def memory_forget(self, id: str) -> dict[str, Any]:
+        return self._mem().forget(id)
+
+    def memory_restore(self, id: str) -> dict[str, Any]:
+        return self._mem().restore(id)
+
+    def memory_export(self, format: str) -> list[dict[str, Any]]:
+        return self._mem().export(format)
+
+    def memory_examples(self) -> dict[str, int]:
+        return self._mem().load_examples()
+
+    def memory_stats(self) -> dict[str, Any]:
+        return self._mem().stats()
+
+    def context(self, **args: Any) -> dict[str, Any]:
+        return self._mem().context(**args)
+
+    # -- the model, the chat, backups -------------------------------------------------------
+    def model_status(self) -> dict[str, Any]:
+        return self.chat.runtime.status()
+
+    def model_use(self, path: str) -> dict[str, Any]:
+        return self.chat.runtime.use(path)
+
+    def chat_start(self) -> dict[str, Any]:
+        return self.chat.start()
+
+    def chat_send(self, session: str, message: str) -> StreamReply:
+        return self.chat.send(session, message)
+
+    def backup_init(self, target: str, password_file: str | None) -> dict[str, Any]:
+        return self.backup.init(target, password_file)
+
+    def backup_now(self) -> dict[str, Any]:
+        return self.backup.now()
+
+    def backup_list(self) -> list[dict[str, Any]]:
+        return self.backup.list()
+
+    def backup_check(self) -> dict[str, Any]:
+        return self.backup.check()
+
+    def backup_forget(self) -> dict[str, Any]:
+        return self.backup.forget()
+
+    def backup_restore(self, snapshot: str, paths: list[str], to: str) -> dict[str, Any]:
+        return self.backup.restore(snapshot, paths, to)
+
+    def _mem(self) -> MemoryService:
         return self.memory.get()
 
-    def analyze(self, args: dict[str, Any]) -> dict[str, Any]:
-        if args["wait"]:
+    def analyze(self, wait: bool) -> dict[str, Any]:
+        if wait:
             with self._analysis:
                 done = self.agent.analysis(trigger="person")
             return {**done, "pending": self.agent.store.count("pending")}

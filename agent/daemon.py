@@ -15,7 +15,7 @@ import os
 import signal
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from actions.planners import PlanResult
 from actions.scan import HashCache
@@ -63,6 +63,9 @@ from sandbox.engine import Engine
 from state.chatlog import persons_words
 from state.journal import Journal
 from state.suggestions import SuggestionStore
+
+if TYPE_CHECKING:
+    from agent.memory.service import MemoryService  # imported when the store loads: heavy
 
 log = logging.getLogger("alma.daemon")
 
@@ -156,7 +159,7 @@ def _memory_context(gate: MemoryGate, layout: RootLayout) -> ContextFn:
 
     def context(message: str, budget_tokens: int) -> dict[str, Any]:
         if gate.loaded:
-            return gate.service.context(message, budget_tokens=budget_tokens)
+            return gate.service.context(message, budget=budget_tokens)
         from agent.memory.context import read_principles
 
         principles = read_principles(layout.principles_file)
@@ -195,6 +198,7 @@ def _load_memory(
             settle_seconds=float(policy().monitor.settle_seconds),
         )
         service.start_ingestion()
+        _store_requested_examples(service)
         recovered = memory_actions.recover(journal, service)
         if recovered:
             log.warning("memory merges interrupted by a stop were taken back: %s", recovered)
@@ -203,6 +207,16 @@ def _load_memory(
     except Exception as exc:  # the daemon keeps serving files and suggestions without memory
         log.exception("memory store failed to load")
         gate.fail(f"{exc}; see the daemon log")
+
+
+def _store_requested_examples(service: MemoryService) -> None:
+    try:
+        added = service.load_requested_examples()
+    except Exception:  # the memories the person made matter more than the examples
+        log.exception("the example memories were not stored; the next start tries again")
+        return
+    if added is not None:
+        log.info("example memories stored, as init asked: %d", added)
 
 
 def make_detect(layout: RootLayout, holder: PolicyHolder, more: Detect | None = None) -> Detect:

@@ -10,7 +10,7 @@
    process side by side (the median of twice ``--runs`` each), for each ``--threads`` value:
    the cost of the process boundary.
 3. Context building at 10,000 memories: what the chat pays per message, in the daemon,
-   before the prompt is built: ``MemoryService.context(message, budget_tokens=1500)``, the
+   before the prompt is built: ``MemoryService.context(message, budget=1500)``, the
    call ``agent.daemon`` makes for each ``chat.send`` (embed the message, the principles, the
    hybrid search's candidates, the relevance cut, the text within the budget, the use counts
    handed out), in process, over varied Spanish messages after 3 warm-up calls: p50/p95 wall

@@ -3,7 +3,8 @@
 The daemon owns the model, the memories and the suggestions; this is only the person's end.
 A line the person types that starts with ``!`` is a command (:mod:`control.chat_commands`), sent
 through the same :class:`control.client.Client` and the same command table as alma-ctl and shown
-with alma-ctl's own renderer; any other line is a message, streamed back as the model writes it.
+with the renderer alma-ctl uses (:func:`control.views.render_result`, the greeting too); any
+other line is a message, streamed back as the model writes it.
 Nothing that comes back (the model's words, memories, file names) is ever parsed for commands,
 and all of it goes through :func:`policies.text.printable` before it is printed: a
 terminal control shows as its escape (``\\x1b``), never acts.
@@ -18,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 import signal
 import sys
 import threading
@@ -27,16 +27,13 @@ from typing import TYPE_CHECKING, Protocol
 
 from control import chat_commands
 from control.chat_commands import Local, Run, Send, Usage
+from control.cli import EXIT_CODES_HELP, translate_argparse
 from control.client import Client, DaemonUnreachable
 from control.commands import COMMANDS
-from control.ctl import (
-    EXIT_CODES_HELP,
-    daemon_start_hint,
-    render_result,
-    translate_argparse,
-)
+from control.protocol import daemon_start_hint
+from control.views import render_result
 from policies.errors import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, AlmaError, exit_code_for
-from policies.i18n import _, ngettext
+from policies.i18n import _
 from policies.text import printable
 
 if TYPE_CHECKING:
@@ -44,9 +41,6 @@ if TYPE_CHECKING:
     from types import FrameType
 
     from control.client import Stream
-
-#: The history of what the person typed, per root, private like the memories it may repeat.
-HISTORY_FILE = "chat_history"
 
 # --------------------------------------------------------------------------- the screens
 
@@ -172,11 +166,7 @@ class Chat:
         self.session = started["session"]
         if not greet:
             return
-        model = started.get("model")
-        self._screen.show(printable(_model_line(model)))
-        pending = started.get("pending")
-        if isinstance(pending, list) and pending:
-            self._screen.show(printable(_pending_block(pending)))
+        self._screen.show(render_result("chat.start", {}, started))
 
     # -- one line ------------------------------------------------------------------------
     def handle(self, line: str) -> bool:
@@ -313,36 +303,6 @@ def _local_day(memory: object) -> date | None:
     except ValueError:
         return None
     return (when.astimezone() if when.tzinfo else when).date()
-
-
-def _model_line(model: object) -> str:
-    if not isinstance(model, dict) or not model.get("path"):
-        return _(
-            "No model is set: pick a GGUF model file with `alma-ctl model use PATH`. "
-            "The ! commands work without one."
-        )
-    name = os.path.basename(str(model["path"]))
-    backend = model.get("backend") or "?"
-    line = _("Model: {name} ({backend}). !ayuda lists the commands.", name=name, backend=backend)
-    if model.get("state") == "unusable" and model.get("error"):
-        line += "\n" + str(model["error"])
-    return line
-
-
-def _pending_block(pending: list[object]) -> str:
-    lines = [_("Pending suggestions:")]
-    for item in pending:
-        if not isinstance(item, dict):
-            continue
-        files = item.get("files")
-        extra = (
-            ngettext(", {n} file", ", {n} files", files) if isinstance(files, int) and files else ""
-        )
-        lines.append(
-            f"  {item.get('id')}. {item.get('title', '')} ({item.get('kind', '?')}{extra})"
-        )
-    lines.append(_("!ver N shows one with its plan; !aceptar N runs it; !rechazar N rejects it."))
-    return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------- main

@@ -26,7 +26,6 @@ from rich.markdown import Markdown
 from rich.spinner import Spinner
 from rich.text import Text
 
-from control.chat import HISTORY_FILE
 from control.chat_commands import KEYS_HELP
 from policies.i18n import _
 from policies.modes import PRIVATE_FILE
@@ -35,6 +34,9 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from prompt_toolkit.key_binding import KeyPressEvent
+
+#: The history of what the person typed, per root, private like the memories it may repeat.
+HISTORY_FILE = "chat_history"
 
 
 def history_for(root: str) -> History:

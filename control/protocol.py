@@ -97,6 +97,13 @@ def socket_path_for(root: str | os.PathLike[str], uid: int | None = None) -> Pat
     return Path(socket_name_for(root, uid))
 
 
+def daemon_start_hint(root: str | os.PathLike[str]) -> str:
+    """The command that starts the daemon of ``root``, for the sentences that say to."""
+    from shlex import quote
+
+    return f"alma-agentd --root {quote(str(root))}"
+
+
 def _sha256_hex(data: bytes) -> str:
     try:  # CPython's builtin SHA-256: hashlib would load OpenSSL at every alma-ctl start
         from _sha256 import sha256  # type: ignore[import-not-found]  # CPython's builtin module has no type stub

@@ -156,6 +156,12 @@ class RootLayout:
         return self.memory_dir / "chroma"
 
     @property
+    def examples_request_file(self) -> Path:
+        """Left by ``alma-ctl init --with-examples`` when no daemon answers: the daemon stores
+        the example memories when its memory store loads, then removes it."""
+        return self.data / "examples.request"
+
+    @property
     def lock_file(self) -> Path:
         """Held by the running daemon: one daemon per root."""
         return self.data / "daemon.lock"

@@ -1,10 +1,9 @@
 """What a request may ask for: the one table of limits.
 
-The socket's command table (:mod:`control.commands`, checked by alma-ctl before sending and by
-the daemon on receipt) and the memory service's own checks of its callers
-(:mod:`agent.memory.requests`, for callers inside the daemon such as the chat) both read these
-numbers, so a value one accepts the other never refuses. Standard library only: alma-ctl
-imports it on every start.
+The socket's command table (:mod:`control.commands`) reads these numbers; alma-ctl checks a
+request against it before sending, the daemon on receipt, and the memory service checks its
+callers inside the daemon (the chat, the loop) with the same table. Standard library only:
+alma-ctl imports it on every start.
 """
 
 from __future__ import annotations

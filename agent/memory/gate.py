@@ -1,107 +1,31 @@
-"""The memory service, loaded in the background (the embedding model takes a few seconds)."""
+"""The memory service, loaded in the background (the embedding model is slow to load)."""
 
 from __future__ import annotations
 
-import builtins
 import logging
 import threading
-from collections.abc import Sequence
-from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from typing import TYPE_CHECKING
 
-from policies import limits as L
 from policies.errors import UnavailableError
 from policies.i18n import _
+
+if TYPE_CHECKING:
+    # Only the type: the service imports Chroma and the embedder, which load in the background.
+    from agent.memory.service import MemoryService
 
 log = logging.getLogger("alma.memory")
 
 
-class _Quiet(Protocol):
-    @property
-    def lock(self) -> AbstractContextManager[Any]:
-        """Held: no write of the store is under way (a backup copies its files meanwhile)."""
-        ...
-
-
-class Memory(Protocol):
-    """What the daemon asks of its memory (agent.memory.service.MemoryService): typed here so
-    the socket handlers, the loop and the merge actions are checked without importing the
-    store (Chroma and the embedder load in the background)."""
-
-    @property
-    def store(self) -> _Quiet: ...
-
-    def add(
-        self,
-        content: str,
-        *,
-        tags: Sequence[str] = (),
-        project: str = "",
-        importance: int | None = None,
-        memory_type: str | None = None,
-        source: str = "alma-ctl",
-        theme: str | None = None,
-        related_to: str | None = None,
-    ) -> dict[str, Any]: ...
-
-    def search(
-        self,
-        query: str,
-        *,
-        limit: int = 5,
-        tags: Sequence[str] = (),
-        project: str | None = None,
-        memory_type: str | None = None,
-        min_importance: int | None = None,
-        theme: str | None = None,
-        related_to: str | None = None,
-    ) -> builtins.list[dict[str, Any]]: ...
-
-    def list(
-        self,
-        *,
-        limit: int = 20,
-        tag: str | None = None,
-        project: str | None = None,
-        memory_type: str | None = None,
-        archived: bool = False,
-    ) -> builtins.list[dict[str, Any]]: ...
-
-    def show(self, memory_id: str) -> dict[str, Any]: ...
-    def forget(self, memory_id: str) -> dict[str, Any]: ...
-    def restore(self, memory_id: str) -> dict[str, Any]: ...
-
-    def context(
-        self, prompt: str, *, budget_tokens: int = L.CONTEXT_BUDGET_DEFAULT
-    ) -> dict[str, Any]: ...
-
-    def export(self, fmt: str) -> builtins.list[dict[str, Any]]: ...
-    def load_examples(self) -> dict[str, int]: ...
-    def stats(self) -> dict[str, Any]: ...
-    def count(self) -> int: ...
-    def created(self, start_ts: float, end_ts: float) -> dict[str, int]: ...
-    def merge_candidates(
-        self, *, wait: bool = True
-    ) -> builtins.list[builtins.list[str]] | None: ...
-    def start_merge_scan(self) -> None: ...
-    def merge(self, keep_id: str, other_ids: builtins.list[str]) -> dict[str, Any]: ...
-    def merge_record(self, keep_id: str, other_ids: builtins.list[str]) -> dict[str, Any]: ...
-    def unmerge(self, record: dict[str, Any]) -> None: ...
-    def log_changed(self, name: str) -> None: ...
-    def rescan_logs(self) -> int: ...
-    def close(self) -> None: ...
-
-
 class MemoryGate:
-    """The memory service loads in the background (the embedding model takes a few seconds);
+    """The memory service loads in the background (the embedding model is slow to load);
     memory commands wait for it a little, then say to try again."""
 
     def __init__(self) -> None:
         self._ready = threading.Event()
-        self._service: Memory | None = None
+        self._service: MemoryService | None = None
         self.error: str | None = None
 
-    def set(self, service: Memory) -> None:
+    def set(self, service: MemoryService) -> None:
         self._service = service
         self._ready.set()
 
@@ -109,7 +33,7 @@ class MemoryGate:
         self.error = error
         self._ready.set()
 
-    def get(self, wait: float = 120.0) -> Memory:
+    def get(self, wait: float = 120.0) -> MemoryService:
         if not self._ready.wait(wait):
             raise UnavailableError(
                 _("The memory store is still loading; try again in a few seconds.")
@@ -121,7 +45,7 @@ class MemoryGate:
         return self._service
 
     @property
-    def service(self) -> Memory:
+    def service(self) -> MemoryService:
         """The service once :attr:`loaded` (check that first: this never waits)."""
         return self.get(wait=0.0)
 

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from actions.ops import MemoryMerge, Op, plan_to_list
 from actions.planners import PlanResult, fingerprint
-from agent.memory.gate import Memory
 from policies.errors import AlmaError, ConflictError, as_alma_error
 from policies.i18n import _
 from state.journal import Journal
+
+if TYPE_CHECKING:
+    from agent.memory.service import MemoryService
 
 log = logging.getLogger("alma.memory")
 SANDBOX = "memory"
@@ -33,7 +35,7 @@ def _short(text: str, n: int = 90) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def merge_findings(memory: Memory, *, wait: bool = True) -> list[PlanResult] | None:
+def merge_findings(memory: MemoryService, *, wait: bool = True) -> list[PlanResult] | None:
     """One ``memory_merge`` finding per cluster of near-identical memories; None with
     ``wait=False`` when the store's scan for them is still running (not looked at)."""
     clusters = memory.merge_candidates(wait=wait)
@@ -76,7 +78,7 @@ def merge_findings(memory: Memory, *, wait: bool = True) -> list[PlanResult] | N
 
 def execute(
     journal: Journal,
-    memory: Memory,
+    memory: MemoryService,
     plan: Sequence[Op],
     *,
     kind: str,
@@ -122,7 +124,7 @@ def execute(
     return journal.action(action_id)
 
 
-def undo(journal: Journal, memory: Memory, target: int) -> dict[str, Any]:
+def undo(journal: Journal, memory: MemoryService, target: int) -> dict[str, Any]:
     row = journal.action_row(target)
     rows = list(reversed(journal.rows(target)))
     plan = [{"op": "memory_unmerge", "keep": r.op["keep"], "merge": r.op["merge"]} for r in rows]
@@ -144,7 +146,7 @@ def undo(journal: Journal, memory: Memory, target: int) -> dict[str, Any]:
     return journal.action(action_id)
 
 
-def _unmerge_all(journal: Journal, memory: Memory, action_id: int) -> None:
+def _unmerge_all(journal: Journal, memory: MemoryService, action_id: int) -> None:
     """Write back every before-state of the action's records (idempotent), and finish it."""
     rows = journal.rows(action_id)
     undoes = journal.action_row(action_id)["undoes"]
@@ -166,7 +168,7 @@ def _unmerge_all(journal: Journal, memory: Memory, action_id: int) -> None:
             journal.mark_undone(int(undoes), action_id)
 
 
-def recover(journal: Journal, memory: Memory) -> list[int]:
+def recover(journal: Journal, memory: MemoryService) -> list[int]:
     """When the store loads: a merge interrupted by a crash is taken back; an interrupted undo
     of one is completed (unmerging is writing the before-state again, safe to repeat)."""
     recovered: list[int] = []

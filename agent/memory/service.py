@@ -22,15 +22,9 @@ from agent.memory.enrich import Enricher, EnrichWorker, ModelMeta
 from agent.memory.examples import example_id, load_examples_file
 from agent.memory.ingest import IngestWorker, LogIngestor
 from agent.memory.memorize import Memorizer
-from agent.memory.requests import (
-    AddRequest,
-    ContextRequest,
-    ListRequest,
-    SearchRequest,
-    parse,
-)
 from agent.memory.rules import THEMES, derive
 from agent.memory.search import search as hybrid_search
+from control.commands import validate
 from policies import limits as L
 from policies.errors import NotFoundError
 from policies.i18n import _
@@ -45,6 +39,20 @@ log = logging.getLogger(__name__)
 
 def _utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+def _checked(cmd: str, **args: Any) -> dict[str, Any]:
+    """``args`` as the socket's command table accepts them (control.commands: the one schema),
+    for the daemon's own callers too, with the whitespace around each text dropped."""
+    return {name: _trimmed(value) for name, value in validate(cmd, args).items()}
+
+
+def _trimmed(value: object) -> object:
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, list):
+        return [item.strip() if isinstance(item, str) else item for item in value]
+    return value
 
 
 class MemoryService:
@@ -95,47 +103,46 @@ class MemoryService:
         theme: str | None = None,
         related_to: str | None = None,
     ) -> dict[str, Any]:
-        req = parse(
-            AddRequest,
+        req = _checked(
+            "memory.add",
             content=content,
             tags=list(tags),
             project=project,
             importance=importance,
             memory_type=memory_type,
-            source=source,
             theme=theme,
             related_to=related_to,
         )
         now = self._clock()
-        rules = derive(req.content, projects=self._project_names(), day=now.date(), base=3)
-        keys = {tag_key(t) for t in req.tags}
-        kind_type = (req.memory_type or rules.memory_type).lower()
+        rules = derive(req["content"], projects=self._project_names(), day=now.date(), base=3)
+        keys = {tag_key(t) for t in req["tags"]}
+        kind_type = (req["memory_type"] or rules.memory_type).lower()
         rec = MemoryRecord(
             id=uuid.uuid4().hex,
-            content=req.content,
-            tags=req.tags + [t for t in rules.tags if tag_key(t) not in keys],
-            project=req.project or rules.project,
-            importance=req.importance or rules.importance,
+            content=req["content"],
+            tags=req["tags"] + [t for t in rules.tags if tag_key(t) not in keys],
+            project=req["project"] or rules.project,
+            importance=req["importance"] or rules.importance,
             memory_type=kind_type,
             created_at=now.isoformat(timespec="seconds"),
-            source=req.source,
+            source=source,
             layer=layer_for(kind_type, "add"),
             kind="add",
             day=now.date().isoformat(),
             event_date=rules.event_date,
-            theme=req.theme or rules.theme,
-            related_to=req.related_to or rules.related_to,
+            theme=req["theme"] or rules.theme,
+            related_to=req["related_to"] or rules.related_to,
         )
-        if req.project:
-            self._projects.add(req.project)
+        if req["project"]:
+            self._projects.add(req["project"])
         fixed = frozenset(
             name
             for name, given in (
-                ("importance", req.importance),
-                ("memory_type", req.memory_type),
-                ("project", req.project),
-                ("theme", req.theme),
-                ("related_to", req.related_to),
+                ("importance", req["importance"]),
+                ("memory_type", req["memory_type"]),
+                ("project", req["project"]),
+                ("theme", req["theme"]),
+                ("related_to", req["related_to"]),
             )
             if given
         )
@@ -159,8 +166,8 @@ class MemoryService:
     ) -> list[dict[str, Any]]:
         """``count_use=False`` reads without handing out: no ``use_count`` rises, nothing is
         written, so an evaluation or a preview neither changes the store nor its next answer."""
-        req = parse(
-            SearchRequest,
+        req = _checked(
+            "memory.search",
             query=query,
             limit=limit,
             tags=list(tags),
@@ -171,14 +178,14 @@ class MemoryService:
             related_to=related_to,
         )
         where = where_all(
-            *({"tag_keys": {"$contains": tag_key(t)}} for t in req.tags),
-            {"project_key": project_key(req.project)} if req.project else None,
-            {"memory_type": req.memory_type.lower()} if req.memory_type else None,
-            {"importance": {"$gte": req.min_importance}} if req.min_importance else None,
-            {"theme_key": project_key(req.theme)} if req.theme else None,
-            {"related_key": project_key(req.related_to)} if req.related_to else None,
+            *({"tag_keys": {"$contains": tag_key(t)}} for t in req["tags"]),
+            {"project_key": project_key(req["project"])} if req["project"] else None,
+            {"memory_type": req["memory_type"].lower()} if req["memory_type"] else None,
+            {"importance": {"$gte": req["min_importance"]}} if req["min_importance"] else None,
+            {"theme_key": project_key(req["theme"])} if req["theme"] else None,
+            {"related_key": project_key(req["related_to"])} if req["related_to"] else None,
         )
-        hits = hybrid_search(self.store, req.query, req.limit, where, now=self._clock())
+        hits = hybrid_search(self.store, req["query"], req["limit"], where, now=self._clock())
         used = self._hand_out([h.record.id for h in hits]) if count_use else {}
         return [
             h.record.public(score=h.chance)
@@ -195,8 +202,8 @@ class MemoryService:
         memory_type: str | None = None,
         archived: bool = False,
     ) -> builtins.list[dict[str, Any]]:
-        req = parse(
-            ListRequest,
+        req = _checked(
+            "memory.list",
             limit=limit,
             tag=tag,
             project=project,
@@ -205,14 +212,14 @@ class MemoryService:
         )
         # From the catalog: sorting Chroma's metadata would read all of it, slow on a large store.
         ids = self.store.recent_ids(
-            req.limit,
-            archived=req.archived,
-            tag=req.tag,
-            project=req.project,
-            memory_type=req.memory_type,
+            req["limit"],
+            archived=req["archived"],
+            tag=req["tag"],
+            project=req["project"],
+            memory_type=req["memory_type"],
         )
-        full = self.store.get(ids, archived=req.archived)
-        return [r.public(archived=req.archived) for r in full]
+        full = self.store.get(ids, archived=req["archived"])
+        return [r.public(archived=req["archived"]) for r in full]
 
     def show(self, memory_id: str) -> dict[str, Any]:
         rec, archived = self._find(memory_id)
@@ -244,16 +251,17 @@ class MemoryService:
         self,
         prompt: str,
         *,
-        budget_tokens: int = L.CONTEXT_BUDGET_DEFAULT,
+        budget: int = L.CONTEXT_BUDGET_DEFAULT,
         count_use: bool = True,
     ) -> dict[str, Any]:
-        """``count_use``: as in :meth:`search`."""
-        req = parse(ContextRequest, prompt=prompt, budget_tokens=budget_tokens)
+        """The context the chat is given for ``prompt``, within ``budget`` tokens;
+        ``count_use``: as in :meth:`search`."""
+        req = _checked("context", prompt=prompt, budget=budget)
         ctx, over = build_context(
             self.store,
             self.layout.principles_file,
-            req.prompt,
-            req.budget_tokens,
+            req["prompt"],
+            req["budget"],
             now=self._clock(),
         )
         if count_use:
@@ -266,7 +274,7 @@ class MemoryService:
             "memories_text": ctx.text(("L1", "L0")),
             "items": [i.public() for i in ctx.items],
             "tokens": sum(i.tokens for i in ctx.items),
-            "budget_tokens": req.budget_tokens,
+            "budget_tokens": req["budget"],
             "over_budget": over,
             "l0_searched": ctx.l0_searched,
         }
@@ -295,6 +303,17 @@ class MemoryService:
         ]
         outcomes = self._mem.remember(records)
         return {"added": sum(o.status == "added" for o in outcomes)}
+
+    def load_requested_examples(self) -> int | None:
+        """Store the example memories if ``alma-ctl init --with-examples`` asked for them while
+        no daemon ran; how many were added, or None when nobody asked. The request goes once
+        they are stored, so a failure here is tried again at the next start."""
+        request = self.layout.examples_request_file
+        if not request.is_file():
+            return None
+        added = self.load_examples()["added"]
+        request.unlink(missing_ok=True)
+        return added
 
     def stats(self) -> dict[str, Any]:
         counts = self.store.counts()  # the catalog: no pass over every memory's metadata

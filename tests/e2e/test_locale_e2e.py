@@ -107,12 +107,12 @@ def test_english_and_the_c_locale_read_english(
 
 
 def test_every_status_field_has_a_name_for_people(alma: DaemonRoot) -> None:
-    from control.ctl import _FIELD_LABELS
+    from control.render import _FIELD_LABELS
 
     alma.start()
     status = alma.ok("status")
     unnamed = sorted(key for key in status if key not in _FIELD_LABELS)
-    assert unnamed == [], f"add these to control.ctl._FIELD_LABELS (and es.po): {unnamed}"
+    assert unnamed == [], f"add these to control.render._FIELD_LABELS (and es.po): {unnamed}"
     for nested in ("autonomy", "policy", "model"):
         inner = status[nested]
         assert isinstance(inner, dict)

@@ -102,6 +102,17 @@ OTHERS = [
 ]
 
 
+def test_init_with_examples_before_the_daemon_stores_them_when_it_starts(
+    alma_mem: DaemonRoot,
+) -> None:
+    d = alma_mem
+    assert d.ok("init", "--with-examples")["examples"] == {"requested": True}
+    d.start()
+    assert wait_memory_ready(d)["memories"] == 20, d.log()
+    assert {m["source"] for m in listed(d)} == {"examples"}
+    assert not (d.root / ".alma" / "examples.request").exists()  # asked once, done once
+
+
 def test_memory_commands_end_to_end(alma_mem: DaemonRoot) -> None:
     d = alma_mem
     (d.root / "user" / "tienda").mkdir(parents=True)

@@ -16,7 +16,8 @@ from actions.safe_read import read_config
 from agent.backup import restore as backup_restore
 from agent.backup.restic import Restic
 from agent.backup.service import LAST_SETTING, REPO_SETTING, BackupService, stage_data
-from control.ctl import _argparse_line, _ask_password
+from control.cli import _argparse_line
+from control.ctl import _ask_password
 from policies.config import load_policy, policy_from_dict
 from policies.defaults import DEFAULT_POLICY_TOML
 from policies.errors import (

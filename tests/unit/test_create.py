@@ -195,7 +195,7 @@ def test_suggestions_show_and_the_actions_log_say_a_create_in_a_sentence(
 ) -> None:
     from agent.day.report import _op_line
     from agent.detectors.diagnose import edit_diffs
-    from control.ctl import render_result
+    from control.views import render_result
     from policies.i18n import language
 
     op = Create(SCRIPT, BODY + b"\x1b]0;pwned\x07\n")

@@ -14,12 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from control import ctl
+from control import ctl, views
 from control.protocol import socket_path_for
 from control.server import ControlServer
 from policies.defaults import DEFAULT_PERSONA_MD, DEFAULT_POLICY_TOML
 from policies.errors import ERROR_CLASSES, ErrorCode, NotFoundError, RefusedError
-from policies.layout import ROOT_FOLDERS
+from policies.layout import ROOT_FOLDERS, RootLayout
+from policies.text import printable
 from tests.unit.test_control_server import FakeDispatcher
 
 SUGGESTION = {
@@ -527,28 +528,17 @@ def test_init_with_examples_asks_a_running_daemon(
     assert fake.calls == [("memory.examples", {})]
 
 
-def test_init_with_examples_runs_the_module_without_a_daemon(
-    capsys: pytest.CaptureFixture[str], root: Path, monkeypatch: pytest.MonkeyPatch
+def test_init_with_examples_without_a_daemon_asks_the_next_one(
+    capsys: pytest.CaptureFixture[str], root: Path
 ) -> None:
-    seen: list[list[str]] = []
-
-    def fake_run(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
-        seen.append(cmd)
-        return subprocess.CompletedProcess(cmd, 0, stdout='{"added": 5}\n', stderr="")
-
-    monkeypatch.setattr(subprocess, "run", fake_run)
+    # No daemon answers: init leaves the request the daemon honours when its memory loads.
+    code, out, _ = run(capsys, "--root", str(root), "--json", "init", "--with-examples")
+    assert code == 0 and json.loads(out)["examples"] == {"requested": True}
+    request = RootLayout(root).examples_request_file
+    assert request.is_file() and stat.S_IMODE(request.stat().st_mode) == 0o600
     code, out, _ = run(capsys, "--root", str(root), "init", "--with-examples")
-    assert code == 0 and "5 example memories stored" in out
-    assert seen == [[sys.executable, "-m", "agent.memory.examples", "--root", str(root)]]
-
-    def failing_run(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
-        return subprocess.CompletedProcess(
-            cmd, 1, stdout="", stderr="Traceback...\nValueError: bad\n"
-        )
-
-    monkeypatch.setattr(subprocess, "run", failing_run)
-    code, _, err = run(capsys, "--root", str(root), "init", "--with-examples")
-    assert code == 1 and "ValueError: bad" in err and len(err.splitlines()) == 1
+    assert code == 0 and "stores the example memories when it starts" in out
+    assert request.is_file()
 
 
 # --------------------------------------------------------------------------- memory export
@@ -587,26 +577,14 @@ def test_alma_ctl_imports_nothing_heavy() -> None:
         "state",
     ]
     code = (
-        "import sys, control.ctl, control.client, control.protocol\n"
-        "from control import ctl\n"
-        "ctl.build_parser()\n"
+        "import sys, control.ctl, control.client, control.protocol, control.rootinit\n"
+        "import control.views, control.chat_commands\n"
+        "from control import cli\n"
+        "cli.build_parser()\n"
         f"print([m for m in {heavy!r} if m in sys.modules])"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
-
-
-def test_init_with_examples_fails_when_the_module_reports_nothing(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # A module that exits 0 without saying what it stored did nothing that can be trusted.
-    def silent_run(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
-        return subprocess.CompletedProcess(cmd, 0, stdout="", stderr="")
-
-    monkeypatch.setattr(subprocess, "run", silent_run)
-    code, _, err = run(capsys, "--root", str(tmp_path / "ALMA"), "init", "--with-examples")
-    assert code == 1
-    assert "did not report a result" in err
 
 
 def test_an_undo_and_an_auto_action_say_what_they_are() -> None:
@@ -618,9 +596,9 @@ def test_an_undo_and_an_auto_action_say_what_they_are() -> None:
         "suggestion_id": 3,
         "undoes": 7,
     }
-    assert ctl._action(undo) == "Action 8: organize done, 32 ops, undoing action 7."
+    assert views._action(undo) == "Action 8: organize done, 32 ops, undoing action 7."
     auto = {"id": 9, "kind": "temp_cleanup", "status": "done", "ops": 2, "auto": True}
-    assert ctl._action(auto) == "Action 9: temp_cleanup done, 2 ops, done by ALMA on its own."
+    assert views._action(auto) == "Action 9: temp_cleanup done, 2 ops, done by ALMA on its own."
 
 
 HOSTILE = "Nota \x1b[2J\x1b]0;pwned\x07 con\r retorno \u202eoculto\u202c y ñ 😀"
@@ -668,9 +646,9 @@ def test_error_sentences_are_printable_too(
 
 def test_printable_keeps_text_and_is_idempotent() -> None:
     text = "Línea uno\n\tcon tabulador, ñ, ¿qué? 😀"
-    assert ctl.printable(text) == text
-    once = ctl.printable(HOSTILE)
-    assert ctl.printable(once) == once
+    assert printable(text) == text
+    once = printable(HOSTILE)
+    assert printable(once) == once
 
 
 def test_init_narrows_a_loose_alma_folder(capsys: pytest.CaptureFixture[str], root: Path) -> None:

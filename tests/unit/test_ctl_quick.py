@@ -1,6 +1,6 @@
 """alma-ctl's two command-line readers must agree.
 
-``ctl._quick_line`` reads plain lines without argparse (for start-up time); whatever it accepts
+``cli._quick_line`` reads plain lines without argparse (for start-up time); whatever it accepts
 must mean exactly what argparse makes of the same line, and whatever argparse refuses it must
 refuse too (return None, so argparse prints the usage error).
 """
@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from control import ctl
+from control import cli
 from control.commands import COMMANDS, Arg, Command
 
 GROUPS = sorted({name.partition(".")[0] for name in COMMANDS if "." in name})
@@ -29,10 +29,10 @@ FLAGS = sorted(
 ODD = ["-h", "--help", "--js", "--ro", "--", "-", "-5", "--json=1", "--root=", "-x y", "", "ñ"]
 
 
-def argparse_reading(argv: list[str]) -> ctl._Line | None:
+def argparse_reading(argv: list[str]) -> cli.Line | None:
     try:
         with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
-            return ctl._argparse_line(argv)
+            return cli._argparse_line(argv)
     except SystemExit:
         return None
 
@@ -88,7 +88,7 @@ def command_lines(draw: st.DrawFn) -> list[str]:
 
 
 def check_agreement(argv: list[str]) -> None:
-    quick = ctl._quick_line(list(argv))
+    quick = cli._quick_line(list(argv))
     event("quick reader" if quick is not None else "argparse reader")
     if quick is not None:
         assert quick == argparse_reading(list(argv)), argv
@@ -126,7 +126,7 @@ COMMON = [
 
 @pytest.mark.parametrize("argv", COMMON, ids=" ".join)
 def test_common_lines_take_the_quick_reader(argv: list[str]) -> None:
-    quick = ctl._quick_line(argv)
+    quick = cli._quick_line(argv)
     assert quick is not None, "this line should not need argparse"
     assert quick == argparse_reading(argv)
 
@@ -150,7 +150,7 @@ def test_common_lines_take_the_quick_reader(argv: list[str]) -> None:
     ids=" ".join,
 )
 def test_anything_unsure_goes_to_argparse(argv: list[str]) -> None:
-    assert ctl._quick_line(argv) is None
+    assert cli._quick_line(argv) is None
 
 
 def test_status_starts_without_argparse_pathlib_socket_or_typing(tmp_path: Path) -> None:

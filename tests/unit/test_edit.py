@@ -205,7 +205,7 @@ def test_edit_and_undo_under_the_real_confinement(alma: AlmaRoot) -> None:
 
 def test_suggestions_show_prints_an_edit_as_its_diff_with_controls_escaped(alma: AlmaRoot) -> None:
     from agent.detectors.diagnose import edit_diffs
-    from control.ctl import render_result
+    from control.views import render_result
     from policies.i18n import language
 
     hostile = NEW + b"\x1b]0;pwned\x07\r\n"

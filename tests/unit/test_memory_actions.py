@@ -132,23 +132,6 @@ def test_the_file_executor_refuses_a_memory_op(root: RootLayout, journal: Journa
             executor.validate([MemoryMerge(keep="a", merge=("b",))])
 
 
-@pytest.mark.slow  # a subprocess that loads the embedder
-def test_the_examples_module_really_stores_them_without_a_daemon(tmp_path: Path) -> None:
-    import json
-    import subprocess
-    import sys
-
-    from agent.memory.examples import load_examples_file
-
-    root = tmp_path / "ALMA"
-    (root / "system").mkdir(parents=True)
-    cmd = [sys.executable, "-m", "agent.memory.examples", "--root", str(root)]
-    first = subprocess.run(cmd, capture_output=True, text=True, check=True)
-    assert json.loads(first.stdout)["added"] == len(load_examples_file()) >= 15
-    again = subprocess.run(cmd, capture_output=True, text=True, check=True)
-    assert json.loads(again.stdout)["added"] == 0  # idempotent
-
-
 def test_a_merge_stopped_by_any_error_is_taken_back_and_closed(
     svc: MemoryService, journal: Journal, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -267,13 +267,13 @@ def test_principles_always_in_context(svc: MemoryService, layout: RootLayout) ->
     svc.add("Nunca arriesgar más del 2% por operación.", memory_type="principle")
     _seed(svc)
     for prompt in ("¿Qué le pasó a Max?", "receta de lentejas", "backup"):
-        ctx = svc.context(prompt, budget_tokens=60)
+        ctx = svc.context(prompt, budget=60)
         layers = [i["layer"] for i in ctx["items"]]
         assert layers[:2] == ["L-inf", "L-inf"]
         assert "Responde siempre en español." in ctx["text"]
         assert "2% por operación" in ctx["text"]
         assert all(i["source"] for i in ctx["items"])
-    big = svc.context("¿Qué le pasó a mi perro?", budget_tokens=1500)
+    big = svc.context("¿Qué le pasó a mi perro?", budget=1500)
     assert any("Max" in i["content"] for i in big["items"] if i["layer"] == "L1")
     assert big["tokens"] <= 1500 and big["items"][0]["source"] == "system/principles.md:3"
 
@@ -283,7 +283,7 @@ def test_context_principles_follow_every_store_write(svc: MemoryService) -> None
     metadata finds, after adds, a metadata change, forget and restore."""
 
     def principles() -> list[str]:
-        ctx = svc.context("receta de lentejas", budget_tokens=1500)
+        ctx = svc.context("receta de lentejas", budget=1500)
         return [i["id"] for i in ctx["items"] if i["layer"] == "L-inf" and i["id"]]
 
     def scanned() -> set[str]:
@@ -306,6 +306,20 @@ def test_context_principles_follow_every_store_write(svc: MemoryService) -> None
 def test_examples_load_once(svc: MemoryService) -> None:
     assert svc.load_examples()["added"] >= 18
     assert svc.load_examples() == {"added": 0}
+    assert svc.load_requested_examples() is None  # nobody asked: nothing to do
+
+
+def test_examples_init_asked_for_are_stored_once_the_store_loads(svc: MemoryService) -> None:
+    # `alma-ctl init --with-examples` without a daemon leaves the request; the daemon's
+    # memory store honours it when it loads, and takes the request away.
+    request = svc.layout.examples_request_file
+    request.write_bytes(b"")
+    added = svc.load_requested_examples()
+    assert added is not None and added >= 18
+    assert not request.exists()
+    assert svc.stats()["total"] == added
+    request.write_bytes(b"")
+    assert svc.load_requested_examples() == 0  # asked again: nothing is stored twice
     stats = svc.stats()
     assert stats["by_layer"]["L-inf"] >= 1 and stats["by_project"]["alma"] >= 1
 
@@ -360,7 +374,7 @@ def test_merge_and_unmerge_restore_exactly(svc: MemoryService) -> None:
 def test_bad_arguments_say_what_to_fix(svc: MemoryService) -> None:
     with pytest.raises(BadArgumentError, match="importance"):
         svc.add("algo", importance=9)
-    with pytest.raises(BadArgumentError, match="content"):
+    with pytest.raises(BadArgumentError, match=r"TEXT .*must be a non-empty text"):
         svc.add("   ")
     with pytest.raises(BadArgumentError, match="limit"):
         svc.search("algo", limit=0)

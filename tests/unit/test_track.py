@@ -103,7 +103,7 @@ def test_feedback_changes_its_mind_the_latest_counts(store: SuggestionStore) -> 
 def test_stats_reads_for_a_person_with_the_lift_and_the_policy_line(
     store: SuggestionStore,
 ) -> None:
-    from control.ctl import render_result
+    from control.views import render_result
 
     for sid in range(1, REJECTS_TO_STOP + 1):
         store.record_outcome("rejected", "organize", "user/fotos", suggestion_id=sid)

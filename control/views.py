@@ -1,0 +1,424 @@
+"""How each command's answer reads to a person: one renderer for alma-ctl and alma chat
+(:func:`render_result`), built on the shapes of :mod:`control.render`. The JSON keeps the wire
+names; these views are only what a person reads.
+"""
+
+from __future__ import annotations
+
+import os
+
+from control.render import cell, fields, table, word
+from policies.i18n import N_, _, ngettext
+from policies.states import COUNTED_OUTCOMES
+from policies.text import printable
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+
+def _op(op: object) -> str:
+    if not isinstance(op, dict):
+        return cell(op, 200)
+    name = _OPS.get(str(op.get("op", "?")))
+    shown = _(name) if name is not None else str(op.get("op", "?"))
+    if "src" in op and "dst" in op:
+        where = f"{op['src']} -> {op['dst']}"
+    else:
+        where = str(op.get("path", ""))
+    if op.get("op") == "edit":  # its bytes are shown as a diff below the plan
+        return f"{shown:<8} {where}"
+    if op.get("op") == "create":
+        return f"{shown:<8} " + _("{path} (a new file; its content is shown below)", path=where)
+    extra = [f"{k}={cell(v)}" for k, v in op.items() if k not in ("op", "src", "dst", "path")]
+    return f"{shown:<8} {where}" + (f"  ({', '.join(extra)})" if extra else "")
+
+
+#: The ops of a plan as a person reads them (the plan's JSON keeps the op names).
+_OPS = {
+    "mkdir": N_("mkdir"),
+    "move": N_("move"),
+    "trash": N_("trash"),
+    "restore": N_("restore"),
+    "rmdir": N_("rmdir"),
+    "keep": N_("keep"),
+    "edit": N_("edit"),
+    "create": N_("create"),
+    "memory_merge": N_("merge"),
+}
+
+
+def _suggestion(value: object) -> str:
+    if not isinstance(value, dict):
+        return fields(value)
+    plan = value.get("plan") or []
+    evidence = value.get("evidence") or []
+    diffs = value.get("diffs") or []
+    shown_apart = ("plan", "evidence", "title", "plan_total", "plan_summary", "diffs")
+    head = {k: v for k, v in value.items() if k not in shown_apart}
+    title = _("Suggestion {id}: {title}", id=value.get("id"), title=value.get("title", ""))
+    lines = [title, fields(head, "  ")]
+    if evidence:
+        lines.append(_("Evidence:"))
+        lines += [f"  - {cell(item, 200)}" for item in evidence]
+    total = value.get("plan_total")
+    summary = value.get("plan_summary")
+    if isinstance(total, int) and total > len(plan) and isinstance(summary, dict):
+        lines += _plan_summary(value.get("id"), total, len(plan), summary)
+    elif plan:
+        lines.append(ngettext("Plan ({n} op):", "Plan ({n} ops):", len(plan)))
+    else:
+        lines.append(_("Plan: no file changes."))
+    width = len(str(len(plan)))
+    lines += [f"  {i:>{max(3, width)}}. {_op(op)}" for i, op in enumerate(plan, 1)]
+    if isinstance(total, int) and total > len(plan):
+        lines.append(
+            _(
+                "`alma-ctl suggestions show {id} --all` prints all {n} ops.",
+                id=value.get("id"),
+                n=total,
+            )
+        )
+    for change in diffs:
+        if isinstance(change, dict):
+            lines.append(_("Change to {path}:", path=change.get("path")))
+            lines += [f"    {line}" for line in str(change.get("diff", "")).splitlines()]
+    return "\n".join(lines)
+
+
+def _plan_summary(sid: object, total: int, shown: int, summary: dict[str, object]) -> list[str]:
+    """A long plan as a person reads it: ops by kind, where the files go, their types."""
+    ops = summary.get("ops")
+    kinds = ", ".join(
+        f"{n} {_(_OPS[k]) if k in _OPS else k}"
+        for k, n in (ops.items() if isinstance(ops, dict) else ())
+    )
+    lines = [ngettext("Plan ({n} op): {kinds}", "Plan ({n} ops): {kinds}", total, kinds=kinds)]
+    folders = summary.get("folders")
+    if isinstance(folders, list) and folders:
+        lines.append(_("  By folder:"))
+        for row in folders:
+            if isinstance(row, dict):
+                op = str(row.get("op", "?"))
+                shown_op = _(_OPS[op]) if op in _OPS else op
+                lines.append(
+                    f"    {shown_op:<8} {row.get('files', 0):>9}  {row.get('folder') or '.'}"
+                )
+        more = summary.get("folders_more")
+        if isinstance(more, int) and more:
+            lines.append("    " + ngettext("and {n} more folder", "and {n} more folders", more))
+    extensions = summary.get("extensions")
+    if isinstance(extensions, list) and extensions:
+        lines.append(_("  By type:"))
+        for row in extensions:
+            if isinstance(row, dict):
+                ext = row.get("extension") or _("(no extension)")
+                lines.append(f"    {ext:<8} {row.get('files', 0):>9}")
+        more = summary.get("extensions_more")
+        if isinstance(more, int) and more:
+            lines.append("    " + ngettext("and {n} more type", "and {n} more types", more))
+    lines.append(ngettext("The first {n} op:", "The first {n} ops:", shown))
+    return lines
+
+
+def _action(value: object) -> str:
+    if not isinstance(value, dict):
+        return fields(value)
+    values = {
+        "id": value.get("id"),
+        "kind": value.get("kind", "?"),
+        "status": word(value.get("status", "?")),
+    }
+    text = ngettext(
+        "Action {id}: {kind} {status}, {n} op",
+        "Action {id}: {kind} {status}, {n} ops",
+        int(value.get("ops") or 0),
+        **values,
+    )
+    if value.get("undoes") is not None:
+        text += _(", undoing action {id}", id=value["undoes"])
+    elif value.get("suggestion_id") is not None:
+        text += _(", from suggestion {id}", id=value["suggestion_id"])
+    if value.get("auto"):
+        text += _(", done by ALMA on its own")
+    if value.get("audit_problem"):
+        return text + ".\n" + _("WARNING: {text}", text=value["audit_problem"])
+    return text + "."
+
+
+def _memories(value: object) -> str:
+    if not isinstance(value, list) or not value:
+        return _("No memories found.") if isinstance(value, list) else fields(value)
+    lines = []
+    for item in value:
+        if not isinstance(item, dict):
+            lines.append(cell(item, 200))
+            continue
+        score = item.get("score")
+        lead = f"[{score:.2f}] " if isinstance(score, int | float) else ""
+        tags = " ".join(f"#{t}" for t in item.get("tags") or [])
+        lines.append(f"{lead}{item.get('id')}  {cell(item.get('content'), 100)}  {tags}".rstrip())
+    return "\n".join(lines)
+
+
+def _context(value: object) -> str:
+    if isinstance(value, dict):
+        for key in ("context", "text"):
+            if isinstance(value.get(key), str):
+                return str(value[key])
+    return fields(value)
+
+
+def _report(r: object) -> str:
+    """The report as written for a person (in the daemon's language, like logs/alma/); one
+    line under it when it was written earlier, not now."""
+    if not isinstance(r, dict):
+        return str(r)
+    text = str(r.get("text", "")).rstrip("\n")
+    if r.get("written") is False:
+        text += "\n\n" + _(
+            "(written on {when}; `alma-ctl report --refresh {day}` writes it again)",
+            when=str(r.get("written_at", "?"))[:16].replace("T", " "),  # local, to the minute
+            day=str(r.get("date", "")),
+        )
+    return text
+
+
+def _stats(value: object) -> str:
+    """The track record: counts per kind and per folder, then what the rules decided."""
+    if not isinstance(value, dict):
+        return fields(value)
+    kinds, folders = value.get("kinds") or [], value.get("folders") or []
+    out = [table(kinds, ("kind", *COUNTED_OUTCOMES)) if kinds else _("Nothing proposed yet.")]
+    if folders:
+        out += ["", table(folders, ("kind", "folder", *COUNTED_OUTCOMES))]
+    for item in value.get("stopped") or []:
+        out += [
+            "",
+            _(
+                "No longer proposed: {kind} in {folder}. `{lift}` proposes it there again.",
+                kind=item["kind"],
+                folder=item["folder"],
+                lift=item["lift"],
+            ),
+        ]
+    for item in value.get("auto_stopped") or []:
+        out += [
+            "",
+            _(
+                "No longer runs on its own: {kind}. `{lift}` lets it again.",
+                kind=item["kind"],
+                lift=item["lift"],
+            ),
+        ]
+    for item in value.get("promotable") or []:
+        out += [
+            "",
+            _(
+                "Could run on its own: {kind}, accepted {accepted} times and never undone. "
+                "Only you can allow it: in {file}, section {section}, write {line}",
+                **item,
+            ),
+        ]
+    return "\n".join(out)
+
+
+def _list_or(empty: str, columns: tuple[str, ...] = ()) -> Callable[[object], str]:
+    def render(value: object) -> str:
+        if isinstance(value, list):
+            return table(value, columns) if value else _(empty)
+        return fields(value)
+
+    return render
+
+
+def _status(value: object) -> str:
+    """The daemon's fields, then what it watches: a line, and the limit's warning in full."""
+    if not isinstance(value, dict):
+        return fields(value)
+    shown_apart = ("watch", "audit_problem", "model")
+    lines = [fields({k: v for k, v in value.items() if k not in shown_apart})]
+    model = value.get("model")
+    if isinstance(model, dict):
+        lines.append(_model_line(model))
+        if model.get("error"):
+            lines.append(_("WARNING: {text}", text=model["error"]))
+    if value.get("audit_problem"):
+        lines.append(_("WARNING: {text}", text=value["audit_problem"]))
+    watch = value.get("watch")
+    if isinstance(watch, dict):
+        if not watch.get("ready"):
+            lines.append(_("watching: setting up the folder watches"))
+        else:
+            lines.append(
+                ngettext(
+                    "watching: {n} folder, {watches} inotify watches (limit {limit})",
+                    "watching: {n} folders, {watches} inotify watches (limit {limit})",
+                    int(watch.get("folders") or 0),
+                    watches=watch.get("watches"),
+                    limit=cell(watch.get("limit")),
+                )
+            )
+        if watch.get("warning"):
+            lines.append(_("WARNING: {text}", text=watch["warning"]))
+    return "\n".join(line for line in lines if line)
+
+
+def _model_line(model: dict[str, object]) -> str:
+    name = os.path.basename(str(model.get("path") or "")) or _("no model set")
+    return _("model: {name} ({state})", name=name, state=cell(word(model.get("state"))))
+
+
+def _model(value: object) -> str:
+    """``model status``: its fields, and why it cannot answer in full (never cut)."""
+    if not isinstance(value, dict):
+        return fields(value)
+    hidden = ("error", "unusable", "embedded")
+    lines = [fields({k: v for k, v in value.items() if k not in hidden})]
+    if value.get("error"):
+        lines.append(_("WARNING: {text}", text=value["error"]))
+    if value.get("embedded"):
+        lines += [
+            "",
+            _(
+                "This is the embedded model, SmolLM2-135M: a small one for trying ALMA, which "
+                "often misreads what it is given (ALMA shows what it knows above its answers "
+                "either way). For real answers use your own GGUF, an Instruct model of 7B or so "
+                "(`alma-ctl model use ~/modelos/mistral-7b-instruct.Q4_K_M.gguf`), or a local "
+                "OpenAI-compatible server such as llama-server or Ollama (`alma-ctl model use "
+                "http://127.0.0.1:8080`)."
+            ),
+        ]
+    return "\n".join(lines)
+
+
+def _backup_line(value: object) -> str:
+    """What a backup command did, in one or two sentences."""
+    if not isinstance(value, dict):
+        return fields(value)
+    if value.get("kind") == "backup":
+        return _(
+            "Backup {snapshot} taken: {files} files, {bytes} bytes (action {id}).",
+            snapshot=value.get("snapshot"),
+            files=value.get("files"),
+            bytes=value.get("bytes"),
+            id=value.get("id"),
+        )
+    if value.get("kind") == "backup_forget":
+        removed = value.get("removed") or []
+        return ngettext(
+            "Forgot {n} snapshot the retention does not keep (action {id}).",
+            "Forgot {n} snapshots the retention does not keep (action {id}).",
+            len(removed) if isinstance(removed, list) else 0,
+            id=value.get("id"),
+        )
+    if value.get("kind") == "backup_restore":
+        return _(
+            "Restored into a new folder (action {id}; `alma-ctl undo {id}` removes it again "
+            "while nothing in it has changed).",
+            id=value.get("id"),
+        )
+    if "created" in value:
+        made = _("created") if value["created"] else _("opened")
+        return _(
+            "Backup repository {target} {made}. The password is in {file}: keep a copy of it "
+            "away from this computer, without it no backup can be read.",
+            target=value.get("target"),
+            made=made,
+            file=value.get("password_file"),
+        )
+    return _("The backup repository {target} is sound.", target=value.get("target"))
+
+
+def _chat_start(value: object) -> str:
+    """The chat's greeting: which model answers, then the pending suggestions."""
+    started = value if isinstance(value, dict) else {}
+    lines = [_chat_model(started.get("model"))]
+    pending = started.get("pending")
+    if isinstance(pending, list) and pending:
+        lines.append(_chat_pending(pending))
+    return "\n".join(lines)
+
+
+def _chat_model(model: object) -> str:
+    if not isinstance(model, dict) or not model.get("path"):
+        return _(
+            "No model is set: pick a GGUF model file with `alma-ctl model use PATH`. "
+            "The ! commands work without one."
+        )
+    name = os.path.basename(str(model["path"]))
+    backend = model.get("backend") or "?"
+    line = _("Model: {name} ({backend}). !ayuda lists the commands.", name=name, backend=backend)
+    if model.get("state") == "unusable" and model.get("error"):
+        line += "\n" + str(model["error"])
+    return line
+
+
+def _chat_pending(pending: list[object]) -> str:
+    lines = [_("Pending suggestions:")]
+    for item in pending:
+        if not isinstance(item, dict):
+            continue
+        files = item.get("files")
+        extra = (
+            ngettext(", {n} file", ", {n} files", files) if isinstance(files, int) and files else ""
+        )
+        lines.append(
+            f"  {item.get('id')}. {item.get('title', '')} ({item.get('kind', '?')}{extra})"
+        )
+    lines.append(_("!ver N shows one with its plan; !aceptar N runs it; !rechazar N rejects it."))
+    return "\n".join(lines)
+
+
+_RENDER: dict[str, Callable[[object], str]] = {
+    "chat.start": _chat_start,
+    "status": _status,
+    "model.status": _model,
+    "model.use": _model,
+    "suggestions.list": _list_or(
+        N_("No suggestions."), ("id", "status", "kind", "files", "needs_approval", "title")
+    ),
+    "suggestions.show": _suggestion,
+    "suggestions.accept": _action,
+    "undo": _action,
+    "trash.restore": _action,
+    "history": _list_or(
+        N_("No actions yet."),
+        ("id", "suggestion_id", "kind", "status", "ops", "auto", "finished_at", "undone_by"),
+    ),
+    "memory.search": _memories,
+    "memory.list": _memories,
+    "context": _context,
+    "trash.list": _list_or(N_("The trash is empty.")),
+    "stats": _stats,
+    "report": _report,
+    "backup.list": _list_or(N_("No snapshots yet."), ("id", "time", "files", "bytes")),
+    "backup.now": _backup_line,
+    "backup.restore": _backup_line,
+    "backup.forget": _backup_line,
+    "backup.init": _backup_line,
+    "backup.check": _backup_line,
+}
+
+
+def render_result(wire: str, args: dict[str, object], result: object) -> str:
+    """How alma-ctl and alma chat show the result of ``wire`` to a person (one renderer),
+    made :func:`printable`."""
+    return printable(_render(wire, args, result))
+
+
+def _render(wire: str, args: dict[str, object], result: object) -> str:
+    render = _RENDER.get(wire)
+    if render is not None:
+        return render(result)
+    if wire == "memory.add" and isinstance(result, dict):
+        return _("Stored memory {id}.", id=result.get("id"))
+    if wire == "memory.forget":
+        return _(
+            "Forgot memory {id}; `alma-ctl memory restore {id}` brings it back.", id=args["id"]
+        )
+    if wire == "memory.restore":
+        return _("Restored memory {id}.", id=args["id"])
+    if wire == "suggestions.reject":
+        return _("Rejected suggestion {id}.", id=args["id"])
+    return fields(result) or _("Done.")
