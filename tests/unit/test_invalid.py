@@ -5,8 +5,6 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from agent.memory.requests import SearchRequest, parse
-from policies.errors import BadArgumentError
 from policies.invalid import Problem, first_problem
 
 
@@ -47,11 +45,3 @@ def test_an_unknown_key_says_so_and_our_sentences_lose_pydantics_prefix() -> Non
     p = _problem({"monitr": {}})
     assert (p.key, p.msg) == ("monitr", "unknown key")
     assert p.fix == "remove it or fix its spelling"
-
-
-def test_a_socket_argument_names_the_argument() -> None:
-    with pytest.raises(BadArgumentError) as caught:
-        parse(SearchRequest, query="x", limit=0)
-    assert caught.value.message.startswith("Argument limit: input should be greater")
-    with pytest.raises(BadArgumentError, match="Argument colour: unknown key"):
-        parse(SearchRequest, query="x", colour="red")
