@@ -24,8 +24,10 @@ from typing import Any
 from actions.ops import (
     Identity,
     Op,
+    StoredPlan,
     decode_json_at,
     dumps_compact,
+    encode_plan,
     iter_json_array,
     iter_json_array_at,
     plan_from_json,
@@ -205,12 +207,6 @@ def compact_aux(op: dict[str, Any], aux: dict[str, Any]) -> dict[str, Any] | Non
 _dumps = dumps_compact
 
 
-def _plan_text(plan: Iterable[Mapping[str, Any] | Op]) -> tuple[str, int]:
-    """A plan as stored: a JSON array, one op a line; and how many ops it has."""
-    lines = [op.to_json() if isinstance(op, Op) else _dumps(op) for op in plan]
-    return "[\n" + ",\n".join(lines) + "\n]", len(lines)
-
-
 log = logging.getLogger("alma.journal")
 
 #: Past this size the daemon folds the WAL into the database after an action (checkpoint_later).
@@ -288,16 +284,18 @@ class Journal:
         self,
         *,
         kind: str,
-        plan: Iterable[Mapping[str, Any] | Op],
+        plan: StoredPlan | Iterable[Mapping[str, Any] | Op],
         suggestion_id: int | None = None,
         auto: bool = False,
         undoes: int | None = None,
         sandbox: str = "",
     ) -> int:
-        """Record a running action and its plan, ops or their dicts. ``plan`` may be a
-        generator: each op is encoded as it comes, so a plan of 100,000 ops is never a list of
-        dicts here."""
-        text, count = _plan_text(plan)
+        """Record a running action and its plan: a suggestion's stored plan is copied as its
+        text; ops or their dicts (a generator too) are encoded (actions.ops.encode_plan)."""
+        if isinstance(plan, StoredPlan):
+            text, count = plan.text, len(plan.ops)
+        else:
+            text, count = encode_plan(plan)
         with self.transaction():
             cur = self.conn.execute(
                 "INSERT INTO actions(suggestion_id, kind, status, auto, undoes, plan, ops, "
