@@ -475,7 +475,7 @@ def plan_from_list(data: Any) -> list[Op]:
 def plan_from_json(text: str) -> list[Op]:
     """Parse a stored plan (a JSON array of ops) op by op: the ops are built while each op's
     dict is decoded, never the whole list of dicts first (for a plan of 100,000 moves that list
-    was 100 MB, beside the text and the ops)."""
+    would be larger than the text and the ops together)."""
     try:
         return [op_from_dict(item) for item in iter_json_array(text)]
     except ValueError as exc:

@@ -132,8 +132,8 @@ MIGRATIONS = (
     CREATE INDEX journal_copies_newest ON journal_copies(newest_action)
     """,
     # 5: a plan lives beside its action's row. SQLite rewrites a whole row on every UPDATE, so
-    # each status change rewrote the plan (35 MB at 100,000 files, twice at an undo's finish),
-    # and every read of the row read it too. ``actions.plan`` stays, always '' (dropping a
+    # each status change would rewrite the plan (twice at an undo's finish), and every read of
+    # the row would read it too. ``actions.plan`` stays, always '' (dropping a
     # column needs SQLite 3.35).
     """
     CREATE TABLE action_plans (

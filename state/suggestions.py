@@ -79,9 +79,9 @@ MIGRATIONS = (
     CREATE INDEX outcomes_suggestion ON outcomes(suggestion_id, event)
     """,
     # 3: a plan lives beside its suggestion's row (as an action's, state.journal's 5): SQLite
-    # rewrites a whole row on every UPDATE, so each status change of an accept rewrote the plan
-    # (35 MB at 100,000 files) and every read of the row read it. ``has_plan`` answers whether
-    # it changes files without reading it; ``suggestions.plan`` stays, always ''.
+    # rewrites a whole row on every UPDATE, so each status change of an accept would rewrite
+    # the plan, and every read of the row would read it. ``has_plan`` answers whether it
+    # changes files without reading it.
     """
     CREATE TABLE suggestion_plans (
         suggestion_id INTEGER PRIMARY KEY REFERENCES suggestions(id),
@@ -91,11 +91,50 @@ MIGRATIONS = (
     ALTER TABLE suggestions ADD COLUMN has_plan INTEGER NOT NULL DEFAULT 0;
     UPDATE suggestions SET has_plan = (plan != '[]'), plan = ''
     """,
-    # 4: the plan lives only in suggestion_plans; thread_id named a LangGraph thread, and
-    # whether a suggestion waits for a person is its status alone (agent.loop.decision).
+    # 4: the plan lives only in suggestion_plans, and whether a suggestion waits for a person
+    # is its status alone (agent.loop.decision): the columns plan and thread_id go. Rebuilt
+    # rather than ALTER TABLE DROP COLUMN, which older SQLite lacks; suggestion_plans, whose
+    # rows refer to suggestions, is set aside while suggestions is replaced.
     """
-    ALTER TABLE suggestions DROP COLUMN thread_id;
-    ALTER TABLE suggestions DROP COLUMN plan
+    CREATE TABLE suggestions_v4 (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        kind TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN
+            ('pending','accepted','rejected','executed','failed','expired')),
+        title TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        target TEXT NOT NULL,
+        files INTEGER NOT NULL,
+        needs_approval INTEGER NOT NULL,
+        evidence TEXT NOT NULL,
+        has_plan INTEGER NOT NULL DEFAULT 0,
+        fingerprint TEXT NOT NULL,
+        action_id INTEGER,
+        reject_reason TEXT,
+        error TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    INSERT INTO suggestions_v4(id, kind, status, title, reason, target, files, needs_approval,
+        evidence, has_plan, fingerprint, action_id, reject_reason, error, created_at, updated_at)
+    SELECT id, kind, status, title, reason, target, files, needs_approval, evidence, has_plan,
+        fingerprint, action_id, reject_reason, error, created_at, updated_at FROM suggestions;
+    UPDATE sqlite_sequence SET seq = max(seq,
+        (SELECT seq FROM sqlite_sequence WHERE name = 'suggestions'))
+        WHERE name = 'suggestions_v4';
+    CREATE TABLE plans_aside (suggestion_id INTEGER, plan TEXT NOT NULL);
+    INSERT INTO plans_aside SELECT suggestion_id, plan FROM suggestion_plans;
+    DROP TABLE suggestion_plans;
+    DROP TABLE suggestions;
+    ALTER TABLE suggestions_v4 RENAME TO suggestions;
+    CREATE INDEX suggestions_fingerprint ON suggestions(fingerprint);
+    CREATE INDEX suggestions_status ON suggestions(status);
+    CREATE TABLE suggestion_plans (
+        suggestion_id INTEGER PRIMARY KEY REFERENCES suggestions(id),
+        plan TEXT NOT NULL
+    );
+    INSERT INTO suggestion_plans SELECT suggestion_id, plan FROM plans_aside;
+    DROP TABLE plans_aside
     """,
 )
 #: What the track record counts (agent.loop.track reads them; feedback replaces its earlier verdict).

@@ -127,5 +127,8 @@ def test_a_version_3_database_loses_its_dead_columns_and_keeps_its_plans(tmp_pat
         assert store.row(1)["status"] == "pending" and store.row(1)["has_plan"] == 1
         assert store.plan(1).ops == [Mkdir("user/música")]
         assert store.add(_finding(2, "f3"), needs_approval=True) == 2
+        assert store.conn.execute("PRAGMA foreign_key_check").fetchall() == []
+        indexes = {r[1] for r in store.conn.execute("PRAGMA index_list(suggestions)")}
+        assert {"suggestions_fingerprint", "suggestions_status"} <= indexes
     finally:
         store.close()
