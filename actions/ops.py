@@ -483,6 +483,29 @@ def _content(value: Any, name: str) -> bytes:
     return data
 
 
+@dataclass(frozen=True)
+class StoredPlan:
+    """A plan read back from its store: the ops, parsed strictly (what the policy gate
+    judges), and the text they were read from, which the next store copies as it is rather
+    than encoding the ops again (a suggestion's plan becomes its action's)."""
+
+    ops: list[Op]
+    text: str
+
+
+def encode_plan(plan: Iterable[Op | Mapping[str, Any]]) -> tuple[str, int]:
+    """A plan as it is stored (a suggestion's, an action's): a JSON array, one op a line; and
+    how many ops it has. ``plan`` may be a generator: each op is encoded as it comes, so a
+    plan of 100,000 ops is never a list of dicts here."""
+    lines = [op.to_json() if isinstance(op, Op) else dumps_compact(op) for op in plan]
+    return "[\n" + ",\n".join(lines) + "\n]", len(lines)
+
+
+def read_plan(text: str) -> StoredPlan:
+    """A stored plan, parsed strictly, with its text kept (:class:`StoredPlan`)."""
+    return StoredPlan(plan_from_json(text), text)
+
+
 def plan_from_list(data: Any) -> list[Op]:
     if not isinstance(data, list):
         raise BadArgumentError(_("a plan must be a list of ops."))

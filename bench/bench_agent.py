@@ -1,25 +1,21 @@
-"""The agent's loop at scale: one analysis, cold and warm, and the checkpoints' growth.
+"""The agent's analysis at scale.
 
     .venv/bin/python bench/bench_agent.py [--files 20000] [--memories 10000] [--days 30]
-                                          [--rounds 3] [--analyses 1000] [--profile]
+                                          [--rounds 3] [--profile]
 
-1. The product's analysis (``Agent.analysis``: the real detectors, recall over the real
-   memory service, proposal, the policy gate, admission into the suggestions store) on a root
-   with FILES files in user/ (200 projects, most tidy, every 20th messy, copies and old temp
-   files: organize, duplicates and temp_cleanup findings; see make_root), DAYS days of chat
-   logs and a script log failing every night, and a Chroma store of MEMORIES memories (filled
-   with random vectors: fill_memories) in which every tenth is a principle and every tenth a
-   rejection decision, the newest of them shaping the proposals (SHAPING). Each round is a
-   fresh process assembled as alma-agentd assembles it (worker): the first analysis after the
-   start (cold: no hash known, nothing stored, the merge-candidate scan of the store's newest
-   memories not done yet), then warm ones (everything pending: the steady state of the
-   watcher's rescans); the observe step alone (``make_detect``) in the same process is the
-   baseline of the ratio. The stat/listdir/open calls and SQL statements of one warm analysis
-   are counted; ``--profile`` prints cProfile's view of the first round's cold analysis.
-2. The checkpoints after ANALYSES decision runs (``agent.loop.graph.Loop`` alone, its checkpointer
-   the thing measured), each started and then decided (alternately accepted and rejected;
-   every tenth left pending), against the same runs with threads never deleted (a thread per
-   finding kept for ever): file size and threads left.
+The product's analysis (``Agent.analysis``: the real detectors, recall over the real memory
+service, proposal, the policy gate, admission into the suggestions store) on a root with FILES
+files in user/ (200 projects, most tidy, every 20th messy, copies and old temp files: organize,
+duplicates and temp_cleanup findings; see make_root), DAYS days of chat logs and a script log
+failing every night, and a Chroma store of MEMORIES memories (filled with random vectors:
+fill_memories) in which every tenth is a principle and every tenth a rejection decision, the
+newest of them shaping the proposals (SHAPING). Each round is a fresh process assembled as
+alma-agentd assembles it (worker): the first analysis after the start (cold: no hash known,
+nothing stored, the merge-candidate scan of the store's newest memories not done yet), then
+warm ones (everything pending: the steady state of the watcher's rescans); the observe step
+alone (``make_detect``) in the same process is the baseline of the ratio. The
+stat/listdir/open calls and SQL statements of one warm analysis are counted; ``--profile``
+prints cProfile's view of the first round's cold analysis.
 """
 
 from __future__ import annotations
@@ -39,7 +35,6 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from agent.loop import graph as loop
 from policies.layout import RootLayout
 
 DAY = 86_400.0
@@ -233,9 +228,8 @@ def worker(root: Path, profile: bool) -> dict[str, Any]:
     from state.suggestions import SuggestionStore
 
     layout = RootLayout(root)
-    for state_file in (layout.db_file, layout.checkpoints_file):  # a first start: none stored
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{state_file}{suffix}").unlink(missing_ok=True)
+    for suffix in ("", "-wal", "-shm"):  # a first start: nothing stored
+        Path(f"{layout.db_file}{suffix}").unlink(missing_ok=True)
     holder = PolicyHolder(layout)
     settings = load_settings(layout.settings_file)
     journal = Journal(layout.journal_file)
@@ -374,56 +368,11 @@ def _counts(fn: Any) -> str:
     return "one warm analysis: " + ", ".join(f"{n} {label}" for label, n in counts.items())
 
 
-def _checkpoints_only() -> loop.LoopDeps:
-    """What a decision run needs besides the checkpointer, doing nothing: part 2 measures the
-    checkpoint file alone (part 1 runs the product's whole loop)."""
-    return loop.LoopDeps(
-        detect=lambda now: [],
-        expire=lambda seen: None,
-        blocked=lambda f: False,
-        stopped=lambda kind, target: None,
-        notes=list,
-        gate=lambda f: ("needs_approval", ""),
-        admit=lambda f, needs: 0,
-        execute=lambda sid, auto: {"id": sid, "suggestion_id": sid},
-        reject=lambda sid, reason: None,
-        learn=lambda sid, d, outcome, action: None,
-    )
-
-
-def storage_bench(analyses: int) -> None:
-    results = {}
-    for keep in (False, True):
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / "cp.db"
-            the_loop = loop.Loop(_checkpoints_only(), path)
-            t0 = time.perf_counter()
-            for sid in range(1, analyses + 1):
-                if keep:  # the old behaviour: nothing is ever deleted
-                    the_loop.forget = lambda sid: None  # type: ignore[method-assign]
-                the_loop.start(sid, auto=False)
-                if sid % 10:
-                    verdict = "accept" if sid % 2 else "reject"
-                    the_loop.decide(sid, loop.Decision(verdict=verdict))  # type: ignore[arg-type]
-            took = time.perf_counter() - t0
-            the_loop.saver.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            size = path.stat().st_size
-            threads = len(the_loop.threads())
-            results[keep] = (size, threads, took)
-    (size, threads, took), (ksize, kthreads, ktook) = results[False], results[True]
-    print(f"{analyses} suggestions, every tenth left pending")
-    print(f"{'':34}{'bytes':>12}{'threads':>9}{'s':>8}")
-    print(f"{'threads deleted when decided':34}{size:12d}{threads:9d}{took:8.1f}")
-    print(f"{'threads kept (before)':34}{ksize:12d}{kthreads:9d}{ktook:8.1f}")
-    print(f"ratio kept/deleted: {ksize / size:.1f}x the bytes")
-
-
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--files", type=int, default=20_000)
     ap.add_argument("--memories", type=int, default=10_000)
     ap.add_argument("--days", type=int, default=30)
-    ap.add_argument("--analyses", type=int, default=1000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--profile", action="store_true", help="cProfile the first cold analysis")
     ap.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
@@ -441,8 +390,6 @@ def main() -> int:
         took = fill_memories(root, args.memories)
         print(f"filled {args.memories:,} memories in {took:.0f} s", flush=True)
         analysis_bench(root, args.rounds, args.profile)
-    if args.analyses:
-        storage_bench(args.analyses)
     print(f"load average at end: {os.getloadavg()}")
     return 0
 

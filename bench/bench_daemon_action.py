@@ -140,8 +140,8 @@ def one_round(n: int) -> Round:
         assert sorted(os.listdir(inbox)) == before, "the undo did not give the inbox back"
         layout = RootLayout(d.root)
         sizes = (
-            f"journal {db_mb(layout.journal_file):.1f} MB; suggestions and the loop's "
-            f"checkpoints {db_mb(layout.db_file, layout.checkpoints_file):.1f} MB"
+            f"journal {db_mb(layout.journal_file):.1f} MB; suggestions "
+            f"{db_mb(layout.db_file):.1f} MB"
         )
         d.stop()
     finally:

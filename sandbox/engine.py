@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from actions.inverse import inverse_plan
-from actions.ops import Keep, Move, Op, Restore, Trash, files_touched, write_paths
+from actions.ops import Keep, Move, Op, Restore, StoredPlan, Trash, files_touched, write_paths
 from actions.safe_read import read_file
 from actions.safefs import identity_of, path_problem
 from actions.tree import Tree
@@ -253,7 +253,7 @@ class Engine:
 
     def execute(
         self,
-        plan: Sequence[Op],
+        plan: Sequence[Op] | StoredPlan,
         *,
         kind: str,
         ctx: RunContext,
@@ -262,10 +262,11 @@ class Engine:
     ) -> dict[str, Any]:
         """Run ``plan`` if the policy allows it now; return the Action. Raises RefusedError when
         refused or when it needs a person's approval it does not have; ConflictError (nothing
-        changed) when the files are not as the plan expects."""
+        changed) when the files are not as the plan expects. A suggestion's stored plan goes
+        into the journal as the text it was read from."""
         policy = self.policy()
         with _collector_paused():
-            self.admit(plan, kind, ctx, policy)
+            self.admit(plan.ops if isinstance(plan, StoredPlan) else plan, kind, ctx, policy)
         self._require_sandbox(policy)
         return self._execute(
             plan,
@@ -288,7 +289,7 @@ class Engine:
 
     def _execute(
         self,
-        plan: Sequence[Op],
+        plan: Sequence[Op] | StoredPlan,
         child: _Child | None,
         policy: Policy,
         *,
@@ -304,7 +305,7 @@ class Engine:
                 with _collector_paused():
                     action_id = self.journal.create_action(
                         kind=kind,
-                        plan=plan,  # encoded op by op: never a list of 100,000 dicts
+                        plan=plan,  # copied as text, or encoded op by op
                         suggestion_id=suggestion_id,
                         auto=not ctx.approved_by_person,
                         undoes=undoes,

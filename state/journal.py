@@ -24,8 +24,10 @@ from typing import Any
 from actions.ops import (
     Identity,
     Op,
+    StoredPlan,
     decode_json_at,
     dumps_compact,
+    encode_plan,
     iter_json_array,
     iter_json_array_at,
     plan_from_json,
@@ -130,9 +132,9 @@ MIGRATIONS = (
     CREATE INDEX journal_copies_newest ON journal_copies(newest_action)
     """,
     # 5: a plan lives beside its action's row. SQLite rewrites a whole row on every UPDATE, so
-    # a status change in the row would rewrite the plan (a large one twice at an undo's
-    # finish), and every read of the row would read it too. ``actions.plan`` stays, always ''
-    # (dropping a column needs SQLite 3.35).
+    # each status change would rewrite the plan (twice at an undo's finish), and every read of
+    # the row would read it too. ``actions.plan`` stays, always '' (dropping a
+    # column needs SQLite 3.35).
     """
     CREATE TABLE action_plans (
         action_id INTEGER PRIMARY KEY REFERENCES actions(id),
@@ -204,12 +206,6 @@ def compact_aux(op: dict[str, Any], aux: dict[str, Any]) -> dict[str, Any] | Non
 
 
 _dumps = dumps_compact
-
-
-def _plan_text(plan: Iterable[Mapping[str, Any] | Op]) -> tuple[str, int]:
-    """A plan as stored: a JSON array, one op a line; and how many ops it has."""
-    lines = [op.to_json() if isinstance(op, Op) else _dumps(op) for op in plan]
-    return "[\n" + ",\n".join(lines) + "\n]", len(lines)
 
 
 log = logging.getLogger("alma.journal")
@@ -289,16 +285,18 @@ class Journal:
         self,
         *,
         kind: str,
-        plan: Iterable[Mapping[str, Any] | Op],
+        plan: StoredPlan | Iterable[Mapping[str, Any] | Op],
         suggestion_id: int | None = None,
         auto: bool = False,
         undoes: int | None = None,
         sandbox: str = "",
     ) -> int:
-        """Record a running action and its plan, ops or their dicts. ``plan`` may be a
-        generator: each op is encoded as it comes, so a plan of 100,000 ops is never a list of
-        dicts here."""
-        text, count = _plan_text(plan)
+        """Record a running action and its plan: a suggestion's stored plan is copied as its
+        text; ops or their dicts (a generator too) are encoded (actions.ops.encode_plan)."""
+        if isinstance(plan, StoredPlan):
+            text, count = plan.text, len(plan.ops)
+        else:
+            text, count = encode_plan(plan)
         with self.transaction():
             cur = self.conn.execute(
                 "INSERT INTO actions(suggestion_id, kind, status, auto, undoes, plan, ops, "

@@ -13,11 +13,12 @@ import json
 import logging
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from actions.ops import Op, iter_plan_items, plan_from_json
+from actions.ops import Op, StoredPlan, encode_plan, iter_plan_items, read_plan
+from actions.planners.base import PlanResult
 from policies.errors import BadArgumentError, NotFoundError
 from policies.i18n import _
 from policies.modes import PRIVATE_DIR
@@ -78,9 +79,9 @@ MIGRATIONS = (
     CREATE INDEX outcomes_suggestion ON outcomes(suggestion_id, event)
     """,
     # 3: a plan lives beside its suggestion's row (as an action's, state.journal's 5): SQLite
-    # rewrites a whole row on every UPDATE, so each status change of an accept would rewrite a
-    # large plan, and every read of the row would read it. ``has_plan`` answers whether
-    # it changes files without reading it; ``suggestions.plan`` stays, always ''.
+    # rewrites a whole row on every UPDATE, so each status change of an accept would rewrite
+    # the plan, and every read of the row would read it. ``has_plan`` answers whether it
+    # changes files without reading it.
     """
     CREATE TABLE suggestion_plans (
         suggestion_id INTEGER PRIMARY KEY REFERENCES suggestions(id),
@@ -89,6 +90,51 @@ MIGRATIONS = (
     INSERT INTO suggestion_plans(suggestion_id, plan) SELECT id, plan FROM suggestions;
     ALTER TABLE suggestions ADD COLUMN has_plan INTEGER NOT NULL DEFAULT 0;
     UPDATE suggestions SET has_plan = (plan != '[]'), plan = ''
+    """,
+    # 4: the plan lives only in suggestion_plans, and whether a suggestion waits for a person
+    # is its status alone (agent.loop.decision): the columns plan and thread_id go. Rebuilt
+    # rather than ALTER TABLE DROP COLUMN, which older SQLite lacks; suggestion_plans, whose
+    # rows refer to suggestions, is set aside while suggestions is replaced.
+    """
+    CREATE TABLE suggestions_v4 (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        kind TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN
+            ('pending','accepted','rejected','executed','failed','expired')),
+        title TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        target TEXT NOT NULL,
+        files INTEGER NOT NULL,
+        needs_approval INTEGER NOT NULL,
+        evidence TEXT NOT NULL,
+        has_plan INTEGER NOT NULL DEFAULT 0,
+        fingerprint TEXT NOT NULL,
+        action_id INTEGER,
+        reject_reason TEXT,
+        error TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    INSERT INTO suggestions_v4(id, kind, status, title, reason, target, files, needs_approval,
+        evidence, has_plan, fingerprint, action_id, reject_reason, error, created_at, updated_at)
+    SELECT id, kind, status, title, reason, target, files, needs_approval, evidence, has_plan,
+        fingerprint, action_id, reject_reason, error, created_at, updated_at FROM suggestions;
+    UPDATE sqlite_sequence SET seq = max(seq,
+        (SELECT seq FROM sqlite_sequence WHERE name = 'suggestions'))
+        WHERE name = 'suggestions_v4';
+    CREATE TABLE plans_aside (suggestion_id INTEGER, plan TEXT NOT NULL);
+    INSERT INTO plans_aside SELECT suggestion_id, plan FROM suggestion_plans;
+    DROP TABLE suggestion_plans;
+    DROP TABLE suggestions;
+    ALTER TABLE suggestions_v4 RENAME TO suggestions;
+    CREATE INDEX suggestions_fingerprint ON suggestions(fingerprint);
+    CREATE INDEX suggestions_status ON suggestions(status);
+    CREATE TABLE suggestion_plans (
+        suggestion_id INTEGER PRIMARY KEY REFERENCES suggestions(id),
+        plan TEXT NOT NULL
+    );
+    INSERT INTO suggestion_plans SELECT suggestion_id, plan FROM plans_aside;
+    DROP TABLE plans_aside
     """,
 )
 
@@ -119,27 +165,25 @@ class SuggestionStore:
         ).fetchone()
         return -1 if rejected else None
 
-    def add(
-        self, finding: dict[str, Any], *, needs_approval: bool, thread_id: str | None = None
-    ) -> int:
-        plan = json.dumps(finding["plan"], ensure_ascii=False)
+    def add(self, finding: PlanResult, *, needs_approval: bool) -> int:
+        """Store a finding as a pending suggestion; its plan is encoded here, once."""
+        plan, count = encode_plan(finding.plan)
         with self._lock, self._savepoint():
             now = utcnow()
             cur = self.conn.execute(
                 "INSERT INTO suggestions(kind, status, title, reason, target, files, needs_approval,"
-                " evidence, plan, has_plan, fingerprint, thread_id, created_at, updated_at)"
-                " VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?)",
+                " evidence, has_plan, fingerprint, created_at, updated_at)"
+                " VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    finding["kind"],
-                    finding["title"],
-                    finding["reason"],
-                    finding["target"],
-                    int(finding["files"]),
+                    finding.kind,
+                    finding.title,
+                    finding.reason,
+                    finding.target,
+                    finding.files,
                     int(needs_approval),
-                    json.dumps(finding["evidence"], ensure_ascii=False),
-                    _has_plan(plan),
-                    finding["fingerprint"],
-                    thread_id,
+                    json.dumps(finding.evidence, ensure_ascii=False),
+                    int(count > 0),
+                    finding.fingerprint,
                     now,
                     now,
                 ),
@@ -151,21 +195,25 @@ class SuggestionStore:
             )
             return sid
 
-    def propose(self, finding: dict[str, Any], *, needs_approval: bool) -> int:
+    def propose(self, finding: PlanResult, *, needs_approval: bool) -> int:
         """A new suggestion and its ``proposed`` outcome in one transaction: one write to the
         disk instead of two (a first analysis proposes dozens)."""
-        with self._lock:
-            self.conn.execute("BEGIN IMMEDIATE")
-            try:
-                sid = self.add(finding, needs_approval=needs_approval)
-                self.record_outcome(
-                    "proposed", finding["kind"], finding["target"], suggestion_id=sid
-                )
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                raise
-            self.conn.execute("COMMIT")
+        with self._lock, self._transaction():
+            sid = self.add(finding, needs_approval=needs_approval)
+            self.record_outcome("proposed", finding.kind, finding.target, suggestion_id=sid)
             return sid
+
+    def reject(self, suggestion_id: int, reason: str | None) -> sqlite3.Row:
+        """A person's rejection in one transaction: the status, the fingerprint not proposed
+        again, the track record's outcome. Returns the row as it was."""
+        with self._lock, self._transaction():
+            row = self.row(suggestion_id)
+            self.update(suggestion_id, status="rejected", reject_reason=reason)
+            self.remember_rejection(row, reason)
+            self.record_outcome(
+                "rejected", row["kind"], row["target"], suggestion_id=suggestion_id, reason=reason
+            )
+            return row
 
     def row(self, suggestion_id: int) -> sqlite3.Row:
         row: sqlite3.Row | None = self.conn.execute(
@@ -186,11 +234,12 @@ class SuggestionStore:
             data["plan"] = list(self.iter_plan(suggestion_id))
         return data
 
-    def plan_ops(self, suggestion_id: int) -> list[Op]:
-        """The suggestion's stored plan as ops, parsed strictly (to run it)."""
+    def plan(self, suggestion_id: int) -> StoredPlan:
+        """The suggestion's stored plan, parsed strictly (to run it), with its text (which its
+        action's journal row copies)."""
         text = self._plan_text(suggestion_id)
         try:
-            return plan_from_json(text)
+            return read_plan(text)
         except BadArgumentError as exc:
             raise _damaged(suggestion_id, exc) from exc
 
@@ -229,26 +278,42 @@ class SuggestionStore:
         return [suggestion_json(r) for r in rows]
 
     def update(self, suggestion_id: int, **fields: Any) -> None:
-        """Change a suggestion's fields; ``plan`` (its JSON text) goes beside the row."""
+        """Change a suggestion's status, action_id, reject_reason or error."""
         if not fields:
             return
-        assert set(fields) <= {"status", "action_id", "reject_reason", "error", "thread_id", "plan"}
+        assert set(fields) <= {"status", "action_id", "reject_reason", "error"}
         if "status" in fields:
             assert fields["status"] in SUGGESTION_STATUSES
-        plan = fields.pop("plan", None)
-        if plan is not None:
-            fields["has_plan"] = _has_plan(plan)
         cols = ", ".join(f"{k} = ?" for k in fields)
-        with self._lock, self._savepoint():
-            if plan is not None:
-                self.conn.execute(
-                    "UPDATE suggestion_plans SET plan = ? WHERE suggestion_id = ?",
-                    (plan, suggestion_id),
-                )
+        with self._lock:
             self.conn.execute(
                 f"UPDATE suggestions SET {cols}, updated_at = ? WHERE id = ?",
                 (*fields.values(), utcnow(), suggestion_id),
             )
+
+    def replace_plan(self, suggestion_id: int, plan: Sequence[Op]) -> None:
+        """A fresh plan for the same finding (its files' identities read again)."""
+        text, count = encode_plan(plan)
+        with self._lock, self._savepoint():
+            self.conn.execute(
+                "UPDATE suggestion_plans SET plan = ? WHERE suggestion_id = ?",
+                (text, suggestion_id),
+            )
+            self.conn.execute(
+                "UPDATE suggestions SET has_plan = ?, updated_at = ? WHERE id = ?",
+                (int(count > 0), utcnow(), suggestion_id),
+            )
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """Several writes as one: one write to the disk, all or nothing."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
 
     @contextlib.contextmanager
     def _savepoint(self) -> Iterator[None]:
@@ -339,12 +404,6 @@ class SuggestionStore:
                     "INSERT OR REPLACE INTO settings(key, value) VALUES (?, ?)",
                     (key, json.dumps(value)),
                 )
-
-
-def _has_plan(text: str) -> int:
-    """Whether a plan's JSON text changes files: every plan is written by json.dumps, so an
-    empty one is exactly '[]' (schema 3's migration says the same in SQL)."""
-    return int(text.strip() != "[]")
 
 
 def _damaged(suggestion_id: int, exc: BadArgumentError) -> BadArgumentError:

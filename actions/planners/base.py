@@ -11,9 +11,9 @@ import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
-from actions.ops import Identity, Op, plan_to_list
+from actions.ops import Identity, Op
+from policies import limits as L
 from policies.i18n import ngettext
 
 #: Evidence lists are for a person to read: longer ones are cut with a count of the rest.
@@ -23,6 +23,10 @@ MAX_EVIDENCE = 40
 @dataclass(frozen=True)
 class PlanResult:
     """One finding: a suggestion-to-be, with its plan (empty for findings without file changes).
+
+    The one form a finding has from its detector to the suggestions store: the loop reads it,
+    recall and diagnosis return changed copies (``dataclasses.replace``), and the store encodes
+    its plan once (actions.ops.encode_plan).
 
     ``fingerprint`` is a stable hash of (kind, target, what the plan depends on): the same
     finding gives the same fingerprint on every scan, and any change to a file it depends on
@@ -37,18 +41,24 @@ class PlanResult:
     plan: list[Op]
     files: int
     fingerprint: str
+    #: The plan is the model's (agent.detectors.diagnose): it never runs without a person.
+    by_model: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "target": self.target,
-            "title": self.title,
-            "reason": self.reason,
-            "evidence": list(self.evidence),
-            "plan": plan_to_list(self.plan),
-            "files": self.files,
-            "fingerprint": self.fingerprint,
-        }
+    def problem(self) -> str | None:
+        """Why this finding cannot become a suggestion (a detector's bug), or None."""
+        if not 1 <= len(self.kind) <= 64:
+            return f"kind {self.kind!r} is not 1 to 64 characters"
+        if not 1 <= len(self.title) <= 500:
+            return f"title of {len(self.title)} characters"
+        if len(self.target) > L.PATH_CHARS or len(self.reason) > L.REASON_CHARS:
+            return "target or reason too long"
+        if len(self.evidence) > 200 or self.files < 0:
+            return "more than 200 evidence lines, or a negative count of files"
+        if not 8 <= len(self.fingerprint) <= 128:
+            return "fingerprint not 8 to 128 characters"
+        if not all(isinstance(op, Op) for op in self.plan):
+            return "its plan holds something that is not an op"
+        return None
 
 
 def identity_key(path: str, ident: Identity) -> str:

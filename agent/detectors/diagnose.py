@@ -27,10 +27,12 @@ import os
 import re
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from actions.ops import Create, Edit, Identity, plan_from_list
+from actions.planners.base import PlanResult
 from actions.safe_read import read_file
 from actions.scan import find_named, scan_tree
 from actions.tree import Tree
@@ -173,7 +175,7 @@ _SCRIPT_CHARS = 4_000
 
 def _model_plan(
     root: Path,
-    finding: dict[str, Any],
+    finding: PlanResult,
     script: str,
     configs: list[_Config],
     writable: Callable[[str], bool],
@@ -189,7 +191,7 @@ def _model_plan(
         return []
     with Tree(root) as tree:
         read = read_file(tree, script, limit=_SCRIPT_CHARS)
-    parts = ["Failing lines:", *finding["evidence"][:20], f"\nScript {script}:"]
+    parts = ["Failing lines:", *finding.evidence[:20], f"\nScript {script}:"]
     parts.append(read.data.decode("utf-8", errors="replace") if read else "(unreadable)")
     for path, data in offered.items():
         parts += [f"\nConfiguration {path}:", data.decode("utf-8", errors="replace")]
@@ -207,20 +209,20 @@ def _model_plan(
 
 def explain_failure(
     root: Path,
-    finding: dict[str, Any],
+    finding: PlanResult,
     *,
     writable: Callable[[str], bool] = _never,
     complete: Complete | None = None,
-) -> dict[str, Any]:
+) -> PlanResult:
     """The finding with what the files say about it (unchanged when they say nothing), and the
     plan that fixes it when the files say exactly one thing (see the module's words).
     ``writable``: whether the policy lets an action write a root-relative path; ``complete``:
     the daemon's model, asked only when no rule found the fix."""
-    if finding["kind"] != "repeated_failure":
+    if finding.kind != "repeated_failure":
         return finding
-    lines = "\n".join(finding["evidence"])
-    stem = str(finding["target"]).rpartition("/")[2].removesuffix(".log")
-    names = _SCRIPT.findall(lines) or _SCRIPT.findall(finding["title"])
+    lines = "\n".join(finding.evidence)
+    stem = finding.target.rpartition("/")[2].removesuffix(".log")
+    names = _SCRIPT.findall(lines) or _SCRIPT.findall(finding.title)
     names += [f"{stem}.{ext}" for ext in _SCRIPT_EXTS]  # backup.log is backup.sh's log
     found = (_first_missing(p.rstrip("/")) for p in ABS_PATH.findall(lines))
     paths = [p for p in found if p is not None]
@@ -233,7 +235,7 @@ def explain_failure(
         configs = _configs(tree, script)
     notes: list[str] = []
     fixes: list[tuple[str, str, str]] = []
-    reason = finding["reason"]
+    reason = finding.reason
     for missing in dict.fromkeys(paths):
         close = _close_name(missing)
         for config in configs:
@@ -294,23 +296,23 @@ def explain_failure(
                 close=close,
             )
         )
-    return {
-        **finding,
-        "evidence": [*finding["evidence"], *where, *notes],
-        "reason": reason[: L.REASON_CHARS],
-        "plan": [op.to_dict() for op in plan] if plan else finding["plan"],
-        "files": len(plan) if plan else finding["files"],
-    }
+    return replace(
+        finding,
+        evidence=[*finding.evidence, *where, *notes],
+        reason=reason[: L.REASON_CHARS],
+        plan=list(plan) if plan else finding.plan,
+        files=len(plan) if plan else finding.files,
+    )
 
 
 def _with_model_plan(
-    finding: dict[str, Any],
+    finding: PlanResult,
     script: str,
     configs: list[_Config],
     notes: list[str],
     reason: str,
     plan: list[Edit],
-) -> dict[str, Any]:
+) -> PlanResult:
     where = [
         _("The script: {path}", path=script),
         _("Its configuration: {paths}", paths=", ".join(c.path for c in configs)),
@@ -320,14 +322,14 @@ def _with_model_plan(
             paths=", ".join(op.path for op in plan),
         ),
     ]
-    return {
-        **finding,
-        "evidence": [*finding["evidence"], *where, *notes],
-        "reason": reason[: L.REASON_CHARS],
-        "plan": [op.to_dict() for op in plan],
-        "files": len(plan),
-        "by_model": True,  # model output: a person decides, whatever the level
-    }
+    return replace(
+        finding,
+        evidence=[*finding.evidence, *where, *notes],
+        reason=reason[: L.REASON_CHARS],
+        plan=list(plan),
+        files=len(plan),
+        by_model=True,  # model output: a person decides, whatever the level
+    )
 
 
 def _decoded(data: bytes) -> str:

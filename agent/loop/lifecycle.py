@@ -1,37 +1,33 @@
-"""The agent: analysis, the suggestions' life, accept/reject through the loop, undo.
+"""The agent: the daemon's one entry to a suggestion's life, and to undo and the day's report.
 
-It holds no file logic: detectors find, the loop decides who approves, the engine executes.
-All loop runs are serialized by one lock (the checkpointer's threads never interleave).
-The suggestions table owns each suggestion's status; the loop's checkpoints are only the
-decision runs waiting for a person (agent.loop.graph).
+It holds no file logic and no step of its own: the analysis (agent.loop.analysis) finds and
+admits suggestions, a decision (agent.loop.decision) runs or rejects one, the engine executes
+and undoes. Every analysis and decision is serialized by one lock. The suggestions table is
+the only record of a suggestion's state (``pending`` is a row that waits for a person).
 """
 
 from __future__ import annotations
 
 import ctypes
 import functools
-import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from datetime import date, datetime, timedelta
+from collections.abc import Callable, Iterator
+from datetime import datetime
 from typing import Any, Literal, ParamSpec, TypeVar
 
 from actions import summary
-from actions.ops import Op, files_touched, plan_from_list, write_paths
-from actions.planners import PlanResult
-from agent.day import daily, report
-from agent.day.reminders import Reminders, plan_words
+from agent.day.daily_report import DailyReports
+from agent.day.reminders import Reminders
 from agent.detectors import diagnose
-from agent.loop import graph as loop
+from agent.loop.analysis import Analyst, Detect, Notify, no_notify, track_record
 from agent.loop.autonomy import Autonomy, PolicyHolder
-from agent.loop.track import ANY_FOLDER, PROMOTION_KIND, UNDOS_TO_STOP, TrackRecord
+from agent.loop.decision import AuditLog, Decider
+from agent.loop.track import ANY_FOLDER, UNDOS_TO_STOP, TrackRecord
 from agent.memory import merge_actions as memory_actions
 from agent.memory.gate import MemoryGate
-from agent.memory.recall import MemoryNote, recall_notes, rejection_memory
 from agent.voice.model import Complete
-from policies.decide import PlanFacts, RunContext, Verdict, decide
 from policies.errors import (
     AlmaError,
     BadArgumentError,
@@ -39,16 +35,15 @@ from policies.errors import (
     InvalidStateError,
     RefusedError,
     UnavailableError,
-    cause_of,
-    error_from_wire,
 )
 from policies.i18n import _
 from policies.layout import RootLayout
-from policies.zones import ZoneCheck
 from sandbox.engine import Engine
-from state.db import utc_stamp, utcnow
+from state.db import utcnow
 from state.journal import Journal
 from state.suggestions import SuggestionStore
+
+__all__ = ["Agent", "Detect"]
 
 log = logging.getLogger("alma.agent")
 
@@ -58,10 +53,9 @@ _malloc_trim = getattr(ctypes.CDLL(None), "malloc_trim", None)  # glibc's; None 
 
 
 def gives_back_memory(work: Callable[_P, _R]) -> Callable[_P, _R]:
-    """After ``work``, the heap's free pages go back to the system (glibc's malloc_trim, 4 ms
-    at most). An analysis or an action of 100,000 files frees most of what it used, but glibc
-    keeps it: the daemon stayed 80 MB larger, and the next action's peak stood on top of that
-    (docs/benchmarks.md)."""
+    """After ``work``, the heap's free pages go back to the system (glibc's malloc_trim, quick).
+    An analysis or an action of 100,000 files frees most of what it used, but glibc keeps it,
+    and the next action's peak would stand on top of it (docs/benchmarks.md)."""
 
     @functools.wraps(work)
     def then_trim(*args: _P.args, **kwargs: _P.kwargs) -> _R:
@@ -74,16 +68,7 @@ def gives_back_memory(work: Callable[_P, _R]) -> Callable[_P, _R]:
     return then_trim
 
 
-#: Plan-less kinds that describe a condition which can end by itself: a backup that works
-#: again (agent.backup.service), a kind no longer trusted after an undo (agent.loop.track).
-_CONDITION_KINDS = frozenset({"backup", PROMOTION_KIND})
 Trigger = Literal["person", "event", "schedule"]
-Detect = Callable[[float], Sequence[PlanResult]]
-Notify = Callable[[str, str], None]
-
-
-def _no_notify(title: str, body: str) -> None:
-    return None
 
 
 class Agent:
@@ -96,7 +81,7 @@ class Agent:
         autonomy: Autonomy,
         detect: Detect,
         *,
-        notify: Notify = _no_notify,
+        notify: Notify = no_notify,
         clock: Callable[[], float] = time.time,
         memory: MemoryGate | None = None,
         complete: Complete | None = None,
@@ -107,64 +92,52 @@ class Agent:
         self.store = store
         self.engine = engine
         self.autonomy = autonomy
-        self.detect = detect
         self.notify = notify
         self.clock = clock
         self.memory = memory
-        self.complete = (
-            complete  # the model, when one is loaded: the report's summary, a config fix
-        )
-        self.model_timeout_s = model_timeout_s
         self._lock = threading.RLock()
         #: Undo of the actions that change things outside the sandbox's reach, by their
         #: ``sandbox`` (a restore of a backup: agent.backup.restore.undo).
         self.undo_in_daemon: dict[str, Callable[[Journal, int], dict[str, Any]]] = {}
         self._closed = False  # see close()
-        self.audit_problem: str | None = None  # why the last action is not in acciones.md
         self.reminders = Reminders(store)
-        self._track = self._track_record()
-        self._memory_seen = False  # the last observe step read the memory store's merges
-        self.loop = loop.Loop(
-            loop.LoopDeps(
-                detect=self._findings,
-                expire=self._expire_stale,
-                blocked=lambda f: self.store.find_blocking(f.fingerprint) is not None,
-                stopped=lambda kind, target, files: self._track.stopped(kind, target, files=files),
-                notes=self._notes,
-                gate=self._gate,
-                admit=self._admit,
-                execute=self._execute,
-                reject=self._reject,
-                learn=self._learn,
-                explain=self._explain,
-            ),
-            layout.checkpoints_file,
+        self.auditlog = AuditLog(layout, engine)
+        self.reports = DailyReports(
+            layout,
+            store,
+            engine.journal,
+            self._lock,
+            memory=memory,
+            complete=complete,
+            clock=clock,
+            model_timeout_s=model_timeout_s,
+        )
+        self.analyst = Analyst(
+            layout,
+            policy,
+            store,
+            autonomy,
+            detect,
+            memory=memory,
+            complete=complete,
+            clock=clock,
+            notify=notify,
+        )
+        self.decider = Decider(
+            store,
+            engine,
+            autonomy,
+            self.reminders,
+            self.auditlog,
+            memory=memory,
+            clock=clock,
+            notify=notify,
         )
 
-    # -- loop dependencies -----------------------------------------------------------------
-    def _gate(self, finding: loop.Finding) -> tuple[Verdict, str]:
-        plan = plan_from_list(finding.plan)
-        facts = PlanFacts(kind=finding.kind, paths=write_paths(plan), files=files_touched(plan))
-        decision = decide(self.policy(), facts, self.autonomy.run_context(approved_by_person=False))
-        if finding.by_model and decision.verdict is Verdict.ALLOW:
-            # Contract §5: the model's text never becomes an action without a person's word.
-            return Verdict.ASK, _("the model wrote this plan: a person decides.")
-        return decision.verdict, decision.reason
-
-    def _explain(self, finding: dict[str, Any]) -> dict[str, Any]:
-        """The words of a plan the files or the clock give: a failing script's configuration,
-        the time of the break a long_hours suggestion offers."""
-        if finding["kind"] == "long_hours":
-            when = datetime.fromtimestamp(self.clock())
-            return {**finding, "evidence": [*finding["evidence"], plan_words(when)]}
-        policy = self.policy()
-        zones = ZoneCheck(policy.zones.writable, policy.zones.read_only)
-        return diagnose.explain_failure(
-            self.layout.root,
-            finding,
-            writable=lambda path: zones.problem(path) is None,
-            complete=self.complete,
-        )
+    @property
+    def audit_problem(self) -> str | None:
+        """Why the last action is not in acciones.md (agent.loop.decision.AuditLog), or None."""
+        return self.auditlog.problem
 
     def remind_due(self) -> list[dict[str, Any]]:
         """Show the reminders that are due as desktop notifications (the schedule calls it)."""
@@ -174,144 +147,7 @@ class Agent:
         return due
 
     def _track_record(self) -> TrackRecord:
-        return TrackRecord(self.store.outcomes(), auto_kinds=self.policy().auto.kinds)
-
-    def _findings(self, now: float) -> list[dict[str, Any]]:
-        found = [f.to_dict() for f in self.detect(now)]
-        merges = None  # the memory store not looked at: its pending merges stay as they are
-        if self.memory is not None and self.memory.loaded:
-            # Not waiting for, nor doing, a full scan of the store (seconds at 10,000 memories:
-            # it runs on its own thread after an analysis); its merges come with a later one.
-            merges = memory_actions.merge_findings(self.memory.service, wait=False)
-        self._memory_seen = merges is not None
-        found += [f.to_dict() for f in merges or ()]
-        return found + [f.to_dict() for f in self._track.promotion_findings()]
-
-    def _notes(self) -> list[MemoryNote]:
-        if self.memory is None or not self.memory.loaded:
-            return []
-        try:
-            return recall_notes(self.memory.service)
-        except Exception:  # proposing goes on without what memory would have added
-            log.exception("recall failed; proposing without memory this time")
-            return []
-
-    def _admit(self, finding: loop.Finding, needs_approval: bool) -> int:
-        existing = self.store.find_blocking(finding.fingerprint)
-        if existing is not None and existing > 0:
-            return existing  # the node ran again after a crash: never insert twice
-        sid = self.store.propose(finding.as_dict(), needs_approval=needs_approval)
-        log.info("suggestion %s proposed: %s", sid, finding.title)
-        if needs_approval:
-            self.notify(
-                _("ALMA: suggestion {id}", id=sid),
-                _("{title}. alma-ctl suggestions show {id}", title=finding.title, id=sid),
-            )
-        return sid
-
-    def _execute(self, sid: int, auto: bool) -> dict[str, Any]:
-        for action in self.engine.journal.for_suggestion(sid):
-            if action["status"] in ("done", "undone") and action["undoes"] is None:
-                return action  # already executed: act ran again, the journal says so
-        row = self.store.row(sid)
-        try:
-            plan = self.store.plan_ops(sid)
-        except BadArgumentError as exc:  # nothing ran: it fails, and stays out of the way
-            self.store.update(sid, status="failed", error=str(exc))
-            raise
-        self.store.update(sid, status="accepted", error=None)
-        ctx = self.autonomy.run_context(approved_by_person=not auto)
-        try:
-            if memory_actions.is_memory_plan(plan):
-                action = self._execute_memory(plan, row["kind"], ctx, sid)
-            else:
-                action = self.engine.execute(plan, kind=row["kind"], ctx=ctx, suggestion_id=sid)
-        except ConflictError as exc:
-            self.store.update(sid, status="expired", error=str(exc))
-            raise
-        except RefusedError as exc:
-            # Not allowed now (paused, lowered, over a threshold): it waits for a person again.
-            self.store.update(sid, status="pending" if auto else "failed", error=str(exc))
-            raise
-        except AlmaError as exc:
-            self.store.update(sid, status="failed", error=str(exc))
-            raise
-        try:
-            self.store.update(sid, status="executed", action_id=action["id"])
-        except Exception as exc:  # the action is done: say so, whatever failed after it
-            log.exception("suggestion %s: action %s done but not recorded", sid, action["id"])
-            raise AlmaError(
-                _(
-                    (
-                        "Action {id} was done (`alma-ctl undo {id}` reverts it), but suggestion {sid} "
-                        "could not be marked executed: {exc}."
-                    ),
-                    id=action["id"],
-                    sid=sid,
-                    exc=cause_of(exc),
-                )
-            ) from exc
-        if auto:
-            log.info("suggestion %s executed on its own as action %s", sid, action["id"])
-            self.notify(
-                _("ALMA did: {title}", title=row["title"]),
-                _("Action {id} (alma-ctl undo {id} undoes it).", id=action["id"]),
-            )
-        return action
-
-    def _execute_memory(
-        self, plan: list[Op], kind: str, ctx: RunContext, sid: int
-    ) -> dict[str, Any]:
-        """The same policy gate as files; then the merge, journaled, in the daemon's own store."""
-        self.engine.admit(plan, kind, ctx, self.engine.policy())
-        if self.memory is None:
-            raise UnavailableError(_("The memory store is not part of this daemon."))
-        service = self.memory.get()
-        return self.engine.run_in_daemon(
-            lambda journal: memory_actions.execute(
-                journal,
-                service,
-                plan,
-                kind=kind,
-                suggestion_id=sid,
-                auto=not ctx.approved_by_person,
-            )
-        )
-
-    def _reject(self, sid: int, reason: str | None) -> None:
-        row = self.store.row(sid)
-        self.store.update(sid, status="rejected", reject_reason=reason)
-        self.store.remember_rejection(row, reason)
-
-    def _learn(
-        self, sid: int, decision: loop.Decision, outcome: str, action: dict[str, Any] | None
-    ) -> None:
-        """Write an outcome back: the track record, and for a rejection a decision memory with
-        its reason, which recall reads at the next analysis."""
-        row = self.store.row(sid)
-        if outcome == "executed" and action is not None:
-            self.audit(action, dict(row))
-        if outcome == "executed" and row["kind"] == "long_hours" and decision.by == "person":
-            self.reminders.add_break(sid, datetime.fromtimestamp(self.clock()))
-        event = {"executed": "accepted", "rejected": "rejected"}.get(outcome)
-        if event is not None:
-            self.store.record_outcome(
-                event,
-                row["kind"],
-                row["target"],
-                suggestion_id=sid,
-                auto=decision.by == "auto",
-                reason=decision.reason,
-            )
-        if outcome != "rejected" or self.memory is None or not self.memory.loaded:
-            return
-        text = rejection_memory(sid, row["kind"], row["target"], decision.reason)
-        try:
-            self.memory.service.add(
-                text, tags=["decision", row["kind"]], memory_type="decision", source=f"alma:{sid}"
-            )
-        except AlmaError as exc:  # the rejection stands; only the memory of it is missing
-            log.error("the decision memory of suggestion %s was not stored: %s", sid, exc)
+        return track_record(self.store, self.policy)
 
     def close(self) -> None:
         """The daemon stops: the op in flight finishes (or rolls back) first, and no analysis
@@ -339,37 +175,22 @@ class Agent:
         with self._lock:
             if self._closed:
                 return {"proposed": [], "skipped": []}
-            self._track = self._track_record()
-            state = self.loop.analyze(self.clock())
-            for sid, auto in state["admitted"]:
-                self.loop.start(sid, auto=auto)
-            for skip in state["skipped"]:
+            found = self.analyst.run(self.clock())
+            for sid, auto in found.admitted:
+                if auto:
+                    try:
+                        self.decider.run(sid, auto=True)
+                    except AlmaError as exc:  # the row says why; the analysis goes on
+                        log.info("suggestion %s did not run on its own: %s", sid, exc)
+            for skip in found.skipped:
                 log.info("not proposed (%s %s): %s", skip["kind"], skip["target"], skip["why"])
             self.store.set_setting("last_analysis", utcnow())
             if self.memory is not None and self.memory.loaded:
-                # After the analysis, not during it: the scan's seconds of work would slow
-                # the analysis down (the GIL, two cores) for merges that can wait for the next.
+                # After the analysis, not during it: the scan's work would slow the analysis
+                # down (the GIL, two cores) for merges that can wait for the next.
                 self.memory.service.start_merge_scan()
-            proposed = [sid for sid, _auto in state["admitted"]]
-            return {"proposed": proposed, "skipped": state["skipped"]}
-
-    def _expire_stale(self, current: set[str]) -> None:
-        """A pending plan whose files changed under it no longer describes them, and a notice
-        of a condition that ended (a backup succeeded since) no longer holds: expire it."""
-        for row in self.store.with_status("pending"):
-            if row["kind"] == memory_actions.KIND and not self._memory_seen:
-                continue  # the store was not looked at this time
-            ended = row["kind"] in _CONDITION_KINDS
-            if (row["has_plan"] or ended) and row["fingerprint"] not in current:
-                if ended:
-                    why = _("what it said no longer holds")
-                else:
-                    why = _(
-                        "its files changed after it was proposed; a new analysis proposes "
-                        "a fresh plan if it still applies"
-                    )
-                self.store.update(row["id"], status="expired", error=why)
-                self.loop.forget(int(row["id"]))
+            proposed = [sid for sid, _auto in found.admitted]
+            return {"proposed": proposed, "skipped": found.skipped}
 
     # -- the track record -------------------------------------------------------------------
     def feedback(
@@ -449,28 +270,24 @@ class Agent:
                 closed = ConflictError if row["status"] == "expired" else InvalidStateError
                 raise closed(_not_open(sid, row["status"], row["action_id"]))
             if row["status"] == "failed":
-                self._refresh_plan(row)
-            result = self.loop.decide(sid, loop.Decision(verdict="accept"))
-            return self._told(_action_or_raise(result))
+                self._refresh_plan(sid, row["fingerprint"])
+            return self._told(self.decider.run(sid, auto=False))
 
-    def _refresh_plan(self, row: Any) -> Any:
+    def _refresh_plan(self, sid: int, fingerprint: str) -> None:
         """A failed action was rolled back: its files are back, but each rename moved their
         ctime, which the plan's identities record, so the stored plan would now conflict. A fresh
         detection of the same finding (same fingerprint: same paths, inodes, sizes, mtimes) gives
         the same plan with today's identities; if the finding is gone, the suggestion expired."""
-        for finding in self.detect(self.clock()):
-            if finding.fingerprint == row["fingerprint"]:
-                # The plan the analysis would propose now (a config fix is read from the files).
-                fresh = self._explain(finding.to_dict())["plan"]
-                plan = json.dumps(fresh, ensure_ascii=False)
-                self.store.update(row["id"], plan=plan)
-                return self.store.row(row["id"])
+        plan = self.analyst.plan_again(fingerprint)
+        if plan is not None:
+            self.store.replace_plan(sid, plan)
+            return
         message = _(
             "The files of suggestion {id} changed since it failed, so its plan no longer "
             "applies; `alma-ctl analyze` proposes a fresh one.",
-            id=row["id"],
+            id=sid,
         )
-        self.store.update(row["id"], status="expired", error=message)
+        self.store.update(sid, status="expired", error=message)
         raise ConflictError(message)
 
     @gives_back_memory
@@ -496,7 +313,7 @@ class Agent:
             row = self.store.row(sid)
             if row["status"] not in ("pending", "failed"):
                 raise InvalidStateError(_not_open(sid, row["status"], row["action_id"]))
-            self.loop.decide(sid, loop.Decision(verdict="reject", reason=reason))
+            self.decider.reject(sid, reason)
         return self.store.get(sid, with_plan=False)
 
     @gives_back_memory
@@ -533,22 +350,8 @@ class Agent:
             return self._told(action)
 
     def audit(self, action: dict[str, Any], suggestion: dict[str, Any] | None) -> None:
-        """Every action goes to logs/alma/acciones.md. A failed write is not fatal (the journal
-        and `alma-ctl history` hold the same facts) but never silent: ``audit_problem`` says
-        it, to the action's answer and to `status`, until an entry is written again."""
-        try:
-            ops = self.engine.journal.iter_plan(int(action["id"]))
-            entry = report.audit_entry(action, suggestion, ops, datetime.now())
-            report.append_audit(self.layout, entry)
-        except (OSError, AlmaError) as exc:
-            log.error("action %s is not in logs/alma/acciones.md: %s", action["id"], exc)
-            self.audit_problem = _(
-                "Action {id} is not in logs/alma/acciones.md: {why}; `alma-ctl history` has it.",
-                id=action["id"],
-                why=cause_of(exc),
-            )
-        else:
-            self.audit_problem = None
+        """Every action goes to logs/alma/acciones.md (agent.loop.decision.AuditLog)."""
+        self.auditlog.write(action, suggestion)
 
     def _told(self, action: dict[str, Any]) -> dict[str, Any]:
         """The action as its person is answered: with the audit log's problem, if any."""
@@ -556,111 +359,12 @@ class Agent:
             return action
         return {**action, "audit_problem": self.audit_problem}
 
-    # -- the daily analysis -----------------------------------------------------------------
+    # -- the day's report ----------------------------------------------------------------------
     def daily_report(self) -> dict[str, Any]:
-        """The scheduled report: of the day that ended when the schedule runs before noon
-        (03:00 by default, the day before is whole by then), else of the day running. A report
-        of that day written before it ended (a person asked at 18:00) is written again, whole;
-        one written after is left as it is, with whatever a person added to it."""
-        now = datetime.fromtimestamp(self.clock())
-        day = now.date() - timedelta(days=1) if now.hour < 12 else now.date()
-        kept = self._kept_report(day)
-        if kept is not None and kept[1] >= _day_span(day)[1]:
-            return kept[0]
-        return self._write_report(day)
+        return self.reports.scheduled()
 
     def report(self, day: str | None, *, refresh: bool = False) -> dict[str, Any]:
-        """The day's analysis, logs/alma/DATE-analisis.md (today by default): as it is when it
-        was written already (contract §2: a model's summary or a person's note in it stays);
-        else, or with ``refresh``, built now from what the day's logs and ALMA's records hold."""
-        today = datetime.fromtimestamp(self.clock()).date()
-        try:
-            when = date.fromisoformat(day) if day else today
-        except ValueError:
-            raise BadArgumentError(
-                _("{day} is not a date; write it as YYYY-MM-DD.", day=repr(day))
-            ) from None
-        if when > today:
-            raise BadArgumentError(
-                _(
-                    "{day} has not come yet; give today's date or an earlier one.",
-                    day=when.isoformat(),
-                )
-            )
-        try:
-            _day_span(when)
-        except (OverflowError, ValueError, OSError):  # before the first day the clock can hold
-            raise BadArgumentError(
-                _(
-                    "{day} is too long ago for a report; give a day ALMA has logs of.",
-                    day=when.isoformat(),
-                )
-            ) from None
-        if not refresh:
-            kept = self._kept_report(when)
-            if kept is not None:
-                return kept[0]
-        return self._write_report(when)
-
-    def _kept_report(self, when: date) -> tuple[dict[str, Any], float] | None:
-        """The report of ``when`` already on disk (``written`` False) and its mtime, or None."""
-        name = _report_name(when)
-        got = report.read_own(self.layout, name)
-        if got is None:
-            return None
-        why = _("larger than any report ALMA writes") if got.cut else None
-        try:
-            text = got.data.decode("utf-8")
-        except UnicodeDecodeError:
-            why = _("not UTF-8 text")
-        if why is not None:
-            raise InvalidStateError(
-                _(
-                    "logs/alma/{name} cannot be shown ({why}); `alma-ctl report --refresh "
-                    "{day}` writes the day's analysis again in its place.",
-                    name=name,
-                    why=why,
-                    day=when.isoformat(),
-                )
-            )
-        mtime = got.mtime_ns / 1e9
-        written_at = datetime.fromtimestamp(mtime).astimezone().isoformat(timespec="seconds")
-        shown = {
-            "date": when.isoformat(),
-            "path": str(self.layout.reports / name),
-            "text": text,
-            "written": False,
-            "written_at": written_at,
-        }
-        return shown, mtime
-
-    def _write_report(self, when: date) -> dict[str, Any]:
-        memory_projects: list[str] = []
-        memories: dict[str, int] | None = None
-        start, end = _day_span(when)
-        if self.memory is not None and self.memory.loaded:
-            try:
-                created = self.memory.service.created(start, end)
-                memory_projects = [project for project in created if project]
-                memories = {"added": sum(created.values()), "total": self.memory.service.count()}
-            except AlmaError as exc:
-                log.error("the report goes without memory: %s", exc)
-        facts = daily.day_facts(self.layout.root, when, memory_projects=memory_projects)
-        # Outside the lock: the model may take a while, and decisions must not wait for it.
-        summary = daily.summarize(facts, self.complete, timeout_s=self.model_timeout_s)
-        since, until = utc_stamp(start), utc_stamp(end)
-        with self._lock:
-            made = self.store.created_between(since, until)
-            done = [
-                a
-                for a in self.engine.journal.started_between(since, until)
-                if a["status"] in ("done", "undone")
-            ]
-        text = daily.render(
-            facts, suggestions=made, actions=done, memories=memories, summary=summary
-        )
-        path = report.write_own(self.layout, _report_name(when), text, append=False)
-        return {"date": when.isoformat(), "path": path, "text": text, "written": True}
+        return self.reports.show(day, refresh=refresh)
 
     def _undone(self, original: dict[str, Any]) -> None:
         """The track record learns of an undo; at auto, a kind whose actions of its own were
@@ -700,20 +404,20 @@ class Agent:
                     error="ALMA stopped while executing it; it was rolled back and nothing changed. "
                     "Accept it again to retry.",
                 )
-        # The checkpoints hold only the runs that wait for a person.
-        swept = self.loop.sweep({int(r["id"]) for r in self.store.with_status("pending")})
-        if swept:
-            log.info("%s finished decision threads removed from the checkpoints", swept)
+        forget_checkpoints(self.layout)
 
 
-def _day_span(day: date) -> tuple[float, float]:
-    """The local day's first instant and the next day's, as timestamps (a DST day included)."""
-    start = datetime.combine(day, datetime.min.time())
-    return start.timestamp(), datetime.combine(day + timedelta(days=1), start.time()).timestamp()
-
-
-def _report_name(when: date) -> str:
-    return f"{when.isoformat()}-analisis.md"
+def forget_checkpoints(layout: RootLayout) -> None:
+    """``.alma/checkpoints.db`` held LangGraph's copy of each pending approval; a suggestion
+    waits for a person as its row in the suggestions table alone, which holds all the copy
+    held, so a root that has the file loses it at start (with its WAL and shared memory)."""
+    base = layout.checkpoints_file
+    for path in (base, base.with_name(base.name + "-wal"), base.with_name(base.name + "-shm")):
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            continue
+        log.info("%s removed: pending suggestions live in the suggestions table", path.name)
 
 
 def _not_open(sid: int, status: str, action_id: int | None) -> str:
@@ -735,11 +439,3 @@ def _not_open(sid: int, status: str, action_id: int | None) -> str:
         id=sid,
         status=_(status),
     )
-
-
-def _action_or_raise(result: loop.DecisionState) -> dict[str, Any]:
-    action = result.get("action")
-    if result.get("outcome") == "executed" and action is not None:
-        return action
-    fallback = AlmaError(_("The suggestion could not be executed.")).to_wire()
-    raise error_from_wire(result.get("error") or fallback)

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from actions.ops import MemoryMerge, Op, plan_to_list
+from actions.ops import MemoryMerge, Op, StoredPlan
 from actions.planners import PlanResult, fingerprint
 from policies.errors import AlmaError, ConflictError, as_alma_error
 from policies.i18n import _
@@ -79,13 +79,14 @@ def merge_findings(memory: MemoryService, *, wait: bool = True) -> list[PlanResu
 def execute(
     journal: Journal,
     memory: MemoryService,
-    plan: Sequence[Op],
+    plan: StoredPlan,
     *,
     kind: str,
     suggestion_id: int | None,
     auto: bool,
 ) -> dict[str, Any]:
-    merges = [op for op in plan if isinstance(op, MemoryMerge)]
+    """Run a suggestion's merges (``is_memory_plan``): its stored plan becomes the action's."""
+    merges = [op for op in plan.ops if isinstance(op, MemoryMerge)]
     try:
         records = [memory.merge_record(op.keep, list(op.merge)) for op in merges]
     except AlmaError as exc:
@@ -94,7 +95,7 @@ def execute(
         ) from None
     action_id = journal.create_action(
         kind=kind,
-        plan=plan_to_list(merges),
+        plan=plan,
         suggestion_id=suggestion_id,
         auto=auto,
         sandbox=SANDBOX,

@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
+from actions.ops import Keep, Mkdir, Move, Op, Restore, Trash
+from actions.planners.base import PlanResult
 from policies.i18n import _
 from policies.text import loose_fold
 
@@ -81,7 +83,7 @@ class MemoryNote:
 class Recall:
     """What recall did to one finding: ``finding`` is None when it is not proposed."""
 
-    finding: dict[str, Any] | None
+    finding: PlanResult | None
     by: list[str] = field(default_factory=list)
     why: str = ""
 
@@ -154,36 +156,29 @@ def _under(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder + "/")
 
 
-def _op_paths(op: dict[str, Any]) -> list[str]:
-    """The paths an op writes: a ``keep`` writes nothing, it guards the copy that stays."""
-    if op["op"] == "keep":
-        return []
-    return [str(op[k]) for k in ("path", "src", "dst") if k in op]
-
-
-def _written_folders(plan: Sequence[dict[str, Any]]) -> set[str]:
+def _written_folders(plan: Sequence[Op]) -> set[str]:
     """Every path a plan writes and every folder above one: a note's folder that is not in
     this set leaves the plan as it is (one look-up instead of a pass over the plan for each
     of hundreds of principles)."""
     out: set[str] = set()
     for op in plan:
-        for path in _op_paths(op):
+        for path in op.write_paths():
             while path and path not in out:
                 out.add(path)
                 path = path.rpartition("/")[0]
     return out
 
 
-def apply_recall(finding: dict[str, Any], notes: Sequence[MemoryNote]) -> Recall:
+def apply_recall(finding: PlanResult, notes: Sequence[MemoryNote]) -> Recall:
     """The finding as ALMA proposes it given what it remembers (or None with why not)."""
-    target = str(finding["target"])
-    evidence = list(finding["evidence"])
-    plan: list[dict[str, Any]] = list(finding["plan"])
+    target = finding.target
+    evidence = list(finding.evidence)
+    plan = finding.plan
     written = _written_folders(plan)
     used: list[str] = []
     for note in notes:
         if note.role == "decision":
-            if note.kind != finding["kind"] or not _under(target, note.paths[0]):
+            if note.kind != finding.kind or not _under(target, note.paths[0]):
                 continue
             if note.forbids:
                 why = _(
@@ -215,7 +210,8 @@ def apply_recall(finding: dict[str, Any], notes: Sequence[MemoryNote]) -> Recall
                 return Recall(None, [note.id], why)
             if folder not in written:
                 continue
-            kept = [op for op in plan if not any(_under(p, folder) for p in _op_paths(op))]
+            # A keep writes nothing (it guards the copy that stays): write_paths is empty.
+            kept = [op for op in plan if not any(_under(p, folder) for p in op.write_paths())]
             if len(kept) != len(plan):
                 plan = kept
                 evidence.append(
@@ -227,29 +223,32 @@ def apply_recall(finding: dict[str, Any], notes: Sequence[MemoryNote]) -> Recall
                     )
                 )
                 used.append(note.id)
-    if len(plan) != len(finding["plan"]):
+    if len(plan) != len(finding.plan):
         plan = _without_orphans(plan)
-        if not any(op["op"] in ("move", "trash", "restore") for op in plan):
+        if not any(isinstance(op, _FILE_OPS) for op in plan):
             why = _("everything it touched is protected by memories {ids}", ids=", ".join(used))
             return Recall(None, used, why)
     if not used:
         return Recall(finding)
-    files = sum(1 for op in plan if op["op"] in ("move", "trash", "restore"))
-    shaped = {**finding, "plan": plan, "evidence": evidence}
-    if len(plan) != len(finding["plan"]):
-        shaped["files"] = files
-    return Recall(shaped, used)
+    if len(plan) != len(finding.plan):
+        files = sum(1 for op in plan if isinstance(op, _FILE_OPS))
+        return Recall(replace(finding, plan=plan, evidence=evidence, files=files), used)
+    return Recall(replace(finding, evidence=evidence), used)
 
 
-def _without_orphans(plan: list[dict[str, Any]]) -> list[dict[str, Any]]:
+#: The ops that move a file somewhere (what a plan without any of them no longer does).
+_FILE_OPS = (Move, Trash, Restore)
+
+
+def _without_orphans(plan: list[Op]) -> list[Op]:
     """Drop folders the plan no longer moves anything into, and kept copies with no trash."""
-    dsts = [str(op["dst"]) for op in plan if op["op"] == "move"]
-    trashes = any(op["op"] == "trash" for op in plan)
+    dsts = [op.dst for op in plan if isinstance(op, Move)]
+    trashes = any(isinstance(op, Trash) for op in plan)
     out = []
     for op in plan:
-        if op["op"] == "mkdir" and not any(_under(d, str(op["path"])) for d in dsts):
+        if isinstance(op, Mkdir) and not any(_under(d, op.path) for d in dsts):
             continue
-        if op["op"] == "keep" and not trashes:
+        if isinstance(op, Keep) and not trashes:
             continue
         out.append(op)
     return out

@@ -1,8 +1,7 @@
 """agent.loop.lifecycle and agent.loop.autonomy in process: the suggestions' life without a daemon.
 
-The real detectors, store, loop and engine (its child run in this process, as
-tests/support/engine.py does); only the clock is given. These paths, the ``expired`` one
-above all, are otherwise reached only end to end.
+The real detectors, store, analysis, decisions and engine (its child run in this process, as
+tests/support/engine.py does); only the clock is given.
 """
 
 from __future__ import annotations
@@ -45,7 +44,7 @@ def agent(tmp_path: Path) -> Iterator[tuple[Agent, AlmaRoot]]:
     def detect(now: float) -> list:  # type: ignore[type-arg]
         return detect_files(alma.root, holder(), now, hash_cache={})
 
-    agent = Agent(alma.layout, holder, store, engine, autonomy, detect)
+    agent = Agent(alma.layout, holder, store, engine, autonomy, detect, memory=MemoryGate())
     try:
         yield agent, alma
     finally:
@@ -193,11 +192,12 @@ def test_the_report_uses_the_models_summary_only_when_it_holds(
     ag, alma = agent
     _example_logs(alma)
     (alma.root / "user" / "proyectoY").mkdir()
-    ag.complete, ag.model_timeout_s = FakeComplete(FAITHFUL), 9.0
+    ag.reports.complete, ag.reports.model_timeout_s = FakeComplete(FAITHFUL), 9.0
     report = ag.report("2026-11-17")
     assert report["text"].startswith(f"# Análisis del día · 2026-11-17\n\n{FAITHFUL}\n")
-    assert ag.complete.calls[0]["timeout_s"] == 9.0
-    ag.complete = FakeComplete(FAITHFUL.replace("08:02", "06:15"))  # a lie: the extractive report
+    assert ag.reports.complete.calls[0]["timeout_s"] == 9.0
+    # A lie: the extractive report goes in its place.
+    ag.reports.complete = FakeComplete(FAITHFUL.replace("08:02", "06:15"))
     lied = ag.report("2026-11-17", refresh=True)
     assert "06:15" not in lied["text"] and "Actividad de 08:02 a 22:47" in lied["text"]
     assert Path(lied["path"]).read_text(encoding="utf-8") == lied["text"]
@@ -337,7 +337,6 @@ def test_a_past_days_report_counts_its_memories_however_many_came_after(
         vectors = np.random.default_rng(0).standard_normal((len(later) + 3, 384))
         vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
         service.store.add([*mine, *later], vectors)
-        ag.memory = MemoryGate()
         ag.memory.set(service)
         text = ag.report("2026-11-17")["text"]
         assert "- Memory: 2 new memories (1004 in all)" in text, text
@@ -380,13 +379,13 @@ def test_the_schedule_writes_again_only_a_report_made_before_its_day_ended(
     ag, alma = agent
     _example_logs(alma)
     evening = datetime(2026, 11, 17, 18, 0).timestamp()
-    ag.clock = lambda: evening
+    ag.reports.clock = lambda: evening
     partial = ag.report(None)  # the person asked at 18:00: the day so far
     path = Path(partial["path"])
     os.utime(path, (evening, evening))
     path.write_text(partial["text"] + "\nvisto a las 18:00\n", encoding="utf-8")
     os.utime(path, (evening, evening))
-    ag.clock = lambda: datetime(2026, 11, 18, 3, 0).timestamp()
+    ag.reports.clock = lambda: datetime(2026, 11, 18, 3, 0).timestamp()
     whole = ag.daily_report()
     assert whole["date"] == "2026-11-17" and whole["written"] is True
     assert "visto a las 18:00" not in path.read_text(encoding="utf-8")
@@ -430,7 +429,6 @@ def test_a_pending_merge_stays_while_the_stores_scan_runs_and_expires_when_it_is
     # the store is "not looked at", never "nothing to merge".
     ag, _alma = agent
     memory = ScanningMemory()
-    ag.memory = MemoryGate()
     ag.memory.set(memory)  # type: ignore[arg-type]  # a fake with only what the loop calls, not the whole service
     (sid,) = ag.analyze(trigger="person")
     assert ag.store.row(sid)["kind"] == "memory_merge"
@@ -530,9 +528,10 @@ def test_the_scheduled_report_is_of_the_day_that_ended(
     monkeypatch.setattr(i18n, "_process_language", "en")
     ag, alma = agent
     _example_logs(alma)
-    ag.clock = lambda: datetime(2026, 11, 18, 3, 0).timestamp()
+    ag.reports.clock = lambda: datetime(2026, 11, 18, 3, 0).timestamp()
     report = ag.daily_report()
     assert report["date"] == "2026-11-17" and "08:02" in report["text"]
     assert Path(report["path"]).name == "2026-11-17-analisis.md"
-    ag.clock = lambda: datetime(2026, 11, 17, 23, 30).timestamp()  # a schedule set for the night
+    # A schedule set for the night.
+    ag.reports.clock = lambda: datetime(2026, 11, 17, 23, 30).timestamp()
     assert ag.daily_report()["date"] == "2026-11-17"

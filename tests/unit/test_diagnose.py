@@ -4,25 +4,25 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any
 
-from actions.ops import Edit, plan_from_list
+from actions.ops import Edit
+from actions.planners import PlanResult
 from agent.detectors.diagnose import explain_failure
 from policies.i18n import language
 from tests.support.fake_model import FakeComplete
 
 
-def _finding(example: str, log: str = "logs/backup.log") -> dict[str, Any]:
-    return {
-        "kind": "repeated_failure",
-        "target": log,
-        "title": "«backup.sh» falla una y otra vez",
-        "reason": "3 fallos en 3 días distintos",
-        "evidence": [f"3 veces en 3 días, la última en {log}:8: {example}"],
-        "plan": [],
-        "files": 0,
-        "fingerprint": "f" * 16,
-    }
+def _finding(example: str, log: str = "logs/backup.log") -> PlanResult:
+    return PlanResult(
+        kind="repeated_failure",
+        target=log,
+        title="«backup.sh» falla una y otra vez",
+        reason="3 fallos en 3 días distintos",
+        evidence=[f"3 veces en 3 días, la última en {log}:8: {example}"],
+        plan=[],
+        files=0,
+        fingerprint="f" * 16,
+    )
 
 
 def _root(tmp_path: Path) -> Path:
@@ -43,12 +43,12 @@ def test_a_path_the_error_and_the_config_name_that_does_not_exist_with_a_close_o
     example = f'ERROR rsync: change_dir "{wrong}" failed: No such file or directory (2)'
     with language("es"):  # the finding's words are read in Spanish, whatever the locale
         out = explain_failure(root, _finding(example))
-    assert out["plan"] == []  # nothing writable: explained, the change is the person's to make
-    text = "\n".join(out["evidence"])
+    assert out.plan == []  # nothing writable: explained, the change is the person's to make
+    text = "\n".join(out.evidence)
     assert "user/scripts/backup.sh" in text
     assert f'user/scripts/backup.conf:3: DEST="{wrong}"' in text
     assert f"{wrong} no existe" in text and f"{root}/mnt/ALMA_RESISTE" in text
-    assert f"{root}/mnt/ALMA_RESISTE" in out["reason"]
+    assert f"{root}/mnt/ALMA_RESISTE" in out.reason
 
 
 def test_nothing_found_leaves_the_finding_as_it_was(tmp_path: Path) -> None:
@@ -74,15 +74,15 @@ def test_the_one_wrong_value_becomes_an_edit_of_that_line_only_keeping_bytes_and
     conf.write_bytes(original)
     example = f'ERROR rsync: change_dir "{wrong}" failed: No such file or directory (2)'
     out = explain_failure(root, _finding(example), writable=_user_only)
-    (op,) = plan_from_list(out["plan"])
+    (op,) = out.plan
     assert isinstance(op, Edit) and op.path == "user/scripts/backup.conf"
     assert op.content == original.replace(
         f'DEST="{wrong}"'.encode(), f'DEST="{root}/mnt/ALMA_RESISTE"'.encode()
     )
     assert op.expect.sha256 == hashlib.sha256(original).hexdigest()
     assert op.expect.ino == conf.stat().st_ino
-    assert out["files"] == 1
-    assert any("user/scripts/backup.conf" in e and "ALMA_RESISTE" in e for e in out["evidence"])
+    assert out.files == 1
+    assert any("user/scripts/backup.conf" in e and "ALMA_RESISTE" in e for e in out.evidence)
 
 
 def test_anything_less_certain_stays_a_note(tmp_path: Path) -> None:
@@ -92,12 +92,12 @@ def test_anything_less_certain_stays_a_note(tmp_path: Path) -> None:
     example = f'ERROR rsync: change_dir "{wrong}" failed: No such file or directory (2)'
     # Two lines name it: which one is meant is the person's call.
     conf.write_text(f'DEST="{wrong}"\nCOPIA="{wrong}"\n')
-    assert explain_failure(root, _finding(example), writable=_user_only)["plan"] == []
+    assert explain_failure(root, _finding(example), writable=_user_only).plan == []
     # Two close names (ALMA_RESISTE and ALMA_RESISTO): no guess.
     conf.write_text(f'DEST="{wrong}"\n')
     (root / "mnt" / "ALMA_RESISTO").mkdir()
     out = explain_failure(root, _finding(example), writable=_user_only)
-    assert out["plan"] == []
+    assert out.plan == []
 
 
 _MODEL_DIFF = """--- a/user/scripts/backup.conf
@@ -118,10 +118,10 @@ def test_with_a_model_its_diff_becomes_the_plan_only_when_it_applies_exactly(
     finding = _finding("ERROR backup.sh: rsync: unknown option --fast")
     model = FakeComplete(_MODEL_DIFF)
     out = explain_failure(root, finding, writable=_user_only, complete=model)
-    (op,) = plan_from_list(out["plan"])
+    (op,) = out.plan
     assert isinstance(op, Edit) and op.content == b'# opciones\r\nOPTS="--archive"\r\n'
     assert 'OPTS="--fast"' in model.asked[0] and "unknown option" in model.asked[0]
-    assert out["files"] == 1
+    assert out.files == 1
     # A diff that does not apply, an answer that is no diff, no answer, or a config the policy
     # does not let ALMA write: the finding stays as the rules left it.
     for answer in (_MODEL_DIFF.replace("--fast", "--slow"), "NONE", None):
@@ -164,15 +164,15 @@ def test_the_fix_comes_from_the_tools_own_line_beside_the_failure(tmp_path: Path
     now = datetime(2026, 11, 21, 10).timestamp()
     with language("es"):
         (found,) = [r for r in detect_logs(root, Policy(), now) if r.kind == "repeated_failure"]
-        out = explain_failure(root, found.to_dict(), writable=_user_only)
-    (op,) = plan_from_list(out["plan"])
+        out = explain_failure(root, found, writable=_user_only)
+    (op,) = out.plan
     assert isinstance(op, Edit) and op.path == "user/scripts/backup.conf"
     assert op.content == f'SRC="$HOME"\nDEST="{root}/mnt/ALMA_BACKUPS"\n'.encode()
-    text = "\n".join(out["evidence"])
+    text = "\n".join(out.evidence)
     assert f"Al lado, en logs/backup.log:10: tar (child): {wrong}/alma-2026-11-20" in text
     assert (
         "Escribiste en logs/2026-11-19.md:4 (09:10): "
         "Creo que cambié el nombre del punto de montaje." in text
     )
     assert "reunión" not in text  # only what is about the failure
-    assert f"{root}/mnt/ALMA_BACKUPS" in out["reason"]
+    assert f"{root}/mnt/ALMA_BACKUPS" in out.reason

@@ -1,209 +1,260 @@
-"""The loop's nodes in process, with fakes at the edges (detectors, memory, policy, engine)."""
+"""The analysis and the decisions in process: real store, policy and engine, findings given.
+
+A finding is one value (PlanResult) from its detector to the store; a suggestion waits for a
+person as its row alone, and a decision is a change of that row keyed to the journal.
+"""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agent.loop import graph as loop
-from agent.memory.recall import MemoryNote, recall_notes
-from policies.decide import Verdict
+from actions.ops import Mkdir, Move
+from actions.planners import PlanResult
+from agent.loop.autonomy import Autonomy, PolicyHolder
+from agent.loop.lifecycle import Agent
+from agent.memory.gate import MemoryGate
+from policies.defaults import DEFAULT_POLICY_TOML
+from policies.errors import InvalidStateError
+from state.journal import Journal
+from state.suggestions import SuggestionStore
+from tests.support.engine import AlmaRoot, InProcessEngine
 
 
-def _finding(target: str, kind: str = "organize", fp: str | None = None) -> dict[str, Any]:
-    return {
-        "kind": kind,
-        "target": target,
-        "title": f"Ordenar {target}",
-        "reason": "muchos archivos sueltos",
-        "evidence": ["20 archivos"],
-        "plan": [
-            {"op": "mkdir", "path": f"{target}/pdf"},
-            {"op": "move", "src": f"{target}/a.pdf", "dst": f"{target}/pdf/a.pdf"},
-        ],
-        "files": 1,
-        "fingerprint": fp or ("x" * 8 + target.replace("/", "_")),
-    }
-
-
-class Edges:
-    """Records what the nodes asked of the world."""
-
-    def __init__(self, findings: list[dict[str, Any]]) -> None:
-        self.findings = findings
-        self.blocked: set[str] = set()
-        self.stopped: dict[tuple[str, str], str] = {}
-        self.memories: list[dict[str, Any]] = []
-        self.refuse: set[str] = set()
-        self.allow: set[str] = set()
-        self.admitted: list[str] = []
-        self.executed: list[tuple[int, bool]] = []
-        self.rejected: list[tuple[int, str | None]] = []
-        self.learned: list[tuple[int, str, str, str | None]] = []
-        self.expired_seen: list[set[str]] = []
-
-    def deps(self) -> loop.LoopDeps:
-        def gate(f: loop.Finding) -> tuple[Verdict, str]:
-            if f.target in self.refuse:
-                return Verdict.REFUSE, f"{f.target} is read-only"
-            return (Verdict.ALLOW if f.target in self.allow else Verdict.ASK), "ok"
-
-        def admit(f: loop.Finding, needs_approval: bool) -> int:
-            self.admitted.append(f.target)
-            return len(self.admitted)
-
-        def execute(sid: int, auto: bool) -> dict[str, Any]:
-            self.executed.append((sid, auto))
-            return {"id": 100 + sid, "suggestion_id": sid}
-
-        def notes() -> list[MemoryNote]:
-            memory = _Memory(self.memories)
-            return recall_notes(memory)
-
-        return loop.LoopDeps(
-            detect=lambda now: self.findings,
-            expire=self.expired_seen.append,
-            blocked=lambda f: f.fingerprint in self.blocked,
-            stopped=lambda kind, target, files: self.stopped.get((kind, target)),
-            notes=notes,
-            gate=gate,
-            admit=admit,
-            execute=execute,
-            reject=lambda sid, reason: self.rejected.append((sid, reason)),
-            learn=lambda sid, d, outcome, action: self.learned.append(
-                (sid, d.verdict, outcome, d.reason)
-            ),
-        )
+def _finding(target: str, kind: str = "organize", fp: str | None = None) -> PlanResult:
+    return PlanResult(
+        kind=kind,
+        target=target,
+        title=f"Ordenar {target}",
+        reason="muchos archivos sueltos",
+        evidence=["20 archivos"],
+        plan=[Mkdir(f"{target}/pdf"), Move(f"{target}/a.pdf", f"{target}/pdf/a.pdf")],
+        files=1,
+        fingerprint=fp or ("x" * 8 + target.replace("/", "_")),
+    )
 
 
 class _Memory:
+    """The memory service's part the analysis and a rejection use."""
+
     def __init__(self, memories: list[dict[str, Any]]) -> None:
         self.memories = memories
+        self.added: list[tuple[str, str]] = []
 
     def list(self, *, limit: int = 20, memory_type: str | None = None, **_: Any) -> list[Any]:
         return [m for m in self.memories if m["memory_type"] == memory_type]
 
+    def merge_candidates(self, *, wait: bool = True) -> list[list[str]] | None:
+        return []
+
+    def start_merge_scan(self) -> None:
+        return None
+
+    def add(self, text: str, *, memory_type: str, **_: Any) -> dict[str, Any]:
+        self.added.append((memory_type, text))
+        return {"id": f"d{len(self.added)}"}
+
+
+class World:
+    """An ALMA root, its store and engine, and the findings the detectors give now."""
+
+    def __init__(self, tmp_path: Path, level: str = "suggest") -> None:
+        self.alma = AlmaRoot(tmp_path).build()
+        policy = re.sub(r"settle_seconds = \d+", "settle_seconds = 0", DEFAULT_POLICY_TOML)
+        policy = policy.replace("allow_unconfined = false", "allow_unconfined = true")
+        policy = policy.replace('level = "suggest"', f'level = "{level}"')
+        self.alma.layout.policy_file.write_text(policy, encoding="utf-8")
+        self.findings: list[PlanResult] = []
+        self.memory = _Memory([])
+        self.stores: list[SuggestionStore] = []
+
+    def agent(self) -> Agent:
+        """A daemon's agent over the root (another call: the daemon started again)."""
+        holder = PolicyHolder(self.alma.layout)
+        store = SuggestionStore(self.alma.layout.db_file)
+        self.stores.append(store)
+        engine = InProcessEngine(self.alma.layout, Journal(self.alma.layout.journal_file), holder)
+        gate = MemoryGate()
+        gate.set(self.memory)  # type: ignore[arg-type]  # a fake with what the loop calls
+
+        def detect(now: float) -> list[PlanResult]:
+            return list(self.findings)
+
+        return Agent(
+            self.alma.layout, holder, store, engine, Autonomy(store, holder), detect, memory=gate
+        )
+
+    def loose(self, folder: str) -> PlanResult:
+        """A real file to move, and the finding that moves it."""
+        self.alma.write(f"{folder}/a.pdf", b"%PDF")
+        move = self.alma.move(f"{folder}/a.pdf", f"{folder}/pdf/a.pdf")
+        return replace(_finding(folder), plan=[Mkdir(f"{folder}/pdf"), move])
+
 
 @pytest.fixture
-def make(tmp_path: Path) -> Any:
-    def build(edges: Edges) -> loop.Loop:
-        return loop.Loop(edges.deps(), tmp_path / "checkpoints.db")
-
-    return build
-
-
-def test_observe_leaves_out_what_is_decided_and_what_the_track_record_stopped(make: Any) -> None:
-    edges = Edges([_finding("user/a"), _finding("user/b"), _finding("user/c"), {"kind": "?"}])
-    edges.blocked.add(_finding("user/a")["fingerprint"])
-    edges.stopped[("organize", "user/b")] = "rechazado 3 veces en user/b"
-    state = make(edges).analyze(0.0)
-    assert edges.admitted == ["user/c"]
-    assert [(s["target"], s["why"]) for s in state["skipped"]] == [
-        ("user/b", "rechazado 3 veces en user/b")
-    ]
-    # every detected fingerprint reached expiry, so pending ones that vanished expire
-    assert _finding("user/a")["fingerprint"] in edges.expired_seen[0]
+def world(tmp_path: Path) -> Iterator[World]:
+    w = World(tmp_path)
+    yield w
+    for store in w.stores:
+        store.close()
 
 
-def test_recall_and_propose_a_principle_suppresses_and_names_the_memory(make: Any) -> None:
-    edges = Edges([_finding("user/proyectos/tesis"), _finding("user/fotos")])
-    edges.memories = [
+def test_observe_leaves_out_what_is_decided_what_the_track_record_stopped_and_bad_findings(
+    world: World,
+) -> None:
+    ag = world.agent()
+    world.findings = [_finding("user/a"), _finding("user/c")]
+    (old, _pending) = ag.analyze(trigger="person")
+    ag.reject(old, None)  # user/a decided
+    for n in range(3):  # user/b rejected three times: the track record stops it there
+        sid = ag.store.propose(_finding("user/b", fp=f"other{n:04d}"), needs_approval=True)
+        ag.reject(sid, None)
+    bad = PlanResult("organize", "user/d", "", "r", [], [], 0, "y" * 16)  # no title
+    world.findings = [_finding("user/a"), _finding("user/b"), _finding("user/c"), bad]
+    out = ag.analysis(trigger="person")
+    assert out["proposed"] == []  # user/c is pending already: not news
+    assert [(s["target"], s["by"]) for s in out["skipped"]] == [("user/b", [])]
+    assert "user/b" in out["skipped"][0]["why"]
+
+
+def test_a_pending_plan_whose_finding_is_gone_expires(world: World) -> None:
+    ag = world.agent()
+    world.findings = [_finding("user/a")]
+    (sid,) = ag.analyze(trigger="person")
+    world.findings = []
+    ag.analyze(trigger="person")
+    assert ag.store.row(sid)["status"] == "expired"
+
+
+def test_a_principle_suppresses_a_finding_and_names_the_memory(world: World) -> None:
+    world.memory.memories = [
         {"id": "m7", "content": "Nunca toques user/proyectos/tesis", "memory_type": "principle"}
     ]
-    state = make(edges).analyze(0.0)
-    assert edges.admitted == ["user/fotos"]
-    (skip,) = state["skipped"]
+    world.findings = [_finding("user/proyectos/tesis"), _finding("user/fotos")]
+    ag = world.agent()
+    out = ag.analysis(trigger="person")
+    assert [ag.store.row(sid)["target"] for sid in out["proposed"]] == ["user/fotos"]
+    (skip,) = out["skipped"]
     assert skip["target"] == "user/proyectos/tesis" and skip["by"] == ["m7"]
 
 
-def test_gate_refuses_without_storing_anything_or_leaving_a_thread(make: Any) -> None:
-    edges = Edges([_finding("docs/x")])
-    edges.refuse.add("docs/x")
-    the_loop = make(edges)
-    state = the_loop.analyze(0.0)
-    assert edges.admitted == [] and state["admitted"] == []
-    assert state["skipped"][0]["why"] == "docs/x is read-only"
-    assert the_loop.threads() == set()
+def test_the_gate_refuses_without_storing_anything(world: World) -> None:
+    world.findings = [_finding("docs/x")]  # docs/ is read-only
+    ag = world.agent()
+    out = ag.analysis(trigger="person")
+    assert out["proposed"] == [] and ag.store.list(all_=True) == []
+    assert "docs/x" in out["skipped"][0]["why"]
 
 
-def test_approve_waits_for_the_person_and_accept_acts_learns_and_ends_the_thread(
-    make: Any,
+def test_a_pending_suggestion_is_its_row_alone_and_survives_a_restart(world: World) -> None:
+    world.findings = [world.loose("user/a")]
+    (sid,) = world.agent().analyze(trigger="person")
+    again = world.agent()  # the daemon started again: nothing but the tables
+    again.reconcile()
+    assert again.store.row(sid)["status"] == "pending"
+    action = again.accept(sid)
+    assert action["status"] == "done" and action["suggestion_id"] == sid
+    assert (world.alma.root / "user/a/pdf/a.pdf").exists()
+    row = again.store.row(sid)
+    assert (row["status"], row["action_id"]) == ("executed", action["id"])
+    events = [(r["event"], r["auto"]) for r in again.store.outcomes()]
+    assert events == [("proposed", 0), ("accepted", 0)]
+    with pytest.raises(InvalidStateError, match="already executed"):
+        again.accept(sid)
+
+
+def test_the_suggestions_plan_becomes_its_actions_as_the_same_text(world: World) -> None:
+    world.findings = [world.loose("user/a")]
+    ag = world.agent()
+    (sid,) = ag.analyze(trigger="person")
+    stored = ag.store.plan(sid)
+    action = ag.accept(sid)
+    assert ag.engine.journal.plan_text(action["id"]) == stored.text
+
+
+def test_a_stop_after_the_action_never_runs_it_twice(world: World) -> None:
+    world.findings = [world.loose("user/a")]
+    ag = world.agent()
+    (sid,) = ag.analyze(trigger="person")
+    action = ag.accept(sid)
+    ag.store.update(sid, status="accepted", action_id=None)  # as a stop right after the child
+    again = world.agent()
+    again.reconcile()
+    assert again.store.row(sid)["status"] == "executed"
+    assert again.store.row(sid)["action_id"] == action["id"]
+    assert again.decider.run(sid, auto=False)["id"] == action["id"]  # the journal's, not rerun
+    assert len(again.engine.journal.for_suggestion(sid)) == 1
+
+
+def test_a_rejection_is_one_change_and_leaves_a_decision_memory(world: World) -> None:
+    world.findings = [_finding("user/a")]
+    ag = world.agent()
+    (sid,) = ag.analyze(trigger="person")
+    shown = ag.reject(sid, "esa carpeta la ordeno yo")
+    assert shown["status"] == "rejected" and shown["reject_reason"] == "esa carpeta la ordeno yo"
+    assert ag.store.find_blocking(_finding("user/a").fingerprint) == sid
+    assert [(r["event"], r["reason"]) for r in ag.store.outcomes()][-1] == (
+        "rejected",
+        "esa carpeta la ordeno yo",
+    )
+    ((kind, text),) = world.memory.added
+    assert kind == "decision" and "«esa carpeta la ordeno yo»" in text
+    with pytest.raises(InvalidStateError):
+        ag.reject(sid, None)
+
+
+def test_allowed_on_its_own_runs_at_once(tmp_path: Path) -> None:
+    world = World(tmp_path, level="auto")
+    try:
+        world.findings = [replace(world.loose("user/tmp"), kind="temp_cleanup")]
+        ag = world.agent()
+        (sid,) = ag.analyze(trigger="person")
+        row = ag.store.row(sid)
+        assert row["status"] == "executed" and not row["needs_approval"]
+        assert [(r["event"], r["auto"]) for r in ag.store.outcomes()][-1] == ("accepted", 1)
+    finally:
+        for store in world.stores:
+            store.close()
+
+
+def test_a_failing_script_is_explained_and_a_file_finding_skips_that_step(
+    world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    edges = Edges([_finding("user/a")])
-    the_loop = make(edges)
-    ((sid, auto),) = the_loop.analyze(0.0)["admitted"]
-    assert not auto
-    the_loop.start(sid, auto=False)
-    assert the_loop.waiting(sid) and the_loop.threads() == {"s1"}
-    assert edges.executed == []
-    result = the_loop.decide(sid, loop.Decision(verdict="accept"))
-    assert result["outcome"] == "executed" and result["action"] == {"id": 101, "suggestion_id": 1}
-    assert edges.executed == [(1, False)]
-    assert edges.learned == [(1, "accept", "executed", None)]
-    assert the_loop.threads() == set()
+    from agent.detectors import diagnose
+
+    seen: list[str] = []
+
+    def explain(root: Path, finding: PlanResult, **_: Any) -> PlanResult:
+        seen.append(finding.kind)
+        return replace(finding, reason=finding.reason + ". backup.conf:3 nombra /mnt/X")
+
+    monkeypatch.setattr(diagnose, "explain_failure", explain)
+    failing = replace(_finding("logs/backup.log", kind="repeated_failure"), plan=[], files=0)
+    world.findings = [failing, _finding("user/a")]
+    ag = world.agent()
+    out = ag.analysis(trigger="person")
+    assert seen == ["repeated_failure"]  # a file finding does not take the step
+    reasons = [ag.store.row(sid)["reason"] for sid in out["proposed"]]
+    assert reasons == [
+        "muchos archivos sueltos. backup.conf:3 nombra /mnt/X",
+        "muchos archivos sueltos",
+    ]
 
 
-def test_a_pending_approval_survives_a_new_loop_on_the_same_checkpoints(make: Any) -> None:
-    edges = Edges([_finding("user/a")])
-    make(edges).start(1, auto=False)
-    again = make(edges)  # the daemon restarted
-    assert again.waiting(1)
-    again.decide(1, loop.Decision(verdict="reject", reason="esa carpeta la ordeno yo"))
-    assert edges.rejected == [(1, "esa carpeta la ordeno yo")]
-    assert edges.learned == [(1, "reject", "rejected", "esa carpeta la ordeno yo")]
-    assert edges.executed == [] and again.threads() == set()
-
-
-def test_allowed_on_its_own_runs_at_once_and_keeps_no_thread(make: Any) -> None:
-    edges = Edges([_finding("user/tmp", kind="temp_cleanup")])
-    edges.allow.add("user/tmp")
-    the_loop = make(edges)
-    ((sid, auto),) = the_loop.analyze(0.0)["admitted"]
-    assert auto
-    assert the_loop.start(sid, auto=True)["outcome"] == "executed"
-    assert edges.executed == [(1, True)]
-    assert edges.learned == [(1, "accept", "executed", None)]
-    assert the_loop.threads() == set()
-
-
-def test_deciding_one_whose_run_ended_runs_act_and_learn_from_the_decision(make: Any) -> None:
-    edges = Edges([])
-    the_loop = make(edges)
-    result = the_loop.decide(5, loop.Decision(verdict="accept"))
-    assert result["outcome"] == "executed" and edges.executed == [(5, False)]
-    assert the_loop.threads() == set()
-
-
-def test_sweep_keeps_only_the_runs_of_pending_suggestions(make: Any) -> None:
-    edges = Edges([])
-    the_loop = make(edges)
-    for sid in (1, 2, 3):
-        the_loop.start(sid, auto=False)
-    assert the_loop.sweep({2}) == 2
-    assert the_loop.threads() == {"s2"}
-
-
-def test_storage_stays_bounded_over_many_decided_suggestions(make: Any, tmp_path: Path) -> None:
-    edges = Edges([])
-    the_loop = make(edges)
-    for sid in range(1, 31):
-        the_loop.start(sid, auto=False)
-        the_loop.decide(sid, loop.Decision(verdict="reject" if sid % 2 else "accept"))
-    assert the_loop.threads() == set()
-    rows = the_loop.saver.conn.execute("SELECT COUNT(*) FROM checkpoints").fetchone()[0]
-    writes = the_loop.saver.conn.execute("SELECT COUNT(*) FROM writes").fetchone()[0]
-    assert (rows, writes) == (0, 0)
-
-
-def test_propose_asks_the_files_about_a_new_finding_before_recall(
-    make: Any, tmp_path: Path
-) -> None:
-    edges = Edges([_finding("logs/backup.log", kind="repeated_failure")])
-    deps = edges.deps()
-    deps.explain = lambda f: {**f, "reason": f["reason"] + ". backup.conf:3 nombra /mnt/X"}
-    the_loop = loop.Loop(deps, tmp_path / "cp2.db")
-    state = the_loop.analyze(0.0)
-    (proposal,) = state["proposals"]
-    assert proposal["reason"].endswith("backup.conf:3 nombra /mnt/X")
+def test_a_checkpoints_file_of_an_older_root_goes_at_start(world: World) -> None:
+    cp = world.alma.layout.checkpoints_file
+    cp.parent.mkdir(parents=True, exist_ok=True)
+    for path in (cp, cp.with_name(cp.name + "-wal")):
+        path.write_bytes(b"SQLite format 3\x00")
+    world.findings = [_finding("user/a")]
+    ag = world.agent()
+    (sid,) = ag.analyze(trigger="person")
+    ag.reconcile()
+    assert not cp.exists() and not cp.with_name(cp.name + "-wal").exists()
+    assert ag.store.row(sid)["status"] == "pending"
+    ag.reconcile()  # again, with nothing to remove

@@ -8,7 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from actions.ops import MemoryMerge, op_from_dict, plan_from_list
+from actions.ops import (
+    MemoryMerge,
+    Op,
+    StoredPlan,
+    encode_plan,
+    op_from_dict,
+    plan_from_list,
+    read_plan,
+)
 from actions.tree import Tree
 from agent.memory import merge_actions as memory_actions
 from agent.memory.service import MemoryService
@@ -18,6 +26,11 @@ from policies.layout import RootLayout
 from sandbox.executor import Executor, Zones
 from state.journal import Journal
 from tests.unit.test_memory_service import NOW
+
+
+def _stored(plan: list[Op]) -> StoredPlan:
+    """The plan as a suggestion's store hands it over."""
+    return read_plan(encode_plan(plan)[0])
 
 
 @pytest.fixture
@@ -71,7 +84,7 @@ def test_execute_then_undo_restores_every_memory_exactly(
     before = (svc.show(a), svc.show(b))
     plan = memory_actions.merge_findings(svc)[0].plan
     action = memory_actions.execute(
-        journal, svc, plan, kind="memory_merge", suggestion_id=None, auto=False
+        journal, svc, _stored(plan), kind="memory_merge", suggestion_id=None, auto=False
     )
     assert action["status"] == "done" and action["sandbox"] == "memory"
     assert svc.show(b)["archived"] and svc.show(b)["merged_into"] == a
@@ -110,7 +123,7 @@ def test_merging_memories_that_changed_or_vanished_is_a_conflict_with_nothing_do
     plan = [MemoryMerge(keep=a, merge=("no-such-memory",))]
     with pytest.raises(ConflictError, match="changed since"):
         memory_actions.execute(
-            journal, svc, plan, kind="memory_merge", suggestion_id=None, auto=False
+            journal, svc, _stored(plan), kind="memory_merge", suggestion_id=None, auto=False
         )
     assert not svc.show(b)["archived"]
     assert journal.history() == []
@@ -147,7 +160,7 @@ def test_a_merge_stopped_by_any_error_is_taken_back_and_closed(
     monkeypatch.setattr(svc, "merge", full_disk)
     with pytest.raises(AlmaError, match="disk is full"):
         memory_actions.execute(
-            journal, svc, plan, kind="memory_merge", suggestion_id=None, auto=False
+            journal, svc, _stored(plan), kind="memory_merge", suggestion_id=None, auto=False
         )
     [action] = journal.history()
     assert action["status"] == "rolled_back"

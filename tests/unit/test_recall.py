@@ -2,42 +2,42 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+from actions.ops import Keep, Mkdir, Move, Trash
+from actions.planners import PlanResult
 from agent.memory.recall import MemoryNote, apply_recall, recall_notes, rejection_memory
 
 
-def _finding(target: str = "user/proyectos/tesis", kind: str = "organize") -> dict[str, Any]:
-    return {
-        "kind": kind,
-        "target": target,
-        "title": f"Ordenar {target}",
-        "reason": "20 archivos sueltos",
-        "evidence": [],
-        "plan": [
-            {"op": "mkdir", "path": f"{target}/pdf"},
-            {"op": "move", "src": f"{target}/a.pdf", "dst": f"{target}/pdf/a.pdf"},
-        ],
-        "files": 1,
-        "fingerprint": "f" * 16,
-    }
+def _finding(target: str = "user/proyectos/tesis", kind: str = "organize") -> PlanResult:
+    return PlanResult(
+        kind=kind,
+        target=target,
+        title=f"Ordenar {target}",
+        reason="20 archivos sueltos",
+        evidence=[],
+        plan=[Mkdir(f"{target}/pdf"), Move(f"{target}/a.pdf", f"{target}/pdf/a.pdf")],
+        files=1,
+        fingerprint="f" * 16,
+    )
 
 
-def _dupes() -> dict[str, Any]:
-    return {
-        "kind": "duplicates",
-        "target": "user",
-        "title": "Copias idénticas en user",
-        "reason": "2 copias",
-        "evidence": [],
-        "plan": [
-            {"op": "keep", "path": "user/a.txt"},
-            {"op": "trash", "path": "user/proyectos/tesis/a.txt"},
-            {"op": "trash", "path": "user/fotos/a.txt"},
+def _dupes() -> PlanResult:
+    return PlanResult(
+        kind="duplicates",
+        target="user",
+        title="Copias idénticas en user",
+        reason="2 copias",
+        evidence=[],
+        plan=[
+            Keep("user/a.txt"),
+            Trash("user/proyectos/tesis/a.txt"),
+            Trash("user/fotos/a.txt"),
         ],
-        "files": 2,
-        "fingerprint": "d" * 16,
-    }
+        files=2,
+        fingerprint="d" * 16,
+    )
 
 
 class FakeMemory:
@@ -64,19 +64,17 @@ def test_a_principle_on_a_subfolder_reshapes_the_plan_and_the_evidence_names_it(
     notes = recall_notes(FakeMemory([_mem("m1", "Nunca toques user/proyectos/tesis")]))
     out = apply_recall(_dupes(), notes)
     assert out.finding is not None
-    ops = out.finding["plan"]
-    assert {"op": "trash", "path": "user/proyectos/tesis/a.txt"} not in ops
-    assert {"op": "trash", "path": "user/fotos/a.txt"} in ops
-    assert out.finding["files"] == 1
-    assert any("m1" in e and "user/proyectos/tesis" in e for e in out.finding["evidence"])
+    ops = out.finding.plan
+    assert Trash("user/proyectos/tesis/a.txt") not in ops
+    assert Trash("user/fotos/a.txt") in ops
+    assert out.finding.files == 1
+    assert any("m1" in e and "user/proyectos/tesis" in e for e in out.finding.evidence)
 
 
 def test_the_copy_a_dedupe_keeps_inside_a_protected_folder_is_still_guarded() -> None:
-    finding = _dupes()
-    finding["plan"] = [
-        {"op": "keep", "path": "user/proyectos/tesis/a.txt"},
-        {"op": "trash", "path": "user/fotos/a.txt"},
-    ]
+    finding = replace(
+        _dupes(), plan=[Keep("user/proyectos/tesis/a.txt"), Trash("user/fotos/a.txt")]
+    )
     notes = recall_notes(FakeMemory([_mem("m1", "Nunca toques user/proyectos/tesis")]))
     out = apply_recall(finding, notes)
     assert out.finding == finding and out.by == []
@@ -93,7 +91,7 @@ def test_a_principle_that_is_not_a_prohibition_or_names_another_folder_changes_n
         )
     )
     out = apply_recall(_finding(), notes)
-    assert out.finding is not None and out.finding["plan"] == _finding()["plan"]
+    assert out.finding is not None and out.finding.plan == _finding().plan
     assert out.by == []
 
 
@@ -118,7 +116,7 @@ def test_another_rejection_reason_is_shown_with_the_next_proposal() -> None:
     notes = recall_notes(FakeMemory([_mem("r1", text, "decision")]))
     out = apply_recall(_finding("user/fotos"), notes)
     assert out.finding is not None
-    assert any("r1" in e and "prefiero por año" in e for e in out.finding["evidence"])
+    assert any("r1" in e and "prefiero por año" in e for e in out.finding.evidence)
 
 
 def test_no_memory_store_recalls_nothing() -> None:
@@ -143,13 +141,15 @@ def test_notes_are_parsed_from_plain_memories() -> None:
 
 
 def test_a_principle_on_a_folder_above_the_plans_files_cuts_only_those_below_it() -> None:
-    finding = _dupes()
-    finding["plan"] = [
-        {"op": "keep", "path": "user/a.jpg"},
-        {"op": "trash", "path": "user/fotos/2024/verano/a.jpg"},
-        {"op": "trash", "path": "user/fotos/2024-viejas/a.jpg"},
-        {"op": "trash", "path": "user/fotos/a.jpg"},
-    ]
+    finding = replace(
+        _dupes(),
+        plan=[
+            Keep("user/a.jpg"),
+            Trash("user/fotos/2024/verano/a.jpg"),
+            Trash("user/fotos/2024-viejas/a.jpg"),
+            Trash("user/fotos/a.jpg"),
+        ],
+    )
     notes = recall_notes(
         FakeMemory(
             [
@@ -161,12 +161,12 @@ def test_a_principle_on_a_folder_above_the_plans_files_cuts_only_those_below_it(
     )
     out = apply_recall(finding, notes)
     assert out.finding is not None and out.by == ["m1"]
-    assert [op.get("path") for op in out.finding["plan"]] == [
+    assert [op.path for op in out.finding.plan if isinstance(op, Keep | Trash)] == [
         "user/a.jpg",
         "user/fotos/2024-viejas/a.jpg",
         "user/fotos/a.jpg",
     ]
-    assert out.finding["files"] == 2
+    assert out.finding.files == 2
 
 
 def test_a_reason_asking_for_no_subfolders_gives_no_mkdir_there_again() -> None:
@@ -188,10 +188,10 @@ def test_never_delete_anything_of_a_folder_protects_it_for_every_kind() -> None:
     notes = recall_notes(FakeMemory([_mem("r5", text, "decision")]))
     out = apply_recall(_dupes(), notes)
     assert out.finding is not None
-    assert [op["path"] for op in out.finding["plan"] if op["op"] == "trash"] == [
+    assert [op.path for op in out.finding.plan if isinstance(op, Trash)] == [
         "user/proyectos/tesis/a.txt"
     ]
-    assert any("r5" in e and "user/fotos" in e for e in out.finding["evidence"])
+    assert any("r5" in e and "user/fotos" in e for e in out.finding.evidence)
     temp = _finding("user/fotos", kind="temp_cleanup")
     assert apply_recall(temp, notes).finding is None  # another kind, the same folder
     assert apply_recall(_finding("user/otra"), notes).finding is not None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
+from actions.planners import PlanResult
 from agent.day.reminders import Reminders, break_time, plan_words
 from state.suggestions import SuggestionStore
 
@@ -24,16 +25,16 @@ def test_a_break_is_due_once_and_listed_for_the_chat(tmp_path: Path) -> None:
     assert due["suggestion_id"] == 3 and "20:00" in due["text"]
     assert reminders.due(datetime(2026, 11, 23, 20, 5)) == []  # shown once
     store.add(
-        {
-            "kind": "pending_task",
-            "title": "Pendiente: ordenar proyectoY",
-            "reason": "Lo anotaste el 2026-11-17",
-            "target": "logs/2026-11-17.md",
-            "files": 0,
-            "evidence": [],
-            "plan": [],
-            "fingerprint": "p" * 16,
-        },
+        PlanResult(
+            kind="pending_task",
+            title="Pendiente: ordenar proyectoY",
+            reason="Lo anotaste el 2026-11-17",
+            target="logs/2026-11-17.md",
+            files=0,
+            evidence=[],
+            plan=[],
+            fingerprint="p" * 16,
+        ),
         needs_approval=True,
     )
     listing = Reminders(store).listing(datetime(2026, 11, 23, 21, 0))

@@ -60,7 +60,9 @@ def spanish_daemon(monkeypatch: pytest.MonkeyPatch) -> None:
 def routines(alma: AlmaRoot) -> list[dict[str, object]]:
     with language("es"):
         found = detect_logs(alma.root, Policy(), NOW)
-    return [r.to_dict() for r in found if r.kind == "routine"]
+    return [
+        {**vars(r), "plan": [op.to_dict() for op in r.plan]} for r in found if r.kind == "routine"
+    ]
 
 
 def test_five_days_of_copies_by_hand_give_a_script_to_review(tmp_path: Path) -> None:

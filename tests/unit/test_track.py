@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from actions.planners import PlanResult
 from agent.loop.track import PROMOTE_AFTER, REJECTS_TO_STOP, UNDOS_TO_STOP, TrackRecord
 from state.suggestions import SuggestionStore
 
@@ -119,16 +121,16 @@ def test_propose_stores_the_suggestion_and_its_proposed_outcome_together(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = SuggestionStore(tmp_path / "alma.db")
-    finding = {
-        "kind": "organize",
-        "target": "user/descargas",
-        "title": "Ordenar user/descargas",
-        "reason": "20 archivos sueltos",
-        "evidence": [],
-        "plan": [],
-        "files": 0,
-        "fingerprint": "f" * 16,
-    }
+    finding = PlanResult(
+        kind="organize",
+        target="user/descargas",
+        title="Ordenar user/descargas",
+        reason="20 archivos sueltos",
+        evidence=[],
+        plan=[],
+        files=0,
+        fingerprint="f" * 16,
+    )
     sid = store.propose(finding, needs_approval=True)
     assert store.row(sid)["status"] == "pending"
     assert [(r["event"], r["suggestion_id"]) for r in store.outcomes()] == [("proposed", sid)]
@@ -138,7 +140,7 @@ def test_propose_stores_the_suggestion_and_its_proposed_outcome_together(
 
     monkeypatch.setattr(store, "record_outcome", broken)
     with pytest.raises(OSError):  # the outcome fails after the insert: neither stays
-        store.propose({**finding, "fingerprint": "g" * 16}, needs_approval=True)
+        store.propose(replace(finding, fingerprint="g" * 16), needs_approval=True)
     assert [s["id"] for s in store.list(all_=True)] == [sid] and len(store.outcomes()) == 1
     store.close()
 
@@ -161,19 +163,17 @@ def test_only_a_kind_the_policy_can_name_is_promoted(store: SuggestionStore) -> 
 
 
 def _proposed(store: SuggestionStore, kind: str, folder: str, files: int) -> int:
-    return store.propose(
-        {
-            "kind": kind,
-            "target": folder,
-            "title": f"{kind} {folder}",
-            "reason": "",
-            "evidence": [],
-            "plan": [],
-            "files": files,
-            "fingerprint": f"fp-{kind}-{folder}-{files}",
-        },
-        needs_approval=True,
+    finding = PlanResult(
+        kind=kind,
+        target=folder,
+        title=f"{kind} {folder}",
+        reason="",
+        evidence=[],
+        plan=[],
+        files=files,
+        fingerprint=f"fp-{kind}-{folder}-{files}",
     )
+    return store.propose(finding, needs_approval=True)
 
 
 def test_an_undo_holds_the_kind_in_that_folder_until_it_changes_a_great_deal(

@@ -1,0 +1,165 @@
+"""The day's analysis as the daemon answers for it: which day, kept as written or written now.
+
+``logs/alma/DATE-analisis.md`` is made by agent.day.daily (the facts, the text) and written
+by agent.day.report; this decides which day a request means and whether the file on disk
+stands (a model's summary or a person's note in it stays) or is written again.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from datetime import date, datetime, timedelta
+from typing import Any
+
+from agent.day import daily, report
+from agent.memory.gate import MemoryGate
+from agent.voice.model import Complete
+from policies.errors import AlmaError, BadArgumentError, InvalidStateError
+from policies.i18n import _
+from policies.layout import RootLayout
+from state.db import utc_stamp
+from state.journal import Journal
+from state.suggestions import SuggestionStore
+
+log = logging.getLogger("alma.agent")
+
+
+class DailyReports:
+    def __init__(
+        self,
+        layout: RootLayout,
+        store: SuggestionStore,
+        journal: Journal,
+        lock: threading.RLock,
+        *,
+        memory: MemoryGate | None = None,
+        complete: Complete | None = None,
+        clock: Callable[[], float] = time.time,
+        model_timeout_s: float = 120.0,
+    ) -> None:
+        self.layout = layout
+        self.store = store
+        self.journal = journal
+        self._lock = lock  # the agent's: the store and the journal are read between decisions
+        self.memory = memory
+        self.complete = complete  # the model, when one is loaded: the report's summary
+        self.clock = clock
+        self.model_timeout_s = model_timeout_s
+
+    def scheduled(self) -> dict[str, Any]:
+        """The scheduled report: of the day that ended when the schedule runs before noon
+        (03:00 by default, the day before is whole by then), else of the day running. A report
+        of that day written before it ended (a person asked at 18:00) is written again, whole;
+        one written after is left as it is, with whatever a person added to it."""
+        now = datetime.fromtimestamp(self.clock())
+        day = now.date() - timedelta(days=1) if now.hour < 12 else now.date()
+        kept = self._kept_report(day)
+        if kept is not None and kept[1] >= _day_span(day)[1]:
+            return kept[0]
+        return self._write_report(day)
+
+    def show(self, day: str | None, *, refresh: bool = False) -> dict[str, Any]:
+        """The day's analysis, logs/alma/DATE-analisis.md (today by default): as it is when it
+        was written already (contract §2: a model's summary or a person's note in it stays);
+        else, or with ``refresh``, built now from what the day's logs and ALMA's records hold."""
+        today = datetime.fromtimestamp(self.clock()).date()
+        try:
+            when = date.fromisoformat(day) if day else today
+        except ValueError:
+            raise BadArgumentError(
+                _("{day} is not a date; write it as YYYY-MM-DD.", day=repr(day))
+            ) from None
+        if when > today:
+            raise BadArgumentError(
+                _(
+                    "{day} has not come yet; give today's date or an earlier one.",
+                    day=when.isoformat(),
+                )
+            )
+        try:
+            _day_span(when)
+        except (OverflowError, ValueError, OSError):  # before the first day the clock can hold
+            raise BadArgumentError(
+                _(
+                    "{day} is too long ago for a report; give a day ALMA has logs of.",
+                    day=when.isoformat(),
+                )
+            ) from None
+        if not refresh:
+            kept = self._kept_report(when)
+            if kept is not None:
+                return kept[0]
+        return self._write_report(when)
+
+    def _kept_report(self, when: date) -> tuple[dict[str, Any], float] | None:
+        """The report of ``when`` already on disk (``written`` False) and its mtime, or None."""
+        name = _report_name(when)
+        got = report.read_own(self.layout, name)
+        if got is None:
+            return None
+        why = _("larger than any report ALMA writes") if got.cut else None
+        try:
+            text = got.data.decode("utf-8")
+        except UnicodeDecodeError:
+            why = _("not UTF-8 text")
+        if why is not None:
+            raise InvalidStateError(
+                _(
+                    "logs/alma/{name} cannot be shown ({why}); `alma-ctl report --refresh "
+                    "{day}` writes the day's analysis again in its place.",
+                    name=name,
+                    why=why,
+                    day=when.isoformat(),
+                )
+            )
+        mtime = got.mtime_ns / 1e9
+        written_at = datetime.fromtimestamp(mtime).astimezone().isoformat(timespec="seconds")
+        shown = {
+            "date": when.isoformat(),
+            "path": str(self.layout.reports / name),
+            "text": text,
+            "written": False,
+            "written_at": written_at,
+        }
+        return shown, mtime
+
+    def _write_report(self, when: date) -> dict[str, Any]:
+        memory_projects: list[str] = []
+        memories: dict[str, int] | None = None
+        start, end = _day_span(when)
+        if self.memory is not None and self.memory.loaded:
+            try:
+                created = self.memory.service.created(start, end)
+                memory_projects = [project for project in created if project]
+                memories = {"added": sum(created.values()), "total": self.memory.service.count()}
+            except AlmaError as exc:
+                log.error("the report goes without memory: %s", exc)
+        facts = daily.day_facts(self.layout.root, when, memory_projects=memory_projects)
+        # Outside the lock: the model may take a while, and decisions must not wait for it.
+        summary = daily.summarize(facts, self.complete, timeout_s=self.model_timeout_s)
+        since, until = utc_stamp(start), utc_stamp(end)
+        with self._lock:
+            made = self.store.created_between(since, until)
+            done = [
+                a
+                for a in self.journal.started_between(since, until)
+                if a["status"] in ("done", "undone")
+            ]
+        text = daily.render(
+            facts, suggestions=made, actions=done, memories=memories, summary=summary
+        )
+        path = report.write_own(self.layout, _report_name(when), text, append=False)
+        return {"date": when.isoformat(), "path": path, "text": text, "written": True}
+
+
+def _day_span(day: date) -> tuple[float, float]:
+    """The local day's first instant and the next day's, as timestamps (a DST day included)."""
+    start = datetime.combine(day, datetime.min.time())
+    return start.timestamp(), datetime.combine(day + timedelta(days=1), start.time()).timestamp()
+
+
+def _report_name(when: date) -> str:
+    return f"{when.isoformat()}-analisis.md"

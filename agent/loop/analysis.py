@@ -1,0 +1,238 @@
+"""The analysis: what the detectors find becomes suggestions, or is left out with a reason.
+
+Plain functions over findings, in order: *observe* (every detector, the memory store's
+merges, the track record's promotions; pending suggestions whose files changed expire),
+*explain* (what the files, or the model, say about a failing script; the break a long_hours
+suggestion offers), *recall* (what memory forbids or remembers), *gate* (the policy: refused,
+asks a person, or runs on its own) and *admit* (stored as a suggestion, found again by
+fingerprint rather than stored twice). A finding is one value all the way:
+:class:`actions.planners.PlanResult`, its plan a list of ops, copied only where recall or
+diagnosis changes it; the suggestions store encodes that plan once.
+
+Each step is a method of :class:`Analyst`, whose collaborators are given to it explicitly.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import TypedDict
+
+from actions.ops import Op, files_touched, write_paths
+from actions.planners import PlanResult
+from agent.day.reminders import plan_words
+from agent.detectors import diagnose
+from agent.loop.autonomy import Autonomy, PolicyHolder
+from agent.loop.track import PROMOTION_KIND, TrackRecord
+from agent.memory import merge_actions
+from agent.memory.gate import MemoryGate
+from agent.memory.recall import MemoryNote, apply_recall, recall_notes
+from agent.voice.model import Complete
+from policies.decide import PlanFacts, Verdict, decide
+from policies.errors import AlmaError
+from policies.i18n import _
+from policies.layout import RootLayout
+from policies.zones import ZoneCheck
+from state.suggestions import SuggestionStore
+
+log = logging.getLogger("alma.agent")
+
+Detect = Callable[[float], Sequence[PlanResult]]
+Notify = Callable[[str, str], None]
+#: Plan-less kinds that describe a condition which can end by itself: a backup that works
+#: again (agent.backup.service), a kind no longer trusted after an undo (agent.loop.track).
+_CONDITION_KINDS = frozenset({"backup", PROMOTION_KIND})
+
+
+def no_notify(title: str, body: str) -> None:
+    return None
+
+
+class Skipped(TypedDict):
+    """A finding the analysis did not propose, and why (shown by ``analyze --wait``)."""
+
+    kind: str
+    target: str
+    title: str
+    why: str
+    by: list[str]  # the memory ids that decided it, if any
+
+
+@dataclass
+class Analysis:
+    """One analysis's outcome: the suggestions admitted (id, runs on its own) and the rest."""
+
+    admitted: list[tuple[int, bool]] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+
+
+def track_record(store: SuggestionStore, policy: PolicyHolder) -> TrackRecord:
+    """The track record as the outcomes stored now make it."""
+    return TrackRecord(store.outcomes(), auto_kinds=policy().auto.kinds)
+
+
+def _skip(finding: PlanResult, why: str, by: list[str] | None = None) -> Skipped:
+    return {
+        "kind": finding.kind,
+        "target": finding.target,
+        "title": finding.title,
+        "why": why,
+        "by": by or [],
+    }
+
+
+class Analyst:
+    """Runs the analysis over the detectors' findings and admits what it proposes."""
+
+    def __init__(
+        self,
+        layout: RootLayout,
+        policy: PolicyHolder,
+        store: SuggestionStore,
+        autonomy: Autonomy,
+        detect: Detect,
+        *,
+        memory: MemoryGate | None = None,
+        complete: Complete | None = None,
+        clock: Callable[[], float] = time.time,
+        notify: Notify = no_notify,
+    ) -> None:
+        self.layout = layout
+        self.policy = policy
+        self.store = store
+        self.autonomy = autonomy
+        self.detect = detect
+        self.memory = memory
+        self.complete = complete  # the model, when one is loaded: a config fix
+        self.clock = clock
+        self.notify = notify
+
+    def run(self, now: float) -> Analysis:
+        """observe -> explain -> recall -> gate -> admit, once over every finding."""
+        track = track_record(self.store, self.policy)
+        out = Analysis()
+        findings = self.observe(now, track, out.skipped)
+        notes = self.notes() if findings else []
+        for finding in findings:
+            try:
+                finding = self.explain(finding)
+            except (OSError, AlmaError) as exc:  # proposed as detected, without the explanation
+                log.error("could not look into %s: %s", finding.target, exc)
+            shaped = apply_recall(finding, notes)
+            if shaped.finding is None:
+                out.skipped.append(_skip(finding, shaped.why, shaped.by))
+                continue
+            verdict, reason = self.gate(shaped.finding)
+            if verdict is Verdict.REFUSE:
+                out.skipped.append(_skip(shaped.finding, reason))
+                continue
+            auto = verdict is Verdict.ALLOW
+            out.admitted.append((self.admit(shaped.finding, needs_approval=not auto), auto))
+        return out
+
+    # -- the steps ------------------------------------------------------------------------------
+    def observe(self, now: float, track: TrackRecord, skipped: list[Skipped]) -> list[PlanResult]:
+        """The findings worth proposing: not pending or decided already, not stopped by the
+        track record (those go to ``skipped``), not a detector's bug (logged)."""
+        found = list(self.detect(now))
+        seen_memory = False  # the memory store not looked at: its pending merges stay
+        if self.memory is not None and self.memory.loaded:
+            # Not waiting for, nor doing, a full scan of the store (it runs on its own thread
+            # after an analysis); its merges come with a later one.
+            merges = merge_actions.merge_findings(self.memory.service, wait=False)
+            seen_memory = merges is not None
+            found += merges or ()
+        found += track.promotion_findings()
+        self.expire({f.fingerprint for f in found}, seen_memory=seen_memory)
+        out: list[PlanResult] = []
+        for finding in found:
+            problem = finding.problem()
+            if problem is not None:
+                log.error("a detector gave a bad finding, left out: %s", problem)
+                continue
+            if self.store.find_blocking(finding.fingerprint) is not None:
+                continue  # pending, or decided: not news
+            why = track.stopped(finding.kind, finding.target, files=finding.files)
+            if why is not None:
+                skipped.append(_skip(finding, why))
+                continue
+            out.append(finding)
+        return out
+
+    def expire(self, current: set[str], *, seen_memory: bool) -> None:
+        """A pending plan whose files changed under it no longer describes them, and a notice
+        of a condition that ended (a backup succeeded since) no longer holds: expire it."""
+        for row in self.store.with_status("pending"):
+            if row["kind"] == merge_actions.KIND and not seen_memory:
+                continue  # the store was not looked at this time
+            ended = row["kind"] in _CONDITION_KINDS
+            if (row["has_plan"] or ended) and row["fingerprint"] not in current:
+                if ended:
+                    why = _("what it said no longer holds")
+                else:
+                    why = _(
+                        "its files changed after it was proposed; a new analysis proposes "
+                        "a fresh plan if it still applies"
+                    )
+                self.store.update(row["id"], status="expired", error=why)
+
+    def explain(self, finding: PlanResult) -> PlanResult:
+        """The words of a plan the files or the clock give: a failing script's configuration
+        (its fix, perhaps the model's), the time of the break a long_hours suggestion offers.
+        Only these kinds take this step; every other finding comes out as it went in."""
+        if finding.kind == "long_hours":
+            when = datetime.fromtimestamp(self.clock())
+            return replace(finding, evidence=[*finding.evidence, plan_words(when)])
+        if finding.kind != "repeated_failure":
+            return finding
+        policy = self.policy()
+        zones = ZoneCheck(policy.zones.writable, policy.zones.read_only)
+        return diagnose.explain_failure(
+            self.layout.root,
+            finding,
+            writable=lambda path: zones.problem(path) is None,
+            complete=self.complete,
+        )
+
+    def notes(self) -> list[MemoryNote]:
+        """The principles and decisions recall reads (none without a memory store)."""
+        if self.memory is None or not self.memory.loaded:
+            return []
+        try:
+            return recall_notes(self.memory.service)
+        except Exception:  # proposing goes on without what memory would have added
+            log.exception("recall failed; proposing without memory this time")
+            return []
+
+    def gate(self, finding: PlanResult) -> tuple[Verdict, str]:
+        """The policy's verdict with nobody's approval: ALLOW (runs on its own), ASK, REFUSE."""
+        plan = finding.plan
+        facts = PlanFacts(kind=finding.kind, paths=write_paths(plan), files=files_touched(plan))
+        decision = decide(self.policy(), facts, self.autonomy.run_context(approved_by_person=False))
+        if finding.by_model and decision.verdict is Verdict.ALLOW:
+            # Contract §5: the model's text never becomes an action without a person's word.
+            return Verdict.ASK, _("the model wrote this plan: a person decides.")
+        return decision.verdict, decision.reason
+
+    def admit(self, finding: PlanResult, *, needs_approval: bool) -> int:
+        """Store the suggestion (its plan encoded here, once); a person who must decide is
+        told."""
+        sid = self.store.propose(finding, needs_approval=needs_approval)
+        log.info("suggestion %s proposed: %s", sid, finding.title)
+        if needs_approval:
+            self.notify(
+                _("ALMA: suggestion {id}", id=sid),
+                _("{title}. alma-ctl suggestions show {id}", title=finding.title, id=sid),
+            )
+        return sid
+
+    def plan_again(self, fingerprint: str) -> list[Op] | None:
+        """The plan the analysis would propose now for the finding of ``fingerprint`` (a config
+        fix is read from the files again), or None when that finding is gone."""
+        for finding in self.detect(self.clock()):
+            if finding.fingerprint == fingerprint:
+                return self.explain(finding).plan
+        return None
