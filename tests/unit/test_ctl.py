@@ -571,7 +571,6 @@ def test_alma_ctl_imports_nothing_heavy() -> None:
         "pydantic",
         "numpy",
         "chromadb",
-        "langgraph",
         "apscheduler",
         "agent",
         "state",
