@@ -206,9 +206,8 @@ _RELATED = Arg(
 )
 _SLOW = 3600.0  # accept/undo/analyze may move thousands of files; the daemon bounds them itself
 _MODEL = 300.0  # the first memory call may load the embedding model
-_BACKUP = (
-    7 * 3600.0
-)  # restic's own bound is 6 hours (agent.backup.restic.LONG_S); the answer follows
+#: Longer than restic's own bound (agent.backup.restic.LONG_S): the answer comes after it.
+_BACKUP = 7 * 3600.0
 _SESSION = Arg("session", "str", required=True, non_empty=True, max_len=L.SHORT_TEXT)
 
 _TABLE: tuple[Command, ...] = (

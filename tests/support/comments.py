@@ -32,16 +32,6 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 CODE = ("agent", "control", "actions", "policies", "sandbox", "state", "bench")
 
-#: Files whose comments another change is rewriting; read once it lands (the list then empties).
-PENDING = frozenset(
-    {
-        "agent/api.py",
-        "control/ctl.py",
-        "control/commands.py",
-    }
-)
-#: Folders in the same case as :data:`PENDING`.
-PENDING_DIRS = ("agent/loop/",)
 
 _UNIT = (
     r"ms|µs|us|ns|s|secs?|seconds?|minutes?|mins?|h|hours?|days?"
@@ -66,10 +56,6 @@ HISTORY = re.compile(
     re.IGNORECASE,
 )
 _LITERAL = re.compile(r"``.*?``")
-
-
-def _pending(rel: str) -> bool:
-    return rel in PENDING or rel.startswith(PENDING_DIRS)
 
 
 def texts(source: str) -> Iterator[tuple[int, str]]:
@@ -115,8 +101,7 @@ def findings_in_code(roots: tuple[str, ...] = CODE) -> list[str]:
     found: list[str] = []
     for root in roots:
         for path in sorted((REPO / root).rglob("*.py")):
-            if not _pending(path.relative_to(REPO).as_posix()):
-                found += _scan(path, (FIGURE, HISTORY))
+            found += _scan(path, (FIGURE, HISTORY))
     return found
 
 
