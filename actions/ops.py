@@ -4,6 +4,9 @@ Ops are frozen dataclasses with a strict parser (:func:`op_from_dict`): stored p
 back at the edge of the executor and must be exactly what a planner wrote. Plain dataclasses
 rather than pydantic keep the confined executor's start-up short (it runs once per action).
 Paths are relative to the ALMA root and ``/``-separated (contract §3).
+
+One module, longer than most, because it is the vocabulary and its one codec together: each
+op's shape, its strict parsing and a plan's stored text cannot drift apart.
 """
 
 from __future__ import annotations

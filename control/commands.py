@@ -3,7 +3,8 @@
 This table is the whole attack surface of the socket (Supervisor had a CVE for dispatching
 whatever name arrived): the server validates every request against it *before* dispatch, and
 alma-ctl builds its argument parser from it, so the two cannot drift apart. A name that is not
-here is never looked up anywhere else.
+here is never looked up anywhere else. It is longer than most modules because it is the whole
+table: one place to read every command a socket can be asked.
 """
 
 from __future__ import annotations

@@ -6,6 +6,10 @@ SO_PEERCRED and refused unless it is that uid. A request is parsed into plain da
 against the explicit command table before ``dispatch`` ever sees it; nothing in a message is
 executed, evaluated or unpickled. A connection thread never lets an exception escape: any input
 gets an answer or a closed connection, never a dead server.
+
+One module, longer than most, because its defences (the peer check, framing, per-peer caps,
+answering slots, streamed answers) all act on one connection's state; the command table
+(control.commands) and the wire format (control.protocol) live apart.
 """
 
 from __future__ import annotations

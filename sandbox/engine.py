@@ -2,6 +2,10 @@
 
 The daemon calls :class:`Engine`; it never touches a person's file itself. Every change happens
 in ``python -m sandbox.runner`` confined by the chosen backend (sandbox.confine).
+
+One module, longer than most, because the gate, the child, undo, recovery and the trash share
+the executor lock and the journal's action rows; what runs in the child lives apart
+(sandbox.executor, sandbox.recovery).
 """
 
 from __future__ import annotations

@@ -4,6 +4,9 @@ Lives in ``.alma/journal/journal.db``, the one part of ``.alma/`` the confined e
 write. The daemon creates an action row; the executor writes every op's intent in one durable
 transaction, applies the ops, and records them done in batches (group commit). Recovery reads
 what is left without ``done``.
+
+One module, longer than most, because it is the only code that knows the journal's schema, its
+migrations and its durability rules (the WAL, group commit, the folds after an action).
 """
 
 from __future__ import annotations
