@@ -235,8 +235,29 @@ class Keep(Op):
         return ()
 
 
+class _NewContent:
+    """What an edit and a create share: one file, and the bytes ALMA writes there."""
+
+    path: str
+    content: bytes
+
+    def write_paths(self) -> tuple[str, ...]:
+        return (self.path,)
+
+    def touches_file(self) -> bool:
+        return True
+
+    @property
+    def sha256(self) -> str:
+        """The new content's hash: how recovery tells the version ALMA wrote from any other."""
+        return hashlib.sha256(self.content).hexdigest()
+
+    def content_b64(self) -> str:
+        return base64.b64encode(self.content).decode("ascii")
+
+
 @dataclass(frozen=True)
-class Edit(Op):
+class Edit(_NewContent, Op):
     """Replace the regular file ``path`` with ``content``: the old version goes to ALMA's trash
     (its undo brings it back byte for byte), the new one is published without replacing
     anything that appeared meanwhile. ``expect`` must carry the old file's sha256: the new
@@ -248,28 +269,17 @@ class Edit(Op):
     content: bytes
     op: OpName = field(default="edit", init=False)
 
-    def write_paths(self) -> tuple[str, ...]:
-        return (self.path,)
-
-    def touches_file(self) -> bool:
-        return True
-
-    @property
-    def sha256(self) -> str:
-        """The new content's hash: how recovery tells the new version from any other file."""
-        return hashlib.sha256(self.content).hexdigest()
-
     def to_dict(self) -> dict[str, Any]:
         return {
             "op": self.op,
             "path": self.path,
             "expect": self.expect.to_dict(),
-            "content_b64": base64.b64encode(self.content).decode("ascii"),
+            "content_b64": self.content_b64(),
         }
 
 
 @dataclass(frozen=True)
-class Create(Op):
+class Create(_NewContent, Op):
     """Write a new regular file ``path`` holding ``content``, never over anything: the file is
     written beside and published with a no-replace rename, so a file already there (or one that
     appears meanwhile) refuses the op. Its folder must exist, or be made by a ``mkdir`` before
@@ -280,23 +290,8 @@ class Create(Op):
     content: bytes
     op: OpName = field(default="create", init=False)
 
-    def write_paths(self) -> tuple[str, ...]:
-        return (self.path,)
-
-    def touches_file(self) -> bool:
-        return True
-
-    @property
-    def sha256(self) -> str:
-        """How recovery tells the file this op published from any other."""
-        return hashlib.sha256(self.content).hexdigest()
-
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "op": self.op,
-            "path": self.path,
-            "content_b64": base64.b64encode(self.content).decode("ascii"),
-        }
+        return {"op": self.op, "path": self.path, "content_b64": self.content_b64()}
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agent.memory.service import MemoryService
+from bench.figures import pct
 from policies.layout import RootLayout
 from state.memory import MemoryRecord, get_embedder
 
@@ -59,11 +60,6 @@ def rss_mb() -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] * 1000
 
 
 def synthetic_log(n: int, rng: random.Random) -> str:
@@ -151,15 +147,15 @@ def bench_search(size: int, queries: int) -> dict[str, float]:
     return {
         "size": size,
         "fill_s": fill_s,
-        "embed_p50": pct(embed_t, 0.5),
-        "chroma_p50": pct(chroma_t, 0.5),
-        "chroma_p95": pct(chroma_t, 0.95),
-        "e2e_p50": pct(e2e_t, 0.5),
-        "e2e_p95": pct(e2e_t, 0.95),
-        "tag_p50": pct(tag_t, 0.5),
-        "tag_p95": pct(tag_t, 0.95),
-        "ctx_p50": pct(ctx_t, 0.5),
-        "ctx_p95": pct(ctx_t, 0.95),
+        "embed_p50": pct(embed_t, 0.5, scale=1000),
+        "chroma_p50": pct(chroma_t, 0.5, scale=1000),
+        "chroma_p95": pct(chroma_t, 0.95, scale=1000),
+        "e2e_p50": pct(e2e_t, 0.5, scale=1000),
+        "e2e_p95": pct(e2e_t, 0.95, scale=1000),
+        "tag_p50": pct(tag_t, 0.5, scale=1000),
+        "tag_p95": pct(tag_t, 0.95, scale=1000),
+        "ctx_p50": pct(ctx_t, 0.5, scale=1000),
+        "ctx_p95": pct(ctx_t, 0.95, scale=1000),
         "rss_mb": rss,
     }
 

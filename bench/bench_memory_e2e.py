@@ -48,6 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_daemon import cpu_seconds
 
+from bench.figures import pct
 from control.client import Client
 from tests.support.daemon import ALMA_CTL, DaemonRoot
 
@@ -81,12 +82,6 @@ QUERIES = [
     "¿Qué hago cuando duermo menos de seis horas?",
     "¿Qué planes tengo para la primavera?",
 ]
-
-
-def pct(values: list[float], q: float) -> float:
-    """The q-quantile in milliseconds (nearest rank)."""
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] * 1000
 
 
 def proc_mb(pid: int) -> tuple[float, float]:
@@ -237,19 +232,19 @@ def bench_size(size: int, queries: int) -> dict[str, float]:
         "loaded_s": loaded,
         "cold_ms": cold * 1000,
         "analyze_s": analyze_s,
-        "p50": pct(search, 0.5),
-        "p95": pct(search, 0.95),
-        "tag_p50": pct(tagged, 0.5),
-        "tag_p95": pct(tagged, 0.95),
-        "sock_p50": pct(sock, 0.5),
-        "sock_p95": pct(sock, 0.95),
-        "ctx_p50": pct(contexts, 0.5),
-        "ctx_p95": pct(contexts, 0.95),
-        "sock_ctx_p50": pct(sock_ctx, 0.5),
-        "sock_ctx_p95": pct(sock_ctx, 0.95),
+        "p50": pct(search, 0.5, scale=1000),
+        "p95": pct(search, 0.95, scale=1000),
+        "tag_p50": pct(tagged, 0.5, scale=1000),
+        "tag_p95": pct(tagged, 0.95, scale=1000),
+        "sock_p50": pct(sock, 0.5, scale=1000),
+        "sock_p95": pct(sock, 0.95, scale=1000),
+        "ctx_p50": pct(contexts, 0.5, scale=1000),
+        "ctx_p95": pct(contexts, 0.95, scale=1000),
+        "sock_ctx_p50": pct(sock_ctx, 0.5, scale=1000),
+        "sock_ctx_p95": pct(sock_ctx, 0.95, scale=1000),
         "sock_cpu_ms": sock_cpu * 1000,
         "ctx_cpu_ms": ctx_cpu * 1000,
-        "status_p50": pct(status, 0.5),
+        "status_p50": pct(status, 0.5, scale=1000),
         "stats_ms": statistics.median(stats_t) * 1000,
         "rss": rss,
         "peak": peak,
@@ -269,7 +264,7 @@ def bench_embed(queries: int) -> tuple[float, float, float]:
         t = time.perf_counter()
         emb.query(QUERIES[i % len(QUERIES)])
         times.append(time.perf_counter() - t)
-    return load, pct(times, 0.5), pct(times, 0.95)
+    return load, pct(times, 0.5, scale=1000), pct(times, 0.95, scale=1000)
 
 
 def bench_ingest(paragraphs: int) -> tuple[float, int]:

@@ -40,6 +40,7 @@ from agent.voice.backends import LlamaBackend
 from agent.voice.files import embedded_model_path
 from agent.voice.model import Backend, generate
 from agent.voice.process import ProcessBackend, ProcessOptions
+from bench.figures import pct
 from control.client import Client
 from tests.support.daemon import ALMA_CTL, DaemonRoot
 
@@ -59,11 +60,6 @@ ANSWERS = [
     "La tesis va lenta: el capítulo 3 de resultados está a medias y el tutor quiere verlo en enero.",
     "Decidí que el viaje a Lisboa no pase de 600 euros, hotel y tren incluidos.",
 ]
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def _timed(backend: Backend, message: str) -> tuple[float, float]:
