@@ -139,6 +139,8 @@ class Monitor(_Section):
     organize_by: Literal["type", "month"] = "type"
     #: Notice a growing trend of negative words in the person's own chat turns (low_mood).
     low_mood: bool = True
+    #: New suggestions that wait for a person, at most, a day (0: no limit): the noise budget.
+    new_per_day: int = Field(5, ge=0, le=10_000)
 
 
 class SandboxSettings(_Section):

@@ -41,6 +41,9 @@ organize_by = "type"
 # Notice when your own chat messages sound more and more tired or sad over days (gently, by
 # rule, never a diagnosis); false turns it off.
 low_mood = true
+# At most this many new suggestions a day wait for you, the most useful first; the rest wait
+# for a later day (0: no limit).
+new_per_day = 5
 
 [sandbox]
 # Where approved plans run: "auto" (the strongest that works: landlock, bwrap, firejail),

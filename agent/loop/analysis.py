@@ -4,8 +4,9 @@ Plain functions over findings, in order: *observe* (every detector, the memory s
 merges, the track record's promotions; pending suggestions whose files changed expire),
 *explain* (what the files, or the model, say about a failing script; the break a long_hours
 suggestion offers), *recall* (what memory forbids or remembers), *gate* (the policy: refused,
-asks a person, or runs on its own) and *admit* (stored as a suggestion, found again by
-fingerprint rather than stored twice). A finding is one value all the way:
+asks a person, or runs on its own), the *budget* (at most ``[monitor] new_per_day`` new
+suggestions a day wait for the person, the most worth first: agent.loop.budget) and *admit*
+(stored as a suggestion, found again by fingerprint rather than stored twice). A finding is one value all the way:
 :class:`actions.planners.PlanResult`, its plan a list of ops, copied only where recall or
 diagnosis changes it; the suggestions store encodes that plan once.
 
@@ -26,6 +27,7 @@ from actions.planners import PlanResult
 from agent.day.reminders import plan_words
 from agent.detectors import diagnose
 from agent.loop.autonomy import Autonomy, PolicyHolder
+from agent.loop.budget import within, worth
 from agent.loop.track import PROMOTION_KIND, TrackRecord
 from agent.memory import merge_actions
 from agent.memory.gate import MemoryGate
@@ -33,9 +35,10 @@ from agent.memory.recall import MemoryNote, apply_recall, recall_notes
 from agent.voice.model import Complete
 from policies.decide import PlanFacts, Verdict, decide
 from policies.errors import AlmaError
-from policies.i18n import _
+from policies.i18n import _, ngettext
 from policies.layout import RootLayout
 from policies.zones import ZoneCheck
+from state.db import utc_stamp
 from state.suggestions import SuggestionStore
 
 log = logging.getLogger("alma.agent")
@@ -111,11 +114,12 @@ class Analyst:
         self.notify = notify
 
     def run(self, now: float) -> Analysis:
-        """observe -> explain -> recall -> gate -> admit, once over every finding."""
+        """observe -> explain -> recall -> gate -> budget -> admit, once over every finding."""
         track = track_record(self.store, self.policy)
         out = Analysis()
         findings = self.observe(now, track, out.skipped)
         notes = self.notes() if findings else []
+        gated: list[tuple[PlanResult, bool]] = []  # (finding, runs on its own)
         for finding in findings:
             try:
                 finding = self.explain(finding)
@@ -129,9 +133,38 @@ class Analyst:
             if verdict is Verdict.REFUSE:
                 out.skipped.append(_skip(shaped.finding, reason))
                 continue
-            auto = verdict is Verdict.ALLOW
-            out.admitted.append((self.admit(shaped.finding, needs_approval=not auto), auto))
+            gated.append((shaped.finding, verdict is Verdict.ALLOW))
+        # What runs on its own asks nothing of the person: only the rest count in the budget.
+        asks = [f for f, auto in gated if not auto]
+        proposed, waiting = within(
+            asks, self.room(now), lambda f: worth(f.kind, f.files, track.welcome(f.kind))
+        )
+        for finding in waiting:
+            out.skipped.append(_skip(finding, self.waiting_why()))
+        chosen = {id(f) for f in proposed}
+        for finding, auto in gated:
+            if auto or id(finding) in chosen:
+                out.admitted.append((self.admit(finding, needs_approval=not auto), auto))
         return out
+
+    def room(self, now: float) -> int | None:
+        """How many new suggestions may still wait for the person today (None: no budget)."""
+        budget = self.policy().monitor.new_per_day
+        if budget == 0:
+            return None
+        start = datetime.fromtimestamp(now).replace(hour=0, minute=0, second=0, microsecond=0)
+        today = self.store.created_between(utc_stamp(start.timestamp()), utc_stamp(now + 1))
+        return max(0, budget - sum(1 for s in today if s["needs_approval"]))
+
+    def waiting_why(self) -> str:
+        budget = self.policy().monitor.new_per_day
+        return ngettext(
+            "waiting: today's new suggestion is already proposed ([monitor] new_per_day = {n}); "
+            "a later analysis proposes it if it still holds",
+            "waiting: today's {n} new suggestions are already proposed ([monitor] new_per_day); "
+            "a later analysis proposes it if it still holds",
+            budget,
+        )
 
     # -- the steps ------------------------------------------------------------------------------
     def observe(self, now: float, track: TrackRecord, skipped: list[Skipped]) -> list[PlanResult]:

@@ -156,6 +156,17 @@ class TrackRecord:
             )
         return results
 
+    def welcome(self, kind: str) -> float:
+        """The share of ``kind``'s decided suggestions the person took well (accepted or found
+        useful), 0.5 while none is decided: the noise budget's tie-breaker (agent.loop.budget)."""
+        counts: Counter[str] = Counter()
+        for (k, _folder), c in self.total.items():
+            if k == kind:
+                counts.update(c)
+        good = counts["accepted"] + counts["useful"]
+        bad = counts["rejected"] + counts["useless"]
+        return (good + 1) / (good + bad + 2)
+
     def summary(self) -> dict[str, Any]:
         """What ``alma-ctl stats`` shows."""
         kinds: dict[str, Counter[str]] = defaultdict(Counter)

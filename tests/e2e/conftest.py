@@ -11,9 +11,11 @@ from tests.support.daemon import DaemonRoot
 
 @pytest.fixture
 def alma() -> Iterator[DaemonRoot]:
-    """An initialized root with ``settle_seconds = 0`` (files count at once); not started."""
+    """An initialized root with ``settle_seconds = 0`` (files count at once) and no noise
+    budget (a test makes many suggestions in a day; the budget's own tests keep it: the weeks
+    lived with ALMA); not started."""
     d = DaemonRoot().init()
-    d.policy(monitor__settle_seconds=0)
+    d.policy(monitor__settle_seconds=0, monitor__new_per_day=0)
     try:
         yield d
     finally:
@@ -22,9 +24,10 @@ def alma() -> Iterator[DaemonRoot]:
 
 @pytest.fixture
 def alma_mem() -> Iterator[DaemonRoot]:
-    """An initialized root, memory enabled, ``settle_seconds = 0``; not started."""
+    """An initialized root, memory enabled, ``settle_seconds = 0``, no noise budget; not
+    started."""
     d = DaemonRoot(memory=True).init()
-    d.policy(monitor__settle_seconds=0)
+    d.policy(monitor__settle_seconds=0, monitor__new_per_day=0)
     try:
         yield d
     finally:

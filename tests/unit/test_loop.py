@@ -258,3 +258,33 @@ def test_a_checkpoints_file_of_an_older_root_goes_at_start(world: World) -> None
     assert not cp.exists() and not cp.with_name(cp.name + "-wal").exists()
     assert ag.store.row(sid)["status"] == "pending"
     ag.reconcile()  # again, with nothing to remove
+
+
+def test_the_noise_budget_proposes_a_few_a_day_the_most_worth_first_and_the_rest_later(
+    world: World,
+) -> None:
+    def plain(kind: str, target: str) -> PlanResult:
+        return replace(_finding(target, kind=kind), plan=[], files=0)
+
+    week = [world.loose(f"user/d{i}") for i in range(4)] + [
+        plain("repeated_failure", "logs/backup.log"),
+        plain("pending_task", "logs/2026-11-20.md"),
+        plain("low_mood", "logs"),
+    ]
+    world.findings = week
+    ag = world.agent()
+    done = ag.analysis(trigger="person")
+    store = world.stores[-1]
+    first = [store.get(sid)["kind"] for sid in done["proposed"]]
+    assert len(first) == 5  # [monitor] new_per_day's default
+    assert first[:3] == ["repeated_failure", "pending_task", "low_mood"] or sorted(first) == sorted(
+        ["repeated_failure", "pending_task", "low_mood", "organize", "organize"]
+    )
+    waiting = [s for s in done["skipped"] if s["why"].startswith("waiting")]
+    assert [s["kind"] for s in waiting] == ["organize", "organize"]
+    assert ag.analysis(trigger="person")["proposed"] == []  # the same day: still waiting
+    # The next day: what waited is proposed.
+    store.conn.execute("UPDATE suggestions SET created_at = '2000-01-01T00:00:00+00:00'")
+    store.conn.commit()
+    later = ag.analysis(trigger="person")["proposed"]
+    assert [store.get(sid)["kind"] for sid in later] == ["organize", "organize"]
