@@ -23,7 +23,9 @@ from agent.memory.service import MemoryService
 from tests.support.grounded_eval import FIT_ITEMS, FIT_UNRELATED, build_store, evaluate
 from tests.support.grounded_eval_data import GroundedSet
 
-pytestmark = pytest.mark.slow  # embeds 2,000+ memories, once for the module
+# Embeds 2,000+ memories once for the module, in the first test's setup: minutes on a shared
+# machine, where the suite's default bound was reached while building.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 
 @pytest.fixture(scope="module")
