@@ -11,9 +11,12 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from agent.memory.reinforce import near_identical, reinforce
 from policies.text import without_hashtags
 from state.memory import MemoryRecord, MemoryStore
+from state.memory.embedder import Vectors
 from state.memory.models import NEVER_EVICTED
 
 log = logging.getLogger(__name__)
@@ -48,13 +51,15 @@ class Memorizer:
 
     def remember(self, records: Sequence[MemoryRecord]) -> list[Outcome]:
         """Store each record, or reinforce its near-identical twin. In order, so a batch
-        that repeats itself reinforces its own earlier rows."""
+        that repeats itself reinforces its own earlier rows. The batch's new memories are
+        written in one store write: each write is a Chroma transaction with its fsyncs,
+        several times the cost of a row within one."""
         if not records:
             return []
         emb = self.store.embedder
         vectors = emb.passages([embedding_text(r.content) for r in records])
         outcomes: list[Outcome] = []
-        added: list[MemoryRecord] = []
+        pending: dict[str, tuple[MemoryRecord, Vectors]] = {}  # to add, in order
         with self.store.lock:
             known = self.store.existing([r.id for r in records])
             for rec, vec in zip(records, vectors, strict=True):
@@ -62,19 +67,23 @@ class Memorizer:
                     found = self.store.find(rec.id)
                     outcomes.append(Outcome(found[0] if found else rec, "existing"))
                     continue
-                twin = self._twin(rec, vec, emb.calibration.duplicate)
+                twin = self._twin(rec, vec, emb.calibration.duplicate, pending)
                 if twin is not None:
                     if rec.id in twin.mention_ids:
                         outcomes.append(Outcome(twin, "existing"))
                         continue
                     stronger = reinforce(twin, rec, rec.id)
-                    self.store.update([stronger])
+                    if twin.id in pending:
+                        pending[twin.id] = (stronger, pending[twin.id][1])
+                    else:
+                        self.store.update([stronger])
                     outcomes.append(Outcome(stronger, "reinforced"))
                     continue
-                self.store.add([rec], vec.reshape(1, -1))
+                pending[rec.id] = (rec, vec)
                 outcomes.append(Outcome(rec, "added"))
-                added.append(rec)
+            added = [r for r, _v in pending.values()]
             if added:
+                self.store.add(added, np.vstack([v for _r, v in pending.values()]))
                 self.enforce_cap(protect={r.id for r in added})
         if self._on_added is not None:
             for rec in added:
@@ -92,12 +101,20 @@ class Memorizer:
             self.store.add([record], vec)
         return record
 
-    def _twin(self, rec: MemoryRecord, vec: object, threshold: float) -> MemoryRecord | None:
-        import numpy as np
-
+    def _twin(
+        self,
+        rec: MemoryRecord,
+        vec: Vectors,
+        threshold: float,
+        pending: dict[str, tuple[MemoryRecord, Vectors]],
+    ) -> MemoryRecord | None:
+        """The nearest memory ``rec`` repeats, among the stored ones and those of its batch
+        not written yet (``pending``)."""
         query = np.asarray(vec, dtype=np.float32).reshape(1, -1)
         hits = self.store.query(query, _NEIGHBOURS, {"kind": {"$ne": "summary"}})[0]
-        for cand, score in hits:
+        hits += [(r, float(np.dot(v, vec))) for r, v in pending.values() if r.kind != "summary"]
+        hits.sort(key=lambda h: -h[1])
+        for cand, score in hits[:_NEIGHBOURS]:
             if near_identical(rec.content, cand.content, score, threshold):
                 return cand
         return None

@@ -8,8 +8,8 @@
   candidate has its cosine from the one query embedding (never a second embedding call).
 - Fusion: a linear score over ``RANK_FEATURES`` (the cosine, ``1/(k + rank)`` of each list,
   the share of the question's words the memory holds, whether it is a daily summary, its
-  centrality among the candidates), its weights (``Ranking``) fitted pairwise on the tuning
-  half of the synthetic set (tests/support/memory_eval*) and kept with the embedder's
+  centrality among the candidates), its weights (``Ranking``) fitted pairwise on the fitting
+  splits of both labelled sets (tests/support/memory_eval.py ``calibrate``) and kept with the embedder's
   calibration, since they weigh its cosines; plus small metadata terms (importance, layer, a tag or project the question names,
   recency, use) that break near-ties (``RankWeights``).
 
@@ -52,8 +52,8 @@ QUESTION_STEP = 2.0
 RANK_FEATURES = ("cosine", "semantic", "lexical", "matched_share", "summary", "centrality")
 #: The direction each feature may push the rank (0: either). A fit that weighs one against
 #: its meaning is reading its sample (on the synthetic set the questions paraphrase while the
-#: look-alikes share their words, so the lexical rank and the matched share came out
-#: negative): calibration leaves that feature out, as ``context.SIGNS`` does for the cut.
+#: look-alikes share their words, so the lexical rank came out negative): calibration leaves
+#: that feature out and fits again.
 RANK_SIGNS = (1, 1, 1, 1, 0, -1)
 #: Centrality is a candidate's mean cosine to the ``HUB`` nearest candidates (itself aside): a
 #: memory as close to all of them as to the question is a generic one (a templated day, "comí
@@ -176,8 +176,18 @@ def candidates(
     for rank, hit in enumerate(ordered, start=1):
         hit.semantic_rank = rank
     model = ranking or store.embedder.calibration.ranking
-    if records or model.weights[RANK_FEATURES.index("matched_share")]:
+    if records:
         ordered = load(store, ordered, terms)
+    if model.weights[RANK_FEATURES.index("matched_share")]:
+        # What the lexical side sees of each candidate (its folded words and tags), read
+        # from the lexicon: reading every candidate's record from Chroma costs more than the
+        # whole search. ``load`` later sets ``matched`` from the text for what is shown.
+        bodies = store.bodies([h.id for h in ordered])
+        for hit in ordered:
+            if hit.id in bodies:  # folded words already
+                hit.matched = held_terms(terms, bodies[hit.id].split())
+            elif hit.loaded is not None:
+                hit.matched = matched_terms(terms, hit.loaded.content)
     query_keys = set(words(query))
     stamp = (now or datetime.now().astimezone()).timestamp()
     scores = rank_features(ordered, len(terms), weights.k) @ np.asarray(model.weights)
@@ -263,8 +273,13 @@ def rank_features(hits: list[Hit], n_terms: int, k: float = WEIGHTS.k) -> npt.ND
 
 def matched_terms(terms: list[str], content: str) -> list[str]:
     """The query stems that start a word of ``content`` (what the lexical side matched)."""
-    found = words(content)
-    return [t for t in terms if any(w.startswith(t) if len(t) >= 4 else w == t for w in found)]
+    return held_terms(terms, words(content))
+
+
+def held_terms(terms: list[str], found: list[str]) -> list[str]:
+    """The query stems that start one of the folded words ``found``."""
+    whole = set(found)
+    return [t for t in terms if t in whole or (len(t) >= 4 and any(w.startswith(t) for w in found))]
 
 
 _YEAR = 365.0 * 86400  # seconds

@@ -393,6 +393,19 @@ class MemoryStateDB:
                 return []
         return [(str(r[0]), float(r[1])) for r in rows]
 
+    def lexical_bodies(self, ids: Sequence[str]) -> dict[str, str]:
+        """The lexical body of each active memory among ``ids`` (absent ones left out)."""
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT i.id, l.body FROM lexicon_ids i JOIN lexicon l ON l.rowid = i.n"
+                f" WHERE i.id IN ({marks})",
+                list(ids),
+            ).fetchall()
+        return {str(i): str(body) for i, body in rows}
+
     def _rare(self, terms: list[str]) -> list[str]:
         """The terms held by at most ``COMMON`` of the memories. A word in most of them tells
         nothing apart (its BM25 weight is near zero) and scoring every row that holds it is

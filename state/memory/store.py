@@ -255,6 +255,11 @@ class MemoryStore:
             found[rec.id] = RankFacts.of(rec)
         return found
 
+    def bodies(self, ids: Sequence[str]) -> dict[str, str]:
+        """What the lexicon holds of each active memory among ``ids``
+        (``normalize.lexical_text``: its folded words and its metadata words)."""
+        return self._state.lexical_bodies(ids)
+
     def lexical(self, terms: Sequence[str], limit: int) -> list[str]:
         """Ids of the active memories best matching ``terms`` (BM25 over the lexicon)."""
         return [i for i, _score in self._state.lexical(terms, limit)]

@@ -147,73 +147,94 @@ def build_and_evaluate(root: Path) -> tuple[dict[str, SplitFigures], EvalSet, in
 __all__ = ["EvalQuery", "SplitFigures", "build_and_evaluate", "evaluate", "load", "open_service"]
 
 
-def _logistic(x: Any, y: Any, l2: float) -> Any:
+def _logistic(x: Any, y: Any, l2: float, weight: Any = None) -> Any:
     """L2-regularized logistic regression by Newton steps on standardized columns; returns
-    the weights for the raw columns, the last one being the bias when ``x`` ends in ones."""
+    the weights for the raw columns, the last one being the bias when ``x`` ends in ones.
+    ``weight``: each row's weight (mean 1), as if the row were repeated that often."""
     import numpy as np
 
-    std = x.std(axis=0) + 1e-9
+    s = np.ones(len(y)) if weight is None else np.asarray(weight)
+    mean = np.average(x, axis=0, weights=s)
+    std = np.sqrt(np.average((x - mean) ** 2, axis=0, weights=s)) + 1e-9
     z = x / std
     w = np.zeros(z.shape[1])
     for _ in range(50):
         p = 1 / (1 + np.exp(-(z @ w)))
-        grad = z.T @ (p - y) + l2 * w
-        hess = (z.T * (p * (1 - p))) @ z + l2 * np.eye(len(w))
+        grad = z.T @ (s * (p - y)) + l2 * w
+        hess = (z.T * (s * p * (1 - p))) @ z + l2 * np.eye(len(w))
         w -= np.linalg.solve(hess, grad)
     return w / std
 
 
-def _signed_logistic(x: Any, y: Any, l2: float, signs: tuple[int, ...]) -> Any:
+def _signed_logistic(x: Any, y: Any, l2: float, signs: tuple[int, ...], weight: Any = None) -> Any:
     """``_logistic``, with each feature the fit weighs against its meaning (``signs``: +1, -1,
     or 0 for either) left out, the worst first, and the fit repeated."""
     import numpy as np
 
     keep = np.ones(x.shape[1])
     while True:
-        w = _logistic(x * keep, y, l2) * keep
+        w = _logistic(x * keep, y, l2, weight) * keep
         wrong = (w * np.asarray(signs) < 0) & (keep > 0)
         if not wrong.any():
             return w
         keep[np.argmax(wrong * np.abs(w))] = 0.0
 
 
-def calibrate(svc: MemoryService, data: EvalSet, split: str = "tune") -> Ranking:
-    """Fit the search's rank model on one split: pairwise logistic regression (each
-    question's answer against every other candidate, on the differences of
-    ``search.rank_features``). The context's selection is fitted on the grounded set
+#: A labelled set's fitting split for the rank model: the store, and each question with its
+#: answer's text.
+Source = tuple[MemoryService, list[tuple[str, str]]]
+
+
+def tuning(svc: MemoryService, data: EvalSet, split: str = "tune") -> Source:
+    """The questions of ``split`` that have an answer stored, with its text."""
+    target = {m.id: m.content for m in data.memories}
+    return svc, [
+        (q.query, target[q.expected]) for q in data.queries if q.split == split and q.expected
+    ]
+
+
+def calibrate(sources: list[Source]) -> Ranking:
+    """Fit the search's rank model on the fitting splits of the labelled sets: pairwise
+    logistic regression (each question's answer against every other candidate it could be
+    ranked below, on the differences of ``search.rank_features``). Each set weighs the same
+    whatever its size: the synthetic set's questions paraphrase while its look-alikes share
+    their words, the grounded set's look-alikes are the same subject's other memories, and a
+    fit on one alone reads that one's sample. The person's questions and the principles are
+    left out of the pairs: the search puts the one after every stated memory, the context
+    always holds the other. The context's selection is fitted afterwards on the grounded set
     (tests.support.grounded_eval ``--fit``)."""
     import numpy as np
 
     from agent.memory.search import RANK_SIGNS, candidates, rank_features
     from state.memory.normalize import search_terms
 
-    target = {m.id: m.content for m in data.memories}
-    questions = [q for q in data.queries if q.split == split]
-
-    diffs, labels = [], []
-    for q in questions:
-        hits = sorted(candidates(svc.store, q.query, now=NOW), key=lambda h: -h.score)
-        x = rank_features(hits, len(search_terms(q.query)))
-        answer = [i for i, h in enumerate(hits) if h.record.content == target[q.expected]]
-        if not answer:
-            continue
-        for j in range(len(hits)):
-            if j != answer[0]:
-                diffs += [x[answer[0]] - x[j], x[j] - x[answer[0]]]
-                labels += [1.0, 0.0]
-    ranking = Ranking(
-        weights=tuple(
-            round(float(v), 3)
-            for v in _signed_logistic(np.asarray(diffs), np.asarray(labels), 1.0, RANK_SIGNS)
-        )
-    )
-
-    return ranking
+    diffs: list[Any] = []
+    labels: list[float] = []
+    weight: list[float] = []
+    for svc, questions in sources:
+        rows = len(diffs)
+        for query, answer_text in questions:
+            hits = sorted(candidates(svc.store, query, now=NOW), key=lambda h: -h.score)
+            x = rank_features(hits, len(search_terms(query)))
+            answer = [i for i, h in enumerate(hits) if h.record.content == answer_text]
+            if not answer:
+                continue
+            a = answer[0]
+            for j, hit in enumerate(hits):
+                if j != a and hit.facts.kind != "question" and hit.facts.layer != "L-inf":
+                    diffs += [x[a] - x[j], x[j] - x[a]]
+                    labels += [1.0, 0.0]
+        weight += [1.0 / max(1, len(diffs) - rows)] * (len(diffs) - rows)
+    share = np.asarray(weight) * len(weight) / sum(weight)  # mean 1: l2 keeps its scale
+    fitted = _signed_logistic(np.asarray(diffs), np.asarray(labels), 1.0, RANK_SIGNS, share)
+    return Ranking(weights=tuple(round(float(v), 3) for v in fitted))
 
 
 def main() -> None:
     """``python -m tests.support.memory_eval ROOT``: build the set in ROOT once (kept for the
-    next run), then print the figures of each split."""
+    next run), then print the figures of each split. ``--calibrate GROUNDED_ROOT`` fits the
+    rank model on this set's tuning half and the grounded set's fit split (a store built by
+    ``python -m tests.support.grounded_eval GROUNDED_ROOT``) and prints it."""
     import sys
 
     root = Path(sys.argv[1])
@@ -225,7 +246,7 @@ def main() -> None:
             (root / "loaded").write_text("yes\n")
         print(f"{svc.count()} memories stored")
         if "--calibrate" in sys.argv:
-            print(calibrate(svc, data))
+            print(_calibrate_both(svc, data, sys.argv[sys.argv.index("--calibrate") + 1 :]))
             return
         figures = evaluate(svc, data)
         for name in ("tune", "heldout", "unseen"):
@@ -236,6 +257,18 @@ def main() -> None:
                     print("   miss@1", miss)
     finally:
         svc.close()
+
+
+def _calibrate_both(svc: MemoryService, data: EvalSet, rest: list[str]) -> Ranking:
+    from tests.support.grounded_eval import build_store
+
+    if not rest:
+        raise SystemExit("--calibrate needs the grounded set's store: --calibrate GROUNDED_ROOT")
+    grounded, gdata = build_store(Path(rest[0]))
+    try:
+        return calibrate([tuning(svc, data), tuning(grounded, gdata, "fit")])  # type: ignore[arg-type]  # GroundedSet has EvalSet's fields
+    finally:
+        grounded.close()
 
 
 if __name__ == "__main__":

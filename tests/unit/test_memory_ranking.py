@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from agent.memory.rules import THEMES, derive
-from agent.memory.search import RANK_FEATURES, SHOWN, Hit, rank_features
+from agent.memory.search import RANK_FEATURES, SHOWN, Hit, candidates, rank_features
 from agent.memory.service import MemoryService
 from policies.errors import BadArgumentError
 from policies.layout import RootLayout
@@ -230,3 +230,22 @@ def test_examples_and_ingested_turns_get_theme_and_related_to(
     assert (carmen["theme"], carmen["related_to"]) == ("familia", "Carmen")
     script = turns["El script backup.sh volvió a fallar anoche."]
     assert (script["theme"], script["related_to"]) == ("tecnologia", "backup.sh")
+
+
+def test_the_matched_share_is_read_from_the_lexicon_not_from_every_record(
+    svc: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for text in _LIFE:
+        svc.add(text, tags=["taller"] if "pinchazo" in text else [])
+    query = "¿Cuál era el número de la denuncia de la bicicleta?"
+    with_records = {h.id: h.matched for h in candidates(svc.store, query, now=NOW)}
+    read: list[int] = []
+    records = svc.store.records
+    monkeypatch.setattr(svc.store, "records", lambda ids: (read.append(len(ids)), records(ids))[1])
+    hits = candidates(svc.store, query, now=NOW, records=False)
+    assert not any(read)  # a search reads records only for what it hands out (search.load)
+    assert {h.id: h.matched for h in hits} == with_records
+    assert any("denunci" in m for m in with_records.values())
+    # A word held only by a tag counts: the lexical side finds it there too.
+    tagged = candidates(svc.store, "¿qué hice en el taller?", now=NOW, records=False)
+    assert [h.matched for h in tagged if h.matched] == [[stem("taller")]]

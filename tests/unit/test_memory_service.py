@@ -224,6 +224,42 @@ def test_reinforcement_at_five_mentions(svc: MemoryService) -> None:
     assert svc.add("Otra vez NO trabajando hasta medianoche.")["status"] == "added"
 
 
+def test_a_batch_that_repeats_itself_is_written_once_and_reinforces_its_own_rows(
+    svc: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def para(n: int, text: str) -> MemoryRecord:
+        return MemoryRecord(
+            id=f"{n:032d}",
+            content=text,
+            layer="L0",
+            kind="turn",
+            created_at="2026-11-20T10:00:00+00:00",
+            source=f"logs/2026-11-20.md:{n}",
+        )
+
+    batch = [
+        para(1, "Otra vez trabajando hasta medianoche."),
+        para(2, "Compré un candado en U para la bici nueva."),
+        para(3, "otra vez trabajando hasta la medianoche"),
+        para(4, "Otra vez, trabajando hasta medianoche."),
+    ]
+    writes: list[int] = []
+    add = svc.store.add
+    monkeypatch.setattr(
+        svc.store, "add", lambda recs, vecs: (writes.append(len(recs)), add(recs, vecs))
+    )
+    out = svc._mem.remember(batch)
+    assert [o.status for o in out] == ["added", "added", "reinforced", "reinforced"]
+    assert writes == [2]  # the batch's new memories in one store write
+    first = svc.show(batch[0].id)
+    assert first["mentions"] == 3
+    assert svc.stats()["total"] == 2
+    # A replay (a crash before the log's offset was saved) changes nothing.
+    again = svc._mem.remember(batch)
+    assert [o.status for o in again] == ["existing"] * 4
+    assert svc.show(batch[0].id)["mentions"] == 3
+
+
 def test_cap_archives_least_important_episodes_never_facts(
     layout: RootLayout, embedder_loaded: None
 ) -> None:
