@@ -6,18 +6,16 @@ holds such paragraphs as memories like any other, and a question that starts lik
 alérgico a algo?") may be typed a fact, so it would come before the fact it asks about. This
 migration applies the rule to what is stored, once, at the store's open. What each memory was (kind,
 type, layer, importance) is written to the state DB first, so a crash halfway is finished at the
-next open and ``python -m agent.memory.migrate ROOT --undo-questions`` (daemon stopped) puts every
+next open and ``python -m agent.memory ROOT --undo-questions`` (daemon stopped) puts every
 one back as it was; an undone migration is not applied again.
 """
 
 from __future__ import annotations
 
 import logging
-import sys
 from typing import Any
 
 from agent.memory.rules import derive, is_question
-from policies.i18n import _
 from state.memory import MemoryRecord, MemoryStateDB, MemoryStore
 
 log = logging.getLogger(__name__)
@@ -82,23 +80,3 @@ def undo_questions(store: MemoryStore, state: MemoryStateDB) -> int:
     _write(store, changed)
     state.set_migration(QUESTIONS, "undone", before)
     return len(changed)
-
-
-def main() -> None:
-    """``python -m agent.memory.migrate ROOT --undo-questions``, with the daemon stopped."""
-    from pathlib import Path
-
-    from agent.memory.service import MemoryService
-    from policies.layout import RootLayout
-
-    if len(sys.argv) != 3 or sys.argv[2] != "--undo-questions":
-        sys.exit(_("Usage: python -m agent.memory.migrate ROOT --undo-questions"))
-    svc = MemoryService(RootLayout(Path(sys.argv[1])))
-    try:
-        print(_("{n} memories put back as they were.", n=svc.undo_question_migration()))
-    finally:
-        svc.close()
-
-
-if __name__ == "__main__":
-    main()
