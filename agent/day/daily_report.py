@@ -8,6 +8,7 @@ stands (a model's summary or a person's note in it stays) or is written again.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -90,9 +91,29 @@ class DailyReports:
             ) from None
         if not refresh:
             kept = self._kept_report(when)
-            if kept is not None:
+            if kept is not None and not self._stale(when, kept[1]):
                 return kept[0]
         return self._write_report(when)
+
+    def _stale(self, when: date, written: float) -> bool:
+        """Whether a report of ``when`` written at ``written`` misses what happened since: a
+        report written after its day ended is whole; one written while the day ran is stale
+        once the day's chat log changed, or ALMA proposed or did something, after it."""
+        start, end = _day_span(when)
+        if written >= end:
+            return False
+        try:
+            said = os.stat(self.layout.logs / f"{when.isoformat()}.md", follow_symlinks=False)
+        except OSError:
+            said = None
+        if said is not None and said.st_mtime > written:
+            return True
+        since, until = utc_stamp(written), utc_stamp(end)
+        with self._lock:
+            return bool(
+                self.store.created_between(since, until)
+                or self.journal.started_between(since, until)
+            )
 
     def _kept_report(self, when: date) -> tuple[dict[str, Any], float] | None:
         """The report of ``when`` already on disk (``written`` False) and its mtime, or None."""

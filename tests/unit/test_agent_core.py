@@ -394,6 +394,48 @@ def test_the_schedule_writes_again_only_a_report_made_before_its_day_ended(
     assert kept["written"] is False and kept["text"].endswith("nota de la mañana\n")
 
 
+def test_a_report_of_a_day_still_running_is_never_served_stale(
+    agent: tuple[Agent, AlmaRoot],
+) -> None:
+    import os
+
+    ag, alma = agent
+    morning = datetime(2026, 11, 17, 7, 55).timestamp()
+    ag.reports.clock = lambda: morning
+    early = ag.report(None)  # 07:55: nothing said yet
+    assert early["written"] is True and "08:02" not in early["text"]
+    path = Path(early["path"])
+    os.utime(path, (morning, morning))
+    assert ag.report(None)["written"] is False  # nothing new since: shown as it is
+    _example_logs(alma)  # the day goes on: the person talks from 08:02
+    later = datetime(2026, 11, 17, 23, 0).timestamp()
+    for log in (alma.root / "logs").glob("2026-11-17*"):
+        os.utime(log, (later, later))
+    ag.reports.clock = lambda: later
+    fresh = ag.report(None)
+    assert fresh["written"] is True and "08:02" in fresh["text"]
+    # Written after its day ended, a report is whole: kept as it is, a person's note with it.
+    path.write_text(fresh["text"] + "\nnota\n", encoding="utf-8")
+    ag.reports.clock = lambda: datetime(2026, 11, 19, 9, 0).timestamp()
+    kept = ag.report("2026-11-17")
+    assert kept["written"] is False and kept["text"].endswith("nota\n")
+
+
+def test_an_undo_after_the_report_is_in_the_report(agent: tuple[Agent, AlmaRoot]) -> None:
+    ag, alma = agent
+    for i in range(16):
+        alma.write(f"user/fotos/f{i:02d}.{('jpg', 'pdf')[i % 2]}", f"{i}\n".encode())
+    ag.analyze(trigger="person")
+    (s,) = _pending(ag)
+    done = ag.accept(int(s["id"]))
+    shown = ag.report(None)["text"]
+    assert f"`alma-ctl undo {done['id']}`" in shown
+    ag.undo(None)
+    again = ag.report(None)
+    assert again["written"] is True, "an undo since: the report is written again"
+    assert f"`alma-ctl undo {done['id']}`" not in again["text"]
+
+
 class ScanningMemory:
     """The memory service's part the analysis reads: its merge scan is running (None) or done."""
 
