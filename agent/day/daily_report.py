@@ -99,7 +99,7 @@ class DailyReports:
         """Whether a report of ``when`` written at ``written`` misses what happened since: a
         report written after its day ended is whole; one written while the day ran is stale
         once the day's chat log changed, or ALMA proposed or did something, after it."""
-        start, end = _day_span(when)
+        end = _day_span(when)[1]
         if written >= end:
             return False
         try:
