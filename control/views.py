@@ -193,13 +193,13 @@ def _stats(value: object) -> str:
     if folders:
         out += ["", table(folders, ("kind", "folder", *COUNTED_OUTCOMES))]
     for item in value.get("stopped") or []:
+        out += ["", _("No longer proposed: {kind} in {folder}: {why}.", **item)]
+    for item in value.get("reasons") or []:
         out += [
             "",
             _(
-                "No longer proposed: {kind} in {folder}. `{lift}` proposes it there again.",
-                kind=item["kind"],
-                folder=item["folder"],
-                lift=item["lift"],
+                "From your reason «{reason}» (memory {memory}): {took}. `{undo}` undoes it.",
+                **item,
             ),
         ]
     for item in value.get("auto_stopped") or []:

@@ -27,6 +27,7 @@ from agent.loop.decision import AuditLog, Decider
 from agent.loop.track import ANY_FOLDER, UNDOS_TO_STOP, TrackRecord
 from agent.memory import merge_actions as memory_actions
 from agent.memory.gate import MemoryGate
+from agent.memory.recall import taken
 from agent.voice.model import Complete
 from policies.errors import (
     AlmaError,
@@ -238,7 +239,10 @@ class Agent:
         )
 
     def stats(self) -> dict[str, Any]:
-        return self._track_record().summary()
+        """The track record's counts and rules, and what ALMA took from a person's reasons."""
+        out = self._track_record().summary()
+        out["reasons"] = taken(self.analyst.notes())
+        return out
 
     def allow(self, kind: str, folder: str | None) -> dict[str, Any]:
         """Lift a stop: at auto (no folder), or the proposals of ``kind`` in ``folder``."""

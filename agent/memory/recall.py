@@ -152,6 +152,31 @@ def recall_notes(memory: MemoryReader | None) -> list[MemoryNote]:
     return notes
 
 
+def taken(notes: Sequence[MemoryNote]) -> list[dict[str, str]]:
+    """What ALMA took from the reasons a person gave when rejecting (``alma-ctl stats``), each
+    with the memory that holds it: forgetting that memory undoes it."""
+    out: list[dict[str, str]] = []
+    for note in notes:
+        if note.reason is None or not note.forbids:
+            continue  # a principle written as such, or a reason only shown with the next proposal
+        if note.kind is None:
+            took = _(
+                "nothing in {folders} is touched, whatever the suggestion",
+                folders=", ".join(note.paths),
+            )
+        else:
+            took = _("{kind} is not proposed for {folder}", kind=note.kind, folder=note.paths[0])
+        out.append(
+            {
+                "memory": note.id,
+                "reason": note.reason,
+                "took": took,
+                "undo": f"alma-ctl memory forget {note.id}",
+            }
+        )
+    return out
+
+
 def _under(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder + "/")
 

@@ -227,6 +227,10 @@ def test_a_reason_is_read_for_what_it_asks_and_forgetting_it_undoes_that(
         said["id"] in e for e in alma.ok("suggestions", "show", str(again["id"]))["evidence"]
     )
 
+    # What ALMA took from the reasons is in stats, each with the memory that holds it.
+    reasons = {r["memory"]: r for r in alma.ok("stats")["reasons"]}
+    assert reasons[said["id"]]["undo"] == f"alma-ctl memory forget {said['id']}"
+    assert "user/Fotos" in reasons[said["id"]]["took"]
     # Forgetting what ALMA took from the reason undoes it.
     alma.ok("memory", "forget", said["id"])
     alma.ok("suggestions", "reject", str(again["id"]))

@@ -201,3 +201,30 @@ def test_a_protecting_reason_without_a_path_protects_the_rejected_target() -> No
     text = rejection_memory(6, "temp_cleanup", "user/fotos", "nunca borres nada de aquí")
     notes = recall_notes(FakeMemory([_mem("r6", text, "decision")]))
     assert apply_recall(_finding("user/fotos", kind="duplicates"), notes).finding is None
+
+
+def test_what_was_taken_from_a_reason_is_listed_with_the_memory_that_undoes_it() -> None:
+    from agent.memory.recall import taken
+
+    notes = recall_notes(
+        FakeMemory(
+            [
+                _mem(
+                    "r1", rejection_memory(1, "organize", "user/D", "sin subcarpetas"), "decision"
+                ),
+                _mem(
+                    "r2",
+                    rejection_memory(2, "duplicates", "user", "nunca borres nada de user/F"),
+                    "decision",
+                ),
+                _mem(
+                    "r3", rejection_memory(3, "organize", "user/x", "prefiero por año"), "decision"
+                ),
+                _mem("p1", "Nunca toques user/tesis", "principle"),
+            ]
+        )
+    )
+    got = {t["memory"]: t for t in taken(notes)}
+    assert sorted(got) == ["r1", "r2"]  # a reason only shown, and a principle, take nothing
+    assert got["r1"]["took"] == "organize is not proposed for user/D"
+    assert "user/F" in got["r2"]["took"] and got["r2"]["undo"] == "alma-ctl memory forget r2"
