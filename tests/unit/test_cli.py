@@ -123,11 +123,11 @@ def test_every_way_of_writing_a_line_reads_as_what_was_meant(case: tuple[Line, l
 
 def written(line: Line) -> list[str]:
     """One plain way of writing ``line``."""
+    places: list[str] = []
     if line.command is None:
         argv = ["init", *(["--with-examples"] if line.with_examples else [])]
     else:
         argv = line.command.spelling.split()
-        places: list[str] = []
         for spec in line.command.args:
             if spec.name not in line.args:
                 continue
@@ -141,10 +141,9 @@ def written(line: Line) -> list[str]:
                 argv += [f"{spec.spelling}={v}" for v in values]
         if line.output is not None:
             argv.append(f"--output={line.output}")
-        argv += ["--", *places]
     if line.root is not None:
         argv.append(f"--root={line.root}")
-    return argv + (["--json"] if line.as_json else [])
+    return argv + (["--json"] if line.as_json else []) + ["--", *places]
 
 
 def valid(line: Line) -> bool:
