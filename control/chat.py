@@ -27,13 +27,13 @@ from typing import TYPE_CHECKING, Protocol
 
 from control import chat_commands
 from control.chat_commands import Local, Run, Send, Usage
-from control.cli import EXIT_CODES_HELP, translate_argparse
+from control.cli import ROOT, Form, Help, UsageError, read_options
 from control.client import Client, DaemonUnreachable
-from control.commands import COMMANDS
+from control.commands import COMMANDS, Arg
 from control.protocol import daemon_start_hint
 from control.views import render_result
 from policies.errors import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, AlmaError, exit_code_for
-from policies.i18n import _
+from policies.i18n import N_, _
 from policies.text import printable
 
 if TYPE_CHECKING:
@@ -309,28 +309,27 @@ def _local_day(memory: object) -> date | None:
 
 
 def _arguments(argv: list[str]) -> tuple[str | None, str | None]:
-    import argparse
-
-    translate_argparse()
-    parser = argparse.ArgumentParser(
-        prog="alma chat",
-        description=_(
-            "Talk with ALMA's local model through alma-agentd. Lines that start with ! "
-            "are commands (!ayuda lists them)."
-        ),
-        epilog=_(EXIT_CODES_HELP),
-    )
-    parser.add_argument(
-        "--root", metavar="DIR", help=_("the ALMA root (default: $ALMA_ROOT, else ~/ALMA)")
-    )
-    parser.add_argument(
-        "--once", metavar=_("MESSAGE"), help=_("answer one message (or !command) and exit")
+    """``--root`` and ``--once`` of ``alma chat``; raises :class:`Help` or :class:`UsageError`."""
+    once = Arg(
+        "once", "str", metavar=_("MESSAGE"), help=N_("answer one message (or !command) and exit")
     )
     # `chat`, the one command of `alma`, anywhere among the options (contract §2: options
     # before the command, and after it too); a word that is an option's value stays its value.
-    parser.add_argument("command", nargs="?", choices=["chat"], help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-    return args.root, args.once
+    word = Arg("command", "str", choices=("chat",), positional=True)
+    form = Form(
+        "alma chat",
+        N_(
+            "Talk with ALMA's local model through alma-agentd. Lines that start with ! "
+            "are commands (!ayuda lists them)."
+        ),
+        (ROOT, once),
+        (word,),
+        hidden=("command",),
+    )
+    values = read_options(form, argv)
+    root, message = values.get("root"), values.get("once")
+    assert (root is None or isinstance(root, str)) and (message is None or isinstance(message, str))
+    return root, message
 
 
 def _utf8(stream: object) -> None:
@@ -347,8 +346,12 @@ def main(argv: list[str] | None = None) -> int:
     _utf8(sys.stderr)
     try:
         cli_root, once = _arguments(sys.argv[1:] if argv is None else argv)
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    except Help as asked:
+        asked.show()
+        return EXIT_OK
+    except UsageError as exc:
+        exc.show()
+        return EXIT_USAGE
     root = root_name(cli_root)
     follow_root_language(language_file(root))
     client = Client(socket_name_for(root), 30.0, start_hint=daemon_start_hint(root))

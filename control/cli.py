@@ -1,117 +1,29 @@
-"""alma-ctl's command line, read from the command table (control.commands) it is built on.
+"""The command lines of alma-ctl and alma chat: one reader, worded from the command table.
 
-Two readers, one meaning: :func:`_quick_line` reads the plain, well-formed lines people type
-most without importing :mod:`argparse` (building its sub-parsers, with :mod:`shutil` and
-:mod:`gettext`, is a large part of a short command's start, docs/benchmarks.md); anything it is
-not sure of (help, a usage error, an abbreviated option, a value that starts with ``-``,
-``init``) goes to the argparse parser, which has the help texts and the error messages.
-:func:`read_line` is the one entry. A property test (tests/unit/test_ctl_quick.py) checks that
-every line the quick reader accepts means exactly what argparse makes of it.
+The table (control.commands) says which commands, arguments, types, choices and flags exist;
+:func:`read_line` turns alma-ctl's line into a :class:`Line`, or raises :class:`Help` or
+:class:`UsageError`, whose texts it words from the same table. :func:`read_options` reads a program
+without commands (alma chat) the same way. argparse is not imported: with its sub-parsers (and
+the gettext and shutil it loads) it would be a large part of a short command's start
+(docs/benchmarks.md).
+
+What a person may rely on is argparse's way: ``--flag=value`` and ``--flag value``; ``--``
+ends the options; a negative number, ``-`` and a word with a space are values, not options;
+``--root``/``--json`` before the command or after it; the last of a repeated option wins, a
+list option gathers; its usage line and error sentences (the catalog holds them). Options are
+named in full: a prefix of one is not read as the option.
 """
 
 from __future__ import annotations
+
+import sys
 
 from control.commands import COMMANDS, Arg, Command
 from policies.i18n import N_, _
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import argparse
-    from typing import NoReturn
-
-_PREFIX = "arg_"  # argparse dests of command arguments, apart from --root/--json/--output
-
-
-def _add_globals(parser: argparse.ArgumentParser, *, top: bool) -> None:
-    import argparse  # loaded by build_parser already
-
-    # After the command they default to SUPPRESS, so they never undo a value given before it.
-    default_root = None if top else argparse.SUPPRESS
-    default_json = False if top else argparse.SUPPRESS
-    parser.add_argument(
-        "--root",
-        metavar="DIR",
-        default=default_root,
-        help=_("the ALMA root (default: $ALMA_ROOT, else ~/ALMA)"),
-    )
-    parser.add_argument(
-        "--json",
-        action="store_true",
-        default=default_json,
-        help=_("print one JSON document on stdout"),
-    )
-
-
-def _add_arg(parser: argparse.ArgumentParser, spec: Arg) -> None:
-    kwargs: dict[str, object] = {"help": _(spec.help) if spec.help else None}
-    if spec.metavar:
-        kwargs["metavar"] = spec.metavar
-    if spec.choices:
-        kwargs["choices"] = spec.choices
-    if spec.type == "int":
-        kwargs["type"] = int
-    if spec.type == "bool":
-        kwargs.update(action="store_true", default=None)
-        kwargs.pop("metavar", None)
-    elif spec.type == "list[str]" and spec.positional:
-        kwargs["nargs"] = "*"
-    elif spec.type == "list[str]":
-        kwargs["action"] = "append"
-    if spec.positional and spec.type == "list[str]":
-        parser.add_argument(_PREFIX + spec.name, **kwargs)  # type: ignore[arg-type]  # argparse's kwargs are built from the command table at run time
-        return
-    if spec.positional:
-        if not spec.required:
-            kwargs.update(nargs="?", default=None)
-        parser.add_argument(_PREFIX + spec.name, **kwargs)  # type: ignore[arg-type]  # argparse's kwargs are built from the command table at run time
-        return
-    flag = spec.flag or "--" + spec.name.replace("_", "-")
-    if spec.required:
-        kwargs["required"] = True
-    if spec.default not in (None, False, True, (), ""):  # a flag can only say True
-        if spec.help:
-            kwargs["help"] = _("{help}; default {value}", help=_(spec.help), value=spec.default)
-        else:
-            kwargs["help"] = _("default {value}", value=spec.default)
-    parser.add_argument(flag, dest=_PREFIX + spec.name, **kwargs)  # type: ignore[arg-type]  # argparse's kwargs are built from the command table at run time
-
-
-#: argparse's own sentences that a person of alma-ctl can meet (CPython 3.11's wording), so that
-#: the catalog holds them. argparse asks for them through ``argparse._``, set below.
-_ARGPARSE_MESSAGES = (
-    N_("usage: "),
-    N_("positional arguments"),
-    N_("options"),
-    N_("show this help message and exit"),
-    N_("%(prog)s: error: %(message)s\n"),
-    N_("argument %(argument_name)s: %(message)s"),
-    N_("the following arguments are required: %s"),
-    N_("unrecognized arguments: %s"),
-    N_("invalid choice: %(value)r (choose from %(choices)s)"),
-    N_("invalid %(type)s value: %(value)r"),
-    N_("expected one argument"),
-    N_("ambiguous option: %(option)s could match %(matches)s"),
-    N_("ignored explicit argument %r"),
-    N_("not allowed with argument %s"),
-)
-
-
-def _argparse_plural(singular: str, plural: str, n: int) -> str:
-    return _(singular) if n == 1 else _(plural)  # argparse fills in its %s itself
-
-
-def translate_argparse() -> None:
-    """Let ALMA's catalog answer :mod:`argparse`'s own sentences (alma-ctl, alma chat).
-
-    argparse asks gettext for them in every parser it builds, which is slow to load
-    (docs/benchmarks.md); the catalog answers in the person's language for the cost of a dict
-    lookup.
-    """
-    import argparse
-
-    argparse._ = _  # type: ignore[attr-defined]  # argparse's private gettext alias
-    argparse.ngettext = _argparse_plural  # type: ignore[attr-defined]  # same, for plurals
-
+    from collections.abc import Callable
 
 #: The exit codes, for the help of alma-ctl and alma chat.
 EXIT_CODES_HELP = N_(
@@ -119,66 +31,104 @@ EXIT_CODES_HELP = N_(
     "policy, 5 conflict, 6 no such id."
 )
 
+ROOT = Arg(
+    "root", "str", metavar="DIR", help=N_("the ALMA root (default: $ALMA_ROOT, else ~/ALMA)")
+)
+_JSON = Arg("json", "bool", help=N_("print one JSON document on stdout"))
+_HELP_FLAGS = ("-h", "--help")
+_WORD = Arg("command", "str", positional=True, metavar="COMMAND")  # the word choosing a command
 
-class UsageExit(SystemExit):
-    """argparse's usage error, with its sentence: with --json it is the error's message."""
+#: ``init`` works on the root's files without the daemon, so it is not in the socket's table.
+_INIT = Command(
+    "init",
+    N_("create the root's folders and default files (no daemon)"),
+    (Arg("with_examples", "bool", help=N_("also store example memories")),),
+)
+#: Options alma-ctl reads for itself, never sent to the daemon.
+_LOCAL: dict[str, tuple[Arg, ...]] = {
+    "memory.export": (
+        Arg("output", "str", metavar="FILE", help=N_("write JSONL to FILE (never overwritten)")),
+    ),
+}
 
-    def __init__(self, code: object, sentence: str) -> None:
-        super().__init__(code)
-        self.sentence = sentence
 
+class Form:
+    """What a line may hold at one point: a program's, a group's or one command's words.
 
-def build_parser() -> argparse.ArgumentParser:
-    import argparse
+    ``words`` (a program with commands, a group): the next word chooses the form that reads the
+    rest. ``listing``: the commands its help shows, with their help. ``hidden``: places read but
+    not shown in the help.
+    """
 
-    class Parser(argparse.ArgumentParser):  # subparsers are made of the same class
-        def error(self, message: str) -> NoReturn:
-            try:
-                super().error(message)  # the usage and the sentence to stderr, as always
-            except SystemExit as exc:
-                raise UsageExit(exc.code, message) from None
-            raise AssertionError("argparse's error() returned")  # pragma: no cover
-
-    translate_argparse()
-    parser: argparse.ArgumentParser = Parser(
-        prog="alma-ctl",
-        description=_("Control alma-agentd, ALMA's background service, for one ALMA root."),
-        epilog=_(EXIT_CODES_HELP),
+    __slots__ = (
+        "command",
+        "description",
+        "fields",
+        "hidden",
+        "listing",
+        "options",
+        "places",
+        "prog",
+        "words",
     )
-    _add_globals(parser, top=True)
-    top = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    init = top.add_parser("init", help=_("create the root's folders and default files (no daemon)"))
-    init.add_argument("--with-examples", action="store_true", help=_("also store example memories"))
-    _add_globals(init, top=False)
-    init.set_defaults(wire=None)
-    groups: dict[str, argparse._SubParsersAction[argparse.ArgumentParser]] = {}
-    for command in COMMANDS.values():
-        if not command.cli:
-            continue
-        group, _dot, leaf = command.name.rpartition(".")
-        if group:
-            if group not in groups:
-                holder = top.add_parser(group, help=_("{group} commands", group=group))
-                _add_globals(holder, top=False)
-                groups[group] = holder.add_subparsers(
-                    dest=f"{group}_command", metavar="COMMAND", required=True
-                )
-            sub = groups[group].add_parser(leaf, help=_(command.help), description=_(command.help))
-        else:
-            sub = top.add_parser(leaf, help=_(command.help), description=_(command.help))
-        for spec in command.args:
-            _add_arg(sub, spec)
-        if command.name == "memory.export":
-            sub.add_argument(
-                "--output", metavar="FILE", help=_("write JSONL to FILE (never overwritten)")
-            )
-        _add_globals(sub, top=False)
-        sub.set_defaults(wire=command.name)
-    return parser
+
+    def __init__(
+        self,
+        prog: str,
+        description: str,
+        options: tuple[Arg, ...],
+        places: tuple[Arg, ...] = (),
+        *,
+        words: dict[str, Callable[[], Form]] | None = None,
+        listing: tuple[tuple[str, str], ...] = (),
+        command: Command | None = None,
+        hidden: tuple[str, ...] = (),
+        fields: dict[str, object] | None = None,
+    ) -> None:
+        self.prog = prog
+        self.description = description  # a msgid, with its fields
+        self.fields = fields or {}
+        self.options = options
+        self.places = places
+        self.words = words
+        self.listing = listing
+        self.command = command
+        self.hidden = hidden
+
+    def flags(self) -> dict[str, Arg]:
+        return {spec.spelling: spec for spec in self.options}
+
+
+class UsageError(Exception):
+    """A line that cannot be read: its one sentence, and the usage of what was being read."""
+
+    def __init__(self, form: Form, sentence: str) -> None:
+        super().__init__(sentence)
+        self.sentence = sentence
+        self.prog = form.prog
+        self.usage = usage_line(form)
+
+    def show(self) -> None:
+        message = _("%(prog)s: error: %(message)s\n") % {
+            "prog": self.prog,
+            "message": self.sentence,
+        }
+        sys.stderr.write(self.usage + message)
+
+
+class Help(Exception):
+    """``-h``/``--help``: the help of what was being read when it came."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+    def show(self) -> None:
+        sys.stdout.write(self.text)
 
 
 class Line:
-    """What a command line asks for, whichever reader read it. ``command`` None is ``init``."""
+    """What alma-ctl's line asks for. ``command`` None is ``init``."""
 
     __slots__ = ("args", "as_json", "command", "output", "root", "with_examples")
 
@@ -212,148 +162,289 @@ class Line:
         return f"Line{self._key()!r}"
 
 
-def _parsed_line(ns: argparse.Namespace) -> Line:
-    if ns.command == "init":
-        return Line(None, {}, root=ns.root, as_json=bool(ns.json), with_examples=ns.with_examples)
-    command = COMMANDS[ns.wire]
-    args: dict[str, object] = {}
-    for spec in command.args:
-        value = getattr(ns, _PREFIX + spec.name, None)
-        if value is not None:
-            args[spec.name] = value
-    return Line(
-        command, args, root=ns.root, as_json=bool(ns.json), output=getattr(ns, "output", None)
+# --------------------------------------------------------------------------- alma-ctl's forms
+
+
+def _command_form(command: Command) -> Form:
+    own = tuple(spec for spec in command.args if not spec.positional)
+    places = tuple(spec for spec in command.args if spec.positional)
+    return Form(
+        f"alma-ctl {command.spelling}",
+        command.help,
+        (*own, *_LOCAL.get(command.name, ()), ROOT, _JSON),
+        places,
+        command=command,
     )
 
 
-def _argparse_line(argv: list[str]) -> Line:
-    """Read ``argv`` with argparse; a usage error or ``--help`` raises :class:`SystemExit`."""
-    return _parsed_line(build_parser().parse_args(argv))
+def _group_form(group: str, leaves: dict[str, Command]) -> Form:
+    return Form(
+        f"alma-ctl {group}",
+        N_("{group} commands"),
+        (ROOT, _JSON),
+        fields={"group": group},
+        words={leaf: _chooser(command) for leaf, command in leaves.items()},
+        listing=tuple((leaf, command.help) for leaf, command in leaves.items()),
+    )
 
 
-#: The first words of the two-word commands (``memory``, ``suggestions``, ...).
-_GROUPS = frozenset(
-    name.partition(".")[0] for name, command in COMMANDS.items() if "." in name and command.cli
-)
+def _chooser(command: Command) -> Callable[[], Form]:
+    return lambda: _command_form(command)
 
 
-_NOT_SURE = None  # what _quick_line returns when argparse must read the line
+def _group_chooser(group: str, leaves: dict[str, Command]) -> Callable[[], Form]:
+    return lambda: _group_form(group, leaves)
 
 
-def _quick_value(spec: Arg, raw: str) -> object:
-    """``raw`` as argparse would store it for ``spec``; None when argparse would refuse it."""
-    value: object = raw
-    if spec.type == "int":
-        try:
-            value = int(raw)  # the very conversion argparse applies (type=int)
-        except ValueError:
-            return _NOT_SURE
-    if spec.choices and value not in spec.choices:
-        return _NOT_SURE
-    return value
-
-
-def _quick_line(argv: list[str]) -> Line | None:
-    """Read a plain command line without argparse, or return None (then argparse reads it).
-
-    Accepted: ``--root DIR``, ``--root=DIR`` and ``--json`` anywhere; the command words; the
-    command's options by their exact flags (``--flag VALUE``, ``--flag=VALUE``, booleans bare),
-    their values converted and checked against the choices as argparse does; its positionals in
-    one run, in order. Anything else (``-h``, an unknown or abbreviated option, a value that
-    starts with ``-``, a missing required argument, a bad number, positionals split by options,
-    ``init``) returns None, so argparse gives the help or the usage error.
-    """
-    root: str | None = None
-    as_json = False
-    output: str | None = None
-    group = ""
-    command: Command | None = None
-    flags: dict[str, Arg] = {}
-    values: dict[str, object] = {}
-    positionals: list[str] = []
-    positionals_closed = False  # an option came after the positionals: argparse's greedy
-    index = 0  # matching of optional positionals would read a second run differently
-    while index < len(argv):
-        token = argv[index]
-        index += 1
-        if not token.startswith("-"):
-            if command is not None:
-                if positionals_closed:
-                    return _NOT_SURE
-                positionals.append(token)
-                continue
-            name = f"{group}.{token}" if group else token
-            if name in COMMANDS and COMMANDS[name].cli:
-                command = COMMANDS[name]
-                flags = {
-                    spec.flag or "--" + spec.name.replace("_", "-"): spec
-                    for spec in command.args
-                    if not spec.positional
-                }
-            elif not group and token in _GROUPS:
-                group = token
-            else:
-                return _NOT_SURE  # init, a typo, an unknown command: argparse says what is valid
+def _top_form() -> Form:
+    words: dict[str, Callable[[], Form]] = {"init": _chooser(_INIT)}
+    groups: dict[str, dict[str, Command]] = {}
+    for command in COMMANDS.values():
+        if not command.cli:
             continue
-        if positionals:
-            positionals_closed = True
-        flag, equals, inline = token.partition("=")
-        if token == "--json":
-            as_json = True
+        group, _dot, leaf = command.name.rpartition(".")
+        if not group:
+            words[leaf] = _chooser(command)
             continue
-        is_output = command is not None and command.name == "memory.export" and flag == "--output"
-        spec = flags.get(flag)
-        if flag != "--root" and not is_output and spec is None:
-            return _NOT_SURE
-        if spec is not None and spec.type == "bool":
-            if equals:
-                return _NOT_SURE
-            values[spec.name] = True
-            continue
-        if equals:
-            if not inline:
-                return _NOT_SURE
-            raw = inline
-        else:
-            if index >= len(argv) or argv[index].startswith("-"):
-                return _NOT_SURE
-            raw = argv[index]
-            index += 1
-        if flag == "--root":
-            root = raw
-        elif is_output:
-            output = raw
-        elif spec is not None:
-            value = _quick_value(spec, raw)
-            if value is _NOT_SURE:
-                return _NOT_SURE
-            if spec.type == "list[str]":
-                listed = values.setdefault(spec.name, [])
-                assert isinstance(listed, list)
-                listed.append(value)
-            else:
-                values[spec.name] = value
-    if command is None:
-        return _NOT_SURE
-    places = [spec for spec in command.args if spec.positional]
-    if any(spec.type == "list[str]" for spec in places):
-        return _NOT_SURE  # a run of any length: argparse's nargs="*" reads it
-    if len(positionals) > len(places):
-        return _NOT_SURE
-    for spec, raw in zip(places, positionals, strict=False):
-        value = _quick_value(spec, raw)
-        if value is _NOT_SURE:
-            return _NOT_SURE
-        values[spec.name] = value
-    missing = [spec for spec in command.args if spec.required and spec.name not in values]
-    if missing:
-        return _NOT_SURE
-    args = {spec.name: values[spec.name] for spec in command.args if spec.name in values}
-    return Line(command, args, root=root, as_json=as_json, output=output)
+        if group not in groups:
+            groups[group] = {}
+            words[group] = _group_chooser(group, groups[group])
+        groups[group][leaf] = command
+    listing = (_INIT, *(command for command in COMMANDS.values() if command.cli))
+    return Form(
+        "alma-ctl",
+        N_("Control alma-agentd, ALMA's background service, for one ALMA root."),
+        (ROOT, _JSON),
+        words=words,
+        listing=tuple((command.spelling, command.help) for command in listing),
+    )
 
 
 def read_line(argv: list[str]) -> Line:
-    """What ``argv`` asks for. ``--help`` and a usage error raise :class:`SystemExit` (a usage
-    error as :class:`UsageExit`, with its sentence), after argparse printed them."""
-    line = _quick_line(argv)
-    return _argparse_line(argv) if line is None else line
+    """What alma-ctl's ``argv`` asks for; raises :class:`Help` or :class:`UsageError`."""
+    form, values = _read(_top_form(), argv)
+    root = values.pop("root", None)
+    as_json = bool(values.pop("json", False))
+    assert root is None or isinstance(root, str)
+    if form.command is _INIT:
+        return Line(None, {}, root=root, as_json=as_json, with_examples="with_examples" in values)
+    command = form.command
+    assert command is not None
+    output = values.pop("output", None)
+    assert output is None or isinstance(output, str)
+    return Line(command, values, root=root, as_json=as_json, output=output)
+
+
+def read_options(form: Form, argv: list[str]) -> dict[str, object]:
+    """The values of a program without commands (alma chat), by name; only those given."""
+    return _read(form, argv)[1]
+
+
+# --------------------------------------------------------------------------- the reader
+
+
+def _negative_number(token: str) -> bool:
+    """``-5``, ``-.5``, ``-1.5`` (decimal digits of any script, as argparse's ``\\d``)."""
+    whole, dot, fraction = token[1:].partition(".")
+    if dot:
+        return fraction.isdecimal() and (not whole or whole.isdecimal())
+    return whole.isdecimal()
+
+
+def _is_option(token: str, flags: dict[str, Arg]) -> bool:
+    """argparse's rule: ``-``, a negative number and a word with a space are values."""
+    if not token.startswith("-") or token == "-":
+        return False
+    if token in flags or token in _HELP_FLAGS or token.partition("=")[0] in flags:
+        return True
+    return not (_negative_number(token) or " " in token)
+
+
+def _argument(spec: Arg, message: str) -> str:
+    return _("argument %(argument_name)s: %(message)s") % {
+        "argument_name": spec.spelling,
+        "message": message,
+    }
+
+
+def _invalid_choice(value: str, choices: tuple[str, ...] | list[str]) -> str:
+    return _("invalid choice: %(value)r (choose from %(choices)s)") % {
+        "value": value,
+        "choices": ", ".join(repr(choice) for choice in choices),
+    }
+
+
+def _value(form: Form, spec: Arg, raw: str) -> object:
+    value: object = raw
+    if spec.type == "int":
+        try:
+            value = int(raw)
+        except ValueError:
+            sentence = _("invalid %(type)s value: %(value)r") % {"type": "int", "value": raw}
+            raise UsageError(form, _argument(spec, sentence)) from None
+    if spec.choices and value not in spec.choices:
+        raise UsageError(form, _argument(spec, _invalid_choice(raw, spec.choices)))
+    return value
+
+
+def _read(form: Form, argv: list[str]) -> tuple[Form, dict[str, object]]:
+    """The form the line ends in and the values it gave, by argument name."""
+    flags = form.flags()
+    values: dict[str, object] = {}
+    words: list[str] = []
+    unknown: list[str] = []
+    ended = False  # after `--`, every token is a word
+    index = 0
+    while index < len(argv):
+        token = argv[index]
+        index += 1
+        if not ended and token == "--":
+            ended = True
+            continue
+        if ended or not _is_option(token, flags):
+            if form.words is None:
+                words.append(token)
+                continue
+            choose = form.words.get(token)
+            if choose is None:
+                sentence = _argument(_WORD, _invalid_choice(token, list(form.words)))
+                raise UsageError(form, sentence)
+            form = choose()
+            flags = form.flags()
+            continue
+        if token in _HELP_FLAGS:
+            raise Help(help_text(form))
+        flag, equals, inline = token.partition("=")
+        spec = flags.get(flag)
+        if spec is None:
+            unknown.append(token)
+            continue
+        if spec.type == "bool":
+            if equals:
+                raise UsageError(form, _argument(spec, _("ignored explicit argument %r") % inline))
+            values[spec.name] = True
+            continue
+        if equals:
+            raw = inline
+        elif index < len(argv) and not _is_option(argv[index], flags):
+            raw = argv[index]
+            index += 1
+        else:
+            raise UsageError(form, _argument(spec, _("expected one argument")))
+        value = _value(form, spec, raw)
+        if spec.type == "list[str]":
+            listed = values.setdefault(spec.name, [])
+            assert isinstance(listed, list)
+            listed.append(value)
+        else:
+            values[spec.name] = value
+    if form.words is not None:
+        raise UsageError(form, _("the following arguments are required: %s") % _WORD.spelling)
+    for spec in form.places:
+        if not words:
+            break
+        if spec.type == "list[str]":
+            values[spec.name] = [_value(form, spec, raw) for raw in words]
+            words = []
+        else:
+            values[spec.name] = _value(form, spec, words.pop(0))
+    missing = [
+        spec.spelling
+        for spec in (*form.places, *form.options)
+        if spec.required and spec.name not in values
+    ]
+    if missing:
+        raise UsageError(form, _("the following arguments are required: %s") % ", ".join(missing))
+    if unknown or words:
+        raise UsageError(form, _("unrecognized arguments: %s") % " ".join([*unknown, *words]))
+    return form, values
+
+
+# --------------------------------------------------------------------------- usage and help
+
+
+def _option_text(spec: Arg) -> str:
+    if spec.type == "bool":
+        return spec.spelling
+    return f"{spec.spelling} {spec.metavar or spec.name.upper()}"
+
+
+def usage_line(form: Form) -> str:
+    """argparse's usage line: the program, its options, then its places."""
+    parts = [form.prog, "[-h]"]
+    for spec in form.options:
+        text = _option_text(spec)
+        parts.append(text if spec.required else f"[{text}]")
+    for spec in form.places:
+        if spec.name in form.hidden:
+            continue
+        if spec.type == "list[str]":
+            parts.append(f"[{spec.spelling} ...]")
+        else:
+            parts.append(spec.spelling if spec.required else f"[{spec.spelling}]")
+    if form.words is not None:
+        parts.append(f"{_WORD.spelling} ...")
+    return _("usage: ") + " ".join(parts) + "\n"
+
+
+def _row_help(spec: Arg) -> str:
+    """An argument's help; for one without, what its value may be; and its default."""
+    text = _(spec.help) if spec.help else ""
+    if not text and (spec.choices or spec.type == "int"):
+        text = spec.describe()
+    if spec.default in (None, False, True, (), ""):  # a flag can only say True
+        return text
+    if text:
+        return _("{help}; default {value}", help=text, value=spec.default)
+    return _("default {value}", value=spec.default)
+
+
+def _width() -> int:
+    import os
+
+    try:
+        columns = int(os.environ.get("COLUMNS", "0")) or os.get_terminal_size(1).columns
+    except (ValueError, OSError):
+        columns = 80
+    return max(columns - 2, 40)
+
+
+def _rows(rows: list[tuple[str, str]], width: int) -> list[str]:
+    import textwrap
+
+    column = min(max(len(left) for left, _text in rows) + 4, 26)
+    lines: list[str] = []
+    for left, text in rows:
+        head = "  " + left
+        body = textwrap.wrap(text, max(width - column, 20)) if text else []
+        if len(head) + 2 > column and body:
+            lines.append(head)
+            head = ""
+        first = body.pop(0) if body else ""
+        lines.append((head.ljust(column) + first).rstrip())
+        lines += [" " * column + more for more in body]
+    return lines
+
+
+def help_text(form: Form) -> str:
+    """The help of ``form``: usage, what it does, its commands or arguments, the exit codes."""
+    import textwrap
+
+    width = _width()
+    lines = [usage_line(form).rstrip("\n"), ""]
+    if form.description:
+        lines += [*textwrap.wrap(_(form.description, **form.fields), width), ""]
+    places: list[tuple[str, str]] = []
+    if form.listing:
+        places.append((_WORD.spelling, ""))
+        places += [("  " + word, _(text)) for word, text in form.listing]
+    places += [
+        (spec.spelling, _row_help(spec)) for spec in form.places if spec.name not in form.hidden
+    ]
+    if places:
+        lines += [_("positional arguments") + ":", *_rows(places, width), ""]
+    options = [(", ".join(_HELP_FLAGS), _("show this help message and exit"))]
+    options += [(_option_text(spec), _row_help(spec)) for spec in form.options]
+    lines += [_("options") + ":", *_rows(options, width), ""]
+    lines += textwrap.wrap(_(EXIT_CODES_HELP), width)
+    return "\n".join(lines) + "\n"

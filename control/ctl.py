@@ -14,12 +14,13 @@ import json
 import os
 import sys
 
-from control.cli import Line, UsageExit, read_line
+from control.cli import Help, Line, UsageError, read_line
 from control.protocol import daemon_start_hint
 from policies.errors import (
     EXIT_ERROR,
     EXIT_OK,
     EXIT_UNREACHABLE,
+    EXIT_USAGE,
     AlmaError,
     ErrorCode,
     exit_code_for,
@@ -56,7 +57,7 @@ def _print_error_json(code: int, message: str) -> None:
 
 
 def _wants_json(argv: list[str]) -> bool:
-    """``--json`` among the options of a line argparse could not read (not after ``--``)."""
+    """``--json`` among the options of a line that could not be read (not after ``--``)."""
     return "--json" in (argv[: argv.index("--")] if "--" in argv else argv)
 
 
@@ -211,11 +212,14 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
         line = read_line(argv)
-    except SystemExit as exc:  # argparse: usage errors exit 2, --help exits 0
-        code = exc.code if isinstance(exc.code, int) else 2
-        if code and isinstance(exc, UsageExit) and _wants_json(argv):
+    except Help as asked:
+        asked.show()
+        return EXIT_OK
+    except UsageError as exc:
+        exc.show()
+        if _wants_json(argv):
             _print_error_json(ErrorCode.BAD_ARGUMENT, exc.sentence)
-        return code
+        return EXIT_USAGE
     as_json = line.as_json
     try:
         outcome = _run(line)

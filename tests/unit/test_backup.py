@@ -16,7 +16,7 @@ from actions.safe_read import read_config
 from agent.backup import restore as backup_restore
 from agent.backup.restic import Restic
 from agent.backup.service import LAST_SETTING, REPO_SETTING, BackupService, stage_data
-from control.cli import _argparse_line
+from control.cli import read_line
 from control.ctl import _ask_password
 from policies.config import load_policy, policy_from_dict
 from policies.defaults import DEFAULT_POLICY_TOML
@@ -212,7 +212,7 @@ def test_the_schedule_skips_an_absent_target_without_recording_a_failure(tmp_pat
 
 
 def test_alma_ctl_reads_backup_restore_with_paths_and_to() -> None:
-    line = _argparse_line(["backup", "restore", "abc123", "user/a.txt", "logs", "--to", "/tmp/r"])
+    line = read_line(["backup", "restore", "abc123", "user/a.txt", "logs", "--to", "/tmp/r"])
     assert line.command is not None and line.command.name == "backup.restore"
     assert line.args == {"snapshot": "abc123", "paths": ["user/a.txt", "logs"], "to": "/tmp/r"}
 

@@ -413,6 +413,9 @@ def test_the_history_is_a_private_file_in_the_roots_data(base: Path) -> None:
         (["chat", "--root", "R", "--once", "hola"], ("R", "hola")),
         (["--once", "chat", "chat"], (None, "chat")),
         (["--once", "hola"], (None, "hola")),
+        (["chat", "--once=-x"], (None, "-x")),
+        (["chat", "--once", "- una lista"], (None, "- una lista")),
+        (["--root=", "chat"], ("", None)),
     ],
 )
 def test_global_options_go_before_the_command_or_after_it(
@@ -425,9 +428,29 @@ def test_global_options_go_before_the_command_or_after_it(
     assert _arguments(argv) == expected
 
 
-def test_a_command_alma_does_not_have_is_a_usage_error() -> None:
-    from control.chat import _arguments
+def test_a_command_alma_does_not_have_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from control.chat import main
 
-    with pytest.raises(SystemExit) as exited:
-        _arguments(["charla"])
-    assert exited.value.code == 2
+    assert main(["charla"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (
+        "usage: alma chat [-h] [--root DIR] [--once MESSAGE]\n"
+        "alma chat: error: argument COMMAND: invalid choice: 'charla' (choose from 'chat')\n"
+    )
+    assert main(["chat", "--once"]) == 2
+    assert "argument --once: expected one argument" in capsys.readouterr().err
+
+
+def test_the_chats_help_names_its_options_and_the_exit_codes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from control.chat import main
+
+    assert main(["chat", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: alma chat [-h] [--root DIR] [--once MESSAGE]\n")
+    assert "--once MESSAGE" in out and "answer one message (or !command) and exit" in out
+    assert "Exit codes: 0 ok" in out and "COMMAND" not in out
