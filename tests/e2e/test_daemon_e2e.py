@@ -312,9 +312,11 @@ def test_auto_temp_cleanup_runs_on_its_own_two_undos_stop_it_until_allowed(
     undo = alma.ok("undo")
     assert undo["status"] == "done" and undo["auto"] is False
     assert tree(alma) == before
-    # One undo is not a track record: the kind still runs on its own.
+    # One undo is not a track record: the kind still runs on its own, once the folder has
+    # changed a great deal (an undo means "not this, not now": twice the files it undid).
     assert alma.ok("autonomy", "status")["auto_stopped_kinds"] == []
     alma.write("user/notas/otro.tmp", b"temp two\n", mtime=old)
+    alma.write("user/notas/otro2.tmp", b"temp three\n", mtime=old)
     second = alma.wait_action(
         lambda a: (
             a["kind"] == "temp_cleanup"
@@ -324,7 +326,7 @@ def test_auto_temp_cleanup_runs_on_its_own_two_undos_stop_it_until_allowed(
         ),
         what="temp_cleanup to run on its own again after one undo",
     )
-    assert second["status"] == "done" and second["ops"] == 3
+    assert second["status"] == "done" and second["ops"] == 4
     with_otro = tree(alma)
     alma.ok("undo")
     assert tree(alma) != with_otro and (alma.root / "user/notas/otro.tmp").exists()
@@ -333,8 +335,10 @@ def test_auto_temp_cleanup_runs_on_its_own_two_undos_stop_it_until_allowed(
     assert stopped["kind"] == "temp_cleanup"
     assert stopped["lift"] == "alma-ctl autonomy allow temp_cleanup"
 
-    # Stopped: a new old temp file gives a suggestion that waits for a person.
-    alma.write("user/notas/tercero.tmp", b"temp three\n", mtime=old)
+    # Stopped: new old temp files (enough for the folder to have changed a great deal since
+    # the undo) give a suggestion that waits for a person.
+    for i in range(4):
+        alma.write(f"user/notas/tercero{i}.tmp", b"temp three\n", mtime=old)
     waiting = alma.wait_suggestion(kind="temp_cleanup", target="user")
     assert waiting["needs_approval"] is True
     holds(
@@ -342,7 +346,7 @@ def test_auto_temp_cleanup_runs_on_its_own_two_undos_stop_it_until_allowed(
         seconds=QUIET,
         what="no new temp_cleanup action while the kind is stopped",
     )
-    assert (alma.root / "user/notas/tercero.tmp").exists()
+    assert (alma.root / "user/notas/tercero0.tmp").exists()
 
     # Restarting does not turn it back on; `autonomy allow` does.
     alma.restart()
@@ -361,7 +365,7 @@ def test_auto_temp_cleanup_runs_on_its_own_two_undos_stop_it_until_allowed(
         what="temp_cleanup to run on its own again after `autonomy allow`",
     )
     assert third["status"] == "done"
-    for name in ("borrador.tmp", "informe.txt~", "otro.tmp", "tercero.tmp", "cuarto.tmp"):
+    for name in ("borrador.tmp", "informe.txt~", "otro.tmp", "tercero0.tmp", "cuarto.tmp"):
         assert not (alma.root / "user/notas" / name).exists(), name
     assert (alma.root / "user/notas/informe.txt").exists()
     alma.stop()

@@ -57,8 +57,12 @@ def test_dedupe_undo_trash_restore_and_an_audit_log_that_cannot_be_written(
     for rel in ("user/fotos/a.txt", "user/papeles/a.txt"):
         assert (alma.root / rel).read_bytes() == b"la misma copia\n"
 
-    # Again, and one file back by `trash restore`; never over a file (exit 5).
+    # An undo holds duplicates there until the person lifts it; then again, and one file back
+    # by `trash restore`; never over a file (exit 5).
     audit.unlink()
+    alma.analyze()
+    assert find(alma.suggestions(), kind="duplicates", status="pending") == []
+    alma.ok("autonomy", "allow", "duplicates", "--folder", "user")
     alma.analyze()
     (dupes,) = find(alma.suggestions(), kind="duplicates", status="pending")
     again = alma.ok("suggestions", "accept", str(dupes["id"]))
