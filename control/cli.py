@@ -47,7 +47,7 @@ def _add_arg(parser: argparse.ArgumentParser, spec: Arg) -> None:
     if spec.metavar:
         kwargs["metavar"] = spec.metavar
     if spec.choices:
-        kwargs["choices"] = spec.choices
+        kwargs.update(choices=spec.choices, type=spec.typed)  # the words a person reads too
     if spec.type == "int":
         kwargs["type"] = int
     if spec.type == "bool":
@@ -248,8 +248,8 @@ def _quick_value(spec: Arg, raw: str) -> object:
             value = int(raw)  # the very conversion argparse applies (type=int)
         except ValueError:
             return _NOT_SURE
-    if spec.choices and value not in spec.choices:
-        return _NOT_SURE
+    if spec.choices:
+        value = spec.pick(raw)  # the word a person reads too; None (_NOT_SURE) when none
     return value
 
 

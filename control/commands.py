@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from policies import limits as L
 from policies.errors import BadArgumentError, UnknownCommandError
-from policies.i18n import N_, _
+from policies.i18n import LANGUAGES, N_, _, language
 from policies.states import LEVELS, SUGGESTION_STATUSES
 
 # Neither dataclasses nor typing: alma-ctl would import them at every start (docs/benchmarks.md).
@@ -91,6 +91,30 @@ class Arg:
         if self.positional:
             return self.metavar or self.name.upper()
         return self.flag or "--" + self.name.replace("_", "-")
+
+    def pick(self, typed: str) -> str | None:
+        """The choice a person means by ``typed``, or None: the wire's value itself, or the word
+        they read for it in any of ALMA's languages (``rechazada`` is ``rejected``), case and
+        accents folded (``Útil`` is ``util``). The wire keeps its one value; readers of what a
+        person types (alma-ctl's line) call this."""
+        if typed in self.choices:
+            return typed
+        from policies.text import fold
+
+        key = fold(typed.strip())
+        for choice in self.choices:
+            if key == fold(choice):
+                return choice
+        for lang in LANGUAGES:
+            with language(lang):
+                for choice in self.choices:
+                    if key == fold(_(choice)):
+                        return choice
+        return None
+
+    def typed(self, typed: str) -> str:
+        """:meth:`pick`, or ``typed`` as it is for the choices' check to refuse."""
+        return self.pick(typed) or typed
 
     def describe(self) -> str:
         """What a valid value looks like, for the error sentence."""
@@ -223,7 +247,14 @@ _TABLE: tuple[Command, ...] = (
         "suggestions.list",
         N_("list suggestions (pending ones by default)"),
         (
-            Arg("status", "str", nullable=True, choices=SUGGESTION_STATUSES, metavar="S"),
+            Arg(
+                "status",
+                "str",
+                nullable=True,
+                choices=SUGGESTION_STATUSES,
+                metavar="S",
+                help=N_("one status, as the list shows it (pending, rejected...)"),
+            ),
             Arg("all", "bool", default=False, help=N_("every status")),
         ),
     ),
@@ -274,7 +305,15 @@ _TABLE: tuple[Command, ...] = (
         N_("tell ALMA whether a suggestion or action was useful"),
         (
             _ID,
-            Arg("verdict", "str", required=True, choices=("util", "inutil"), positional=True),
+            Arg(
+                "verdict",
+                "str",
+                required=True,
+                choices=("util", "inutil"),
+                positional=True,
+                metavar="VERDICT",
+                help=N_("util or inutil (útil, inútil)"),
+            ),
             Arg("reason", "str", nullable=True, max_len=L.REASON_CHARS, metavar="TEXT"),
             Arg(
                 "action",
