@@ -47,7 +47,7 @@ def _add_arg(parser: argparse.ArgumentParser, spec: Arg) -> None:
     if spec.metavar:
         kwargs["metavar"] = spec.metavar
     if spec.choices:
-        kwargs.update(choices=spec.choices, type=spec.typed)  # the words a person reads too
+        kwargs["type"] = lambda raw, spec=spec: _chosen(spec, raw)  # the words people read too
     if spec.type == "int":
         kwargs["type"] = int
     if spec.type == "bool":
@@ -74,6 +74,15 @@ def _add_arg(parser: argparse.ArgumentParser, spec: Arg) -> None:
         else:
             kwargs["help"] = _("default {value}", value=spec.default)
     parser.add_argument(flag, dest=_PREFIX + spec.name, **kwargs)  # type: ignore[arg-type]  # argparse's kwargs are built from the command table at run time
+
+
+def _chosen(spec: Arg, raw: str) -> str:
+    import argparse
+
+    value = spec.pick(raw)
+    if value is None:
+        raise argparse.ArgumentTypeError(spec.unknown(raw))
+    return value
 
 
 #: argparse's own sentences that a person of alma-ctl can meet (CPython 3.11's wording), so that

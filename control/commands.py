@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 #: Ids are SQLite integers on the daemon side; anything bigger is not an id.
 MAX_ID = (1 << 63) - 1
 EXPORT_FORMATS = ("chatml", "alpaca")
+VERDICTS = (N_("util"), N_("inutil"))  # a person reads (and may type) them with their accents
 
 
 class Arg:
@@ -112,9 +113,14 @@ class Arg:
                         return choice
         return None
 
-    def typed(self, typed: str) -> str:
-        """:meth:`pick`, or ``typed`` as it is for the choices' check to refuse."""
-        return self.pick(typed) or typed
+    def unknown(self, typed: str) -> str:
+        """The sentence for a word :meth:`pick` does not know, naming the choices in the words
+        the person reads."""
+        return _(
+            "{typed} is not {choices}",
+            typed=_quote(typed),
+            choices=_("one of {choices}", choices=", ".join(_(c) for c in self.choices)),
+        )
 
     def describe(self) -> str:
         """What a valid value looks like, for the error sentence."""
@@ -285,7 +291,17 @@ _TABLE: tuple[Command, ...] = (
     Command(
         "autonomy.level",
         N_("lower the level at run time (raising it is done by editing autonomy.conf)"),
-        (Arg("level", "str", required=True, choices=LEVELS, positional=True),),
+        (
+            Arg(
+                "level",
+                "str",
+                required=True,
+                choices=LEVELS,
+                positional=True,
+                metavar="LEVEL",
+                help=N_("off, manual, suggest or auto"),
+            ),
+        ),
     ),
     Command(
         "autonomy.allow",
@@ -309,7 +325,7 @@ _TABLE: tuple[Command, ...] = (
                 "verdict",
                 "str",
                 required=True,
-                choices=("util", "inutil"),
+                choices=VERDICTS,
                 positional=True,
                 metavar="VERDICT",
                 help=N_("util or inutil (útil, inútil)"),
@@ -411,7 +427,16 @@ _TABLE: tuple[Command, ...] = (
     Command(
         "memory.export",
         N_("memories as training examples (JSONL)"),
-        (Arg("format", "str", default="chatml", choices=EXPORT_FORMATS),),
+        (
+            Arg(
+                "format",
+                "str",
+                default="chatml",
+                choices=EXPORT_FORMATS,
+                metavar="FORMAT",
+                help=N_("chatml or alpaca"),
+            ),
+        ),
         timeout=_MODEL,
     ),
     Command("memory.examples", N_("store the example memories"), timeout=_MODEL),

@@ -104,6 +104,21 @@ _FIELD_LABELS: dict[str, str] = {
     "action_id": N_("action"),
     "suggestion_id": N_("suggestion"),
     "reject_reason": N_("why you rejected it"),
+    # A memory's (``memory show``) and the store's counts (``memory stats``).
+    "theme": N_("area of life"),
+    "related_to": N_("about"),
+    "use_count": N_("times used"),
+    "mentions": N_("mentions"),
+    "day": N_("day"),
+    "event_date": N_("the day it is about"),
+    "reply_to": N_("answers"),
+    "archived_at": N_("archived on"),
+    "archive_reason": N_("why archived"),
+    "merged_into": N_("merged into"),
+    "by_tag": N_("by tag"),
+    "by_project": N_("by project"),
+    "by_memory_type": N_("by type"),
+    "by_layer": N_("by layer"),
     "watch": N_("watching"),  # shown on its own line by _status
     "audit_problem": N_("audit log"),  # shown on its own line by _status
 }

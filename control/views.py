@@ -166,6 +166,14 @@ def _memories(value: object) -> str:
     return "\n".join(lines)
 
 
+def _memory(value: object) -> str:
+    """One memory's fields that say something (its store's own bookkeeping left out)."""
+    if not isinstance(value, dict):
+        return fields(value)
+    hidden = ("kind", "boosted")  # how it was stored; nothing a person asked about
+    return fields({k: v for k, v in value.items() if k not in hidden and v not in ("", [])})
+
+
 def _context(value: object) -> str:
     if isinstance(value, dict):
         for key in ("context", "text"):
@@ -493,6 +501,7 @@ _RENDER: dict[str, Callable[[object], str]] = {
     "reminders": _reminders,
     "memory.search": _memories,
     "memory.list": _memories,
+    "memory.show": _memory,
     "context": _context,
     "trash.list": _list_or(N_("The trash is empty.")),
     "stats": _stats,
@@ -521,6 +530,12 @@ def _render(wire: str, args: dict[str, object], result: object) -> str:
     if wire == "memory.forget":
         return _(
             "Forgot memory {id}; `alma-ctl memory restore {id}` brings it back.", id=args["id"]
+        )
+    if wire == "memory.examples" and isinstance(result, dict):
+        return ngettext(
+            "Stored {n} example memory.",
+            "Stored {n} example memories.",
+            int(result.get("added") or 0),
         )
     if wire == "memory.restore":
         return _("Restored memory {id}.", id=args["id"])

@@ -224,3 +224,25 @@ def test_a_wrong_verdict_names_the_argument_as_typed(capsys: pytest.CaptureFixtu
         cli.read_line(["feedback", "1", "quizá"])
     err = capsys.readouterr().err
     assert "arg_verdict" not in err and "VERDICT" in err
+
+
+MEMORY = {
+    "id": "5f0c2a", "content": "Decidí usar SQLite para la base de memorias", "tags": ["db"],
+    "project": "alma", "theme": "trabajo", "importance": 4, "related_to": "", "memory_type": "architecture",
+    "use_count": 2, "mentions": 1, "boosted": False, "created_at": "2026-11-22T10:00:00+00:00",
+    "source": "cli", "layer": "L2", "kind": "add", "day": "2026-11-22", "event_date": "",
+    "reply_to": "", "archived_at": "", "archive_reason": "", "merged_into": "", "archived": False,
+}  # fmt: skip
+
+
+def test_a_memory_and_the_stores_counts_are_labelled_in_spanish() -> None:
+    text = spanish("memory.show", MEMORY)
+    assert "contenido: Decidí usar SQLite" in text and "área de la vida: trabajo" in text
+    stats = {
+        "total": 3, "archived": 1, "by_tag": {"db": 2}, "by_project": {"alma": 3},
+        "by_memory_type": {"architecture": 2, "principle": 1}, "by_layer": {"L2": 3},
+        "embedder": "e5-small",
+    }  # fmt: skip
+    assert "por etiqueta: db 2" in spanish("memory.stats", stats)
+    assert spanish("memory.examples", {"added": 12}) == "Guardados 12 recuerdos de ejemplo."
+    assert spanish("trash.empty", {"removed": 0, "older_than_days": 30})
