@@ -195,6 +195,13 @@ def _required(name: str, metavar: str, max_len: int) -> Arg:
     )
 
 
+def _pick_one(name: str, choices: tuple[str, ...], metavar: str, help: str) -> Arg:
+    """A word a person picks among ``choices``, typed in its place."""
+    return Arg(
+        name, "str", required=True, choices=choices, positional=True, metavar=metavar, help=help
+    )
+
+
 _ID = Arg("id", "int", required=True, min=1, max=MAX_ID, positional=True, metavar="ID")
 _MEMORY_ID = _required("id", "ID", L.SHORT_TEXT)
 _TYPE = Arg(
@@ -291,17 +298,7 @@ _TABLE: tuple[Command, ...] = (
     Command(
         "autonomy.level",
         N_("lower the level at run time (raising it is done by editing autonomy.conf)"),
-        (
-            Arg(
-                "level",
-                "str",
-                required=True,
-                choices=LEVELS,
-                positional=True,
-                metavar="LEVEL",
-                help=N_("off, manual, suggest or auto"),
-            ),
-        ),
+        (_pick_one("level", LEVELS, "LEVEL", N_("off, manual, suggest or auto")),),
     ),
     Command(
         "autonomy.allow",
@@ -321,15 +318,7 @@ _TABLE: tuple[Command, ...] = (
         N_("tell ALMA whether a suggestion or action was useful"),
         (
             _ID,
-            Arg(
-                "verdict",
-                "str",
-                required=True,
-                choices=VERDICTS,
-                positional=True,
-                metavar="VERDICT",
-                help=N_("util or inutil (útil, inútil)"),
-            ),
+            _pick_one("verdict", VERDICTS, "VERDICT", N_("util or inutil (útil, inútil)")),
             Arg("reason", "str", nullable=True, max_len=L.REASON_CHARS, metavar="TEXT"),
             Arg(
                 "action",
