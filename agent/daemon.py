@@ -180,7 +180,7 @@ def _load_memory(
     complete: Complete,
 ) -> None:
     if not settings.memory.enabled:
-        gate.fail("memory is disabled in system/alma.toml ([memory] enabled = false)")
+        gate.fail(_("memory is disabled in system/alma.toml ([memory] enabled = false)"))
         return
     try:
         from agent.memory.model_enricher import (

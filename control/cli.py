@@ -282,8 +282,10 @@ def _value(form: Form, spec: Arg, raw: str) -> object:
         except ValueError:
             sentence = _("invalid %(type)s value: %(value)r") % {"type": "int", "value": raw}
             raise UsageError(form, _argument(spec, sentence)) from None
-    if spec.choices and value not in spec.choices:
-        raise UsageError(form, _argument(spec, _invalid_choice(raw, spec.choices)))
+    if spec.choices:
+        value = spec.pick(raw)  # the wire's word, or the word the person reads for it
+        if value is None:
+            raise UsageError(form, _argument(spec, spec.unknown(raw)))
     return value
 
 
@@ -390,7 +392,9 @@ def usage_line(form: Form) -> str:
 def _row_help(spec: Arg) -> str:
     """An argument's help; for one without, what its value may be; and its default."""
     text = _(spec.help) if spec.help else ""
-    if not text and (spec.choices or spec.type == "int"):
+    if spec.choices:
+        text = f"{text} ({spec.describe()})" if text else spec.describe()
+    elif not text and spec.type == "int":
         text = spec.describe()
     if spec.default in (None, False, True, (), ""):  # a flag can only say True
         return text

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from policies import limits as L
 from policies.errors import BadArgumentError, UnknownCommandError
-from policies.i18n import N_, _
+from policies.i18n import LANGUAGES, N_, _, language
 from policies.states import LEVELS, SUGGESTION_STATUSES
 
 # Neither dataclasses nor typing: alma-ctl would import them at every start (docs/benchmarks.md).
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 #: Ids are SQLite integers on the daemon side; anything bigger is not an id.
 MAX_ID = (1 << 63) - 1
 EXPORT_FORMATS = ("chatml", "alpaca")
+VERDICTS = (N_("util"), N_("inutil"))  # a person reads (and may type) them with their accents
 
 
 class Arg:
@@ -92,6 +93,35 @@ class Arg:
         if self.positional:
             return self.metavar or self.name.upper()
         return self.flag or "--" + self.name.replace("_", "-")
+
+    def pick(self, typed: str) -> str | None:
+        """The choice a person means by ``typed``, or None: the wire's value itself, or the word
+        they read for it in any of ALMA's languages (``rechazada`` is ``rejected``), case and
+        accents folded (``Útil`` is ``util``). The wire keeps its one value; readers of what a
+        person types (alma-ctl's line) call this."""
+        if typed in self.choices:
+            return typed
+        from policies.text import fold
+
+        key = fold(typed.strip())
+        for choice in self.choices:
+            if key == fold(choice):
+                return choice
+        for lang in LANGUAGES:
+            with language(lang):
+                for choice in self.choices:
+                    if key == fold(_(choice)):
+                        return choice
+        return None
+
+    def unknown(self, typed: str) -> str:
+        """The sentence for a word :meth:`pick` does not know, naming the choices in the words
+        the person reads."""
+        return _(
+            "{typed} is not {choices}",
+            typed=_quote(typed),
+            choices=_("one of {choices}", choices=", ".join(_(c) for c in self.choices)),
+        )
 
     def describe(self) -> str:
         """What a valid value looks like, for the error sentence."""
@@ -166,6 +196,13 @@ def _required(name: str, metavar: str, max_len: int) -> Arg:
     )
 
 
+def _pick_one(name: str, choices: tuple[str, ...], metavar: str, help: str) -> Arg:
+    """A word a person picks among ``choices``, typed in its place."""
+    return Arg(
+        name, "str", required=True, choices=choices, positional=True, metavar=metavar, help=help
+    )
+
+
 _ID = Arg("id", "int", required=True, min=1, max=MAX_ID, positional=True, metavar="ID")
 _MEMORY_ID = _required("id", "ID", L.SHORT_TEXT)
 _TYPE = Arg(
@@ -223,7 +260,14 @@ _TABLE: tuple[Command, ...] = (
         "suggestions.list",
         N_("list suggestions (pending ones by default)"),
         (
-            Arg("status", "str", nullable=True, choices=SUGGESTION_STATUSES, metavar="S"),
+            Arg(
+                "status",
+                "str",
+                nullable=True,
+                choices=SUGGESTION_STATUSES,
+                metavar="S",
+                help=N_("one status, as the list shows it (pending, rejected...)"),
+            ),
             Arg("all", "bool", default=False, help=N_("every status")),
         ),
     ),
@@ -254,7 +298,7 @@ _TABLE: tuple[Command, ...] = (
     Command(
         "autonomy.level",
         N_("lower the level at run time (raising it is done by editing autonomy.conf)"),
-        (Arg("level", "str", required=True, choices=LEVELS, positional=True),),
+        (_pick_one("level", LEVELS, "LEVEL", N_("off, manual, suggest or auto")),),
     ),
     Command(
         "autonomy.allow",
@@ -274,7 +318,7 @@ _TABLE: tuple[Command, ...] = (
         N_("tell ALMA whether a suggestion or action was useful"),
         (
             _ID,
-            Arg("verdict", "str", required=True, choices=("util", "inutil"), positional=True),
+            _pick_one("verdict", VERDICTS, "VERDICT", N_("util or inutil (útil, inútil)")),
             Arg("reason", "str", nullable=True, max_len=L.REASON_CHARS, metavar="TEXT"),
             Arg(
                 "action",
@@ -372,7 +416,16 @@ _TABLE: tuple[Command, ...] = (
     Command(
         "memory.export",
         N_("memories as training examples (JSONL)"),
-        (Arg("format", "str", default="chatml", choices=EXPORT_FORMATS),),
+        (
+            Arg(
+                "format",
+                "str",
+                default="chatml",
+                choices=EXPORT_FORMATS,
+                metavar="FORMAT",
+                help=N_("chatml or alpaca"),
+            ),
+        ),
         timeout=_MODEL,
     ),
     Command("memory.examples", N_("store the example memories"), timeout=_MODEL),

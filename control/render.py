@@ -93,6 +93,32 @@ _FIELD_LABELS: dict[str, str] = {
     "unusable": N_("given up because"),
     "embedded": N_("the small built-in model"),
     "ready": N_("ready"),
+    # The fields of a suggestion (``suggestions show``) and of an answer to ``feedback``.
+    "kind": N_("kind"),
+    "status": N_("status"),
+    "reason": N_("reason"),
+    "target": N_("where"),
+    "files": N_("files"),
+    "needs_approval": N_("waits for your approval"),
+    "updated_at": N_("updated"),
+    "action_id": N_("action"),
+    "suggestion_id": N_("suggestion"),
+    "reject_reason": N_("why you rejected it"),
+    # A memory's (``memory show``) and the store's counts (``memory stats``).
+    "theme": N_("area of life"),
+    "related_to": N_("about"),
+    "use_count": N_("times used"),
+    "mentions": N_("mentions"),
+    "day": N_("day"),
+    "event_date": N_("the day it is about"),
+    "reply_to": N_("answers"),
+    "archived_at": N_("archived on"),
+    "archive_reason": N_("why archived"),
+    "merged_into": N_("merged into"),
+    "by_tag": N_("by tag"),
+    "by_project": N_("by project"),
+    "by_memory_type": N_("by type"),
+    "by_layer": N_("by layer"),
     "watch": N_("watching"),  # shown on its own line by _status
     "audit_problem": N_("audit log"),  # shown on its own line by _status
 }
@@ -113,6 +139,9 @@ _WORDS = frozenset(
         N_("not loaded"),
         N_("restarting"),
         N_("unusable"),
+        # The memory store's (agent.memory.gate.MemoryGate.status).
+        N_("loading"),
+        N_("ready"),
     )
 )
 
@@ -126,15 +155,25 @@ def word(value: object) -> object:
     return _(value) if isinstance(value, str) and value in _WORDS else value
 
 
-def cell(value: object, width: int = 60) -> str:
-    if value is None:
+def cell(value: object, width: int | None = 60) -> str:
+    """``value`` on one line for a person: no repr of a list or a dict, and a text longer than
+    ``width`` cut after a whole word (a path is never cut in two; one alone is shown whole)."""
+    if value is None or value == []:
         return "-"
     if isinstance(value, bool):
         return _("yes") if value else _("no")
     if isinstance(value, list):
-        value = ", ".join(cell(item, width) for item in value)
+        value = ", ".join(cell(item, None) for item in value)
+    elif isinstance(value, dict):
+        value = ", ".join(f"{label(k)} {cell(word(v), None)}" for k, v in value.items())
     text = " ".join(str(value).split())  # one line per row, whatever the text holds
-    return text if len(text) <= width else text[: width - 1] + "…"
+    if width is None or len(text) <= width:
+        return text
+    end = text.rfind(" ", 0, width - 1)
+    if end <= 0:
+        end = text.find(" ")
+        return text if end < 0 else text[:end] + " …"
+    return text[:end].rstrip(",;:") + " …"
 
 
 def table(rows: list[object], columns: tuple[str, ...] = ()) -> str:
@@ -164,8 +203,7 @@ def fields(value: object, indent: str = "") -> str:
     lines = []
     for key, item in value.items():
         if isinstance(item, dict):
-            inner = ", ".join(f"{label(k)} {cell(word(v))}" for k, v in item.items())
-            lines.append(f"{indent}{label(key)}: {inner}")
-        else:
-            lines.append(f"{indent}{label(key)}: {cell(word(item), 200)}")
+            lines.append(f"{indent}{label(key)}: {cell(item, None)}")
+        else:  # whole: the terminal wraps a long reason, never cuts its paths
+            lines.append(f"{indent}{label(key)}: {cell(word(item), None)}")
     return "\n".join(lines)

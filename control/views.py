@@ -18,20 +18,25 @@ if TYPE_CHECKING:
 
 
 def _op(op: object) -> str:
+    """One op as a person reads it: what it does and where. Its ``expect`` (the file's identity
+    when planned) is the engine's check, nothing a person reads."""
     if not isinstance(op, dict):
-        return cell(op, 200)
+        return cell(op, None)
     name = _OPS.get(str(op.get("op", "?")))
     shown = _(name) if name is not None else str(op.get("op", "?"))
     if "src" in op and "dst" in op:
         where = f"{op['src']} -> {op['dst']}"
+    elif op.get("op") == "restore":
+        where = _("{path} (from {trash})", path=op.get("path"), trash=op.get("trash"))
+    elif op.get("op") == "memory_merge":
+        where = _(
+            "memories {merge} into {keep}", merge=cell(op.get("merge"), None), keep=op.get("keep")
+        )
     else:
         where = str(op.get("path", ""))
-    if op.get("op") == "edit":  # its bytes are shown as a diff below the plan
-        return f"{shown:<8} {where}"
     if op.get("op") == "create":
         return f"{shown:<8} " + _("{path} (a new file; its content is shown below)", path=where)
-    extra = [f"{k}={cell(v)}" for k, v in op.items() if k not in ("op", "src", "dst", "path")]
-    return f"{shown:<8} {where}" + (f"  ({', '.join(extra)})" if extra else "")
+    return f"{shown:<8} {where}"  # an edit's bytes are shown as a diff below the plan
 
 
 #: The ops of a plan as a person reads them (the plan's JSON keeps the op names).
@@ -54,13 +59,13 @@ def _suggestion(value: object) -> str:
     plan = value.get("plan") or []
     evidence = value.get("evidence") or []
     diffs = value.get("diffs") or []
-    shown_apart = ("plan", "evidence", "title", "plan_total", "plan_summary", "diffs")
-    head = {k: v for k, v in value.items() if k not in shown_apart}
+    shown_apart = ("id", "plan", "evidence", "title", "plan_total", "plan_summary", "diffs")
+    head = {k: v for k, v in value.items() if k not in shown_apart and v is not None}
     title = _("Suggestion {id}: {title}", id=value.get("id"), title=value.get("title", ""))
     lines = [title, fields(head, "  ")]
     if evidence:
         lines.append(_("Evidence:"))
-        lines += [f"  - {cell(item, 200)}" for item in evidence]
+        lines += [f"  - {cell(item, None)}" for item in evidence]
     total = value.get("plan_total")
     summary = value.get("plan_summary")
     if isinstance(total, int) and total > len(plan) and isinstance(summary, dict):
@@ -159,6 +164,14 @@ def _memories(value: object) -> str:
         tags = " ".join(f"#{t}" for t in item.get("tags") or [])
         lines.append(f"{lead}{item.get('id')}  {cell(item.get('content'), 100)}  {tags}".rstrip())
     return "\n".join(lines)
+
+
+def _memory(value: object) -> str:
+    """One memory's fields that say something (its store's own bookkeeping left out)."""
+    if not isinstance(value, dict):
+        return fields(value)
+    hidden = ("kind", "boosted")  # how it was stored; nothing a person asked about
+    return fields({k: v for k, v in value.items() if k not in hidden and v not in ("", [])})
 
 
 def _context(value: object) -> str:
@@ -370,6 +383,106 @@ def _chat_pending(pending: list[object]) -> str:
     return "\n".join(lines)
 
 
+def _analysis(value: object) -> str:
+    """What an analysis proposed, what it did not and why, and what waits for the person."""
+    if not isinstance(value, dict) or "proposed" not in value:
+        if isinstance(value, dict) and value.get("started"):
+            return _("The analysis started; `alma-ctl suggestions list` shows what it proposes.")
+        return fields(value)
+    proposed = [str(sid) for sid in value.get("proposed") or []]
+    if proposed:
+        lines = [
+            ngettext(
+                "Proposed {n} suggestion: {ids}.",
+                "Proposed {n} suggestions: {ids}.",
+                len(proposed),
+                ids=", ".join(proposed),
+            )
+        ]
+    else:
+        lines = [_("Nothing new to propose.")]
+    skipped = [item for item in value.get("skipped") or [] if isinstance(item, dict)]
+    if skipped:
+        lines.append(_("Not proposed:"))
+        lines += [f"  - {item.get('title', '?')}: {item.get('why', '')}" for item in skipped]
+    pending = value.get("pending")
+    if isinstance(pending, int):
+        lines.append(
+            ngettext("{n} suggestion waits for you.", "{n} suggestions wait for you.", pending)
+            if pending
+            else _("Nothing waits for you.")
+        )
+    return "\n".join(lines)
+
+
+def _feedback(value: object) -> str:
+    """The verdict as it was noted, in one sentence (and the person's reason)."""
+    if not isinstance(value, dict) or "feedback" not in value:
+        return fields(value)
+    useful = value.get("feedback") == "useful"
+    kind = value.get("kind", "?")
+    if value.get("action_id") is not None:
+        text = (
+            _("Noted: action {id} ({kind}) was useful to you.", id=value["action_id"], kind=kind)
+            if useful
+            else _(
+                "Noted: action {id} ({kind}) was not useful to you.",
+                id=value["action_id"],
+                kind=kind,
+            )
+        )
+    else:
+        sid = value.get("suggestion_id")
+        text = (
+            _("Noted: suggestion {id} ({kind}) was useful to you.", id=sid, kind=kind)
+            if useful
+            else _("Noted: suggestion {id} ({kind}) was not useful to you.", id=sid, kind=kind)
+        )
+    if value.get("reason"):
+        text += " " + _("Your reason: {reason}", reason=value["reason"])
+    return text
+
+
+def _history(value: object) -> str:
+    """The actions, an undo named as the undo of the action it reverts."""
+    if not isinstance(value, list):
+        return fields(value)
+    if not value:
+        return _("No actions yet.")
+    rows = [
+        {**row, "kind": _("undoes action {id}", id=row["undoes"])}
+        if isinstance(row, dict) and row.get("undoes") is not None
+        else row
+        for row in value
+    ]
+    columns = ("id", "suggestion_id", "kind", "status", "ops", "auto", "finished_at", "undone_by")
+    return table(rows, columns)
+
+
+def _reminders(value: object) -> str:
+    """The breaks the person agreed to and the promises still pending, in sentences."""
+    if not isinstance(value, dict):
+        return fields(value)
+    breaks = [item for item in value.get("breaks") or [] if isinstance(item, dict)]
+    tasks = [item for item in value.get("pending_tasks") or [] if isinstance(item, dict)]
+    if not breaks and not tasks:
+        return _("No breaks to remind you of and no pending promises.")
+    lines = []
+    if breaks:
+        lines.append(_("Breaks you agreed to:"))
+        lines += [
+            f"  {str(item.get('at', '?')).replace('T', ' ')}  {cell(item.get('text'), None)}"
+            for item in breaks
+        ]
+    if tasks:
+        lines.append(_("Pending promises:"))
+        for item in tasks:
+            lines.append(f"  {item.get('suggestion_id')}. {cell(item.get('title'), None)}")
+            if item.get("reason"):
+                lines.append(f"     {cell(item['reason'], None)}")
+    return "\n".join(lines)
+
+
 _RENDER: dict[str, Callable[[object], str]] = {
     "chat.start": _chat_start,
     "status": _status,
@@ -382,12 +495,13 @@ _RENDER: dict[str, Callable[[object], str]] = {
     "suggestions.accept": _action,
     "undo": _action,
     "trash.restore": _action,
-    "history": _list_or(
-        N_("No actions yet."),
-        ("id", "suggestion_id", "kind", "status", "ops", "auto", "finished_at", "undone_by"),
-    ),
+    "history": _history,
+    "analyze": _analysis,
+    "feedback": _feedback,
+    "reminders": _reminders,
     "memory.search": _memories,
     "memory.list": _memories,
+    "memory.show": _memory,
     "context": _context,
     "trash.list": _list_or(N_("The trash is empty.")),
     "stats": _stats,
@@ -416,6 +530,12 @@ def _render(wire: str, args: dict[str, object], result: object) -> str:
     if wire == "memory.forget":
         return _(
             "Forgot memory {id}; `alma-ctl memory restore {id}` brings it back.", id=args["id"]
+        )
+    if wire == "memory.examples" and isinstance(result, dict):
+        return ngettext(
+            "Stored {n} example memory.",
+            "Stored {n} example memories.",
+            int(result.get("added") or 0),
         )
     if wire == "memory.restore":
         return _("Restored memory {id}.", id=args["id"])

@@ -438,7 +438,7 @@ def test_a_command_alma_does_not_have_is_a_usage_error(
     assert out == ""
     assert err == (
         "usage: alma chat [-h] [--root DIR] [--once MESSAGE]\n"
-        "alma chat: error: argument COMMAND: invalid choice: 'charla' (choose from 'chat')\n"
+        "alma chat: error: argument COMMAND: 'charla' is not one of chat\n"
     )
     assert main(["chat", "--once"]) == 2
     assert "argument --once: expected one argument" in capsys.readouterr().err
