@@ -61,7 +61,19 @@ def _accepts(call: Any, args: dict[str, Any]) -> bool:
     return True
 
 
-@pytest.mark.parametrize("case", CASES, ids=[f"{c[0]} {c[2]}" for c in CASES])
+#: The text arguments whose longest accepted value is embedded by the real service: these cases
+#: run with the slow tier, every other limit with the everyday one.
+_EMBEDS_THE_LONGEST = {("memory.add", "content"), ("memory.search", "query"), ("context", "prompt")}
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        pytest.param(c, marks=pytest.mark.slow) if (c[0], c[2]) in _EMBEDS_THE_LONGEST else c
+        for c in CASES
+    ],
+    ids=[f"{c[0]} {c[2]}" for c in CASES],
+)
 def test_the_socket_and_the_memory_service_agree_on_every_limit(
     svc: MemoryService, case: tuple[Any, ...]
 ) -> None:
