@@ -22,7 +22,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +30,10 @@ from actions.scan import local_time
 from actions.tree import Tree
 from agent.detectors.failures import failures
 from agent.detectors.logread import TAIL_BYTES, list_logs, read_text
+from agent.detectors.logs import detect_logs
 from agent.detectors.pending import is_promise, sentences
 from agent.voice.model import Complete
+from policies.config import Policy
 from policies.errors import RefusedError
 from policies.i18n import N_, _, language, ngettext, process_language
 from policies.text import clean_tag, hashtags
@@ -53,6 +55,9 @@ class DayFacts:
     failures: list[dict[str, Any]] = field(default_factory=list)  # log, count, example, line
     promises: list[dict[str, str]] = field(default_factory=list)  # text, where
     folders: list[str] = field(default_factory=list)  # user/'s folders: what could be named
+    #: What returns day after day, as of the day's end: a script failing night after night, a
+    #: mood going down, a routine done by hand (the log detectors' titles)
+    trends: list[str] = field(default_factory=list)
 
 
 def _subdirs(tree: Tree, parts: tuple[str, ...]) -> list[str]:
@@ -72,9 +77,18 @@ def _user_folders(tree: Tree) -> list[str]:
     return names
 
 
-def day_facts(root: Path, day: date, *, memory_projects: Sequence[str] = ()) -> DayFacts:
+#: The log findings that are a day's trend rather than its news.
+TREND_KINDS = ("repeated_failure", "low_mood", "routine")
+
+
+def day_facts(
+    root: Path, day: date, *, memory_projects: Sequence[str] = (), policy: Policy | None = None
+) -> DayFacts:
     facts = DayFacts(day)
     now = time.time()
+    end = datetime.combine(day + timedelta(days=1), datetime.min.time()).timestamp()
+    found = detect_logs(root, policy or Policy(), min(now, end))
+    facts.trends = [f.title for f in found if f.kind in TREND_KINDS]
     paragraphs: list[tuple[str, Paragraph]] = []
     with Tree(root) as tree:
         logs = list_logs(tree, now)
@@ -196,6 +210,11 @@ def _render(
             )
     else:
         out.append(_("- No failure in the scripts' logs."))
+    out += ["", _("## Across the last days"), ""]
+    if facts.trends:
+        out += [f"- {title}" for title in facts.trends]
+    else:
+        out.append(_("- Nothing that returns day after day."))
     out += ["", _("## Promises"), ""]
     if facts.promises:
         out += [f"- {p['text']} ({p['where']})" for p in facts.promises]

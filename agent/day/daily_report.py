@@ -18,6 +18,7 @@ from typing import Any
 from agent.day import daily, report
 from agent.memory.gate import MemoryGate
 from agent.voice.model import Complete
+from policies.config import Policy
 from policies.errors import AlmaError, BadArgumentError, InvalidStateError
 from policies.i18n import _
 from policies.layout import RootLayout
@@ -40,6 +41,7 @@ class DailyReports:
         complete: Complete | None = None,
         clock: Callable[[], float] = time.time,
         model_timeout_s: float = 120.0,
+        policy: Callable[[], Policy] | None = None,
     ) -> None:
         self.layout = layout
         self.store = store
@@ -49,6 +51,7 @@ class DailyReports:
         self.complete = complete  # the model, when one is loaded: the report's summary
         self.clock = clock
         self.model_timeout_s = model_timeout_s
+        self.policy = policy  # whether the mood is looked for, where routines are
 
     def scheduled(self) -> dict[str, Any]:
         """The scheduled report: of the day that ended when the schedule runs before noon
@@ -158,7 +161,12 @@ class DailyReports:
                 memories = {"added": sum(created.values()), "total": self.memory.service.count()}
             except AlmaError as exc:
                 log.error("the report goes without memory: %s", exc)
-        facts = daily.day_facts(self.layout.root, when, memory_projects=memory_projects)
+        facts = daily.day_facts(
+            self.layout.root,
+            when,
+            memory_projects=memory_projects,
+            policy=None if self.policy is None else self.policy(),
+        )
         # Outside the lock: the model may take a while, and decisions must not wait for it.
         summary = daily.summarize(facts, self.complete, timeout_s=self.model_timeout_s)
         since, until = utc_stamp(start), utc_stamp(end)

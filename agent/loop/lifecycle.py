@@ -112,6 +112,7 @@ class Agent:
             complete=complete,
             clock=clock,
             model_timeout_s=model_timeout_s,
+            policy=policy,
         )
         self.analyst = Analyst(
             layout,

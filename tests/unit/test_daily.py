@@ -244,3 +244,23 @@ def test_a_log_changed_past_year_9999_does_not_stop_the_report(root: Path) -> No
         ]
     finally:
         shutil.rmtree(base)
+
+
+@pytest.mark.usefixtures("spanish_daemon")
+def test_the_report_says_what_returns_across_the_last_days(tmp_path: Path) -> None:
+    from tests.support.weeks import WEEKS
+
+    (marta,) = [w for w in WEEKS if w.name == "marta-es"]
+    today = date.today()
+    marta.build(tmp_path, today)
+    facts = day_facts(tmp_path, today)
+    text = render(facts, suggestions=[], actions=[], memories=None)
+    section = text.split("## En los últimos días", 1)[1].split("\n## ", 1)[0]
+    assert "«backup» falla" in section  # the failure night after night
+    assert "cansad" in section.lower()  # the mood going down
+    assert "a mano" in section  # the routine
+    calm = tmp_path / "calm"
+    (lucia,) = [w for w in WEEKS if w.name == "lucia-es"]
+    lucia.build(calm, today)
+    quiet = render(day_facts(calm, today), suggestions=[], actions=[], memories=None)
+    assert "Nada que vuelva día tras día." in quiet
