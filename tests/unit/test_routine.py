@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from actions.ops import Create, Mkdir, op_from_dict
+from actions.ops import Create, Mkdir
+from actions.planners import PlanResult
 from agent.detectors.logs import detect_logs
 from agent.detectors.routine import copy_mentions
 from policies import i18n
@@ -57,36 +58,33 @@ def spanish_daemon(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(i18n, "_process_language", "es")
 
 
-def routines(alma: AlmaRoot) -> list[dict[str, object]]:
+def routines(alma: AlmaRoot) -> list[PlanResult]:
     with language("es"):
         found = detect_logs(alma.root, Policy(), NOW)
-    return [
-        {**vars(r), "plan": [op.to_dict() for op in r.plan]} for r in found if r.kind == "routine"
-    ]
+    return [r for r in found if r.kind == "routine"]
 
 
 def test_five_days_of_copies_by_hand_give_a_script_to_review(tmp_path: Path) -> None:
     alma = week(tmp_path, copied_days=5, said_days=5)
     (found,) = routines(alma)
-    ops = [op["op"] for op in found["plan"]]  # type: ignore[union-attr]
-    assert ops == ["mkdir", "create"]
-    mkdir, create = found["plan"]  # type: ignore[misc]
-    assert mkdir == Mkdir("user/scripts").to_dict()
-    script = create["path"]
+    assert [op.op for op in found.plan] == ["mkdir", "create"]
+    mkdir, create = found.plan
+    assert mkdir == Mkdir("user/scripts") and isinstance(create, Create)
+    script = create.path
     assert script == "user/scripts/copiar-entregas.sh"
-    assert found["target"] == "user/entregas" and found["files"] == 1
-    evidence = "\n".join(found["evidence"])  # type: ignore[arg-type]
+    assert found.target == "user/entregas" and found.files == 1
+    evidence = "\n".join(found.evidence)
     assert "sh user/scripts/copiar-entregas.sh" in evidence
     assert "copiando a mano los CSV a entregas" in evidence
     assert "ventas.csv, desde user/datos/ventas.csv" in evidence
     assert "ALMA nunca lo ejecuta" in evidence
-    assert "a mano" in str(found["title"]) and "user/entregas" in str(found["title"])
+    assert "a mano" in found.title and "user/entregas" in found.title
 
 
 def test_the_script_is_safe_sh_that_copies_today_and_never_overwrites(tmp_path: Path) -> None:
     alma = week(tmp_path, copied_days=5, said_days=5)
     (found,) = routines(alma)
-    op = op_from_dict(found["plan"][1])  # type: ignore[index]
+    op = found.plan[1]
     assert isinstance(op, Create)
     text = op.content.decode()
     assert text.startswith("#!/bin/sh\n") and "\nset -eu\n" in text
@@ -116,7 +114,7 @@ def test_the_same_routine_gets_the_same_fingerprint_as_the_days_go_on(tmp_path: 
     (first,) = routines(alma)
     alma.write(f"user/entregas/{TODAY.isoformat()}/ventas.csv", b"otra\n")
     (second,) = routines(alma)
-    assert first["fingerprint"] == second["fingerprint"]
+    assert first.fingerprint == second.fingerprint
 
 
 def test_a_scripts_folder_made_meanwhile_gives_a_new_plan_without_its_mkdir(
@@ -126,8 +124,8 @@ def test_a_scripts_folder_made_meanwhile_gives_a_new_plan_without_its_mkdir(
     (first,) = routines(alma)
     alma.path("user/scripts").mkdir()
     (second,) = routines(alma)
-    assert [op["op"] for op in second["plan"]] == ["create"]  # type: ignore[union-attr]
-    assert first["fingerprint"] != second["fingerprint"]
+    assert [op.op for op in second.plan] == ["create"]
+    assert first.fingerprint != second.fingerprint
 
 
 def test_a_script_already_there_is_not_proposed_again(tmp_path: Path) -> None:
@@ -177,7 +175,7 @@ def test_the_script_names_todays_folder_as_the_person_does(tmp_path: Path) -> No
             f"logs/{day.isoformat()}.md", chat(day, "Otra vez copiar el informe a mano, uf.")
         )
     (found,) = routines(alma)
-    op = op_from_dict(found["plan"][1])  # type: ignore[index]
+    op = found.plan[1]
     assert isinstance(op, Create)
     text = op.content.decode()
     assert "dest='user/entregas/semana '\"$(date +%Y%m%d)\"' (v1)'" in text
@@ -200,7 +198,7 @@ def test_the_same_content_under_other_names_is_the_same_copy(tmp_path: Path) -> 
         alma.write(f"user/entregas/{day.isoformat()}/copia de plantilla {back}.odt", plantilla)
         alma.write(f"logs/{day.isoformat()}.md", chat(day, "Copiando la plantilla a mano."))
     (found,) = routines(alma)
-    op = op_from_dict(found["plan"][1])  # type: ignore[index]
+    op = found.plan[1]
     assert isinstance(op, Create)
     assert "copy_in user/plantillas/plantilla.odt plantilla.odt" in op.content.decode()
     # Other bytes on each day are not one file copied.
