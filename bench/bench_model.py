@@ -134,11 +134,11 @@ def bench_context(size: int, queries: int) -> dict[str, float]:
         for text in ANSWERS:
             svc.add(text)
         for message in MESSAGES[:3]:
-            svc.context(message, budget_tokens=1500)  # warm up
+            svc.context(message, budget=1500)  # warm up
         times, cpu, handed = [], [], []
         for i in range(queries):
             c0, t0 = time.process_time(), time.perf_counter()
-            ctx = svc.context(MESSAGES[i % len(MESSAGES)], budget_tokens=1500)
+            ctx = svc.context(MESSAGES[i % len(MESSAGES)], budget=1500)
             times.append(time.perf_counter() - t0)
             cpu.append(time.process_time() - c0)
             handed.append(sum(1 for item in ctx["items"] if item.get("id")))

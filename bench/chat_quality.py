@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from agent.voice import backends
 from agent.voice.chat import ChatLimits, ChatService
 from agent.voice.model import Backend, ModelRuntime
+from agent.voice.process import ProcessOptions
 from control.stream import StreamReply
 from policies.layout import RootLayout
 from state.memory.normalize import content_words
@@ -79,7 +80,7 @@ def main() -> None:
     model = stub.__enter__().url if stub else args.model
 
     def load(path: str) -> Backend:
-        return backends.load(path, context_tokens=4096, threads=args.threads)
+        return backends.load(path, ProcessOptions(n_ctx=4096, threads=args.threads))
 
     runtime = ModelRuntime(model, load)
     scratch = Path(tempfile.mkdtemp(prefix="alma-chat-quality-"))
@@ -88,7 +89,7 @@ def main() -> None:
     chat = ChatService(
         RootLayout(scratch),
         runtime,
-        context=lambda m, b: svc.context(m, budget_tokens=b, count_use=False),
+        context=lambda m, b: svc.context(m, budget=b, count_use=False),
         pending=list,
         limits=ChatLimits(max_tokens=args.max_tokens, timeout_s=600.0),
     )
