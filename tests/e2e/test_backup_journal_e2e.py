@@ -51,7 +51,7 @@ def seen_outside(d: DaemonRoot) -> None:
 
 
 def backup(d: DaemonRoot) -> dict[str, Any]:
-    taken = d.ok("backup", "now")
+    taken: dict[str, Any] = d.ok("backup", "now")
     assert taken["kind"] == "backup" and taken["status"] == "done", taken
     seen_outside(d)
     return taken
