@@ -14,6 +14,8 @@ ROOT_FOLDERS = ("system", "logs", "logs/alma", "user", "docs", ".alma")
 POLICY_FILE = "system/autonomy.conf"
 #: Folders no action may ever change, whatever the policy file says.
 HARD_READ_ONLY = ("system", ".alma")
+#: ALMA's private data, root-relative.
+DATA_DIR = ".alma"
 #: Root-relative, ``/``-separated, as plans and journal rows name them: ALMA's trash (an entry
 #: of action A's op I is ``TRASH/A/I/NAME``) and the journal, the two parts of ``.alma/`` the
 #: confined executor may write.

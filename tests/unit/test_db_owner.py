@@ -27,7 +27,9 @@ from typing import Any
 import pytest
 
 from actions.ops import Move, encode_plan, read_plan
+from actions.safe_read import read_file
 from actions.safefs import identity_of
+from actions.tree import Tree
 from agent.backup.service import BackupService
 from agent.memory import merge_actions as memory_actions
 from agent.memory.gate import MemoryGate
@@ -323,3 +325,16 @@ def test_the_audit_hook_sees_a_raw_open_of_a_database(layout: RootLayout) -> Non
     with _Watch() as opened, layout.journal_file.open("rb") as handle:
         handle.read(16)
     assert opened and "journal.db" in opened[0]
+
+
+def test_the_one_safe_reader_never_opens_a_database_of_alma(layout: RootLayout) -> None:
+    Journal(layout.journal_file).close()
+    (layout.data / "notes.txt").write_text("ALMA's own\n", encoding="utf-8")
+    (layout.user / "mine.db").write_bytes(b"the person's own file\n")
+    with Tree(layout.root) as tree, _Watch() as opened:
+        assert read_file(tree, ".alma/journal/journal.db", limit=100) is None
+        assert read_file(tree, ".alma/journal/journal.db-wal", limit=100) is None
+        assert read_file(tree, ".alma/notes.txt", limit=100) is not None
+    assert opened == []
+    with Tree(layout.root) as tree:  # a person's file of that name is the person's to read
+        assert read_file(tree, "user/mine.db", limit=100) is not None
