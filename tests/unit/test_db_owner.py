@@ -309,7 +309,15 @@ def test_a_backup_action_restore_merge_recovery_and_reopening_open_no_database_r
                 "done",
             )  # after a merge and a backup
             assert seen_by_another_process(layout.journal_file)[third["id"]] == ("backup", "done")
-            assert parts.engine.recover() == [] and parts.backup.recover() == []
+            # An action a crash left running: the recovery (the child) takes it back.
+            left = parts.journal.create_action(
+                kind="organize",
+                plan=[_move(layout, "user/descargas/nota.txt", "user/otra.txt").to_dict()],
+            )
+            recovered = parts.engine.recover()
+            assert recovered == [{"action": left, "status": "rolled_back"}], recovered
+            assert seen_by_another_process(layout.journal_file)[left] == ("organize", "rolled_back")
+            assert parts.backup.recover() == []
             listed = {int(x["id"]): (x["kind"], x["status"]) for x in parts.journal.history()}
         finally:
             parts.close()
