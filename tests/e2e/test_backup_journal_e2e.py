@@ -44,10 +44,25 @@ def journal_rows(d: DaemonRoot) -> dict[int, tuple[str, str]]:
     return {int(r[0]): (str(r[1]), str(r[2])) for r in rows}
 
 
+def deleted_databases(pid: int) -> list[str]:
+    """The daemon's descriptors of a database file that is no longer there."""
+    out = []
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if "/.alma/" in target and target.endswith(" (deleted)"):
+            out.append(target)
+    return out
+
+
 def seen_outside(d: DaemonRoot) -> None:
-    """Every action the daemon lists is in the journal's file, with the same status."""
+    """Every action the daemon lists is in the journal's file, with the same status, and the
+    daemon holds no database file that was deleted under it."""
     history = {int(a["id"]): (a["kind"], a["status"]) for a in d.ok("history", "--limit", "1000")}
     assert journal_rows(d) == history, d.log()
+    assert deleted_databases(d.pid) == []
 
 
 def backup(d: DaemonRoot) -> dict[str, Any]:
