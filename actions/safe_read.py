@@ -10,17 +10,23 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from actions.safefs import split_relpath_cached
 from actions.tree import Tree
 from policies import limits as L
 from policies.errors import ConfigError, RefusedError
 from policies.i18n import _
+from policies.layout import DATA_DIR, is_database, is_database_side_file
 
 
 def open_regular(tree: Tree, relpath: str) -> tuple[int, os.stat_result] | None:
     """A read-only fd on a regular file under the root and its ``fstat``: every folder walked
     with ``O_NOFOLLOW``, never a link, never blocking on a FIFO; None when it is gone or cannot
-    be reached safely (the checks are made on the open fd, so nothing can be swapped in)."""
+    be reached safely (the checks are made on the open fd, so nothing can be swapped in).
+    Never one of ALMA's databases in ``.alma/``: only SQLite opens those (state.db)."""
     try:
+        parts = split_relpath_cached(relpath)
+        if parts[0] == DATA_DIR and (is_database(parts[-1]) or is_database_side_file(parts[-1])):
+            return None
         dir_fd, name = tree.parent(relpath)
         fd = os.open(
             name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=dir_fd

@@ -21,7 +21,6 @@ import json
 import logging
 import os
 import shutil
-import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -41,9 +40,10 @@ from policies.errors import (
     error_from_wire,
 )
 from policies.i18n import _
-from policies.layout import RootLayout
+from policies.layout import RootLayout, is_database, is_database_side_file
 from policies.modes import PRIVATE_DIR
 from sandbox.engine import Engine
+from state.db import copy_database
 from state.journal import Journal
 from state.suggestions import SuggestionStore
 
@@ -56,35 +56,12 @@ LAST_SETTING = "backup_last"
 #: Parts of ``.alma/`` never backed up: ALMA's trash and the stage (and, below, the lock files
 #: and SQLite's side files: each database is copied whole through its backup API).
 _SKIP_DIRS = frozenset({"trash", "backup"})
-_SKIP_SUFFIXES = (".lock", "-wal", "-shm", "-journal")
-_SQLITE_MAGIC = b"SQLite format 3\x00"
+_SKIP_SUFFIXES = (".lock",)
 #: A scheduled backup runs when the last good one is older than this (a day, with slack for
 #: a disk plugged in at a different hour), and not sooner than this after a failed one.
 _DUE_S = 20 * 3600
 _RETRY_S = 6 * 3600
 Audit = Callable[[dict[str, Any]], None]
-
-
-def _is_sqlite(path: Path) -> bool:
-    try:
-        with path.open("rb") as handle:
-            return handle.read(16) == _SQLITE_MAGIC
-    except OSError:
-        return False
-
-
-def copy_sqlite(src: Path, dst: Path) -> None:
-    """A consistent copy of a live SQLite database (the online backup API: pages of one
-    moment, whatever writers do meanwhile)."""
-    source = sqlite3.connect(f"file:{src}?mode=ro", uri=True)
-    try:
-        target = sqlite3.connect(dst)
-        try:
-            source.backup(target)
-        finally:
-            target.close()
-    finally:
-        source.close()
 
 
 def stage_data(data: Path, stage: Path) -> int:
@@ -98,11 +75,12 @@ def stage_data(data: Path, stage: Path) -> int:
         (stage / rel).mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
         for name in filenames:
             src = here / name
-            if name.endswith(_SKIP_SUFFIXES) or src.is_symlink() or not src.is_file():
+            skip = name.endswith(_SKIP_SUFFIXES) or is_database_side_file(name)
+            if skip or src.is_symlink() or not src.is_file():
                 continue
             dst = stage / rel / name
-            if _is_sqlite(src):
-                copy_sqlite(src, dst)
+            if is_database(name):  # live, and held by the daemon: only SQLite may open it
+                copy_database(src, dst)
             else:
                 shutil.copy2(src, dst)
             copied += 1
