@@ -21,6 +21,7 @@ from agent.voice.chat import ChatService
 from control.commands import COMMANDS
 from control.stream import StreamReply
 from policies.layout import RootLayout
+from sandbox.confine import spoken
 
 if TYPE_CHECKING:
     from agent.memory.service import MemoryService  # loads in the background (MemoryGate)
@@ -231,7 +232,7 @@ class Api:
             "socket": self.socket_path,
             "autonomy": self.agent.autonomy.status(),
             "sandbox": str(self.agent.engine.confinement.backend),
-            "sandbox_detail": self.sandbox_detail,
+            "sandbox_detail": spoken(self.sandbox_detail),
             "pending_suggestions": self.agent.store.count("pending"),
             "last_analysis": self.agent.store.setting("last_analysis"),
             "memories": memories,

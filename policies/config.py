@@ -8,6 +8,7 @@ error names the file, the key, the line where it can, and the fix.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -21,7 +22,7 @@ from pydantic_settings import (
 )
 
 from policies.errors import ConfigError
-from policies.i18n import _, ngettext
+from policies.i18n import N_, _, ngettext
 from policies.invalid import Problem, first_problem
 from policies.layout import HARD_READ_ONLY
 from policies.states import LEVELS
@@ -276,6 +277,53 @@ def _describe(path: Path, text: str, problem: Problem, *, env: bool) -> str:
     return sentence + "."
 
 
+#: tomllib's words for what is wrong (its messages start with these), as a person reads them
+#: in their language: tomllib's own text is English whatever the person reads.
+_TOML_PROBLEMS = (
+    ("Invalid value", N_('a value that is not valid (text needs quotes: "...")')),
+    ("Expected '=' after a key", N_("an '=' is missing after the key")),
+    ("Invalid statement", N_("a line that is neither `key = value` nor a [table]")),
+    ("Cannot overwrite a value", N_("a key given a value twice")),
+    ("Cannot declare", N_("a table or a key declared twice")),
+    ("Cannot redefine namespace", N_("a table or a key declared twice")),
+    ("Cannot mutate immutable namespace", N_("a table or a key declared twice")),
+    ("Duplicate inline table key", N_("a key given a value twice")),
+    ("Unterminated string", N_("a text whose closing quote is missing")),
+    ("Unclosed array", N_("a list whose closing ] is missing")),
+    ("Unclosed inline table", N_("an inline table whose closing brace is missing")),
+    ("Expected ']' at the end of a table", N_("a [table] whose closing ] is missing")),
+    ("Expected ']]' at the end of an array", N_("a [[table]] whose closing ]] is missing")),
+    ("Invalid initial character for a key", N_("a key that starts with a character keys cannot")),
+    ("Illegal character", N_("a character a text cannot hold (a control character)")),
+    ("Invalid date or datetime", N_("a date that is not valid")),
+    ("Unescaped '\\'", N_("a \\ that is not doubled (write \\\\, or use 'single quotes')")),
+)
+_TOML_WHERE = re.compile(r" \(at (?:line (\d+), column (\d+)|end of document)\)$")
+
+
+def _toml_error(path: Path, error: str) -> str:
+    """tomllib's error as one sentence in the person's language: where, and what is wrong."""
+    where = _TOML_WHERE.search(error)
+    said = error[: where.start()] if where else error
+    problem = next(
+        (_(text) for start, text in _TOML_PROBLEMS if said.startswith(start)),
+        _("something that is not valid TOML"),
+    )
+    if where is None or where.group(1) is None:
+        return _(
+            "{path}: not valid TOML at its end: {problem}; fix the syntax there.",
+            path=path,
+            problem=problem,
+        )
+    return _(
+        "{path}: not valid TOML at line {line}, column {column}: {problem}; fix the syntax there.",
+        path=path,
+        line=where.group(1),
+        column=where.group(2),
+        problem=problem,
+    )
+
+
 def parse_toml(path: Path, text: str) -> dict[str, Any]:
     """The one reading of a TOML configuration file (the policy, ``alma.toml``): anything
     wrong in it is a :class:`ConfigError` naming the file and the fix, never an exception.
@@ -285,9 +333,7 @@ def parse_toml(path: Path, text: str) -> dict[str, Any]:
     try:
         return tomllib.loads(text.removeprefix("\ufeff"))
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(
-            _("{path}: not valid TOML: {error}; fix the syntax there.", path=path, error=exc)
-        ) from None
+        raise ConfigError(_toml_error(path, str(exc))) from None
     except RecursionError:
         raise ConfigError(
             _(
