@@ -20,6 +20,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from policies import limits as L
 from policies.errors import ConfigError
 from policies.i18n import _, ngettext
 from policies.invalid import Problem, first_problem
@@ -171,6 +172,15 @@ class Backup(_Section):
     @field_validator("target")
     @classmethod
     def _absolute(cls, value: str) -> str:
+        if len(value) > L.PATH_CHARS:  # it is quoted in every backup's sentence
+            raise ValueError(
+                _(
+                    "target is {n} characters long, more than any folder's full path "
+                    "({limit}); name the backup folder, like '/media/ana/DISCO/alma-backup'",
+                    n=len(value),
+                    limit=L.PATH_CHARS,
+                )
+            )
         if value and not value.startswith(("/", "~")):
             raise ValueError(
                 _(

@@ -341,6 +341,7 @@ def test_wrong_password_a_link_an_absent_disk_each_one_sentence_and_a_suggestion
 
     wrong = alma.base / "otro-pw"
     wrong.write_text("not the password\n")
+    wrong.chmod(0o600)
     res = alma.ctl("backup", "init", str(target), "--password-file", str(wrong))
     assert res.rc == EXIT_USAGE and "does not open" in res.stderr, res
 
@@ -394,6 +395,7 @@ def test_a_full_backup_disk_is_one_sentence_and_the_snapshots_before_stay(
         alma.start()
         secret = alma.base / "pw"
         secret.write_text("clave\n")
+        secret.chmod(0o600)
         alma.ok("backup", "init", str(disk / "repo"), "--password-file", str(secret))
         first = alma.ok("backup", "now")["snapshot"]
         alma.write("user/video/grande.bin", os.urandom(12_000_000))
