@@ -181,6 +181,13 @@ class Backup(_Section):
                     limit=L.PATH_CHARS,
                 )
             )
+        if any(len(part.encode("utf-8", "surrogateescape")) > 255 for part in value.split("/")):
+            raise ValueError(
+                _(
+                    "a folder name in target is longer than 255 bytes, which no file system "
+                    "allows; name the backup folder, like '/media/ana/DISCO/alma-backup'"
+                )
+            )
         if value and not value.startswith(("/", "~")):
             raise ValueError(
                 _(

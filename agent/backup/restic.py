@@ -79,10 +79,10 @@ class Restic:
     ) -> str:
         """restic's stdout, or an :class:`AlmaError` that says in one sentence what to do."""
         self.check_target()
-        lock = self.writable()
-        if not lock:
+        unwritable = self._unwritable()
+        if unwritable is not None:
             if args[0] not in _READS:
-                raise self._not_writable_error()
+                raise unwritable
             return self._run(args, timeout=timeout, cwd=cwd, lock=False)
         try:
             return self._run(args, timeout=timeout, cwd=cwd)
@@ -106,7 +106,18 @@ class Restic:
             ) from None
 
     def check_target(self) -> None:
-        if self.target.is_symlink():
+        try:
+            link = self.target.is_symlink()
+        except OSError as exc:  # a name too long for the file system, say
+            raise BadArgumentError(
+                _(
+                    "The backup target {target} cannot be used ({error}); name a folder on "
+                    "the backup disk.",
+                    target=self.target,
+                    error=exc.strerror or exc,
+                )
+            ) from None
+        if link:
             raise BadArgumentError(
                 _(
                     "The backup target {target} is a symbolic link; name the real folder it "
@@ -115,21 +126,15 @@ class Restic:
                 )
             )
 
-    def writable(self) -> bool:
-        """False when the target is there but ALMA may not write to it: a read-only file
-        system, or a folder whose permissions keep the daemon's user out."""
+    def _unwritable(self) -> AlmaError | None:
+        """Why ALMA may not write to the target (a disk mounted read-only, permissions that
+        keep the daemon's user out), or None (a target not there too: restic says so)."""
         try:
-            read_only = bool(os.statvfs(self.target).f_flag & os.ST_RDONLY)
+            if os.statvfs(self.target).f_flag & os.ST_RDONLY:
+                return self._read_only_error()
         except OSError:
-            return True  # not there: restic's own sentence says so
-        return not read_only and os.access(self.target, os.W_OK)
-
-    def _not_writable_error(self) -> AlmaError:
-        try:
-            read_only = bool(os.statvfs(self.target).f_flag & os.ST_RDONLY)
-        except OSError:
-            read_only = False
-        return self._read_only_error() if read_only else self._denied_error()
+            return None
+        return None if os.access(self.target, os.W_OK) else self._denied_error()
 
     def _read_only_error(self) -> AlmaError:
         return UnavailableError(
@@ -143,8 +148,8 @@ class Restic:
     def _denied_error(self) -> AlmaError:
         return RefusedError(
             _(
-                "ALMA may not write to the backup target {target} (permission denied); give "
-                "your user write access to it (`ls -ld {target}` shows its owner) and try "
+                "ALMA may not use the backup target {target} (permission denied); give your "
+                "user read and write access to it (`ls -ld {target}` shows its owner) and try "
                 "again.",
                 target=self.target,
             )

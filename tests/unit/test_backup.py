@@ -53,6 +53,7 @@ def test_the_default_backup_section_is_valid(tmp_path: Path) -> None:
     ("section", "says"),
     [
         ({"target": "disco/alma"}, "full path"),
+        ({"target": "/media/" + "a" * 256}, "longer than 255 bytes"),
         ({"include": []}, "at least one folder"),
         ({"include": ["user", "user/"]}, "named twice"),
         ({"include": ["../fuera"]}, "without '.' or '..'"),
@@ -234,6 +235,16 @@ def test_a_read_only_target_refuses_writes_before_restic_and_reads_without_a_loc
         assert call.split()[3:] == ["--no-lock", "snapshots"]
     finally:
         subprocess.run(["umount", str(target)], check=False)
+
+
+def test_a_target_whose_name_is_too_long_is_one_sentence_before_restic_runs(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(
+        BadArgumentError, match=re.escape("cannot be used (File name too long)")
+    ) as caught:
+        Restic(Path("/" + "a" * 300), private(tmp_path / "pw")).run(["snapshots"])
+    assert str(caught.value).count("a" * 300) == 1
 
 
 def test_a_target_that_is_a_link_is_refused_before_restic_runs(tmp_path: Path) -> None:
