@@ -110,6 +110,46 @@ def read_config(path: Path, *, limit: int = L.CONFIG_BYTES) -> str | None:
         raise _unreadable(path, exc) from None
 
 
+def read_secret(path: Path, *, limit: int = L.SECRET_BYTES) -> bytes:
+    """The bytes of a file that holds a password (the backup repository's), read as
+    :func:`read_config` reads (no link, no FIFO, at most ``limit`` bytes), and only when no
+    other user may read it: a password others can read protects nothing, so it is refused, as
+    ssh refuses a private key others can read. Anything wrong is a :class:`ConfigError` that
+    says what to do."""
+    try:
+        with Tree(path.parent) as tree:
+            opened = open_regular(tree, path.name)
+            if opened is None:
+                _why_not_read(path)
+                raise _unreadable(path, FileNotFoundError("no such file"))
+            fd, st = opened
+            try:
+                data = os.pread(fd, limit + 1, 0)
+            finally:
+                os.close(fd)
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+    if st.st_mode & 0o077:
+        raise ConfigError(
+            _(
+                "{path} holds a password and other users may read it (mode {mode}); make it "
+                "private with `chmod 600 {path}` and try again.",
+                path=path,
+                mode=format(stat.S_IMODE(st.st_mode), "o"),
+            )
+        )
+    if len(data) > limit:
+        raise ConfigError(
+            _(
+                "{path} is larger than {limit} bytes, which no password is; name the file "
+                "that holds only the password.",
+                path=path,
+                limit=limit,
+            )
+        )
+    return data
+
+
 def _why_not_read(path: Path) -> None:
     """Raise the reason :func:`read_file` found nothing at ``path``; return if it is missing."""
     try:

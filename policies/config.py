@@ -21,6 +21,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from policies import limits as L
 from policies.errors import ConfigError
 from policies.i18n import N_, _, ngettext
 from policies.invalid import Problem, first_problem
@@ -172,6 +173,22 @@ class Backup(_Section):
     @field_validator("target")
     @classmethod
     def _absolute(cls, value: str) -> str:
+        if len(value) > L.PATH_CHARS:  # it is quoted in every backup's sentence
+            raise ValueError(
+                _(
+                    "target is {n} characters long, more than any folder's full path "
+                    "({limit}); name the backup folder, like '/media/ana/DISCO/alma-backup'",
+                    n=len(value),
+                    limit=L.PATH_CHARS,
+                )
+            )
+        if any(len(part.encode("utf-8", "surrogateescape")) > 255 for part in value.split("/")):
+            raise ValueError(
+                _(
+                    "a folder name in target is longer than 255 bytes, which no file system "
+                    "allows; name the backup folder, like '/media/ana/DISCO/alma-backup'"
+                )
+            )
         if value and not value.startswith(("/", "~")):
             raise ValueError(
                 _(

@@ -95,3 +95,9 @@ def printable_name(name: str) -> str:
     newlines shown as ``\\xNN`` escapes, and the rest made :func:`printable`."""
     text = os.fsencode(name).decode("utf-8", errors="backslashreplace")
     return printable(text.replace("\t", "\\x09").replace("\n", "\\x0a"))
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` at most ``limit`` characters: what is cut is marked with an ellipsis, so a
+    stored error or title never carries a whole file (a long path quoted in it, say)."""
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"

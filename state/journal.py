@@ -35,9 +35,11 @@ from actions.ops import (
     iter_json_array_at,
     plan_from_json,
 )
+from policies import limits as L
 from policies.errors import NotFoundError
 from policies.i18n import _
 from policies.modes import PRIVATE_DIR
+from policies.text import clip
 from state.db import checkpoint, connect, migrate, utcnow
 
 ACTION_STATUSES = ("running", "done", "failed", "rolled_back", "undone")
@@ -427,6 +429,8 @@ class Journal:
         self, action_id: int, status: str, *, error: str | None = None, code: int | None = None
     ) -> None:
         assert status in ACTION_STATUSES
+        if error is not None:
+            error = clip(error, L.ERROR_CHARS)
         self.conn.execute(
             "UPDATE actions SET status = ?, finished_at = ?, error = ?, error_code = ? WHERE id = ?",
             (status, utcnow(), error, code, action_id),

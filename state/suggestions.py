@@ -297,6 +297,28 @@ class SuggestionStore:
                 (*fields.values(), utcnow(), suggestion_id),
             )
 
+    def restate(self, suggestion_id: int, finding: PlanResult) -> None:
+        """A pending suggestion's title, reason and evidence as ``finding`` says them now (a
+        condition that lasts, said in its latest words); written only when they changed."""
+        evidence = json.dumps(finding.evidence, ensure_ascii=False)
+        with self._lock:
+            self.conn.execute(
+                "UPDATE suggestions SET title = ?, reason = ?, evidence = ?, said = ?,"
+                " updated_at = ? WHERE id = ? AND status = 'pending'"
+                " AND (title != ? OR reason != ? OR evidence != ?)",
+                (
+                    finding.title,
+                    finding.reason,
+                    evidence,
+                    _said(finding),
+                    utcnow(),
+                    suggestion_id,
+                    finding.title,
+                    finding.reason,
+                    evidence,
+                ),
+            )
+
     def replace_plan(self, suggestion_id: int, plan: Sequence[Op]) -> None:
         """A fresh plan for the same finding (its files' identities read again)."""
         text, count = encode_plan(plan)

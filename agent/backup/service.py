@@ -27,11 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from actions.planners import PlanResult, fingerprint
+from actions.safe_read import read_secret
 from agent.backup import restore as backup_restore
-from agent.backup.restic import LONG_S, Restic
+from agent.backup.restic import LONG_S, DiskFullError, Restic
 from agent.backup.restore import inside
 from agent.loop.autonomy import PolicyHolder
 from agent.memory.gate import MemoryGate
+from policies import limits as L
 from policies.errors import (
     AlmaError,
     BadArgumentError,
@@ -42,6 +44,7 @@ from policies.errors import (
 from policies.i18n import _
 from policies.layout import RootLayout, is_database, is_database_side_file
 from policies.modes import PRIVATE_DIR
+from policies.text import clip
 from sandbox.engine import Engine
 from state.db import copy_database
 from state.journal import Journal
@@ -159,13 +162,8 @@ class BackupService:
                     path=where,
                 )
             )
-        try:
-            if not secret.read_bytes().strip():
-                raise BadArgumentError(_("The password file {path} is empty.", path=secret))
-        except OSError as exc:
-            raise BadArgumentError(
-                _("The password file {path} cannot be read ({error}).", path=secret, error=exc)
-            ) from None
+        if not read_secret(secret).strip():
+            raise BadArgumentError(_("The password file {path} is empty.", path=secret))
         repo = Restic(where, secret)
         repo.check_target()
         if (where / "config").is_file():
@@ -227,6 +225,8 @@ class BackupService:
             alma = as_alma_error(exc)
             log.error("backup failed: %s", alma)
             error = alma
+            if isinstance(exc, DiskFullError):
+                self._free_leftovers(repo)
         finally:
             shutil.rmtree(stage, ignore_errors=True)
         action_id = journal.create_action(kind="backup", plan=[op], auto=auto, sandbox=SANDBOX)
@@ -236,10 +236,21 @@ class BackupService:
             journal.finish(action_id, "done")
             last = {**last, "ok_at": now, "snapshot": op["snapshot"], "error": None}
         else:
-            journal.finish(action_id, "failed", error=str(error), code=int(error.code))
-            last = {**last, "failed_at": now, "error": str(error)}
+            said = clip(str(error), L.ERROR_CHARS)
+            journal.finish(action_id, "failed", error=said, code=int(error.code))
+            last = {**last, "failed_at": now, "error": said}
         self.store.set_setting(LAST_SETTING, last)
         return journal.action(action_id)
+
+    def _free_leftovers(self, repo: Restic) -> None:
+        """Remove the packs a backup that filled the disk wrote and no snapshot uses: left
+        there, they keep the disk full, every later backup fails the same way, and forgetting
+        snapshots frees nothing (restic prunes after ``forget --prune`` only when a snapshot
+        was forgotten)."""
+        try:
+            repo.run(["prune"], timeout=LONG_S, unlock=False)
+        except AlmaError as exc:  # the failure itself is what the person is told
+            log.warning("could not prune what the failed backup left in %s: %s", repo.target, exc)
 
     def _stage(self, dst: Path) -> None:
         if not self.memory.loaded and self.memory.error is None:
@@ -286,7 +297,9 @@ class BackupService:
         return {"ok": True, "target": str(repo.target)}
 
     def forget(self, *, auto: bool = False) -> dict[str, Any]:
-        """Forget the snapshots the retention does not keep, and prune their data."""
+        """Forget the snapshots the retention does not keep, and prune their data. Asked by
+        the person, it prunes even when no snapshot was forgotten: what failed or stopped
+        backups wrote is freed too (the advice of a full disk's sentence)."""
         repo = self.repo()
         keep = self.policy().backup
         args = ["forget", "--prune", "--tag", "alma", "--group-by", "host,tags"]
@@ -296,6 +309,8 @@ class BackupService:
         def forget(journal: Journal) -> dict[str, Any]:
             out = repo.run(args, timeout=LONG_S)
             removed = [str(s["short_id"]) for g in _json_head(out) for s in g.get("remove") or ()]
+            if not removed and not auto:  # --prune prunes only after forgetting a snapshot
+                repo.run(["prune"], timeout=LONG_S)
             op = {"op": "backup_forget", "target": str(repo.target), "removed": removed}
             action_id = journal.create_action(
                 kind="backup_forget", plan=[op], auto=auto, sandbox=SANDBOX
@@ -348,12 +363,14 @@ class BackupService:
         last = self.store.setting(LAST_SETTING) or {}
         days = self.policy().backup.warn_after_days
         if last.get("error"):
+            # One suggestion while backups keep failing, in the last error's words: it is
+            # keyed on the last good backup, which only a success changes.
             return [
                 _finding(
                     "failing",
                     _("The last backup failed"),
                     _("{error} Then run `alma-ctl backup now`.", error=last["error"]),
-                    [str(last["error"])],
+                    [str(last.get("ok_at") or "never")],
                 )
             ]
         if not isinstance(remembered, dict):

@@ -4,8 +4,12 @@
 from __future__ import annotations
 
 import getpass
+import os
+import re
+import shutil
 import sqlite3
 import stat
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,7 +18,7 @@ import pytest
 
 from actions.safe_read import read_config
 from agent.backup import restore as backup_restore
-from agent.backup.restic import Restic
+from agent.backup.restic import DiskFullError, Restic
 from agent.backup.service import LAST_SETTING, REPO_SETTING, BackupService, stage_data
 from control.cli import read_line
 from control.ctl import _ask_password
@@ -25,9 +29,11 @@ from policies.errors import (
     BadArgumentError,
     ConfigError,
     ConflictError,
+    RefusedError,
     UnavailableError,
 )
 from policies.layout import RootLayout
+from policies.limits import ERROR_CHARS
 from state.journal import Journal
 
 DAY = 86400.0
@@ -47,6 +53,7 @@ def test_the_default_backup_section_is_valid(tmp_path: Path) -> None:
     ("section", "says"),
     [
         ({"target": "disco/alma"}, "full path"),
+        ({"target": "/media/" + "a" * 256}, "longer than 255 bytes"),
         ({"include": []}, "at least one folder"),
         ({"include": ["user", "user/"]}, "named twice"),
         ({"include": ["../fuera"]}, "without '.' or '..'"),
@@ -73,6 +80,13 @@ def fake_restic(tmp_path: Path, script: str) -> Path:
     return bin_dir
 
 
+def private(path: Path, data: bytes = b"clave\n") -> Path:
+    """A password file only its owner may read, as ALMA requires."""
+    path.write_bytes(data)
+    path.chmod(0o600)
+    return path
+
+
 @pytest.mark.parametrize(
     ("stderr", "error", "says"),
     [
@@ -83,6 +97,21 @@ def fake_restic(tmp_path: Path, script: str) -> Path:
             "is full",
         ),
         ("Fatal: create repository at /d failed: config file already exists", ConflictError, ""),
+        (
+            "unable to create lock in backend: open /d/locks/ab-tmp-1: read-only file system",
+            UnavailableError,
+            "mounted read-only",
+        ),
+        (
+            "Fatal: unable to create lock in backend: open /d/locks/ab: permission denied",
+            RefusedError,
+            "permission denied",
+        ),
+        (
+            "unable to create lock in backend: write /d/locks/ab: no space left on device",
+            DiskFullError,
+            "`alma-ctl backup forget` frees",
+        ),
     ],
 )
 def test_restic_failures_are_one_sentence_each(
@@ -92,8 +121,9 @@ def test_restic_failures_are_one_sentence_each(
         "PATH", f"{fake_restic(tmp_path, f'echo {stderr!r} >&2; exit 1')}:/usr/bin:/bin"
     )
     with pytest.raises(error) as caught:
-        Restic(tmp_path, tmp_path / "pw").run(["snapshots"])
+        Restic(tmp_path, private(tmp_path / "pw")).run(["snapshots"])
     assert says in str(caught.value) and "\n" not in str(caught.value)
+    assert len((tmp_path / "calls").read_text().splitlines()) == 1  # no unlock, no retry
 
 
 def test_a_lock_left_by_a_killed_run_is_removed_and_the_call_tried_again(
@@ -106,7 +136,7 @@ def test_a_lock_left_by_a_killed_run_is_removed_and_the_call_tried_again(
         "exit 1"
     )
     monkeypatch.setenv("PATH", f"{fake_restic(tmp_path, script)}:/usr/bin:/bin")
-    assert Restic(tmp_path, tmp_path / "pw").run(["snapshots"]).strip() == "ok"
+    assert Restic(tmp_path, private(tmp_path / "pw")).run(["snapshots"]).strip() == "ok"
     calls = (tmp_path / "calls").read_text().splitlines()
     assert [c.split()[3] for c in calls] == ["snapshots", "unlock", "snapshots"]
     # The password travels in a file named by the environment, never on the command line.
@@ -117,7 +147,104 @@ def test_a_lock_that_stays_is_a_conflict(tmp_path: Path, monkeypatch: pytest.Mon
     script = "echo 'repository is already locked exclusively by PID 9' >&2; exit 1"
     monkeypatch.setenv("PATH", f"{fake_restic(tmp_path, script)}:/usr/bin:/bin")
     with pytest.raises(ConflictError, match="in use by another restic run"):
-        Restic(tmp_path, tmp_path / "pw").run(["backup"])
+        Restic(tmp_path, private(tmp_path / "pw")).run(["backup"])
+
+
+def test_the_password_reaches_restic_through_a_pipe_never_its_file_or_command_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = 'echo "$RESTIC_PASSWORD_FILE" >&2; cat "$RESTIC_PASSWORD_FILE"'
+    monkeypatch.setenv("PATH", f"{fake_restic(tmp_path, script)}:/usr/bin:/bin")
+    secret = private(tmp_path / "pw", "contraseña\n".encode())
+    assert Restic(tmp_path, secret).run(["snapshots"]) == "contraseña\n"
+    assert str(secret) not in (tmp_path / "calls").read_text()
+
+
+def _fifo(path: Path) -> None:
+    os.mkfifo(path, 0o600)
+
+
+def _huge(path: Path) -> None:
+    with open(path, "wb") as handle:
+        handle.truncate(200 << 20)  # sparse: no disk, 200 MB to whoever reads it whole
+    path.chmod(0o600)
+
+
+def _readable(path: Path) -> None:
+    path.write_text("clave\n")
+    path.chmod(0o644)
+
+
+@pytest.mark.parametrize(
+    ("make", "says"),
+    [
+        (_fifo, "not a regular file"),
+        (_huge, "larger than 4096 bytes, which no password is"),
+        (_readable, "other users may read it (mode 644); make it private with `chmod 600"),
+    ],
+)
+def test_a_password_file_that_is_a_fifo_huge_or_readable_by_others_is_refused_before_restic(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, make: Any, says: str
+) -> None:
+    monkeypatch.setenv("PATH", f"{fake_restic(tmp_path, 'cat $RESTIC_PASSWORD_FILE')}:/bin")
+    secret = tmp_path / "pw"
+    make(secret)
+    for command in (["snapshots"], ["backup"]):
+        with pytest.raises(ConfigError) as caught:
+            Restic(tmp_path, secret).run(command)
+        assert says in str(caught.value) and "\n" not in str(caught.value)
+        assert str(secret) in str(caught.value)
+    assert not (tmp_path / "calls").exists()  # restic never started
+    # `backup init` reads it the same way: refused at once, a FIFO never waited on.
+    service, _store = _service(tmp_path / "ALMA", [0.0])
+    with pytest.raises(ConfigError, match=re.escape(says)):
+        service.init(str(tmp_path / "disk"), str(secret))
+
+
+def _mount_read_only(source: Path, where: Path) -> bool:
+    """``where``: ``source`` bound read-only (root only); False when mounts are not allowed."""
+    where.mkdir()
+    if os.geteuid() != 0 or not shutil.which("mount"):
+        return False
+    for argv in (
+        ["mount", "--bind", str(source), str(where)],
+        ["mount", "-o", "remount,ro,bind", str(where)],
+    ):
+        if subprocess.run(argv, capture_output=True, check=False).returncode != 0:
+            subprocess.run(["umount", str(where)], capture_output=True, check=False)
+            return False
+    return True
+
+
+def test_a_read_only_target_refuses_writes_before_restic_and_reads_without_a_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "disk").mkdir()
+    target = tmp_path / "ro"
+    if not _mount_read_only(tmp_path / "disk", target):
+        pytest.skip("a read-only bind mount needs root")
+    try:
+        monkeypatch.setenv("PATH", f"{fake_restic(tmp_path, 'echo listed')}:/usr/bin:/bin")
+        repo = Restic(target, private(tmp_path / "pw"))
+        for command in ("backup", "forget", "prune", "unlock"):
+            with pytest.raises(UnavailableError, match="mounted read-only"):
+                repo.run([command])
+        assert not (tmp_path / "calls").exists()
+        assert repo.run(["snapshots"]).strip() == "listed"
+        [call] = (tmp_path / "calls").read_text().splitlines()
+        assert call.split()[3:] == ["--no-lock", "snapshots"]
+    finally:
+        subprocess.run(["umount", str(target)], check=False)
+
+
+def test_a_target_whose_name_is_too_long_is_one_sentence_before_restic_runs(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(
+        BadArgumentError, match=re.escape("cannot be used (File name too long)")
+    ) as caught:
+        Restic(Path("/" + "a" * 300), private(tmp_path / "pw")).run(["snapshots"])
+    assert str(caught.value).count("a" * 300) == 1
 
 
 def test_a_target_that_is_a_link_is_refused_before_restic_runs(tmp_path: Path) -> None:
@@ -199,6 +326,50 @@ def test_the_backup_suggestion_comes_after_n_days_without_a_good_backup(tmp_path
     [failing] = service.findings(now[0] + 4 * DAY)
     assert failing.reason.startswith("X.") and "alma-ctl backup now" in failing.reason
     assert failing.fingerprint != stale.fingerprint
+
+
+def test_backups_failing_again_and_again_are_one_finding_in_the_last_error_s_words(
+    tmp_path: Path,
+) -> None:
+    now = [1_000 * DAY]
+    service, store = _service(tmp_path, now)
+    store.set_setting(REPO_SETTING, {"target": "/media/d/b", "password_file": "/p", "since": 0})
+    store.set_setting(LAST_SETTING, {"ok_at": now[0], "error": None})
+    prints = set()
+    for n in range(5):  # each failure in other words (restic names the pack it could not write)
+        now[0] += DAY
+        store.set_setting(
+            LAST_SETTING, {**store.setting(LAST_SETTING), "failed_at": now[0], "error": f"E{n}."}
+        )
+        [failing] = service.findings(now[0])
+        assert failing.reason.startswith(f"E{n}.")
+        prints.add(failing.fingerprint)
+    assert len(prints) == 1
+    # A good backup ends it; the next failure is a new problem.
+    store.set_setting(LAST_SETTING, {"ok_at": now[0], "error": None})
+    assert service.findings(now[0]) == []
+    store.set_setting(LAST_SETTING, {"ok_at": now[0], "failed_at": now[0], "error": "E0."})
+    [again] = service.findings(now[0])
+    assert again.fingerprint not in prints
+
+
+def test_a_huge_target_is_one_short_sentence_and_no_error_is_stored_whole(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "autonomy.conf"
+    text = '[backup]\ntarget = "/' + "a" * 900_000 + '"\n'
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_policy(path, read_config(path))
+    said = str(caught.value)
+    assert f"{path}, line 2, key backup.target" in said and "900001 characters" in said
+    assert len(said) < 400 and "\n" not in said
+    journal = Journal(tmp_path / "journal.db")
+    action = journal.create_action(kind="backup", plan=[{"op": "backup"}], sandbox="backup")
+    journal.finish(action, "failed", error="x" * 900_000, code=1)
+    stored = journal.action_row(action)["error"]
+    assert len(stored) == ERROR_CHARS and stored.endswith("…")
+    journal.close()
 
 
 def test_the_schedule_skips_an_absent_target_without_recording_a_failure(tmp_path: Path) -> None:
