@@ -183,8 +183,10 @@ class Api:
     def backup_forget(self) -> dict[str, Any]:
         return self.backup.forget()
 
-    def backup_restore(self, snapshot: str, paths: list[str], to: str) -> dict[str, Any]:
-        return self.backup.restore(snapshot, paths, to)
+    def backup_restore(
+        self, snapshot: str, paths: list[str], to: str, paths_hex: list[str]
+    ) -> dict[str, Any]:
+        return self.backup.restore(snapshot, paths, to, paths_hex)
 
     def _mem(self) -> MemoryService:
         return self.memory.get()

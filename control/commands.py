@@ -536,6 +536,18 @@ _TABLE: tuple[Command, ...] = (
                 metavar="DIR",
                 help=N_("a new (or empty) folder outside the root"),
             ),
+            Arg(
+                "paths_hex",
+                "list[str]",
+                default=(),
+                non_empty=True,
+                max_len=2 * L.PATH_CHARS,
+                metavar="HEX",
+                help=N_(
+                    "a PATH given as the hex digits of its bytes (alma-ctl sends a PATH that "
+                    "is not UTF-8 this way)"
+                ),
+            ),
         ),
         timeout=_BACKUP,
     ),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -27,12 +28,31 @@ from policies.errors import (
     UnavailableError,
 )
 from policies.i18n import _
+from policies.text import printable
 
 log = logging.getLogger("alma.backup")
 
 #: Bounds of one restic run (seconds): a listing, and a backup, check, forget or restore.
 QUICK_S = 300.0
 LONG_S = 6 * 3600.0
+
+
+#: A snapshot as a person names it: restic's id (or the start of it), or ``latest``.
+_SNAPSHOT_ID = re.compile(r"[0-9a-f]{1,64}")
+
+
+def snapshot_id(value: str) -> str:
+    """``value`` checked as a snapshot's name, the one check before anything reaches restic
+    (which would read ``--help`` as an option): lower-case hex digits or ``latest``."""
+    if value == "latest" or _SNAPSHOT_ID.fullmatch(value.lower()):
+        return value.lower()
+    raise BadArgumentError(
+        _(
+            "{snapshot} is not a snapshot: give an id that `alma-ctl backup list` shows (like "
+            "1a2b3c4d) or latest.",
+            snapshot=printable(repr(value)),
+        )
+    )
 
 
 def _restic() -> str:

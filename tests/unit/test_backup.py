@@ -14,7 +14,7 @@ import pytest
 
 from actions.safe_read import read_config
 from agent.backup import restore as backup_restore
-from agent.backup.restic import Restic
+from agent.backup.restic import Restic, snapshot_id
 from agent.backup.service import LAST_SETTING, REPO_SETTING, BackupService, stage_data
 from control.cli import read_line
 from control.ctl import _ask_password
@@ -50,6 +50,11 @@ def test_the_default_backup_section_is_valid(tmp_path: Path) -> None:
         ({"include": []}, "at least one folder"),
         ({"include": ["user", "user/"]}, "named twice"),
         ({"include": ["../fuera"]}, "without '.' or '..'"),
+        ({"include": [".alma/trash", ".alma/journal", "user"]}, "backed up whole"),
+        ({"include": ["user", ".alma/journal/"]}, "backed up whole"),
+        ({"include": ["."]}, "without '.' or '..'"),
+        ({"include": ["/"]}, "relative to the ALMA root"),
+        ({"include": ["/home/ana"]}, "relative to the ALMA root"),
         ({"keep_daily": 0, "keep_weekly": 0, "keep_monthly": 0}, "keep at least one"),
         ({"schedule": "hourly"}, "backup.schedule"),
         ({"warn_after_days": 0}, "backup.warn_after_days"),
@@ -61,6 +66,41 @@ def test_a_wrong_backup_key_is_one_sentence(section: dict[str, Any], says: str) 
         policy_from_dict({"backup": section})
     assert says in str(caught.value)
     assert "\n" not in str(caught.value)
+
+
+def test_an_include_inside_alma_is_refused_with_its_file_line_and_key(tmp_path: Path) -> None:
+    path = tmp_path / "autonomy.conf"
+    default = 'include = ["logs", "user", "docs", "system", ".alma"]'
+    assert default in DEFAULT_POLICY_TOML
+    text = DEFAULT_POLICY_TOML.replace(
+        default, 'include = [".alma/trash", ".alma/journal", "user"]'
+    )
+    path.write_text(text, encoding="utf-8")
+    line = next(n for n, row in enumerate(text.splitlines(), 1) if row.startswith("include ="))
+    with pytest.raises(ConfigError) as caught:
+        load_policy(path, read_config(path))
+    said = str(caught.value)
+    assert f"{path}, line {line}, key backup.include" in said, said
+    assert "'.alma/trash' is inside .alma" in said and "\n" not in said, said
+
+
+def test_a_restore_path_is_a_name_escaped_for_restics_patterns() -> None:
+    pattern = backup_restore.include_pattern
+    assert pattern(["user", "a[1].txt"]) == "/user/a\\[1].txt"
+    assert pattern(["user", "*"]) == "/user/\\*"
+    assert pattern(["user", "x?y", "b\\c"]) == "/user/x\\?y/b\\\\c"
+    assert pattern(["user", "$HOME", "!x", "a b", "ñandú"]) == "/user/$HOME/!x/a b/ñandú"
+
+
+@pytest.mark.parametrize("snapshot", ["--help", "-h", "latest;rm", "1a2b 3c", "", "LATEST", "zz"])
+def test_a_snapshot_is_an_id_or_latest_and_nothing_else(snapshot: str) -> None:
+    with pytest.raises(BadArgumentError, match="is not a snapshot"):
+        snapshot_id(snapshot)
+
+
+def test_a_snapshot_id_is_read_as_restic_writes_it() -> None:
+    assert snapshot_id("latest") == "latest"
+    assert snapshot_id("1A2B3C4D") == "1a2b3c4d"
 
 
 def fake_restic(tmp_path: Path, script: str) -> Path:
@@ -243,14 +283,18 @@ def test_a_restore_interrupted_by_a_stop_is_taken_back_or_finished_at_start(
     plan = [{"op": "restore_snapshot", "snapshot": "ab", "paths": [], "existed": False}]
     # Stopped while restic wrote the stage: the stage goes, nothing reached DIR.
     early = journal.create_action(
-        kind="backup_restore", plan=[{**plan[0], "to": str(tmp_path / "a")}], sandbox="backup"
+        kind="backup_restore",
+        plan=[{**plan[0], "to": str(tmp_path / "a"), "stage": ".a.alma-restore-3f9a"}],
+        sandbox="backup",
     )
-    stage = tmp_path / f".a.alma-restore-{early}"
+    stage = tmp_path / ".a.alma-restore-3f9a"
     (stage / "user").mkdir(parents=True)
     (stage / "user/x.txt").write_text("x")
     # Stopped after the rename, before the journal said done: it is done.
     late = journal.create_action(
-        kind="backup_restore", plan=[{**plan[0], "to": str(tmp_path / "b")}], sandbox="backup"
+        kind="backup_restore",
+        plan=[{**plan[0], "to": str(tmp_path / "b"), "stage": ".b.alma-restore-77c0"}],
+        sandbox="backup",
     )
     journal.write_intents(late, [(0, None, None, {"files": []})])
     (tmp_path / "b").mkdir()
