@@ -103,7 +103,8 @@ class Restic:
                 raise self._locked_error() from None
 
     def json(self, args: Sequence[str], *, timeout: float = QUICK_S) -> Any:
-        out = self.run([*args, "--json"], timeout=timeout)
+        end = list(args).index("--") if "--" in args else len(args)  # options before `--`
+        out = self.run([*args[:end], "--json", *args[end:]], timeout=timeout)
         try:
             return json.loads(out)
         except ValueError:
