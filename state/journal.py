@@ -740,8 +740,7 @@ def undo_refusal(row: sqlite3.Row) -> str | None:
         return None
     if row["undone_by"]:
         return _(
-            "Action {id} is {status} (undone by action {by}); only a done action can be "
-            "undone.",
+            "Action {id} is {status} (undone by action {by}); only a done action can be undone.",
             id=target,
             status=_(row["status"]),
             by=row["undone_by"],
