@@ -37,6 +37,8 @@ _LABELS: dict[str, str] = {
     "time": N_("TIME"),
     "bytes": N_("BYTES"),
     "size": N_("SIZE"),
+    "mine": N_("THIS ROOT'S"),
+    "host": N_("COMPUTER"),
 }
 #: Field names of single answers (``status``, ``autonomy status``, ``memory stats``...).
 _FIELD_LABELS: dict[str, str] = {

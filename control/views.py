@@ -364,7 +364,11 @@ def _snapshots(value: object) -> str:
         else row
         for row in value
     ]
-    return table(rows, ("id", "time", "files", "size"))
+    columns: tuple[str, ...] = ("id", "time", "files", "size")
+    if any(isinstance(row, dict) and "root" in row for row in value):  # --all
+        rows = [{**row, "folder": row.get("root")} for row in rows if isinstance(row, dict)]
+        columns += ("mine", "host", "folder")
+    return table(rows, columns)
 
 
 def _local_minute(stamp: object) -> object:

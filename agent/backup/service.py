@@ -188,25 +188,28 @@ class BackupService:
         mine = self.identity()
         return [ROOT_TAG + str(i) for i in (mine["id"], *(mine.get("lineage") or ()))]
 
-    def _snapshots(self, repo: Restic) -> builtins.list[dict[str, Any]]:
-        """This root's snapshots and those of the roots it is a copy of, oldest first."""
+    def _snapshots(self, repo: Restic, every: bool = False) -> builtins.list[dict[str, Any]]:
+        """This root's snapshots and those of the roots it is a copy of (``every``: all roots'
+        in the repository), oldest first."""
         args = ["snapshots"]
-        for tag in self._lineage_tags():
+        for tag in ["alma"] if every else self._lineage_tags():
             args += ["--tag", tag]  # several --tag: any of them
         found = repo.json(args) or []
         return sorted(found, key=lambda snap: str(snap.get("time") or ""))
 
-    def _snapshot(self, repo: Restic, name: str) -> str:
-        """The full id of this root's snapshot ``name`` (an id's start, or ``latest``)."""
+    def _snapshot(self, repo: Restic, name: str, every: bool = False) -> str:
+        """The full id of this root's snapshot ``name`` (an id's start, or ``latest``); with
+        ``every``, of any root's."""
         name = snapshot_id(name)
-        snaps = self._snapshots(repo)
+        snaps = self._snapshots(repo, every)
         ids = [str(snap["id"]) for snap in snaps]
         found = ids[-1:] if name == "latest" else [i for i in ids if i.startswith(name)]
         if len(found) != 1:
             raise NotFoundError(
                 _(
                     "There is no such snapshot of this root in {target}; `alma-ctl backup "
-                    "list` shows them.",
+                    "list` shows them (`backup list --all` shows other roots' too, which "
+                    "`backup restore --any-root` restores).",
                     target=repo.target,
                 )
                 if not found
@@ -352,19 +355,28 @@ class BackupService:
         return {"snapshot": op.get("snapshot"), "files": op.get("files"), "bytes": op.get("bytes")}
 
     # -- the repository's contents -----------------------------------------------------------
-    def list(self) -> builtins.list[dict[str, Any]]:
+    def list(self, every: bool = False) -> builtins.list[dict[str, Any]]:
         """Snapshots oldest first: id, time, files, bytes (from the journal of the backup that
-        made them, else from ``restic stats``)."""
+        made them, else from ``restic stats``); ``every``: all roots', each with its host and
+        folder, and whether it is this root's (or of the roots it is a copy of)."""
         repo = self.repo()
         known = self._recorded()
         out = []
-        for snap in self._snapshots(repo):
+        mine = set(self._lineage_tags())
+        for snap in self._snapshots(repo, every):
             short = str(snap.get("short_id") or snap["id"][:8])
             files, size = known.get(short, (None, None))
             if files is None:
                 stats = repo.json(["stats", "--mode", "restore-size", "--", snap["id"]])
                 files, size = stats.get("total_file_count"), stats.get("total_size")
-            out.append({"id": short, "time": snap.get("time"), "files": files, "bytes": size})
+            row = {"id": short, "time": snap.get("time"), "files": files, "bytes": size}
+            if every:
+                row.update(
+                    host=snap.get("hostname"),
+                    root=_root_of(snap.get("paths") or []),
+                    mine=bool(mine & set(snap.get("tags") or ())),
+                )
+            out.append(row)
         return out
 
     def _recorded(self) -> dict[str, tuple[int, int]]:
@@ -410,6 +422,7 @@ class BackupService:
         paths: builtins.list[str],
         to: str,
         paths_hex: builtins.list[str] | None = None,
+        any_root: bool = False,
     ) -> dict[str, Any]:
         names = list(paths)
         for text in paths_hex or ():
@@ -421,7 +434,7 @@ class BackupService:
                 ) from None
         snapshot_id(snapshot)  # refused before anything else is asked
         repo = self.repo()
-        full = self._snapshot(repo, snapshot)
+        full = self._snapshot(repo, snapshot, any_root)
         action = self.engine.run_in_daemon(
             lambda journal: backup_restore.restore(
                 journal, repo, self.layout.root, full, names, Path(to), shown=snapshot
@@ -507,6 +520,15 @@ def _finding(why: str, title: str, reason: str, keys: list[str]) -> PlanResult:
         files=0,
         fingerprint=fingerprint("backup", why, keys),
     )
+
+
+def _root_of(paths: builtins.list[str]) -> str | None:
+    """The root a snapshot was taken of, from the paths restic recorded (the stage's
+    ``ROOT/.alma/backup/stage/.alma`` and ``ROOT/user``...)."""
+    for path in paths:
+        staged = path.removesuffix("/.alma/backup/stage/.alma")
+        return staged if staged != path else os.path.dirname(path)
+    return None
 
 
 def _summary(out: str) -> dict[str, Any]:

@@ -103,6 +103,22 @@ def test_forget_in_one_root_never_touches_the_history_of_another_on_the_same_rep
             own = other_root.ok("backup", "now")["snapshot"]
             assert other_root.ok("backup", "forget")["removed"] == []
             assert [s["id"] for s in other_root.ok("backup", "list")] == [own]
+            # The other roots' snapshots are there for a root lost with its computer: listed
+            # with --all, restored with --any-root, never by accident.
+            every = other_root.ok("backup", "list", "--all")
+            assert [(s["id"], s["mine"]) for s in every] == [
+                (mine[-1], False),
+                (theirs, False),
+                (own, True),
+            ], every
+            assert every[0]["root"] == str(alma.root) and every[1]["root"] == str(copy.root)
+            lost = other_root.base / "perdida"
+            refused = restore(other_root, mine[-1], lost, "user/nota.txt")
+            assert refused.rc == EXIT_NOT_FOUND and "--any-root" in refused.stderr, refused
+            other_root.ok(
+                "backup", "restore", mine[-1], "user/nota.txt", "--to", str(lost), "--any-root"
+            )
+            assert (lost / "user/nota.txt").read_bytes() == b"de la raiz original\n"
             other_root.stop()
         finally:
             other_root.close()
