@@ -15,7 +15,13 @@ import pytest
 from actions.safe_read import read_config
 from agent.backup import restore as backup_restore
 from agent.backup.restic import Restic, snapshot_id
-from agent.backup.service import LAST_SETTING, REPO_SETTING, BackupService, stage_data
+from agent.backup.service import (
+    LAST_SETTING,
+    REPO_SETTING,
+    ROOT_SETTING,
+    BackupService,
+    stage_data,
+)
 from control.cli import read_line
 from control.ctl import _ask_password
 from policies.config import load_policy, policy_from_dict
@@ -218,6 +224,27 @@ def _service(tmp_path: Path, now: list[float]) -> tuple[BackupService, _Store]:
         clock=lambda: now[0],
     )
     return service, store
+
+
+def test_a_root_keeps_its_identity_and_a_copy_of_it_makes_its_own(tmp_path: Path) -> None:
+    (tmp_path / "ALMA").mkdir()
+    service, store = _service(tmp_path / "ALMA", [0.0])
+    first = service.identity()
+    assert service.identity() == first and first["lineage"] == []  # kept across calls
+    # Its state copied into another folder (a restore elsewhere): an identity of its own, the
+    # original's kept as its past.
+    copy = tmp_path / "COPIA"
+    copy.mkdir()
+    service.layout = RootLayout(copy)
+    second = service.identity()
+    assert second["id"] != first["id"] and second["lineage"] == [first["id"]]
+    assert second["path"] == str(copy) and store.values[ROOT_SETTING] == second
+    # The same folder name, another folder (removed and made again elsewhere): a copy too.
+    (tmp_path / "otra").mkdir()  # made while the first is there: another inode
+    copy.rmdir()
+    (tmp_path / "otra").rename(copy)
+    third = service.identity()
+    assert third["lineage"] == [second["id"], first["id"]]
 
 
 def test_the_backup_suggestion_comes_after_n_days_without_a_good_backup(tmp_path: Path) -> None:
