@@ -16,7 +16,7 @@ import re
 import shutil
 import signal
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,8 @@ from policies.text import printable
 
 log = logging.getLogger("alma.backup")
 
+#: What makes restic's command line the one to run (a confinement's launcher in front).
+Wrap = Callable[[list[str]], list[str]]
 #: Bounds of one restic run (seconds): a listing, and a backup, check, forget or restore.
 QUICK_S = 300.0
 LONG_S = 6 * 3600.0
@@ -87,18 +89,20 @@ class Restic:
         timeout: float = QUICK_S,
         cwd: Path | None = None,
         unlock: bool = True,
+        wrap: Wrap | None = None,
     ) -> str:
-        """restic's stdout, or an :class:`AlmaError` that says in one sentence what to do."""
+        """restic's stdout, or an :class:`AlmaError` that says in one sentence what to do.
+        ``wrap`` turns restic's command line into the one to run (a confinement's)."""
         self.check_target()
         try:
-            return self._run(args, timeout=timeout, cwd=cwd)
+            return self._run(args, timeout=timeout, cwd=cwd, wrap=wrap)
         except _Locked:
             if not unlock:
                 raise self._locked_error() from None
             log.warning("the backup repository %s was locked; removing stale locks", self.target)
             try:
                 self._run(["unlock"], timeout=QUICK_S, cwd=None)
-                return self._run(args, timeout=timeout, cwd=cwd)
+                return self._run(args, timeout=timeout, cwd=cwd, wrap=wrap)
             except _Locked:
                 raise self._locked_error() from None
 
@@ -131,8 +135,12 @@ class Restic:
             )
         )
 
-    def _run(self, args: Sequence[str], *, timeout: float, cwd: Path | None) -> str:
+    def _run(
+        self, args: Sequence[str], *, timeout: float, cwd: Path | None, wrap: Wrap | None = None
+    ) -> str:
         argv = [_restic(), "--repo", str(self.target), "--no-cache", *args]
+        if wrap is not None:
+            argv = wrap(argv)
         setpriv = shutil.which("setpriv")
         if setpriv is not None:  # restic dies with the daemon, never left writing alone
             argv = [setpriv, "--pdeathsig", "KILL", *argv]
@@ -224,6 +232,16 @@ class Restic:
                 _(
                     "There is no such snapshot in {target}; `alma-ctl backup list` shows them.",
                     target=self.target,
+                )
+            )
+        failed = [line for line in stderr.splitlines() if line.startswith("ignoring error for")]
+        if command == "restore" and failed:  # "There were N errors" says nothing of which
+            return AlmaError(
+                _(
+                    "restic could not write everything it restores ({said}); nothing was "
+                    "restored. Check that you may write in that folder and that nothing else "
+                    "writes there, and try again.",
+                    said=failed[0].removeprefix("ignoring error for ")[:300],
                 )
             )
         return AlmaError(_("restic failed during `{command}`: {said}", command=command, said=said))

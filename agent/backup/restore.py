@@ -3,7 +3,9 @@
 restic restores into a stage folder beside DIR (``.NAME.alma-restore-RANDOM``): created
 exclusively, under a name nobody can guess, through a descriptor of DIR's parent (a link planted
 under any name is never followed, and never taken for the stage); its name is in the action's
-plan, so recovery finds it. What it restored is recorded in the journal; then the stage is
+plan, so recovery finds it. restic runs confined like the sandbox's child (the engine's
+confinement), able to write only in the stage and the repository: a link planted inside the
+stage while it runs leads nowhere it may write. What it restored is recorded in the journal; then the stage is
 renamed to DIR without replacing anything (an empty DIR is removed first): nothing is ever
 written over an existing file, and DIR is never inside the live root. Undo removes DIR again,
 only when every file in it is still the one the restore made.
@@ -21,6 +23,7 @@ import os
 import re
 import secrets
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +40,8 @@ log = logging.getLogger("alma.backup")
 SANDBOX = "backup"
 KIND = "backup_restore"
 Manifest = list[list[object]]
+#: A confinement's wrap: a command line and the folders it may write -> the line to run.
+Confine = Callable[[list[str], list[Path]], list[str]]
 
 
 #: What Go's filepath.Match (restic's --include) reads as a pattern: escaped, a name is itself.
@@ -110,9 +115,11 @@ def restore(
     to: Path,
     *,
     shown: str | None = None,
+    confine: Confine | None = None,
 ) -> dict[str, Any]:
     """Restore ``paths`` (names, all of the snapshot when empty) of ``snapshot`` (a full id
-    restic gave, ``shown`` as the person named it) into the new folder ``to``."""
+    restic gave, ``shown`` as the person named it) into the new folder ``to``; ``confine``
+    runs restic able to write only in the stage and the repository (its lock)."""
     existed = _check_to(root, to)
     includes = []
     for path in paths:
@@ -131,14 +138,29 @@ def restore(
         {"op": "restore_snapshot", "snapshot": shown or snapshot, "paths": shown_paths,
          "to": str(to), "stage": stage_name, "existed": existed}
     ]  # fmt: skip
-    action_id = journal.create_action(kind=KIND, plan=plan, sandbox=SANDBOX)
+    try:
+        parent = safefs.open_root(to.parent)  # the folder the person named, as they named it
+    except OSError as exc:
+        raise BadArgumentError(
+            _("The folder {parent} cannot be opened ({error}).", parent=to.parent, error=exc)
+        ) from None
     stage = to.parent / stage_name
-    parent = safefs.open_root(to.parent)  # the folder the person named, as they named it
     made = False
+    try:
+        action_id = journal.create_action(kind=KIND, plan=plan, sandbox=SANDBOX)
+    except BaseException:
+        os.close(parent)
+        raise
     try:
         safefs.mkdir_at(parent, stage_name, PRIVATE_DIR)  # fails on any existing name
         made = True
-        repo.run(["restore", "--target", str(stage), *includes, "--", snapshot], timeout=LONG_S)
+        # Confined, a link planted inside the stage while restic runs leads nowhere writable.
+        wrap = None if confine is None else (lambda argv: confine(argv, [stage, repo.target]))
+        repo.run(
+            ["restore", "--target", str(stage), *includes, "--", snapshot],
+            timeout=LONG_S,
+            wrap=wrap,
+        )
         if not any(stage.iterdir()):
             raise NotFoundError(
                 _(

@@ -437,7 +437,14 @@ class BackupService:
         full = self._snapshot(repo, snapshot, any_root)
         action = self.engine.run_in_daemon(
             lambda journal: backup_restore.restore(
-                journal, repo, self.layout.root, full, names, Path(to), shown=snapshot
+                journal,
+                repo,
+                self.layout.root,
+                full,
+                names,
+                Path(to),
+                shown=snapshot,
+                confine=self.engine.confinement.wrap,
             )
         )
         self.audit(action)

@@ -4,9 +4,11 @@ that is not UTF-8, a snapshot named like an option; and what a person reads of t
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -53,6 +55,49 @@ def test_links_planted_where_a_restore_stages_never_lead_it_into_the_live_root(
     undone = alma.ctl("undo", json_out=False)
     assert undone.rc == 0 and f"removed the folder {again}," in undone.stdout, undone
     assert not again.exists() and to.is_dir()
+    alma.stop()
+
+
+def test_a_link_planted_inside_the_stage_while_restic_runs_leads_nowhere(
+    alma: DaemonRoot,
+) -> None:
+    # The attacker watches the folder, and the moment a stage appears plants user -> ROOT/user
+    # in it, before restic makes that folder: restic, confined to the stage, cannot write
+    # through it, and the restore fails with a sentence instead.
+    nota = alma.write("user/nota.txt", b"hola\n")
+    alma.start()
+    set_up_repo(alma)
+    alma.ok("backup", "now")
+    nota.write_bytes(b"LIVE-NEWER\n")
+    rs = alma.base / "rs"
+    rs.mkdir()
+    planted: list[Path] = []
+    stop = threading.Event()
+
+    def attack() -> None:
+        while not stop.is_set() and not planted:
+            for entry in os.scandir(rs):
+                if ".alma-restore-" in entry.name:
+                    with contextlib.suppress(OSError):
+                        (Path(entry.path) / "user").symlink_to(alma.root / "user")
+                        planted.append(Path(entry.path))
+
+    attacker = threading.Thread(target=attack, daemon=True)
+    attacker.start()
+    try:
+        done = restore(alma, "latest", rs / "stagetest", "user/nota.txt")
+    finally:
+        stop.set()
+        attacker.join(timeout=10)
+    assert nota.read_bytes() == b"LIVE-NEWER\n"  # the live file untouched
+    if planted:
+        assert done.rc != 0 and "could not write" in done.stderr, done
+        assert "nothing was restored" in done.stderr and "permission denied" in done.stderr
+        assert "Traceback" not in done.stderr
+        assert not (rs / "stagetest").exists() and not planted[0].exists()
+        assert alma.ok("history")[0]["status"] == "rolled_back"
+    else:  # restic made user/ first: the restore is as asked
+        assert (rs / "stagetest/user/nota.txt").read_bytes() == b"hola\n", done
     alma.stop()
 
 
