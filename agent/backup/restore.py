@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from actions import safefs
-from agent.backup.restic import LONG_S, Restic
+from agent.backup.restic import LONG_S, Restic, Wrap
 from policies.errors import BadArgumentError, ConflictError, NotFoundError, RefusedError
 from policies.i18n import _
 from policies.modes import PRIVATE_DIR
@@ -154,8 +154,11 @@ def restore(
     try:
         safefs.mkdir_at(parent, stage_name, PRIVATE_DIR)  # fails on any existing name
         made = True
-        # Confined, a link planted inside the stage while restic runs leads nowhere writable.
-        wrap = None if confine is None else (lambda argv: confine(argv, [stage, repo.target]))
+        # The folder's real path, as the descriptor holds it (links in the path the person
+        # typed resolved): what restic writes to, and what the confinement lets it write.
+        stage = Path(os.readlink(f"/proc/self/fd/{parent}")) / stage_name
+        repository = Path(os.path.realpath(repo.target))
+        wrap = None if confine is None else _confined(confine, [stage, repository], to)
         repo.run(
             ["restore", "--target", str(stage), *includes, "--", snapshot],
             timeout=LONG_S,
@@ -182,6 +185,25 @@ def restore(
     journal.mark_done(action_id, [(0, None)])
     journal.finish(action_id, "done")
     return {**journal.action(action_id), "to": str(to)}
+
+
+def _confined(confine: Confine, writable: list[Path], to: Path) -> Wrap:
+    """``confine`` for restic's line, able to write only in ``writable`` (real paths, never
+    resolved again here: a link found in one now was put there since, and is refused)."""
+
+    def wrap(argv: list[str]) -> list[str]:
+        try:
+            return confine(argv, writable)
+        except ValueError:  # a folder of them replaced (by a link, say) since it was made
+            raise ConflictError(
+                _(
+                    "The folder beside {to} changed while it was restored into; nothing was "
+                    "restored.",
+                    to=to,
+                )
+            ) from None
+
+    return wrap
 
 
 def _publish(parent: int, stage_name: str, to: Path, existed: bool) -> None:

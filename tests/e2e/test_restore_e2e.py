@@ -46,6 +46,12 @@ def test_links_planted_where_a_restore_stages_never_lead_it_into_the_live_root(
     assert all(link.is_symlink() and link.resolve() == alma.root for link in planted)
     assert sorted(p.name for p in rs.iterdir()) == sorted([to.name, *(p.name for p in planted)])
 
+    # A folder the person names through a link of theirs (a disk mounted elsewhere, say) is
+    # theirs to name: the restore lands in the folder the link leads to.
+    (alma.base / "via").symlink_to(rs)
+    restore(alma, "latest", alma.base / "via" / "tercera", "user/nota.txt").ok()
+    assert (rs / "tercera/user/nota.txt").read_bytes() == b"hola\n"
+
     # What a person reads: the folder named in the restore's sentence and in its undo's.
     again = rs / "otra"
     said = alma.ctl(
