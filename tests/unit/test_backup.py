@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import getpass
+import os
 import sqlite3
 import stat
 import sys
@@ -96,6 +97,33 @@ def test_a_restore_path_is_a_name_escaped_for_restics_patterns() -> None:
     assert pattern(["user", "*"]) == "/user/\\*"
     assert pattern(["user", "x?y", "b\\c"]) == "/user/x\\?y/b\\\\c"
     assert pattern(["user", "$HOME", "!x", "a b", "ñandú"]) == "/user/$HOME/!x/a b/ñandú"
+
+
+def test_a_stage_is_published_only_over_nothing_or_an_empty_folder(tmp_path: Path) -> None:
+    parent = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for name, existed in (("nuevo", False), ("vacio", True), ("lleno", True)):
+            (tmp_path / f".{name}.stage" / "user").mkdir(parents=True)
+            if existed:
+                (tmp_path / name).mkdir()
+        (tmp_path / "lleno" / "mine.txt").write_text("of the person")
+        backup_restore._publish(parent, ".nuevo.stage", tmp_path / "nuevo", False)
+        backup_restore._publish(parent, ".vacio.stage", tmp_path / "vacio", True)
+        assert (tmp_path / "nuevo/user").is_dir() and (tmp_path / "vacio/user").is_dir()
+        with pytest.raises(ConflictError, match="filled meanwhile"):
+            backup_restore._publish(parent, ".lleno.stage", tmp_path / "lleno", True)
+        assert sorted(p.name for p in (tmp_path / "lleno").iterdir()) == ["mine.txt"]
+        (tmp_path / "hecho").mkdir()  # made by someone else after the check
+        (tmp_path / ".hecho.stage").mkdir()
+        with pytest.raises(ConflictError, match="filled meanwhile"):
+            backup_restore._publish(parent, ".hecho.stage", tmp_path / "hecho", False)
+        (tmp_path / "enlace").symlink_to(tmp_path / "nuevo")  # a link: never replaced
+        (tmp_path / ".enlace.stage").mkdir()
+        with pytest.raises(ConflictError, match="filled meanwhile"):
+            backup_restore._publish(parent, ".enlace.stage", tmp_path / "enlace", True)
+        assert (tmp_path / "enlace").is_symlink()
+    finally:
+        os.close(parent)
 
 
 @pytest.mark.parametrize("snapshot", ["--help", "-h", "latest;rm", "1a2b 3c", "", "LATEST", "zz"])
