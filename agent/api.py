@@ -175,8 +175,8 @@ class Api:
     def backup_now(self) -> dict[str, Any]:
         return self.backup.now()
 
-    def backup_list(self) -> list[dict[str, Any]]:
-        return self.backup.list()
+    def backup_list(self, all: bool) -> list[dict[str, Any]]:
+        return self.backup.list(every=all)
 
     def backup_check(self) -> dict[str, Any]:
         return self.backup.check()
@@ -184,8 +184,10 @@ class Api:
     def backup_forget(self) -> dict[str, Any]:
         return self.backup.forget()
 
-    def backup_restore(self, snapshot: str, paths: list[str], to: str) -> dict[str, Any]:
-        return self.backup.restore(snapshot, paths, to)
+    def backup_restore(
+        self, snapshot: str, paths: list[str], to: str, paths_hex: list[str], any_root: bool
+    ) -> dict[str, Any]:
+        return self.backup.restore(snapshot, paths, to, paths_hex, any_root)
 
     def _mem(self) -> MemoryService:
         return self.memory.get()

@@ -25,7 +25,7 @@ from policies import limits as L
 from policies.errors import ConfigError
 from policies.i18n import N_, _, ngettext
 from policies.invalid import Problem, first_problem
-from policies.layout import HARD_READ_ONLY
+from policies.layout import DATA_DIR, HARD_READ_ONLY
 from policies.states import LEVELS
 from policies.zones import split_zone
 
@@ -205,6 +205,19 @@ class Backup(_Section):
         if not value:
             raise ValueError(_('name at least one folder, like include = ["user"]'))
         folders = ["/".join(split_zone(folder)) for folder in value]
+        for folder in folders:
+            # .alma is taken whole, through its consistent copy (the databases through
+            # SQLite's backup API, without the trash and the locks); a part of it named alone
+            # would be read live: a journal with its -wal and lock file, the trash.
+            if folder.startswith(DATA_DIR + "/"):
+                raise ValueError(
+                    _(
+                        "{folder} is inside {data}, which is backed up whole and consistently "
+                        'or not at all; name "{data}" itself, or a folder of your own',
+                        folder=repr(folder),
+                        data=DATA_DIR,
+                    )
+                )
         if len(set(folders)) != len(folders):
             raise ValueError(_("a folder is named twice; name each once"))
         return folders

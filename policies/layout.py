@@ -12,6 +12,8 @@ if TYPE_CHECKING:
 ROOT_FOLDERS = ("system", "logs", "logs/alma", "user", "docs", ".alma")
 #: The policy file, relative to the root: ``alma-ctl init`` writes it, so a root has one.
 POLICY_FILE = "system/autonomy.conf"
+#: ALMA's private folder in the root.
+DATA_DIR = ".alma"
 #: Folders no action may ever change, whatever the policy file says.
 HARD_READ_ONLY = ("system", ".alma")
 #: ALMA's private data, root-relative.

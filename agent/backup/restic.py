@@ -16,10 +16,11 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import shutil
 import signal
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,15 +34,36 @@ from policies.errors import (
     UnavailableError,
 )
 from policies.i18n import _
+from policies.text import printable
 
 log = logging.getLogger("alma.backup")
 
+#: What makes restic's command line the one to run (a confinement's launcher in front).
+Wrap = Callable[[list[str]], list[str]]
 #: Bounds of one restic run (seconds): a listing, and a backup, check, forget or restore.
 QUICK_S = 300.0
 LONG_S = 6 * 3600.0
 #: restic's commands that only read the repository: on a target ALMA may not write they run
 #: without restic's lock (nothing can change the repository through it meanwhile).
 _READS = frozenset({"snapshots", "stats", "ls", "restore", "cat", "check", "find", "diff"})
+
+
+#: A snapshot as a person names it: restic's id (or the start of it), or ``latest``.
+_SNAPSHOT_ID = re.compile(r"[0-9a-f]{1,64}")
+
+
+def snapshot_id(value: str) -> str:
+    """``value`` checked as a snapshot's name, the one check before anything reaches restic
+    (which would read ``--help`` as an option): lower-case hex digits or ``latest``."""
+    if value == "latest" or _SNAPSHOT_ID.fullmatch(value.lower()):
+        return value.lower()
+    raise BadArgumentError(
+        _(
+            "{snapshot} is not a snapshot: give an id that `alma-ctl backup list` shows (like "
+            "1a2b3c4d) or latest.",
+            snapshot=printable(repr(value)),
+        )
+    )
 
 
 def _restic() -> str:
@@ -76,28 +98,31 @@ class Restic:
         timeout: float = QUICK_S,
         cwd: Path | None = None,
         unlock: bool = True,
+        wrap: Wrap | None = None,
     ) -> str:
-        """restic's stdout, or an :class:`AlmaError` that says in one sentence what to do."""
+        """restic's stdout, or an :class:`AlmaError` that says in one sentence what to do.
+        ``wrap`` turns restic's command line into the one to run (a confinement's)."""
         self.check_target()
         unwritable = self._unwritable()
         if unwritable is not None:
             if args[0] not in _READS:
                 raise unwritable
-            return self._run(args, timeout=timeout, cwd=cwd, lock=False)
+            return self._run(args, timeout=timeout, cwd=cwd, lock=False, wrap=wrap)
         try:
-            return self._run(args, timeout=timeout, cwd=cwd)
+            return self._run(args, timeout=timeout, cwd=cwd, wrap=wrap)
         except _Locked:
             if not unlock:
                 raise self._locked_error() from None
             log.warning("the backup repository %s was locked; removing stale locks", self.target)
             try:
                 self._run(["unlock"], timeout=QUICK_S, cwd=None)
-                return self._run(args, timeout=timeout, cwd=cwd)
+                return self._run(args, timeout=timeout, cwd=cwd, wrap=wrap)
             except _Locked:
                 raise self._locked_error() from None
 
     def json(self, args: Sequence[str], *, timeout: float = QUICK_S) -> Any:
-        out = self.run([*args, "--json"], timeout=timeout)
+        end = list(args).index("--") if "--" in args else len(args)  # options before `--`
+        out = self.run([*args[:end], "--json", *args[end:]], timeout=timeout)
         try:
             return json.loads(out)
         except ValueError:
@@ -165,10 +190,18 @@ class Restic:
         )
 
     def _run(
-        self, args: Sequence[str], *, timeout: float, cwd: Path | None, lock: bool = True
+        self,
+        args: Sequence[str],
+        *,
+        timeout: float,
+        cwd: Path | None,
+        lock: bool = True,
+        wrap: Wrap | None = None,
     ) -> str:
         argv = [_restic(), "--repo", str(self.target), "--no-cache"]
         argv += [*([] if lock else ["--no-lock"]), *args]
+        if wrap is not None:
+            argv = wrap(argv)
         setpriv = shutil.which("setpriv")
         if setpriv is not None:  # restic dies with the daemon, never left writing alone
             argv = [setpriv, "--pdeathsig", "KILL", *argv]
@@ -276,6 +309,16 @@ class Restic:
                 _(
                     "There is no such snapshot in {target}; `alma-ctl backup list` shows them.",
                     target=self.target,
+                )
+            )
+        failed = [line for line in stderr.splitlines() if line.startswith("ignoring error for")]
+        if command == "restore" and failed:  # "There were N errors" says nothing of which
+            return AlmaError(
+                _(
+                    "restic could not write everything it restores ({said}); nothing was "
+                    "restored. Check that you may write in that folder and that nothing else "
+                    "writes there, and try again.",
+                    said=failed[0].removeprefix("ignoring error for ")[:300],
                 )
             )
         return AlmaError(_("restic failed during `{command}`: {said}", command=command, said=said))

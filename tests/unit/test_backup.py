@@ -18,8 +18,14 @@ import pytest
 
 from actions.safe_read import read_config
 from agent.backup import restore as backup_restore
-from agent.backup.restic import DiskFullError, Restic
-from agent.backup.service import LAST_SETTING, REPO_SETTING, BackupService, stage_data
+from agent.backup.restic import DiskFullError, Restic, snapshot_id
+from agent.backup.service import (
+    LAST_SETTING,
+    REPO_SETTING,
+    ROOT_SETTING,
+    BackupService,
+    stage_data,
+)
 from control.cli import read_line
 from control.ctl import _ask_password
 from policies.config import load_policy, policy_from_dict
@@ -57,6 +63,11 @@ def test_the_default_backup_section_is_valid(tmp_path: Path) -> None:
         ({"include": []}, "at least one folder"),
         ({"include": ["user", "user/"]}, "named twice"),
         ({"include": ["../fuera"]}, "without '.' or '..'"),
+        ({"include": [".alma/trash", ".alma/journal", "user"]}, "backed up whole"),
+        ({"include": ["user", ".alma/journal/"]}, "backed up whole"),
+        ({"include": ["."]}, "without '.' or '..'"),
+        ({"include": ["/"]}, "relative to the ALMA root"),
+        ({"include": ["/home/ana"]}, "relative to the ALMA root"),
         ({"keep_daily": 0, "keep_weekly": 0, "keep_monthly": 0}, "keep at least one"),
         ({"schedule": "hourly"}, "backup.schedule"),
         ({"warn_after_days": 0}, "backup.warn_after_days"),
@@ -68,6 +79,68 @@ def test_a_wrong_backup_key_is_one_sentence(section: dict[str, Any], says: str) 
         policy_from_dict({"backup": section})
     assert says in str(caught.value)
     assert "\n" not in str(caught.value)
+
+
+def test_an_include_inside_alma_is_refused_with_its_file_line_and_key(tmp_path: Path) -> None:
+    path = tmp_path / "autonomy.conf"
+    default = 'include = ["logs", "user", "docs", "system", ".alma"]'
+    assert default in DEFAULT_POLICY_TOML
+    text = DEFAULT_POLICY_TOML.replace(
+        default, 'include = [".alma/trash", ".alma/journal", "user"]'
+    )
+    path.write_text(text, encoding="utf-8")
+    line = next(n for n, row in enumerate(text.splitlines(), 1) if row.startswith("include ="))
+    with pytest.raises(ConfigError) as caught:
+        load_policy(path, read_config(path))
+    said = str(caught.value)
+    assert f"{path}, line {line}, key backup.include" in said, said
+    assert "'.alma/trash' is inside .alma" in said and "\n" not in said, said
+
+
+def test_a_restore_path_is_a_name_escaped_for_restics_patterns() -> None:
+    pattern = backup_restore.include_pattern
+    assert pattern(["user", "a[1].txt"]) == "/user/a\\[1].txt"
+    assert pattern(["user", "*"]) == "/user/\\*"
+    assert pattern(["user", "x?y", "b\\c"]) == "/user/x\\?y/b\\\\c"
+    assert pattern(["user", "$HOME", "!x", "a b", "ñandú"]) == "/user/$HOME/!x/a b/ñandú"
+
+
+def test_a_stage_is_published_only_over_nothing_or_an_empty_folder(tmp_path: Path) -> None:
+    parent = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for name, existed in (("nuevo", False), ("vacio", True), ("lleno", True)):
+            (tmp_path / f".{name}.stage" / "user").mkdir(parents=True)
+            if existed:
+                (tmp_path / name).mkdir()
+        (tmp_path / "lleno" / "mine.txt").write_text("of the person")
+        backup_restore._publish(parent, ".nuevo.stage", tmp_path / "nuevo", False)
+        backup_restore._publish(parent, ".vacio.stage", tmp_path / "vacio", True)
+        assert (tmp_path / "nuevo/user").is_dir() and (tmp_path / "vacio/user").is_dir()
+        with pytest.raises(ConflictError, match="filled meanwhile"):
+            backup_restore._publish(parent, ".lleno.stage", tmp_path / "lleno", True)
+        assert sorted(p.name for p in (tmp_path / "lleno").iterdir()) == ["mine.txt"]
+        (tmp_path / "hecho").mkdir()  # made by someone else after the check
+        (tmp_path / ".hecho.stage").mkdir()
+        with pytest.raises(ConflictError, match="filled meanwhile"):
+            backup_restore._publish(parent, ".hecho.stage", tmp_path / "hecho", False)
+        (tmp_path / "enlace").symlink_to(tmp_path / "nuevo")  # a link: never replaced
+        (tmp_path / ".enlace.stage").mkdir()
+        with pytest.raises(ConflictError, match="filled meanwhile"):
+            backup_restore._publish(parent, ".enlace.stage", tmp_path / "enlace", True)
+        assert (tmp_path / "enlace").is_symlink()
+    finally:
+        os.close(parent)
+
+
+@pytest.mark.parametrize("snapshot", ["--help", "-h", "latest;rm", "1a2b 3c", "", "LATEST", "zz"])
+def test_a_snapshot_is_an_id_or_latest_and_nothing_else(snapshot: str) -> None:
+    with pytest.raises(BadArgumentError, match="is not a snapshot"):
+        snapshot_id(snapshot)
+
+
+def test_a_snapshot_id_is_read_as_restic_writes_it() -> None:
+    assert snapshot_id("latest") == "latest"
+    assert snapshot_id("1A2B3C4D") == "1a2b3c4d"
 
 
 def fake_restic(tmp_path: Path, script: str) -> Path:
@@ -307,6 +380,55 @@ def _service(tmp_path: Path, now: list[float]) -> tuple[BackupService, _Store]:
     return service, store
 
 
+def test_a_root_keeps_its_identity_and_a_copy_of_it_makes_its_own(tmp_path: Path) -> None:
+    (tmp_path / "ALMA").mkdir()
+    service, store = _service(tmp_path / "ALMA", [0.0])
+    first = service.identity()
+    assert service.identity() == first and first["lineage"] == []  # kept across calls
+    # Its state copied into another folder (a restore elsewhere): an identity of its own, the
+    # original's kept as its past.
+    copy = tmp_path / "COPIA"
+    copy.mkdir()
+    service.layout = RootLayout(copy)
+    second = service.identity()
+    assert second["id"] != first["id"] and second["lineage"] == [first["id"]]
+    assert second["path"] == str(copy) and store.values[ROOT_SETTING] == second
+    # The same folder name, another folder (removed and made again elsewhere): a copy too.
+    (tmp_path / "otra").mkdir()  # made while the first is there: another inode
+    copy.rmdir()
+    (tmp_path / "otra").rename(copy)
+    third = service.identity()
+    assert third["lineage"] == [second["id"], first["id"]]
+
+
+def test_a_snapshot_from_before_identities_is_this_roots_when_its_journal_took_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "ALMA").mkdir()
+    service, _store = _service(tmp_path / "ALMA", [0.0])
+    own = service._own_tag()
+
+    def snap(letter: str, *tags: str) -> dict[str, Any]:
+        return {"id": letter * 64, "short_id": letter * 8, "time": letter, "tags": list(tags)}
+
+    snaps = [
+        snap("a", "alma"),  # taken by this root before roots had identities
+        snap("b", "alma"),  # taken then by another root
+        snap("c", "alma", own),
+        snap("d", "alma", "alma-root=0123"),
+    ]
+
+    class Repo:
+        def json(self, args: list[str]) -> list[dict[str, Any]]:
+            assert args == ["snapshots", "--tag", "alma"]
+            return snaps
+
+    monkeypatch.setattr(service, "_recorded", lambda: {"aaaaaaaa": (1, 1)})
+    repo: Any = Repo()
+    assert [s["short_id"] for s in service._snapshots(repo)] == ["aaaaaaaa", "cccccccc"]
+    assert len(service._snapshots(repo, every=True)) == 4
+
+
 def test_the_backup_suggestion_comes_after_n_days_without_a_good_backup(tmp_path: Path) -> None:
     now = [1_000 * DAY]
     service, store = _service(tmp_path, now)
@@ -414,14 +536,18 @@ def test_a_restore_interrupted_by_a_stop_is_taken_back_or_finished_at_start(
     plan = [{"op": "restore_snapshot", "snapshot": "ab", "paths": [], "existed": False}]
     # Stopped while restic wrote the stage: the stage goes, nothing reached DIR.
     early = journal.create_action(
-        kind="backup_restore", plan=[{**plan[0], "to": str(tmp_path / "a")}], sandbox="backup"
+        kind="backup_restore",
+        plan=[{**plan[0], "to": str(tmp_path / "a"), "stage": ".a.alma-restore-3f9a"}],
+        sandbox="backup",
     )
-    stage = tmp_path / f".a.alma-restore-{early}"
+    stage = tmp_path / ".a.alma-restore-3f9a"
     (stage / "user").mkdir(parents=True)
     (stage / "user/x.txt").write_text("x")
     # Stopped after the rename, before the journal said done: it is done.
     late = journal.create_action(
-        kind="backup_restore", plan=[{**plan[0], "to": str(tmp_path / "b")}], sandbox="backup"
+        kind="backup_restore",
+        plan=[{**plan[0], "to": str(tmp_path / "b"), "stage": ".b.alma-restore-77c0"}],
+        sandbox="backup",
     )
     journal.write_intents(late, [(0, None, None, {"files": []})])
     (tmp_path / "b").mkdir()
