@@ -257,7 +257,19 @@ class Restic:
         """restic's failure as one sentence that says what to do (its own words kept at the end)."""
         low = stderr.lower()
         said = _last_line(stderr)
-        # The causes first: restic says "unable to create lock" when its lock file could not
+        # What a restore could not write is about the folder it restores into, never the
+        # target, whatever kept it from writing ("There were N errors" says nothing of which).
+        failed = [line for line in stderr.splitlines() if line.startswith("ignoring error for")]
+        if command == "restore" and failed:
+            return AlmaError(
+                _(
+                    "restic could not write everything it restores ({said}); nothing was "
+                    "restored. Check that you may write in that folder and that nothing else "
+                    "writes there, and try again.",
+                    said=failed[0].removeprefix("ignoring error for ")[:300],
+                )
+            )
+        # Then the causes: restic says "unable to create lock" when its lock file could not
         # be written, whatever kept it from writing.
         if "read-only file system" in low:
             return self._read_only_error()
@@ -309,16 +321,6 @@ class Restic:
                 _(
                     "There is no such snapshot in {target}; `alma-ctl backup list` shows them.",
                     target=self.target,
-                )
-            )
-        failed = [line for line in stderr.splitlines() if line.startswith("ignoring error for")]
-        if command == "restore" and failed:  # "There were N errors" says nothing of which
-            return AlmaError(
-                _(
-                    "restic could not write everything it restores ({said}); nothing was "
-                    "restored. Check that you may write in that folder and that nothing else "
-                    "writes there, and try again.",
-                    said=failed[0].removeprefix("ignoring error for ")[:300],
                 )
             )
         return AlmaError(_("restic failed during `{command}`: {said}", command=command, said=said))
