@@ -291,6 +291,21 @@ def test_errors_with_json_keep_stdout_one_document(
     assert run(capsys, "--root", str(root), "autonomy", "level", "auto")[0] == 4
 
 
+def test_the_start_hint_names_a_command_that_runs(
+    capsys: pytest.CaptureFixture[str], root: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """alma-agentd lives beside this interpreter (a venv's bin/): named by its absolute path
+    while that folder is not on PATH, by its name once it is."""
+    beside = Path(sys.executable).absolute().parent / "alma-agentd"
+    assert os.access(beside, os.X_OK), "the test runs in the project's venv"
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    code, _, err = run(capsys, "--root", str(root), "history")
+    assert code == 3 and f"`{beside} --root {root}`" in err, err
+    monkeypatch.setenv("PATH", f"{beside.parent}{os.pathsep}/usr/bin")
+    code, _, err = run(capsys, "--root", str(root), "history")
+    assert code == 3 and f"`alma-agentd --root {root}`" in err, err
+
+
 def test_daemon_unreachable(capsys: pytest.CaptureFixture[str], root: Path) -> None:
     code, out, err = run(capsys, "--root", str(root), "history")
     assert code == 3 and out == ""
