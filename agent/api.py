@@ -195,7 +195,8 @@ class Api:
         if wait:
             with self._analysis:
                 done = self.agent.analysis(trigger="person")
-            return {**done, "pending": self.agent.store.count("pending")}
+            pending = self.agent.store.count("pending")
+            return {"proposed": done["proposed"], "skipped": done["skipped"], "pending": pending}
         # Checked now so a person at level off hears why at once, not never.
         if self.agent.autonomy.effective() == "off":
             self.agent.analyze(trigger="person")  # raises the refusal

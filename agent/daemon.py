@@ -399,10 +399,18 @@ class Daemon:
         analysed = threading.Event()  # the analysis after start has run: `status` says ready
 
         def on_events() -> None:
-            try:
+            if analysed.is_set():
                 agent.analyze(trigger="event")
+                return
+            # The analysis after start, which `ready` waits for, does not wait for the model
+            # (loading it and its answer take a minute on a busy machine): what needs it is
+            # proposed by the analysis right after.
+            try:
+                done = agent.analysis(trigger="event", model=False)
             finally:
                 analysed.set()
+            if done.get("deferred"):
+                agent.analyze(trigger="event")
 
         debounce = Debouncer(
             on_events,
