@@ -15,13 +15,13 @@ analysis asks the model), each timed from the daemon's spawn to:
 
 - ``answered``: the socket's first answer to ``status``;
 - ``ready``: ``status`` says ``"ready": true`` (the folder watches are set up and the analysis
-  after start has run), polled on the socket every 50 ms;
+  after start has run), polled on the socket;
 - ``memory``: ``status`` says the memory store is ``ready`` (loaded in the background);
 - ``explained``: the new failure's suggestion is listed (the model loaded and asked: the
   analysis right after the one ``ready`` waits for).
 
 p50 and p95 of each (bench.figures.pct, nearest rank) are printed, with the machine's load
-average; the target (p95 of ready under 5 s) and the latest figures are in docs/benchmarks.md.
+average; the target and the latest figures are in docs/benchmarks.md.
 """
 
 from __future__ import annotations
