@@ -177,7 +177,8 @@ def _long_answer() -> str:
     """Eight paragraphs of several lines each, then a list taller than the screen on its own,
     every line different (the chat cuts an answer that repeats itself)."""
     paragraphs = [
-        f"Párrafo {n}: " + " ".join(
+        f"Párrafo {n}: "
+        + " ".join(
             f"la {FRUITS[(n * 7 + k) % len(FRUITS)]} {COLOURS[(n + k) % len(COLOURS)]} "
             f"madura en el mes {k + 1} del huerto {n}."
             for k in range(6)
