@@ -61,6 +61,7 @@ _FIELD_LABELS: dict[str, str] = {
     "policy": N_("policy"),
     "file": N_("file"),
     "ok": N_("valid"),
+    "loaded_at": N_("loaded at"),
     "error": N_("error"),
     "recovered_at_start": N_("recovered at start"),
     "uptime_seconds": N_("seconds running"),
