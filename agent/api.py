@@ -45,6 +45,7 @@ class Api:
         recovered: list[dict[str, Any]],
         watch: Callable[[], dict[str, Any]],
         ready: Callable[[], bool],
+        reload: Callable[[], dict[str, Any]],
     ) -> None:
         self.layout = layout
         self.agent = agent
@@ -56,6 +57,7 @@ class Api:
         self.recovered = recovered
         self.watch = watch
         self.ready = ready
+        self._reload = reload
         self.started = time.time()
         self._analysis = threading.Lock()
         # The command table is the schema: one method per command, named after it, taking the
@@ -196,7 +198,8 @@ class Api:
         if wait:
             with self._analysis:
                 done = self.agent.analysis(trigger="person")
-            return {**done, "pending": self.agent.store.count("pending")}
+            pending = self.agent.store.count("pending")
+            return {"proposed": done["proposed"], "skipped": done["skipped"], "pending": pending}
         # Checked now so a person at level off hears why at once, not never.
         if self.agent.autonomy.effective() == "off":
             self.agent.analyze(trigger="person")  # raises the refusal
@@ -221,8 +224,22 @@ class Api:
             except Exception:  # a background run has nobody to answer; the log has it
                 log.exception("analysis failed")
 
+    def reload(self) -> dict[str, Any]:
+        done = self._reload()  # first: the policy it reports is the one just read
+        return {"policy": self._policy(), **done}
+
+    def _policy(self) -> dict[str, Any]:
+        """The policy in force: its file, when it was loaded, and the error of the file as it
+        is now if it is not valid (the last good policy then stays in force)."""
+        holder = self.agent.policy
+        return {
+            "file": str(holder.path),
+            "ok": holder.error is None,
+            "loaded_at": holder.loaded_at,
+            "error": holder.error,
+        }
+
     def status(self) -> dict[str, Any]:
-        policy = self.agent.policy
         memory, memories = self.memory.status()
         return {
             "running": True,
@@ -240,7 +257,7 @@ class Api:
             "memories": memories,
             "memory": memory,
             "model": self.chat.runtime.status(),
-            "policy": {"file": str(policy.path), "ok": policy.error is None, "error": policy.error},
+            "policy": self._policy(),
             "audit_problem": self.agent.audit_problem,
             "recovered_at_start": self.recovered,
             "uptime_seconds": round(time.time() - self.started, 1),

@@ -251,6 +251,10 @@ _SESSION = Arg("session", "str", required=True, non_empty=True, max_len=L.SHORT_
 _TABLE: tuple[Command, ...] = (
     Command("status", N_("daemon, root, socket, autonomy, sandbox and counts"), timeout=10.0),
     Command(
+        "reload",
+        N_("read the policy (system/autonomy.conf) again; say what of alma.toml needs a restart"),
+    ),
+    Command(
         "analyze",
         N_("run the monitor now"),
         (Arg("wait", "bool", default=False, help=N_("return after its suggestions are stored")),),

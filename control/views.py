@@ -9,7 +9,7 @@ import os
 
 from control.render import cell, fields, table, word
 from policies.i18n import N_, _, ngettext, pgettext
-from policies.states import COUNTED_OUTCOMES
+from policies.states import COUNTED_OUTCOMES, shown_status
 from policies.text import printable
 
 TYPE_CHECKING = False
@@ -59,8 +59,20 @@ def _suggestion(value: object) -> str:
     plan = value.get("plan") or []
     evidence = value.get("evidence") or []
     diffs = value.get("diffs") or []
-    shown_apart = ("id", "plan", "evidence", "title", "plan_total", "plan_summary", "diffs")
+    # (``undone`` is read in the status)
+    shown_apart = (
+        "id",
+        "plan",
+        "evidence",
+        "title",
+        "plan_total",
+        "plan_summary",
+        "diffs",
+        "undone",
+    )
     head = {k: v for k, v in value.items() if k not in shown_apart and v is not None}
+    if "status" in head:
+        head["status"] = shown_status(value)
     title = _("Suggestion {id}: {title}", id=value.get("id"), title=value.get("title", ""))
     lines = [title, fields(head, "  ")]
     if evidence:
@@ -89,6 +101,16 @@ def _suggestion(value: object) -> str:
             lines.append(_("Change to {path}:", path=change.get("path")))
             lines += [f"    {line}" for line in str(change.get("diff", "")).splitlines()]
     return "\n".join(lines)
+
+
+def _suggestions(value: object) -> str:
+    """The suggestions' table; an executed one whose action was undone reads as undone."""
+    if not isinstance(value, list):
+        return fields(value)
+    if not value:
+        return _("No suggestions.")
+    rows = [{**row, "status": shown_status(row)} if isinstance(row, dict) else row for row in value]
+    return table(rows, ("id", "status", "kind", "files", "needs_approval", "title"))
 
 
 def _plan_summary(sid: object, total: int, shown: int, summary: dict[str, object]) -> list[str]:
@@ -256,8 +278,12 @@ def _status(value: object) -> str:
     """The daemon's fields, then what it watches: a line, and the limit's warning in full."""
     if not isinstance(value, dict):
         return fields(value)
-    shown_apart = ("watch", "audit_problem", "model")
+    shown_apart = ("watch", "audit_problem", "model", "autonomy", "policy")
     lines = [fields({k: v for k, v in value.items() if k not in shown_apart})]
+    if isinstance(value.get("autonomy"), dict):
+        lines += _autonomy_lines(value["autonomy"])
+    if isinstance(value.get("policy"), dict):
+        lines += _policy_lines(value["policy"])
     model = value.get("model")
     if isinstance(model, dict):
         lines.append(_model_line(model))
@@ -282,6 +308,90 @@ def _status(value: object) -> str:
         if watch.get("warning"):
             lines.append(_("WARNING: {text}", text=watch["warning"]))
     return "\n".join(line for line in lines if line)
+
+
+def _autonomy_lines(value: dict[str, object]) -> list[str]:
+    """Autonomy in sentences: the level and why it is that one; what is done on its own and
+    what stopped, only when there is any."""
+    configured, effective = value.get("configured"), value.get("effective")
+    if value.get("paused"):
+        lines = [
+            _(
+                "Autonomy: paused until `alma-ctl autonomy on` (the policy's level is {level}).",
+                level=configured,
+            )
+        ]
+    elif value.get("lowered_to") and effective != configured:
+        lines = [
+            _(
+                "Autonomy: {level}, lowered from the policy's {configured}; "
+                "`alma-ctl autonomy level {configured}` ends the lowering.",
+                level=effective,
+                configured=configured,
+            )
+        ]
+    else:
+        lines = [_("Autonomy: {level}, as the policy says.", level=effective)]
+    kinds = value.get("auto_kinds")
+    if kinds:
+        lines.append(_("Done on its own when allowed: {kinds}.", kinds=cell(kinds, None)))
+    stopped = value.get("auto_stopped_kinds")
+    if stopped:
+        lines.append(
+            _(
+                "No longer done on its own after an undo: {kinds}; "
+                "`alma-ctl autonomy allow KIND` allows one again.",
+                kinds=cell(stopped, None),
+            )
+        )
+    return lines
+
+
+def _autonomy(value: object) -> str:
+    return "\n".join(_autonomy_lines(value)) if isinstance(value, dict) else fields(value)
+
+
+def _policy_lines(value: dict[str, object]) -> list[str]:
+    """The policy in force, when it was loaded, and the file's error when it is not valid."""
+    when = cell(value.get("loaded_at"))
+    if value.get("ok"):
+        return [_("Policy: {file}, valid, loaded {when}.", file=value.get("file"), when=when)]
+    return [
+        _("Policy: {file}, NOT valid as it is now.", file=value.get("file")),
+        _("WARNING: {text}", text=value.get("error")),
+    ]
+
+
+def _reload(value: object) -> str:
+    """What ``reload`` read: the policy, then alma.toml (its error, or what waits for a
+    restart)."""
+    if not isinstance(value, dict):
+        return fields(value)
+    policy = value.get("policy")
+    lines = []
+    if isinstance(policy, dict):
+        if policy.get("ok"):
+            lines.append(_("Policy reloaded from {file}.", file=policy.get("file")))
+        else:
+            lines.append(_("The policy was not reloaded: {error}", error=policy.get("error")))
+    if value.get("settings_error"):
+        lines.append(
+            _(
+                "system/alma.toml is not valid, and the daemon keeps the settings it started "
+                "with: {error}",
+                error=value["settings_error"],
+            )
+        )
+    restart = value.get("restart_needed")
+    if restart:
+        lines.append(
+            _(
+                "Changed, and applied only after a restart (`systemctl --user restart alma`): "
+                "{keys}.",
+                keys=cell(restart, None),
+            )
+        )
+    return "\n".join(lines)
 
 
 def _model_line(model: dict[str, object]) -> str:
@@ -540,11 +650,15 @@ def _reminders(value: object) -> str:
 _RENDER: dict[str, Callable[[object], str]] = {
     "chat.start": _chat_start,
     "status": _status,
+    "reload": _reload,
+    "autonomy.off": _autonomy,
+    "autonomy.on": _autonomy,
+    "autonomy.status": _autonomy,
+    "autonomy.level": _autonomy,
+    "autonomy.allow": _autonomy,
     "model.status": _model,
     "model.use": _model,
-    "suggestions.list": _list_or(
-        N_("No suggestions."), ("id", "status", "kind", "files", "needs_approval", "title")
-    ),
+    "suggestions.list": _suggestions,
     "suggestions.show": _suggestion,
     "suggestions.accept": _action,
     "undo": _action,

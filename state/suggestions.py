@@ -235,7 +235,10 @@ class SuggestionStore:
         return row
 
     def get(self, suggestion_id: int, *, with_plan: bool = True) -> dict[str, Any]:
-        data = suggestion_json(self.row(suggestion_id))
+        row = self.conn.execute(
+            f"SELECT *, {_UNDONE} AS undone FROM suggestions WHERE id = ?", (suggestion_id,)
+        ).fetchone()
+        data = suggestion_json(row if row is not None else self.row(suggestion_id))
         if with_plan:
             data["plan"] = list(self.iter_plan(suggestion_id))
         return data
@@ -268,10 +271,11 @@ class SuggestionStore:
 
     def list(self, *, status: str | None = None, all_: bool = False) -> list[dict[str, Any]]:
         if all_:
-            rows = self.conn.execute("SELECT * FROM suggestions ORDER BY id")
+            rows = self.conn.execute(f"SELECT *, {_UNDONE} AS undone FROM suggestions ORDER BY id")
         else:
             rows = self.conn.execute(
-                "SELECT * FROM suggestions WHERE status = ? ORDER BY id", (status or "pending",)
+                f"SELECT *, {_UNDONE} AS undone FROM suggestions WHERE status = ? ORDER BY id",
+                (status or "pending",),
             )
         return [suggestion_json(r) for r in rows]
 
@@ -490,9 +494,19 @@ def shown(row: sqlite3.Row, name: str) -> Any:
     return _shown(row)[name]
 
 
+#: An executed suggestion's action was undone by a person (policies.states.UNDONE): its
+#: ``undone`` outcome for that very action, so a later run of it again would not count.
+_UNDONE = (
+    "(status = 'executed' AND EXISTS (SELECT 1 FROM outcomes o WHERE o.event = 'undone' "
+    "AND o.suggestion_id = suggestions.id AND o.action_id IS suggestions.action_id))"
+)
+
+
 def suggestion_json(row: sqlite3.Row) -> dict[str, Any]:
     """The contract's Suggestion shape (§3) without its plan (SuggestionStore.get adds it),
-    plus action_id, reject_reason, error, updated_at."""
+    plus action_id, reject_reason, error, updated_at, and ``undone`` where the query asked."""
+    columns = row.keys()  # a Row's ``in`` looks at its values, not its columns
+    undone = {"undone": bool(row["undone"])} if "undone" in columns else {}
     return {
         "id": row["id"],
         "kind": row["kind"],
@@ -506,4 +520,5 @@ def suggestion_json(row: sqlite3.Row) -> dict[str, Any]:
         "action_id": row["action_id"],
         "reject_reason": row["reject_reason"],
         "error": row["error"],
+        **undone,
     }

@@ -70,6 +70,16 @@ class Analysis:
 
     admitted: list[tuple[int, bool]] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+    #: Findings left for an analysis that may wait for the model (see Analyst.run).
+    deferred: int = 0
+
+
+class ModelDeferred(Exception):
+    """The model was asked by an analysis that must not wait for it."""
+
+
+def _model_deferred(*_args: object, **_kwargs: object) -> str:
+    raise ModelDeferred
 
 
 def track_record(store: SuggestionStore, policy: PolicyHolder) -> TrackRecord:
@@ -113,8 +123,13 @@ class Analyst:
         self.clock = clock
         self.notify = notify
 
-    def run(self, now: float) -> Analysis:
-        """observe -> explain -> recall -> gate -> budget -> admit, once over every finding."""
+    def run(self, now: float, *, model: bool = True) -> Analysis:
+        """observe -> explain -> recall -> gate -> budget -> admit, once over every finding.
+
+        ``model`` False: a finding whose explanation would ask the model is left for the next
+        analysis (counted in ``deferred``), not proposed without its fix: loading the model
+        and its answer take a minute on a busy machine, and the analysis after start must
+        not wait for them (``status`` is not ready until it has run)."""
         track = track_record(self.store, self.policy)
         out = Analysis()
         findings = self.observe(now, track, out.skipped)
@@ -122,7 +137,13 @@ class Analyst:
         gated: list[tuple[PlanResult, bool]] = []  # (finding, runs on its own)
         for finding in findings:
             try:
-                finding = self.explain(finding)
+                finding = self.explain(finding, self.complete if model else _model_deferred)
+            except ModelDeferred:
+                out.deferred += 1
+                out.skipped.append(
+                    _skip(finding, _("waits for the model, which explains it in the next analysis"))
+                )
+                continue
             except (OSError, AlmaError) as exc:  # proposed as detected, without the explanation
                 log.error("could not look into %s: %s", finding.target, exc)
             shaped = apply_recall(finding, notes)
@@ -220,7 +241,7 @@ class Analyst:
                     )
                 self.store.update(row["id"], status="expired", error=why)
 
-    def explain(self, finding: PlanResult) -> PlanResult:
+    def explain(self, finding: PlanResult, complete: Complete | None = None) -> PlanResult:
         """The words of a plan the files or the clock give: a failing script's configuration
         (its fix, perhaps the model's), the time of the break a long_hours suggestion offers.
         Only these kinds take this step; every other finding comes out as it went in."""
@@ -235,7 +256,7 @@ class Analyst:
             self.layout.root,
             finding,
             writable=lambda path: zones.problem(path) is None,
-            complete=self.complete,
+            complete=complete or self.complete,
         )
 
     def notes(self) -> list[MemoryNote]:

@@ -65,6 +65,7 @@ def test_dispatch_is_the_map_built_from_the_table(tmp_path: Path) -> None:
         recovered=[],
         watch=dict,
         ready=lambda: True,
+        reload=dict,
     )
     assert sorted(api.handlers) == HANDLED
     args = validate("backup.restore", {"snapshot": "ab12", "paths": ["user/a"], "to": "/tmp/x"})

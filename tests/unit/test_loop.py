@@ -247,6 +247,32 @@ def test_a_failing_script_is_explained_and_a_file_finding_skips_that_step(
     ]
 
 
+def test_an_analysis_that_must_not_wait_for_the_model_leaves_its_findings_for_the_next(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not proposed without its fix, nor waited for: counted, and proposed (with the model's
+    plan) by the next analysis that may ask the model."""
+    from agent.detectors import diagnose
+
+    def explain(root: Path, finding: PlanResult, **kw: Any) -> PlanResult:
+        answer = kw["complete"]([], max_tokens=10, timeout_s=1.0)
+        return replace(finding, reason=f"{finding.reason}. {answer}")
+
+    monkeypatch.setattr(diagnose, "explain_failure", explain)
+    failing = replace(_finding("logs/backup.log", kind="repeated_failure"), plan=[], files=0)
+    world.findings = [failing, _finding("user/a")]
+    ag = world.agent()
+    ag.analyst.complete = lambda *_a, **_k: "el modelo lo explica"  # type: ignore[assignment]  # a model that answers at once
+    first = ag.analysis(trigger="event", model=False)
+    assert first["deferred"] == 1
+    assert [ag.store.row(sid)["target"] for sid in first["proposed"]] == ["user/a"]
+    assert [s["target"] for s in first["skipped"]] == ["logs/backup.log"]
+    second = ag.analysis(trigger="event")
+    assert second["deferred"] == 0
+    (sid,) = second["proposed"]
+    assert ag.store.row(sid)["reason"] == "muchos archivos sueltos. el modelo lo explica"
+
+
 def test_a_checkpoints_file_of_an_older_root_goes_at_start(world: World) -> None:
     cp = world.alma.layout.checkpoints_file
     cp.parent.mkdir(parents=True, exist_ok=True)
