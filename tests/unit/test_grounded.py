@@ -22,6 +22,10 @@ from agent.voice.prompt import MEMORIES_HEADER, assemble
         "cuándo vence el seguro?",
         "When is Emma's birthday?",
         "¿Qué cosas tengo por hacer? #pendiente",
+        "¿sabes qué hora es?",
+        "sabes que hora es?",  # typed without the accent: still asks
+        "¿Sabes cómo se llama mi perro?",
+        "do you know what my dog is called?",
     ],
 )
 def test_a_question_is_a_question(text: str) -> None:
@@ -39,6 +43,10 @@ def test_a_question_is_a_question(text: str) -> None:
         "El backup falla porque /mnt/respaldo no está montado.",
         "Como cada lunes, fui al gimnasio.",
         "Regla: ¿dudas? Nunca borres nada sin preguntar.",
+        "¿sabes que mi perro se llama Toby?",  # a question that tells the dog's name
+        "sabes que mi perro se llama Toby?",
+        "¿Sabías que me mudé a Valencia en 2020?",
+        "Did you know that my dog is called Toby?",
     ],
 )
 def test_a_statement_is_not(text: str) -> None:
