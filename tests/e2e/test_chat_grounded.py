@@ -1,7 +1,8 @@
 """The chat answers from what ALMA knows, through the real daemon.
 
 The person has told ALMA a fact, then asks about it in the chat, and asks again in other words
-once that first question is a memory: the second message's context (what the model is given,
+once that first question is in the day's log (a question is never a memory, a statement told in
+the chat is): the second message's context (what the model is given,
 seen by a recording OpenAI-compatible model server, and `alma-ctl context`) still holds the
 fact and not the first question; the person sees the fact quoted with its date and source
 before the model's answer; `!buscar` after chatting ranks the fact above the questions. A
