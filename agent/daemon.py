@@ -30,8 +30,8 @@ from agent.logconf import setup_logging
 from agent.loop.autonomy import Autonomy, PolicyHolder
 from agent.loop.lifecycle import Agent, Detect
 from agent.memory import merge_actions as memory_actions
-from agent.memory.rules import is_question
 from agent.memory.gate import MemoryGate
+from agent.memory.rules import is_question
 from agent.schedule import start_schedule
 from agent.settings import Settings, load_settings
 from agent.voice import backends

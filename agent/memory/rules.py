@@ -394,8 +394,26 @@ _CARRIES = re.compile(
 )
 #: What follows an unaccented "que" when it is a question's "qué" ("¿sabes que hora es?").
 _ASKED_AFTER_QUE = frozenset(
-    "hora dia día tiempo hago hacer puedo debo tengo pasa paso es son fue significa "
-    "quiere quieres día".split()
+    [
+        "hora",
+        "dia",
+        "día",
+        "tiempo",
+        "hago",
+        "hacer",
+        "puedo",
+        "debo",
+        "tengo",
+        "pasa",
+        "paso",
+        "es",
+        "son",
+        "fue",
+        "significa",
+        "quiere",
+        "quieres",
+        "día",
+    ]
 )
 
 

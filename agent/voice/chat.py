@@ -61,6 +61,8 @@ CONTEXT_SHARE = 3
 #: and a long history makes the first word slower at every turn); past it, the oldest
 #: go until half of it is left.
 HISTORY_SHARE = 32
+
+
 @dataclass(frozen=True)
 class ChatLimits:
     max_tokens: int = 512
@@ -173,7 +175,7 @@ class ChatService:
 
         def job(backend: Backend | None) -> None:
             with language(lang):
-                self._answer(backend, session, message, asked_at, reply)
+                self._answer(backend, session, message, asked_at, reply, lang)
 
         try:
             self.runtime.submit_chat(job)
@@ -191,6 +193,7 @@ class ChatService:
         message: str,
         asked_at: datetime,
         reply: StreamReply,
+        lang: str,
     ) -> None:
         try:
             if backend is None:

@@ -36,7 +36,7 @@ from policies.text import fold
 from state.memory.normalize import NEGATIONS, search_terms, words
 
 #: A statement stands when at least this share of its stems is in one source.
-LEXICAL_MIN = 0.67
+LEXICAL_MIN = 0.9
 #: A sentence that shares at least this share of its stems (and two or more) with the prompt's
 #: framing echoes it.
 ECHO_MIN = 0.5
@@ -49,6 +49,7 @@ CITATION = re.compile(
 )
 #: A bracket is held back until it closes, for at most this many characters.
 _HELD = 160
+_BRACKET = re.compile(rf" ?\[([^\[\]\n]{{1,{_HELD}}})\]")
 #: A sentence longer than this is judged as it stands (a model that never ends one).
 _LONGEST = 600
 #: A loop: the text's end repeats the text before it, 3 times for a short piece, twice for a
@@ -71,12 +72,31 @@ _PATH = re.compile(
     r"(?:~|\.{1,2})?(?:/[\w.\-]+)+/?|[\w.\-]+(?:/[\w.\-]+)+/?(?::\d+)?|[\w\-]+\.[A-Za-z][A-Za-z0-9]{0,5}(?::\d+)?"
 )
 _NUMBER = re.compile(r"\d+(?:[.,:/\-]\d+)*")
-_TOKEN = re.compile(r"[^\s\"'«»“”‘’()\[\]{}<>*`_,;:!?¿¡.…]+(?:[._][^\s\"'«»“”‘’()\[\]{}<>*`_,;:!?¿¡.…]+)*")
+_TOKEN = re.compile(
+    r"[^\s\"'«»“”‘’()\[\]{}<>*`_,;:!?¿¡.…]+(?:[._][^\s\"'«»“”‘’()\[\]{}<>*`_,;:!?¿¡.…]+)*"
+)
 _MARKDOWN = re.compile(r"^\s*(?:#+|>|[-*+•·]|\d{1,2}[.)])\s*")
 #: Words that speak of the person (a statement about them needs a source).
 _PERSONAL = frozenset(
-    "tu tus tú te ti contigo tuyo tuya tuyos tuyas usted ustedes "
-    "your yours you you're yourself".split()
+    [
+        "tu",
+        "tus",
+        "tú",
+        "te",
+        "ti",
+        "contigo",
+        "tuyo",
+        "tuya",
+        "tuyos",
+        "tuyas",
+        "usted",
+        "ustedes",
+        "your",
+        "yours",
+        "you",
+        "you're",
+        "yourself",
+    ]
 )
 #: Small talk's own words (stems, folded): a sentence made of these and function words asks,
 #: greets, offers or says it does not know; it states nothing about the person.
@@ -84,14 +104,16 @@ _SMALL_TALK = frozenset(
     search_terms(
         "hola buenas gracias claro vale perfecto entiendo pregunta preguntar ayudar ayudarte "
         "ayuda puedo puedes podría quieres quisieras necesitas decir dime dímelo decirme "
-        "información informacion datos dato sé saber sabía conozco conocer seguro segura "
+        "información informacion datos dato sé saber sabía conozco conocer "
         "recordar recuerde recuerdo recordarlo guardar guardado guardada guardo apuntar "
         "memoria encuentro encontrar mensaje respuesta responder pena siento lamento "
         "algo nada esto eso aquí ahí más otra cosa cosas gusto encantado encantada favor "
         "hello hi thanks thank sure okay help helping know knowing tell told ask asking "
         "information data remember store stored saved save memory find found message "
         "answer sorry glad anything nothing else something please happy "
-        "alma asistente assistant"
+        "alma asistente assistant "
+        "según dijiste dicho contaste comentaste mencionaste apuntaste escribiste nota notas "
+        "registro registros according said mentioned wrote note notes record records"
     )
 )
 #: What a model says when it does not know: it states nothing (its names are still checked).
@@ -148,7 +170,7 @@ class _Index:
         for text in texts:
             for w in words(text):
                 allwords.add(w)
-                allwords.update(p for p in re.split(r"[._\-/:]", w) if p)
+                allwords.update(p for p in re.split(r"[._\-/:']", w) if p)
             for written in _NUMBER.findall(text):
                 numbers.add(_plain_number(written))
                 numbers.update(_plain_number(g) for g in re.findall(r"\d+", written))
@@ -283,7 +305,7 @@ class Verifier:
                 return ""
             return m.group(0)
 
-        return re.sub(r" ?\[([^\[\]\n]{1,%d})\]" % _HELD, resolve, sentence)
+        return _BRACKET.sub(resolve, sentence)
 
     def _show(self, text: str) -> None:
         if text:
@@ -338,7 +360,7 @@ def judge(sentence: str, index: _Index, earlier: set[str] | frozenset[str]) -> s
     has_anchor = bool(anchors(body))
     if not has_anchor and len(own) < CLAIM_STEMS and not (personal and own):
         return "shown"  # small talk
-    return "shown" if _supported(stems, _negated(body), index) else "unsupported"
+    return "shown" if _supported(own, _negated(body), index) else "unsupported"
 
 
 def _held(anchor: str, index: _Index) -> bool:

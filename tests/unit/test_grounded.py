@@ -3,8 +3,6 @@ tokens, the memories given with the message (the answer's check: test_verify.py)
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from agent.memory.rules import derive, is_question

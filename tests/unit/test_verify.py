@@ -114,7 +114,9 @@ def test_a_citation_is_shown_only_if_it_exists() -> None:
     v = verify_text("Dice [logs/1987-04-30:5] y [notas:12] y [logs/2026-14-30].", grounds())
     assert len(v.invented) == 3 and "logs" not in v.text
     # Brackets that are not citations pass as they are (their names and numbers checked).
-    v = verify_text("Una lista [1, 2] y [ver nota].", grounds({"content": "La lista: 1 y 2, con la nota."}))
+    v = verify_text(
+        "Una lista [1, 2] y [ver nota].", grounds({"content": "La lista: 1 y 2; ver la nota."})
+    )
     assert v.text == "Una lista [1, 2] y [ver nota]." and not v.invented
 
 
@@ -162,7 +164,11 @@ def test_the_daily_summary_goes_through_the_same_check() -> None:
 
 
 def test_what_is_quoted_is_what_answers() -> None:
-    principle = {"layer": "L-inf", "source": "system/principles.md:3", "content": "Nunca más del 2%."}
+    principle = {
+        "layer": "L-inf",
+        "source": "system/principles.md:3",
+        "content": "Nunca más del 2%.",
+    }
     # Without the context's word (answers): memories answer, principles do not.
     items, answered = answering({"items": [principle, DOG]})
     assert items == [DOG] and answered
