@@ -33,15 +33,14 @@ from dataclasses import dataclass
 
 from policies.i18n import ngettext
 from policies.text import fold
-from state.memory.normalize import NEGATIONS, search_terms, words
+from state.memory.normalize import NEGATIONS, STOPWORDS, search_terms, words
 
 #: A statement stands when at least this share of its stems is in one source.
 LEXICAL_MIN = 0.9
-#: A sentence that shares at least this share of its stems (and two or more) with the prompt's
-#: framing echoes it.
+#: A sentence that shares at least this share of its stems, and ``ECHO_STEMS`` or more, with
+#: the prompt's framing (all of its texts together: a small model stitches them) echoes it.
 ECHO_MIN = 0.5
-#: A sentence says more than small talk from this many stems that are not small talk's own.
-CLAIM_STEMS = 2
+ECHO_STEMS = 3
 #: What looks like a citation of a source inside [brackets]: a path ("logs/1987-04-30:5"), a
 #: file with an extension, a name with a line ("notas:12"), or a source that is not a file.
 CITATION = re.compile(
@@ -137,6 +136,9 @@ class Grounds:
     #: The person's message: it may give names, numbers and the words of "I do not know
     #: what X is", never a statement (a question says nothing is so).
     message: str = ""
+    #: Texts that support a statement without being the person's world (the persona: who
+    #: ALMA is), so a sentence about them is not about the person's world for that alone.
+    about_alma: tuple[str, ...] = ()
     #: Whether a statement must say what one source says (its words), besides naming only
     #: what they name. False for sources that are data rather than sentences (the day's
     #: facts, as fields): their names, numbers, dates and paths are all a sentence can match.
@@ -152,17 +154,18 @@ class _Index:
     text: str
     stems: list[set[str]]
     negated: list[bool]
-    framing: list[set[str]]
+    framing: set[str]
     asked: set[str]
     wording: bool
+    world: set[str]
 
     @classmethod
     def of(cls, grounds: Grounds) -> _Index:
-        texts = [*grounds.sources, *grounds.names, grounds.message]
+        texts = [*grounds.sources, *grounds.about_alma, *grounds.names, grounds.message]
         # A statement is matched against each source whole and each of its sentences (a
         # memory may hold a negation in one sentence and not in the next).
-        units = [*grounds.sources]
-        for text in grounds.sources:
+        units = [*grounds.sources, *grounds.about_alma]
+        for text in units[:]:
             parts = [p for p in re.split(r"(?<=[.!?])\s+|\n+", text) if p.strip()]
             units += parts if len(parts) > 1 else []
         allwords: set[str] = set(_OWN_NAMES)
@@ -180,9 +183,10 @@ class _Index:
             text=fold(" ".join(texts)),
             stems=[set(search_terms(t)) for t in units],
             negated=[_negated(t) for t in units],
-            framing=[set(search_terms(t)) for t in grounds.framing],
+            framing={stem for text in grounds.framing for stem in search_terms(text)},
             asked=set(search_terms(grounds.message)),
             wording=grounds.wording,
+            world={stem for text in grounds.sources for stem in search_terms(text)},
         )
 
 
@@ -205,7 +209,9 @@ def sentence_key(sentence: str) -> str:
 
 def anchors(sentence: str) -> list[str]:
     """What ``sentence`` names: paths and files, numbers, and names (a capitalised word after
-    the first, a word in capitals or one that mixes letters with digits or underscores)."""
+    the first, a word in capitals or one that mixes letters with digits or underscores; the
+    first word of a fragment of three words or fewer, "Shakira (guitarro).", when it is not a
+    common word)."""
     found: list[str] = []
     rest = sentence
     for m in _PATH.finditer(sentence):
@@ -224,9 +230,15 @@ def anchors(sentence: str) -> list[str]:
             or "_" in token
             or (capitals and i > 0 and token[0].isupper())
             or (capitals > 1 and not token.isupper())
+            or (i == 0 and token[0].isupper() and len(tokens) <= 3 and _uncommon(token))
         ):
             found.append(token)
     return found
+
+
+def _uncommon(word: str) -> bool:
+    folded = fold(word)
+    return folded not in STOPWORDS and not set(search_terms(word)) <= _SMALL_TALK
 
 
 class Verifier:
@@ -357,9 +369,9 @@ def judge(sentence: str, index: _Index, earlier: set[str] | frozenset[str]) -> s
     given = [index.asked, *index.stems]
     if _IGNORANCE.search(lowered) and all(any(s in src for src in given) for s in own):
         return "shown"  # it does not know what it was asked (in the words it was given)
-    has_anchor = bool(anchors(body))
-    if not has_anchor and len(own) < CLAIM_STEMS and not (personal and own):
-        return "shown"  # small talk
+    about = bool(anchors(body)) or (personal and own) or bool(set(own) & index.world)
+    if not about:
+        return "shown"  # small talk, or nothing of the person or their world
     return "shown" if _supported(own, _negated(body), index) else "unsupported"
 
 
@@ -388,13 +400,8 @@ def _supported(stems: Sequence[str], negated: bool, index: _Index) -> bool:
 
 def _echoes(stems: Sequence[str], index: _Index) -> bool:
     mine = set(stems)
-    if len(mine) < 2:
-        return False
-    for framing in index.framing:
-        shared = len(mine & framing)
-        if shared >= 2 and shared / len(mine) >= ECHO_MIN:
-            return True
-    return False
+    shared = len(mine & index.framing)
+    return shared >= ECHO_STEMS and shared / len(mine) >= ECHO_MIN
 
 
 def verify_text(text: str, grounds: Grounds) -> Verifier:
@@ -451,7 +458,7 @@ def grounds_of(
 ) -> Grounds:
     """The grounds of a chat answer: each item handed (its text, day and source), the message,
     and ``extra`` (the persona)."""
-    sources: list[str] = [*extra]
+    sources: list[str] = []
     names: set[str] = set()
     for item in items:
         source = str(item.get("source", ""))
@@ -463,6 +470,7 @@ def grounds_of(
         sources=tuple(sources),
         names=frozenset(names),
         message=message,
+        about_alma=tuple(extra),
         framing=tuple(framing),
         earlier=frozenset(earlier),
     )
