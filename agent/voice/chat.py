@@ -256,7 +256,7 @@ class ChatService:
         answer = guard.text.strip()
         stopped = "loop" if guard.looped else result.stopped
         session.said.extend(guard.keys)
-        if stopped == "done" and answer and not guard.invented and not guard.dropped:
+        if stopped == "done" and answer and not guard.invented:  # what was shown: checked
             session.remember(message, answer, backend.count_tokens)
         for why, sentence in guard.dropped:  # as the model wrote it, for whoever checks it
             log.info("left out of an answer (%s): %r", why, sentence)

@@ -117,7 +117,7 @@ def assemble(
     def user_text(text: str) -> str:
         kept = lines[len(principles) :]
         if not kept:
-            return f"{frame['nothing'] if not answered else frame['answer']}\n\n{text}"
+            return text if answered else f"{frame['nothing']}\n\n{text}"
         known = f"{frame['memories']}\n" + "\n".join(kept)
         return f"{known}\n{frame['answer']}\n\n{frame['message']}\n{text}"
 
