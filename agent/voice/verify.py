@@ -74,6 +74,8 @@ _NUMBER = re.compile(r"\d+(?:[.,:/\-]\d+)*")
 _TOKEN = re.compile(
     r"[^\s\"'«»“”‘’()\[\]{}<>*`_,;:!?¿¡.…]+(?:[._][^\s\"'«»“”‘’()\[\]{}<>*`_,;:!?¿¡.…]+)*"
 )
+#: Terminal controls are judged as spaces (the screen shows them escaped, policies.text).
+_CONTROLS = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07?|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _MARKDOWN = re.compile(r"^\s*(?:#+|>|[-*+•·]|\d{1,2}[.)])\s*")
 #: Words that speak of the person (a statement about them needs a source).
 _PERSONAL = frozenset(
@@ -348,7 +350,8 @@ def _sentence_end(text: str, start: int) -> int | None:
 
 def judge(sentence: str, index: _Index, earlier: set[str] | frozenset[str]) -> str:
     """``shown``, or why the sentence is left out: ``unsupported``, ``echo``, ``repeat``."""
-    body = _MARKDOWN.sub("", sentence.replace("**", "").replace("__", "")).strip()
+    body = _CONTROLS.sub(" ", sentence.replace("**", "").replace("__", ""))
+    body = _MARKDOWN.sub("", body).strip()
     if not body:
         return "shown"
     stems = search_terms(body)
