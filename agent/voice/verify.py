@@ -3,26 +3,26 @@
 A model's text is read sentence by sentence as it streams; a sentence is shown once it is
 complete and has been judged (:class:`Verifier`). What ALMA gave the model is the ground a
 sentence may stand on (:class:`Grounds`): the memories and principles handed, the day's facts,
-the person's own message, the persona. A sentence is left out when
+the person's own message (its names and numbers), the persona. A sentence is left out when
 
 - it names something (a name, a number, a date, a path or file) that none of them holds;
-- it states something about the person or their world (it speaks of them, or says more than
-  small talk) and no single source says it: too few of its words are in the source that holds
-  the most of them (:data:`LEXICAL_MIN`, lexical overlap of stems), or it negates what that
-  source says, or the other way round;
+- it is about the person or their world (it speaks to them, names something, or uses the words
+  of what was handed) and no one source, or one sentence of it, says it: fewer than
+  :data:`LEXICAL_MIN` of its stems (small talk's aside) are in it, or one negates and the
+  other does not;
 - it echoes the prompt's framing (the headers that frame the memories as data);
 - it repeats a sentence already shown in this answer or in an earlier one of the session.
 
-Small talk passes ("¡Hola! ¿En qué puedo ayudarte?", "No lo sé."). A ``[...]`` that looks
-like a citation is kept only if it names a source the model was given, and the text is cut as
-soon as it starts looping (:func:`loop_start`): the model is stopped there. What was left out is
-kept as the model wrote it (``dropped``) for the log, and the person is told in one line how
+Small talk passes ("¡Hola! ¿En qué puedo ayudarte?", "No sé cómo se llama tu perro."), and so
+does a sentence about nothing of the person's ("La manzana es una fruta."). A ``[...]`` that
+looks like a citation is kept only if it names a source the model was given, and the text is cut
+as soon as it starts looping (:func:`loop_start`): the model is stopped there. What was left out
+is kept as the model wrote it (``dropped``) for the log, and the person is told in one line how
 many sentences were not shown (:func:`dropped_sentence`).
 
-Lexical overlap rather than the embedder's cosine: on the tuning set in
-``tests/support/verify_tune.py`` the cosine of a distorted sentence ("tu gato se llama Toby"
-against "mi perro se llama Toby") is as high as a faithful one's, while a changed word is a
-missing stem (``python -m tests.support.verify_tune`` prints both; docs/chat.md has the figures).
+Lexical overlap rather than the embedder's cosine: a changed word ("tu madre Lucía" for "mi
+hermana Lucía") is a missing stem, while the cosine stays as high as a faithful sentence's
+(``python -m tests.support.verify_tune`` measures both; docs/chat.md has the figures).
 """
 
 from __future__ import annotations
