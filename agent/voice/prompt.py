@@ -112,7 +112,9 @@ def assemble(
         kept = lines[: len(principles)]
         if not kept:
             return persona.strip()
-        return f"{persona.strip()}\n\n{frame['context']}\n" + "\n".join(kept)
+        # One text whatever the message's language: the system message is the prompt's start,
+        # which a model server reuses from one message to the next.
+        return f"{persona.strip()}\n\n{CONTEXT_HEADER}\n" + "\n".join(kept)
 
     def user_text(text: str) -> str:
         kept = lines[len(principles) :]

@@ -221,6 +221,28 @@ def test_the_answer_and_its_lines_follow_the_message_language() -> None:
         lang="en",
     )
     assert FRAMES["en"]["answer"] in prompt.messages[-1]["content"]
+    spanish = assemble(
+        persona="Eres ALMA.",
+        context="- Nunca borrar nada.",
+        history=[],
+        message="¿Cómo se llama mi perro?",
+        n_ctx=4096,
+        max_answer=256,
+        count=lambda t: len(t.split()),
+        lang="es",
+    )
+    english = assemble(
+        persona="Eres ALMA.",
+        context="- Nunca borrar nada.",
+        history=[],
+        message="What is my dog called?",
+        n_ctx=4096,
+        max_answer=256,
+        count=lambda t: len(t.split()),
+        lang="en",
+    )
+    # The system message, the prompt's start a model server reuses, is the same text.
+    assert spanish.messages[0] == english.messages[0]
     nothing = assemble(
         persona="Eres ALMA.",
         context="",
