@@ -32,6 +32,7 @@ from agent.loop.autonomy import Autonomy, PolicyHolder
 from agent.loop.lifecycle import Agent, Detect
 from agent.memory import merge_actions as memory_actions
 from agent.memory.gate import MemoryGate
+from agent.memory.rules import is_question
 from agent.schedule import start_schedule
 from agent.settings import Settings, load_settings
 from agent.voice import backends
@@ -410,6 +411,7 @@ class Daemon:
             runtime,
             context=_memory_context(memory, layout),
             pending=lambda: store.list(status="pending"),
+            asks=is_question,
             limits=ChatLimits(
                 max_tokens=settings.model.max_tokens,
                 timeout_s=settings.model.timeout_seconds,

@@ -263,6 +263,36 @@ def guess_language(texts: Iterable[str]) -> str | None:
     return best
 
 
+#: Marks only Spanish writes: its opening question and exclamation marks, ñ, accented vowels.
+_SPANISH_LETTERS = frozenset("¿¡ñáéíóú")
+#: Words of a short message that tell its language beyond the markers above (a question to
+#: ALMA is often a handful of words: "what is my dog called?").
+_MESSAGE_MARKERS = {
+    "es": frozenset(["cómo", "como", "cuál", "cual", "dónde", "donde", "cuándo", "cuando",
+                     "quién", "quien", "cuánto", "cuanto", "llama", "sabes", "tu", "tus",
+                     "mis", "hola", "gracias", "puedo", "soy", "dime", "recuerdas"]),
+    "en": frozenset(["where", "when", "who", "which", "what's", "do", "does", "did", "your",
+                     "name", "called", "can", "should", "am", "hello", "hi", "thanks", "tell",
+                     "know", "remember", "about"]),
+}  # fmt: skip
+
+
+def message_language(text: str, default: str) -> str:
+    """The language one message is written in, among :data:`LANGUAGES`; ``default`` (the
+    daemon's) when it does not tell. Unlike :func:`guess_language` one short message is
+    enough: a Spanish mark or letter, or more words of one language than of the other."""
+    lowered = text.lower()
+    counts = dict.fromkeys(_MARKERS, 0)
+    counts["es"] += 2 * sum(ch in _SPANISH_LETTERS for ch in lowered)
+    for word in lowered.replace("¿", " ").replace("¡", " ").split():
+        word = word.strip('.,;:!?"()[]«»')
+        for lang in counts:
+            counts[lang] += word in _MARKERS[lang] or word in _MESSAGE_MARKERS[lang]
+    if counts["es"] == counts["en"]:
+        return supported(default)
+    return max(counts, key=lambda lang: counts[lang])
+
+
 def remembered_language(path: str | os.PathLike[str]) -> str | None:
     """The language a daemon wrote for its root (``.alma/language``: one tag on a line), or
     None when there is none or it is not a language with a catalog. Never through a link."""
