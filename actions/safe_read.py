@@ -16,6 +16,7 @@ from policies import limits as L
 from policies.errors import ConfigError, RefusedError
 from policies.i18n import _
 from policies.layout import DATA_DIR, is_database, is_database_side_file
+from policies.modes import open_to_others
 
 
 def open_regular(tree: Tree, relpath: str) -> tuple[int, os.stat_result] | None:
@@ -129,7 +130,7 @@ def read_secret(path: Path, *, limit: int = L.SECRET_BYTES) -> bytes:
                 os.close(fd)
     except OSError as exc:
         raise _unreadable(path, exc) from None
-    if st.st_mode & 0o077:
+    if open_to_others(st.st_mode):
         raise ConfigError(
             _(
                 "{path} holds a password and other users may read it (mode {mode}); make it "
