@@ -142,6 +142,17 @@ class Sample:
     tokens: int  # the prompt's
 
 
+def fill(backend: ProcessBackend, tokens: int) -> str:
+    """A text of about ``tokens`` tokens (by the model's count), short of it rather than over."""
+    line = "La persona guardó notas sobre la mudanza, las fotos y las copias de seguridad. "
+    text = line
+    while backend.count_tokens(text + text) < tokens:
+        text += text
+    while backend.count_tokens(text + line) < tokens:
+        text += line
+    return text
+
+
 def mib(kb: float) -> str:
     return f"{kb / 1024:.1f}"
 
@@ -156,6 +167,9 @@ def main() -> int:
     ap.add_argument("--arena-max", type=int, default=0, help="MALLOC_ARENA_MAX for the process")
     ap.add_argument("--trim", action="store_true", help="malloc_trim(0) after every answer")
     ap.add_argument("--trace", action="store_true", help="tracemalloc in the process")
+    ap.add_argument(
+        "--warm", action="store_true", help="first one prompt that fills the whole context"
+    )
     ap.add_argument("--report", type=int, default=20, help="a line every N turns")
     ap.add_argument("--json", type=Path, help="write every sample here")
     args = ap.parse_args()
@@ -188,6 +202,16 @@ def main() -> int:
         f"# after load: RSS {mib(base['VmRSS'])} MiB (anon {mib(base['RssAnon'])}, "
         f"file {mib(base['RssFile'])}), threads {base['Threads']}"
     )
+    if args.warm:
+        warm = fill(backend, backend.n_ctx - 64)
+        for _piece in backend.stream([{"role": "user", "content": warm}], max_tokens=8):
+            pass
+        full = status_kb(pid)
+        print(
+            f"# after one prompt of {backend.count_tokens(warm)} tokens (the context full): "
+            f"RSS {mib(full['VmRSS'])} MiB (anon {mib(full['RssAnon'])}, "
+            f"file {mib(full['RssFile'])})"
+        )
     print("turn   min   RSS MiB   anon MiB   file MiB   threads   prompt tokens")
     samples: list[Sample] = []
     memories: list[str] = []

@@ -45,6 +45,7 @@ def test_two_minutes_of_a_busy_person_fail_nothing(tmp_path: Path) -> None:
         timeout=1400,
         check=False,
     )
+    print(done.stdout)  # the figures, with -s
     assert done.returncode == 0, f"the soak failed:\n{done.stdout}\n{done.stderr[-4000:]}"
     counts = json.loads(counts_file.read_text(encoding="utf-8"))
     assert counts["failures"] == [], counts
