@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import gc
 import json
 import os
 import platform
@@ -51,6 +52,7 @@ from agent.voice.prompt import assemble
 #: The hook's switches, read in the model process (set by this script before it starts).
 TRIM_VARIABLE = "ALMA_GROWTH_TRIM"
 TRACE_VARIABLE = "ALMA_GROWTH_TRACE"
+COLLECT_VARIABLE = "ALMA_GROWTH_COLLECT"
 
 MESSAGES = (
     "¿Qué tengo pendiente para esta semana?",
@@ -79,6 +81,7 @@ class _Trimmed:
         self.failure = None
         self.trim = os.environ.get(TRIM_VARIABLE) == "1"
         self.trace = os.environ.get(TRACE_VARIABLE) == "1"
+        self.collect = os.environ.get(COLLECT_VARIABLE) == "1"
         self.libc = ctypes.CDLL("libc.so.6")
         if self.trace:
             tracemalloc.start()
@@ -99,6 +102,9 @@ class _Trimmed:
                 messages, max_tokens=max_tokens, json_schema=json_schema, sampling=sampling
             )
         finally:
+            if self.collect:
+                found = gc.collect()
+                print(f"ALMA_GROWTH collected={found}", file=sys.stderr, flush=True)
             if self.trim:
                 self.libc.malloc_trim(0)
             if self.trace:
@@ -167,6 +173,7 @@ def main() -> int:
     ap.add_argument("--arena-max", type=int, default=0, help="MALLOC_ARENA_MAX for the process")
     ap.add_argument("--trim", action="store_true", help="malloc_trim(0) after every answer")
     ap.add_argument("--trace", action="store_true", help="tracemalloc in the process")
+    ap.add_argument("--collect", action="store_true", help="a full gc.collect() after every answer")
     ap.add_argument(
         "--warm", action="store_true", help="first one prompt that fills the whole context"
     )
@@ -176,18 +183,20 @@ def main() -> int:
 
     if args.arena_max:
         os.environ["MALLOC_ARENA_MAX"] = str(args.arena_max)
-    hooked = args.trim or args.trace
+    hooked = args.trim or args.trace or args.collect
     if hooked:
         os.environ["ALMA_MODEL_LOADER"] = "bench.bench_model_growth:load"
         os.environ[TRIM_VARIABLE] = "1" if args.trim else "0"
         os.environ[TRACE_VARIABLE] = "1" if args.trace else "0"
+        os.environ[COLLECT_VARIABLE] = "1" if args.collect else "0"
         # The worker runs with this repository as its working directory: bench/ is importable.
         os.chdir(Path(__file__).resolve().parents[1])
 
     from agent.voice.files import resolve_model_path
 
     path = str(resolve_model_path("embedded"))
-    options = ProcessOptions(n_ctx=args.n_ctx, threads=args.threads, nice=0)
+    # A loaded machine evaluates a full context slowly: no stall is taken for a hang here.
+    options = ProcessOptions(n_ctx=args.n_ctx, threads=args.threads, nice=0, stall_s=3600.0)
     t0 = time.monotonic()
     backend = ProcessBackend.start(path, options)
     pid = backend.pid
@@ -195,7 +204,8 @@ def main() -> int:
     print(
         f"# {platform.node()} · {os.cpu_count()} cores · load average {load[0]:.1f} "
         f"{load[1]:.1f} {load[2]:.1f} · model process {pid} · "
-        f"MALLOC_ARENA_MAX={args.arena_max or 'unset'} · trim={args.trim} · trace={args.trace}"
+        f"MALLOC_ARENA_MAX={args.arena_max or 'unset'} · trim={args.trim} · trace={args.trace} · "
+        f"collect={args.collect}"
     )
     base = status_kb(pid)
     print(
@@ -271,7 +281,13 @@ def main() -> int:
         stderr = "\n".join(backend._stderr)
         backend.close()
     traced = [int(x.split("=")[1]) for x in stderr.split() if x.startswith("traced=")]
+    collected = [int(x.split("=")[1]) for x in stderr.split() if x.startswith("collected=")]
     report(samples, base, traced)
+    if collected:
+        print(
+            f"# gc.collect() after each answer found {min(collected)}-{max(collected)} "
+            "unreachable objects"
+        )
     if args.json is not None:
         args.json.write_text(json.dumps([s.__dict__ for s in samples]), encoding="utf-8")
     return 0
