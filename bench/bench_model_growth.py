@@ -22,6 +22,10 @@ The variants, one a run, tell the causes apart:
 - ``--trace``: the same hook starts ``tracemalloc`` and reports the Python heap after every
   answer (a leak of Python objects shows there).
 
+``--in-process N`` instead compares, each in a fresh process of its own, N short answers by
+``llama_cpp.Llama`` as it comes, with ``gc.collect()`` after each, and with the answer's sampler
+chain freed at its end (what ``LlamaBackend`` does): the anonymous memory before and after.
+
 It prints one line per ``--report`` turns and the growth per 100 turns in each quarter of the
 run: a leak grows by the same amount per turn throughout; a cache or fragmentation levels off.
 """
@@ -34,6 +38,7 @@ import gc
 import json
 import os
 import platform
+import subprocess
 import sys
 import time
 import tracemalloc
@@ -159,6 +164,44 @@ def fill(backend: ProcessBackend, tokens: int) -> str:
     return text
 
 
+PROBE_MODES = ("as it comes", "gc.collect()", "chain freed")
+
+
+def probe(mode: str, answers: int) -> None:
+    """``answers`` answers of 4 tokens in this process; prints RssAnon before and after."""
+    from llama_cpp import Llama
+
+    from agent.voice.files import resolve_model_path
+
+    llama = Llama(
+        model_path=str(resolve_model_path("embedded")), n_ctx=4096, n_threads=1, verbose=False
+    )
+
+    def answer() -> None:
+        for _chunk in llama.create_chat_completion(
+            messages=[{"role": "user", "content": "Hola"}], max_tokens=4, stream=True
+        ):
+            pass
+        if mode == "gc.collect()":
+            gc.collect()
+        elif mode == "chain freed" and llama._sampler is not None:
+            llama._sampler.close()
+            llama._sampler = None
+
+    for _ in range(5):
+        answer()
+    gc.collect()
+    before = status_kb(os.getpid())["RssAnon"]
+    for _ in range(answers):
+        answer()
+    after = status_kb(os.getpid())["RssAnon"]
+    print(
+        f"{mode:>14}: anon {mib(before)} -> {mib(after)} MiB after {answers} answers "
+        f"({(after - before) / answers:.0f} KiB an answer)",
+        flush=True,
+    )
+
+
 def mib(kb: float) -> str:
     return f"{kb / 1024:.1f}"
 
@@ -179,7 +222,27 @@ def main() -> int:
     )
     ap.add_argument("--report", type=int, default=20, help="a line every N turns")
     ap.add_argument("--json", type=Path, help="write every sample here")
+    ap.add_argument("--in-process", type=int, default=0, metavar="N")
+    ap.add_argument("--probe-mode", choices=PROBE_MODES, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.probe_mode:
+        probe(args.probe_mode, args.in_process)
+        return 0
+    if args.in_process:
+        print(f"# load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+        for mode in PROBE_MODES:
+            subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--in-process",
+                    str(args.in_process),
+                    "--probe-mode",
+                    mode,
+                ],
+                check=True,
+            )
+        return 0
 
     if args.arena_max:
         os.environ["MALLOC_ARENA_MAX"] = str(args.arena_max)
