@@ -21,6 +21,7 @@ from agent.voice.chat import ChatService
 from control.commands import COMMANDS
 from control.stream import StreamReply
 from policies.layout import RootLayout
+from sandbox.confine import spoken
 
 if TYPE_CHECKING:
     from agent.memory.service import MemoryService  # loads in the background (MemoryGate)
@@ -174,8 +175,8 @@ class Api:
     def backup_now(self) -> dict[str, Any]:
         return self.backup.now()
 
-    def backup_list(self) -> list[dict[str, Any]]:
-        return self.backup.list()
+    def backup_list(self, all: bool) -> list[dict[str, Any]]:
+        return self.backup.list(every=all)
 
     def backup_check(self) -> dict[str, Any]:
         return self.backup.check()
@@ -183,8 +184,10 @@ class Api:
     def backup_forget(self) -> dict[str, Any]:
         return self.backup.forget()
 
-    def backup_restore(self, snapshot: str, paths: list[str], to: str) -> dict[str, Any]:
-        return self.backup.restore(snapshot, paths, to)
+    def backup_restore(
+        self, snapshot: str, paths: list[str], to: str, paths_hex: list[str], any_root: bool
+    ) -> dict[str, Any]:
+        return self.backup.restore(snapshot, paths, to, paths_hex, any_root)
 
     def _mem(self) -> MemoryService:
         return self.memory.get()
@@ -231,7 +234,7 @@ class Api:
             "socket": self.socket_path,
             "autonomy": self.agent.autonomy.status(),
             "sandbox": str(self.agent.engine.confinement.backend),
-            "sandbox_detail": self.sandbox_detail,
+            "sandbox_detail": spoken(self.sandbox_detail),
             "pending_suggestions": self.agent.store.count("pending"),
             "last_analysis": self.agent.store.setting("last_analysis"),
             "memories": memories,

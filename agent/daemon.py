@@ -44,9 +44,11 @@ from control.server import ControlServer
 from policies.errors import AlmaError, ConfigError, UnavailableError
 from policies.i18n import (
     _,
+    follow_root_language,
     guess_language,
     locale_names,
     process_language,
+    remembered_language,
     set_fallback_language,
     set_language,
 )
@@ -236,14 +238,35 @@ def make_detect(layout: RootLayout, holder: PolicyHolder, more: Detect | None = 
     return detect
 
 
-def speak_the_persons_language(layout: RootLayout, setting: str | None) -> None:
+def speak_the_persons_language(layout: RootLayout, setting: str | None) -> bool:
     """The daemon's language: its setting, else what the locale names, else the language of
-    the person's own chat logs (a locale of C or POSIX names none). Written down for the
-    clients whose locale names none, so alma-ctl speaks it too (policies.i18n)."""
+    the person's own words (a locale of C or POSIX names none). Returns whether it is decided:
+    while the person has written too little to tell, ALMA speaks English and asks again when
+    their words arrive (:func:`follow_the_persons_words`)."""
     set_language(setting)
     if setting is None and locale_names() is None:
-        with Tree(layout.root) as tree:
-            set_fallback_language(guess_language(persons_words(tree)))
+        return follow_the_persons_words(layout)
+    _write_language(layout)
+    return True
+
+
+def follow_the_persons_words(layout: RootLayout) -> bool:
+    """Where neither a setting nor the locale names the language: the person's chat logs tell
+    it, else what an earlier start decided from them (the logs may have aged out). A language
+    so decided is written down, so a restart and the clients (alma-ctl, the chat) speak it too;
+    nothing is written while there is nothing to tell, so the first words decide, once."""
+    with Tree(layout.root) as tree:
+        decided = guess_language(persons_words(tree))
+    if decided is None:
+        decided = remembered_language(layout.language_file)
+    if decided is None:
+        return False
+    set_fallback_language(decided)
+    _write_language(layout)
+    return True
+
+
+def _write_language(layout: RootLayout) -> None:
     path = layout.language_file
     try:
         private_file(path)
@@ -257,10 +280,14 @@ class Daemon:
         self.layout = layout
         self.stop = threading.Event()
         self.reload = threading.Event()
+        self.language_decided = False
 
     def run(self) -> int:
         layout = self.layout
         keep_private()  # what the daemon and its libraries create is private unless asked
+        # Before anything is said: a root's language decided at an earlier start, for a
+        # locale that names none (a refusal of a broken policy is said in it too).
+        follow_root_language(str(layout.language_file))
         if not layout.policy_file.is_file():
             raise Refusal(
                 _(
@@ -278,7 +305,7 @@ class Daemon:
         set_language(settings.language)
         lock = _lock_root(layout)
         try:
-            speak_the_persons_language(layout, settings.language)
+            self.language_decided = speak_the_persons_language(layout, settings.language)
             return self._serve(holder, settings)
         finally:
             os.close(lock)
@@ -352,6 +379,8 @@ class Daemon:
         zones = [layout.root / z for z in holder().zones.writable]
 
         def on_change(names_in_logs: list[str]) -> None:
+            if names_in_logs and not self.language_decided:
+                self.language_decided = follow_the_persons_words(layout)
             debounce.poke()
             if memory.loaded:  # the day's chat logs: memory ingestion follows them
                 for name in names_in_logs:

@@ -36,6 +36,9 @@ _LABELS: dict[str, str] = {
     "useless": N_("USELESS"),
     "time": N_("TIME"),
     "bytes": N_("BYTES"),
+    "size": N_("SIZE"),
+    "mine": N_("THIS ROOT'S"),
+    "host": N_("COMPUTER"),
 }
 #: Field names of single answers (``status``, ``autonomy status``, ``memory stats``...).
 _FIELD_LABELS: dict[str, str] = {

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 from control.render import cell, fields, table, word
-from policies.i18n import N_, _, ngettext
+from policies.i18n import N_, _, ngettext, pgettext
 from policies.states import COUNTED_OUTCOMES
 from policies.text import printable
 
@@ -140,6 +140,13 @@ def _action(value: object) -> str:
         int(value.get("ops") or 0),
         **values,
     )
+    if value.get("undoes") is not None and value.get("to"):
+        return _(
+            "Action {id}: removed the folder {to}, which restore action {undone} had made.",
+            id=value.get("id"),
+            to=value["to"],
+            undone=value["undoes"],
+        )
     if value.get("undoes") is not None:
         text += _(", undoing action {id}", id=value["undoes"])
     elif value.get("suggestion_id") is not None:
@@ -327,8 +334,9 @@ def _backup_line(value: object) -> str:
         )
     if value.get("kind") == "backup_restore":
         return _(
-            "Restored into a new folder (action {id}; `alma-ctl undo {id}` removes it again "
-            "while nothing in it has changed).",
+            "Restored into the new folder {to} (action {id}; `alma-ctl undo {id}` removes that "
+            "folder again while nothing in it has changed).",
+            to=value.get("to"),
             id=value.get("id"),
         )
     if "created" in value:
@@ -341,6 +349,52 @@ def _backup_line(value: object) -> str:
             file=value.get("password_file"),
         )
     return _("The backup repository {target} is sound.", target=value.get("target"))
+
+
+def _snapshots(value: object) -> str:
+    """The snapshots as a person reads them: the local time to the minute, the size in KB,
+    MB or GB (the JSON keeps restic's time and the bytes)."""
+    if not isinstance(value, list):
+        return fields(value)
+    if not value:
+        return _("No snapshots yet.")
+    rows = [
+        {**row, "time": _local_minute(row.get("time")), "size": _size(row.get("bytes"))}
+        if isinstance(row, dict)
+        else row
+        for row in value
+    ]
+    columns: tuple[str, ...] = ("id", "time", "files", "size")
+    if any(isinstance(row, dict) and "root" in row for row in value):  # --all
+        rows = [{**row, "folder": row.get("root")} for row in rows if isinstance(row, dict)]
+        columns += ("mine", "host", "folder")
+    return table(rows, columns)
+
+
+def _local_minute(stamp: object) -> object:
+    """restic's time (RFC 3339, nanoseconds) as this computer's local time, to the minute."""
+    from datetime import datetime
+
+    try:
+        when = datetime.fromisoformat(str(stamp))
+    except ValueError:
+        return stamp
+    return (when.astimezone() if when.tzinfo else when).strftime("%Y-%m-%d %H:%M")
+
+
+def _size(count: object) -> object:
+    """A number of bytes as a person reads it: ``980 bytes``, ``1,5 MB`` in Spanish."""
+    if not isinstance(count, int) or isinstance(count, bool):
+        return count
+    if count < 1000:
+        return ngettext("{n} byte", "{n} bytes", count)
+    amount = float(count)
+    for unit in ("KB", "MB", "GB", "TB"):
+        amount /= 1000
+        if amount < 1000 or unit == "TB":
+            break
+    shown = f"{amount:.1f}" if amount < 10 else f"{amount:.0f}"
+    return f"{shown.replace('.', pgettext('decimal separator', '.'))} {unit}"
 
 
 def _chat_start(value: object) -> str:
@@ -506,7 +560,7 @@ _RENDER: dict[str, Callable[[object], str]] = {
     "trash.list": _list_or(N_("The trash is empty.")),
     "stats": _stats,
     "report": _report,
-    "backup.list": _list_or(N_("No snapshots yet."), ("id", "time", "files", "bytes")),
+    "backup.list": _snapshots,
     "backup.now": _backup_line,
     "backup.restore": _backup_line,
     "backup.forget": _backup_line,

@@ -39,6 +39,11 @@ CONTEXT_BUDGET_MAX = 32_000
 #: A configuration file (the policy, ``alma.toml``): a few commented lines; anything larger
 #: is not one, and is never read whole.
 CONFIG_BYTES = 1 << 20
+#: An error's sentence as the journal and the settings store it: a sentence and restic's last
+#: line fit; a sentence quoting a whole file does not.
+ERROR_CHARS = 2_000
+#: A file that holds a password (the backup repository's): a passphrase, never more.
+SECRET_BYTES = 4_096
 #: The new content an ``edit`` op carries in its plan (a configuration file, not a data file):
 #: the plan, the journal and ``suggestions show`` all hold it whole.
 EDIT_BYTES = 256 << 10

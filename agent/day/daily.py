@@ -241,6 +241,9 @@ def _render(
             out.append(_("- action {id} undid action {undone}", id=a["id"], undone=a["undoes"]))
         elif a.get("status") == "undone":
             out.append(_("- action {id} ({kind}), undone since", id=a["id"], kind=a["kind"]))
+        elif not a.get("undoable"):  # a record (a backup taken): nothing an undo changes
+            who = _("on its own") if a.get("auto") else _("accepted by you")
+            out.append(_("- action {id} ({kind}, {who})", id=a["id"], kind=a["kind"], who=who))
         elif a.get("auto"):
             out.append(
                 _(

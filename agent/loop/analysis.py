@@ -27,7 +27,7 @@ from actions.planners import PlanResult
 from agent.day.reminders import plan_words
 from agent.detectors import diagnose
 from agent.loop.autonomy import Autonomy, PolicyHolder
-from agent.loop.budget import within, worth
+from agent.loop.budget import protects, within, worth
 from agent.loop.track import PROMOTION_KIND, TrackRecord
 from agent.memory import merge_actions
 from agent.memory.gate import MemoryGate
@@ -137,7 +137,10 @@ class Analyst:
         # What runs on its own asks nothing of the person: only the rest count in the budget.
         asks = [f for f, auto in gated if not auto]
         proposed, waiting = within(
-            asks, self.room(now), lambda f: worth(f.kind, f.files, track.welcome(f.kind))
+            asks,
+            self.room(now),
+            lambda f: worth(f.kind, f.files, track.welcome(f.kind)),
+            exempt=lambda f: protects(f.kind),
         )
         for finding in waiting:
             out.skipped.append(_skip(finding, self.waiting_why()))
@@ -154,7 +157,8 @@ class Analyst:
             return None
         start = datetime.fromtimestamp(now).replace(hour=0, minute=0, second=0, microsecond=0)
         today = self.store.created_between(utc_stamp(start.timestamp()), utc_stamp(now + 1))
-        return max(0, budget - sum(1 for s in today if s["needs_approval"]))
+        counted = [s for s in today if s["needs_approval"] and not protects(s["kind"])]
+        return max(0, budget - len(counted))
 
     def waiting_why(self) -> str:
         budget = self.policy().monitor.new_per_day
@@ -186,8 +190,12 @@ class Analyst:
             if problem is not None:
                 log.error("a detector gave a bad finding, left out: %s", problem)
                 continue
-            if self.store.find_blocking(finding.fingerprint) is not None:
-                continue  # pending, or decided: not news
+            blocking = self.store.find_blocking(finding.fingerprint)
+            if blocking is not None:  # pending, or decided: not news
+                if finding.kind in _CONDITION_KINDS and blocking > 0:
+                    # The same condition in its latest words (a failing backup's last error).
+                    self.store.restate(blocking, finding)
+                continue
             why = track.stopped(finding.kind, finding.target, files=finding.files)
             if why is not None:
                 skipped.append(_skip(finding, why))

@@ -16,6 +16,7 @@ import pytest
 
 from actions.ops import Mkdir, Move
 from actions.planners import PlanResult
+from agent.backup.service import LAST_SETTING, REPO_SETTING, BackupService
 from agent.loop.autonomy import Autonomy, PolicyHolder
 from agent.loop.lifecycle import Agent
 from agent.memory.gate import MemoryGate
@@ -288,3 +289,46 @@ def test_the_noise_budget_proposes_a_few_a_day_the_most_worth_first_and_the_rest
     store.conn.commit()
     later = ag.analysis(trigger="person")["proposed"]
     assert [store.get(sid)["kind"] for sid in later] == ["organize", "organize"]
+
+
+def test_failing_backups_are_one_suggestion_that_no_used_up_budget_holds_back(
+    world: World,
+) -> None:
+    ag = world.agent()
+    store = world.stores[-1]
+    backups = BackupService(
+        world.alma.layout,
+        ag.policy,
+        store,
+        None,  # type: ignore[arg-type]  # no engine: findings read the settings only
+        None,  # type: ignore[arg-type]  # no memory store either
+        lambda action: None,
+    )
+    store.set_setting(REPO_SETTING, {"target": "/media/d/b", "password_file": "/p", "since": 0})
+    store.set_setting(LAST_SETTING, {"ok_at": 1.0, "error": None})
+    loose = [world.loose(f"user/d{i}") for i in range(7)]
+
+    def fail(n: int) -> None:
+        last = store.setting(LAST_SETTING)
+        store.set_setting(LAST_SETTING, {**last, "failed_at": 2.0 + n, "error": f"Fallo {n}."})
+        world.findings = loose + backups.findings(ag.clock())
+
+    fail(0)
+    first = ag.analysis(trigger="person")
+    kinds = sorted(store.get(sid)["kind"] for sid in first["proposed"])
+    # The warning, and the day's five ([monitor] new_per_day) for the rest: it took no room.
+    assert kinds == ["backup"] + ["organize"] * 5
+    for n in range(1, 5):  # four more failures, each in its own words, the budget used up
+        fail(n)
+        done = ag.analysis(trigger="person")
+        assert done["proposed"] == [] and all(s["kind"] != "backup" for s in done["skipped"])
+    [warning] = [s for s in store.list() if s["kind"] == "backup"]
+    assert warning["reason"].startswith("Fallo 4.")  # one suggestion, in the last words
+    # A good backup, then a failure again the same day: a new problem, told at once.
+    store.set_setting(LAST_SETTING, {"ok_at": 10.0, "error": None})
+    world.findings = loose + backups.findings(ag.clock())
+    ag.analysis(trigger="person")
+    assert store.get(warning["id"])["status"] == "expired"
+    fail(5)
+    [again] = ag.analysis(trigger="person")["proposed"]
+    assert store.get(again)["kind"] == "backup" and again != warning["id"]
