@@ -3,7 +3,7 @@
     python bench/bench_export.py               # 10,000 turns, 3 runs of each
     python bench/bench_export.py --turns 2000 --runs 1
 
-A synthetic root: 50 days of Spanish chat (the person's turn and alma's answer), one turn in
+A synthetic root of Spanish chat days (the person's turn and alma's answer), one turn in
 fifty holding a PIN or an API key, one in a hundred an exact duplicate. Each measured run is a
 fresh process (its peak RSS is its own): ``read`` (the baseline: the logs read and paired,
 nothing cleaned) beside ``export`` (agent.memory.export for each format: clean-up, secrets
