@@ -22,6 +22,7 @@ import zipfile
 from pathlib import Path
 
 from packaging.requirements import Requirement
+from packaging.tags import Tag, compatible_tags, cpython_tags
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
 PROJECT = "alma-agent"
@@ -110,9 +111,29 @@ def project_wheel(project: Path, wheels: Path) -> tuple[str, bool]:
         return built.name, True
 
 
+def _tags(python: str) -> set[Tag]:
+    version = tuple(int(part) for part in python.split("."))
+    abi = "cp" + python.replace(".", "")
+    tags = set(cpython_tags(version, [abi, "abi3", "none"], platforms()))
+    return tags | set(compatible_tags(version, abi, [*platforms(), "linux_x86_64"]))
+
+
+def missing(pins: list[str], wheels: Path, python: str) -> list[str]:
+    """The pins no wheel of the bundle serves for ``python``: only those ask the registry."""
+    accepted = _tags(python)
+    have = set()
+    for path in wheels.glob("*.whl"):
+        name, version, _build, tags = parse_wheel_filename(path.name)
+        if tags & accepted:
+            have.add(f"{name}=={version}")
+    return [pin for pin in pins if pin not in have]
+
+
 def fetch(pins: list[str], wheels: Path, python: str) -> str:
-    """Download the wheels ``pins`` name for ``python`` into ``wheels``; "" or pip's complaint.
-    pip skips a file the folder already holds."""
+    """Download the wheels ``pins`` name for ``python`` into ``wheels``; "" or pip's complaint."""
+    pins = missing(pins, wheels, python)
+    if not pins:
+        return ""
     with tempfile.NamedTemporaryFile("w", suffix=".txt") as reqs:
         reqs.write("\n".join(pins) + "\n")
         reqs.flush()
@@ -165,9 +186,7 @@ def main() -> int:
         _copy_if_changed(wheel, wheels / wheel.name, 0o644)
 
     name, _changed = project_wheel(opts.project, wheels)
-    pins = sorted(
-        f"{n}=={v}" for n, v in versions.items() if n not in LOCAL_ONLY and n != PROJECT
-    )
+    pins = sorted(f"{n}=={v}" for n, v in versions.items() if n not in LOCAL_ONLY and n != PROJECT)
     wanted = opts.pythons.split() or list(DEFAULT_PYTHONS)
     mine = f"{sys.version_info.major}.{sys.version_info.minor}"
     served = []
@@ -199,7 +218,9 @@ def main() -> int:
 
     after = {p.name for p in wheels.glob("*.whl")}
     added = sorted(after - before)
-    size = sum(p.stat().st_size for p in bundle.rglob("*") if p.is_file() and "venvs" not in p.parts)
+    size = sum(
+        p.stat().st_size for p in bundle.rglob("*") if p.is_file() and "venvs" not in p.parts
+    )
     print(
         f"{bundle}: {len(after)} wheels for Python {', '.join(served)} "
         f"({len(added)} added, {len(dropped)} dropped), {size / 2**20:.0f} MB without venvs; "

@@ -1,0 +1,227 @@
+"""ALMA travels on its disk (docs/portable.md): a bundle prepared here starts ALMA as another
+user, with an empty HOME, a PATH without the project's venv and no network; the README's quick
+start works; that HOME is left exactly as it was; and the disk mounted elsewhere starts again.
+
+As root only: the guest is ``nobody`` (``setpriv``) inside a network namespace of its own
+(``unshare --net``). The figures it prints (``-s``) are the ones docs/benchmarks.md quotes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.daemon import wait_for
+
+PROJECT = Path(__file__).resolve().parents[2]
+GUEST_UID = GUEST_GID = 65534  # nobody
+HOST_PYTHON = "/usr/bin/python3"
+
+pytestmark = [pytest.mark.root, pytest.mark.timeout(1800)]
+
+
+def _why_not() -> str:
+    if os.geteuid() != 0:
+        return "needs root: the guest is another user (setpriv) in its own network namespace"
+    for tool in ("unshare", "setpriv"):
+        if shutil.which(tool) is None:
+            return f"needs {tool} (util-linux)"
+    ok = subprocess.run(
+        [HOST_PYTHON, "-c", "import sys; sys.exit(sys.version_info < (3, 11))"], check=False
+    )
+    if ok.returncode != 0:
+        return f"needs a Python 3.11+ at {HOST_PYTHON} for the guest"
+    return ""
+
+
+def _listing(folder: Path) -> list[tuple[str, int, int, int]]:
+    """Every entry below ``folder`` and the folder itself: path, mode, size, mtime (a file
+    written and removed again still moves its folder's mtime)."""
+    entries = []
+    for path in [folder, *sorted(folder.rglob("*"))]:
+        st = path.lstat()
+        entries.append((str(path.relative_to(folder)), st.st_mode, st.st_size, st.st_mtime_ns))
+    return entries
+
+
+class Guest:
+    """Runs commands as ``nobody`` with only HOME, PATH, LANG and XDG_RUNTIME_DIR set, in a
+    network namespace of its own per command (the socket is a path: it crosses them)."""
+
+    def __init__(self, home: Path, runtime: Path) -> None:
+        self.env = {
+            "HOME": str(home),
+            "PATH": "/usr/bin:/bin",
+            "LANG": "C.UTF-8",
+            "XDG_RUNTIME_DIR": str(runtime),
+        }
+
+    def run(self, *argv: str, timeout: float = 300.0) -> subprocess.CompletedProcess[str]:
+        wrapped = [
+            "unshare",
+            "--net",
+            "setpriv",
+            f"--reuid={GUEST_UID}",
+            f"--regid={GUEST_GID}",
+            "--clear-groups",
+            "--",
+            *argv,
+        ]
+        return subprocess.run(
+            wrapped,
+            env=self.env,
+            cwd="/",
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+    def ok(self, *argv: str, timeout: float = 300.0) -> str:
+        done = self.run(*argv, timeout=timeout)
+        assert done.returncode == 0, f"{argv} exited {done.returncode}:\n{done.stdout}{done.stderr}"
+        return done.stdout
+
+    def ctl(self, bundle: Path, *args: str) -> Any:
+        return json.loads(self.ok(str(bundle / "alma"), "ctl", "--json", *args))
+
+
+@pytest.fixture
+def disk() -> Iterator[Path]:
+    """A folder standing for the portable disk, reachable by the guest, removed afterwards."""
+    base = Path(tempfile.mkdtemp(prefix="alma-portable-"))
+    base.chmod(0o755)
+    try:
+        yield base
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _chown_tree(top: Path) -> None:
+    for path in [top, *top.rglob("*")]:
+        os.lchown(path, GUEST_UID, GUEST_GID)
+
+
+def test_a_bundle_starts_alma_offline_as_another_user_and_leaves_no_trace(disk: Path) -> None:
+    why = _why_not()
+    if why:
+        pytest.skip(why)
+    mount = disk / "media" / "usb"
+    root, bundle = mount / "ALMA", mount / "alma-portable"
+    ctl = str(Path(sys.executable).parent / "alma-ctl")
+    subprocess.run([ctl, "--root", str(root), "init", "--with-examples"], check=True)
+    # The quick start's messy download folder, old enough for any settle time.
+    messy = root / "user" / "descargas"
+    messy.mkdir(parents=True)
+    old = time.time() - 3600
+    for i in range(1, 21):
+        for name, text in ((f"foto_{i}.jpg", f"foto {i}"), (f"nota_{i}.pdf", f"nota {i}")):
+            (messy / name).write_text(text + "\n")
+            os.utime(messy / name, (old, old))
+
+    host_python = subprocess.run(
+        [HOST_PYTHON, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    started = time.monotonic()
+    subprocess.run(
+        [str(PROJECT / "alma.sh"), "portable", str(bundle), str(root)],
+        env={**os.environ, "ALMA_PORTABLE_PYTHONS": host_python},
+        check=True,
+        capture_output=True,
+    )
+    print(f"\nprepare (Python {host_python} only): {time.monotonic() - started:.1f} s")
+    # The disk is the guest's: a person's disk is theirs, whoever prepared it.
+    _chown_tree(mount)
+    (mount.parent).chmod(0o755)
+
+    home, runtime = disk / "home", disk / "run"
+    for folder, mode in ((home, 0o755), (runtime, 0o700)):
+        folder.mkdir(mode=mode)
+        folder.chmod(mode)
+        os.chown(folder, GUEST_UID, GUEST_GID)
+    guest = Guest(home, runtime)
+    # The harness itself: no network, not the project's venv, not root.
+    offline = guest.run(
+        HOST_PYTHON, "-c", "import socket; socket.create_connection(('1.1.1.1', 53), timeout=3)"
+    )
+    assert offline.returncode != 0, "the guest reached the network"
+    assert guest.ok("sh", "-c", "id -u; command -v alma-ctl || true").split() == [str(GUEST_UID)]
+    before = _listing(home)
+
+    started = time.monotonic()
+    first = guest.run(str(bundle / "alma"), "start", timeout=900)
+    first_start = time.monotonic() - started
+    assert first.returncode == 0, first.stdout + first.stderr
+    try:
+        status = guest.ctl(bundle, "status")
+        assert status["running"] is True and status["root"] == str(root), status
+        print(f"first start on a new host, to status answering: {first_start:.1f} s")
+        print(f"sandbox in use: {status.get('sandbox')}")
+
+        # The README's quick start.
+        guest.ctl(bundle, "analyze", "--wait")
+        pending = guest.ctl(bundle, "suggestions", "list")
+        (tidy,) = [s for s in pending if s["kind"] == "organize"]
+        guest.ctl(bundle, "suggestions", "show", str(tidy["id"]))
+        guest.ctl(bundle, "suggestions", "accept", str(tidy["id"]))
+        assert not (messy / "foto_1.jpg").exists(), "the accepted plan moved nothing"
+        assert guest.ctl(bundle, "history")
+        guest.ctl(bundle, "undo")
+        assert sorted(p.name for p in messy.iterdir()) == sorted(
+            [f"foto_{i}.jpg" for i in range(1, 21)] + [f"nota_{i}.pdf" for i in range(1, 21)]
+        )
+
+        def found() -> Any:
+            done = guest.run(
+                str(bundle / "alma"),
+                "ctl",
+                "--json",
+                "memory",
+                "search",
+                "¿cómo quiero que me respondas?",
+            )
+            return json.loads(done.stdout) if done.returncode == 0 and done.stdout else None
+
+        hits = wait_for(found, timeout=300, interval=1.0, what="memory search answering")
+        assert hits, "memory search found none of the example memories"
+        said = guest.ok(
+            str(bundle / "alma"), "chat", "--once", "hola, ¿qué sabes hacer?", timeout=600
+        )
+        assert said.strip(), "alma chat --once said nothing"
+
+        guest.ok(str(bundle / "alma"), "stop")
+        started = time.monotonic()
+        guest.ok(str(bundle / "alma"), "start")
+        print(f"later start on the same host: {time.monotonic() - started:.1f} s")
+        guest.ok(str(bundle / "alma"), "stop")
+
+        # The disk mounted elsewhere: the same environment starts, nothing rebuilt.
+        moved = disk / "media" / "otro"
+        mount.rename(moved)
+        bundle, root = moved / "alma-portable", moved / "ALMA"
+        started = time.monotonic()
+        again = guest.run(str(bundle / "alma"), "start", timeout=900)
+        assert again.returncode == 0, again.stdout + again.stderr
+        print(f"start from another mount point: {time.monotonic() - started:.1f} s")
+        assert "once" not in again.stderr, f"the environment was built again: {again.stderr}"
+        status = guest.ctl(bundle, "status")
+        assert status["running"] is True and status["root"] == str(root), status
+    finally:
+        guest.run(str(bundle / "alma"), "stop")
+    assert _listing(home) == before, "ALMA left files in the guest's HOME"
+    size = sum(p.stat().st_size for p in (bundle / "wheels").iterdir())
+    venvs = sum(p.lstat().st_size for p in (bundle / "venvs").rglob("*"))
+    print(f"bundle wheels: {size / 2**20:.0f} MB; the guest's venv: {venvs / 2**20:.0f} MB")
