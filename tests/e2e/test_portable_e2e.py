@@ -66,17 +66,16 @@ class Guest:
             "XDG_RUNTIME_DIR": str(runtime),
         }
 
-    def run(self, *argv: str, timeout: float = 300.0) -> subprocess.CompletedProcess[str]:
-        wrapped = [
-            "unshare",
-            "--net",
-            "setpriv",
-            f"--reuid={GUEST_UID}",
-            f"--regid={GUEST_GID}",
-            "--clear-groups",
-            "--",
-            *argv,
-        ]
+    def run(
+        self, *argv: str, timeout: float = 300.0, cpuinfo: Path | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """``cpuinfo``: a file shown as /proc/cpuinfo (a mount namespace of its own too)."""
+        guest = ["setpriv", f"--reuid={GUEST_UID}", f"--regid={GUEST_GID}", "--clear-groups"]
+        if cpuinfo is None:
+            wrapped = ["unshare", "--net", *guest, "--", *argv]
+        else:
+            mount = f'mount --bind {cpuinfo} /proc/cpuinfo && exec "$@"'
+            wrapped = ["unshare", "--net", "--mount", "sh", "-c", mount, "sh", *guest, "--", *argv]
         return subprocess.run(
             wrapped,
             env=self.env,
@@ -219,6 +218,23 @@ def test_a_bundle_starts_alma_offline_as_another_user_and_leaves_no_trace(disk: 
         assert "once" not in again.stderr, f"the environment was built again: {again.stderr}"
         status = guest.ctl(bundle, "status")
         assert status["running"] is True and status["root"] == str(root), status
+        assert status["model"]["embedded"] is True, status["model"]
+        guest.ok(str(bundle / "alma"), "stop")
+
+        # A CPU without AVX2: said in one sentence, the model off, the rest as always.
+        plain = disk / "cpuinfo"
+        plain.write_text(
+            "".join(
+                line.replace(" avx2", "")
+                for line in Path("/proc/cpuinfo").read_text().splitlines(keepends=True)
+            )
+        )
+        slow = guest.run(str(bundle / "alma"), "start", cpuinfo=plain)
+        assert slow.returncode == 0, slow.stdout + slow.stderr
+        assert "this CPU has no AVX2: the local model is off" in slow.stderr, slow.stderr
+        status = guest.ctl(bundle, "status")
+        assert status["model"]["state"] == "none", status["model"]
+        assert wait_for(found, timeout=300, interval=1.0, what="memory search without AVX2")
     finally:
         guest.run(str(bundle / "alma"), "stop")
     assert _listing(home) == before, "ALMA left files in the guest's HOME"
