@@ -54,6 +54,25 @@ def _listing(folder: Path) -> list[tuple[str, int, int, int]]:
     return entries
 
 
+def _guests_temporary_files(disk: Path) -> list[str]:
+    """The guest's files in the host's temporary folders, the disk's own folder aside."""
+    found = []
+    for top in ("/tmp", "/var/tmp"):
+        # Other tests come and go in /tmp meanwhile: what vanishes mid-walk is theirs.
+        for folder, dirs, files in os.walk(top, onerror=lambda _error: None):
+            if Path(folder).is_relative_to(disk):
+                dirs.clear()
+                continue
+            for name in dirs + files:
+                path = os.path.join(folder, name)
+                try:
+                    if os.lstat(path).st_uid == GUEST_UID:
+                        found.append(path)
+                except OSError:
+                    continue
+    return sorted(found)
+
+
 class Guest:
     """Runs commands as ``nobody`` with only HOME, PATH, LANG and XDG_RUNTIME_DIR set, in a
     network namespace of its own per command (the socket is a path: it crosses them)."""
@@ -159,6 +178,7 @@ def test_a_bundle_starts_alma_offline_as_another_user_and_leaves_no_trace(disk: 
     assert offline.returncode != 0, "the guest reached the network"
     assert guest.ok("sh", "-c", "id -u; command -v alma-ctl || true").split() == [str(GUEST_UID)]
     before = _listing(home)
+    temporary = _guests_temporary_files(disk)
 
     started = time.monotonic()
     first = guest.run(str(bundle / "alma"), "start", timeout=900)
@@ -238,6 +258,7 @@ def test_a_bundle_starts_alma_offline_as_another_user_and_leaves_no_trace(disk: 
     finally:
         guest.run(str(bundle / "alma"), "stop")
     assert _listing(home) == before, "ALMA left files in the guest's HOME"
+    assert _guests_temporary_files(disk) == temporary, "ALMA left files in the host's /tmp"
     size = sum(p.stat().st_size for p in (bundle / "wheels").iterdir())
     venvs = sum(p.lstat().st_size for p in (bundle / "venvs").rglob("*"))
     print(f"bundle wheels: {size / 2**20:.0f} MB; the guest's venv: {venvs / 2**20:.0f} MB")
