@@ -78,3 +78,21 @@ def test_an_unprepared_folder_says_how_to_prepare_it(bundle: Path, tmp_path: Pat
     done = _start(bundle, tmp_path, "C.UTF-8")
     assert done.returncode == 1
     assert "is not a prepared ALMA disk: prepare it with ./alma.sh portable" in done.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root: a read-only bind mount of the disk")
+def test_a_disk_it_cannot_write_on_is_said_before_anything_is_tried(bundle: Path) -> None:
+    # Read-only for root too: the mount, not the file modes, says no.
+    readonly = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && exec bash "$1/alma"'
+    done = subprocess.run(
+        ["unshare", "--mount", "sh", "-c", readonly, "sh", str(bundle)],
+        env={"HOME": str(bundle.parent), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr.strip() == (
+        f"ALMA: cannot write in {bundle}: mount the disk writable and as yours, then start again."
+    )
