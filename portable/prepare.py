@@ -96,10 +96,28 @@ def _copy_if_changed(src: Path, dst: Path, mode: int) -> bool:
     return True
 
 
+def _source(project: Path, into: Path) -> None:
+    """The tree's files, as git sees them (tracked, and new ones not ignored), copied to a
+    fresh folder: setuptools builds in the tree's ``build/``, where a module deleted since an
+    earlier build would stay and travel in the wheel."""
+    listed = subprocess.run(
+        ["git", "-C", str(project), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    for name in filter(None, listed.decode("utf-8", "surrogateescape").split("\0")):
+        src = project / name
+        if src.is_file():
+            (into / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, into / name)
+
+
 def project_wheel(project: Path, wheels: Path) -> tuple[str, bool]:
     """Build the project's wheel; keep the bundle's own when its content is the same."""
     with tempfile.TemporaryDirectory() as tmp:
-        done = _pip("wheel", "-q", "--no-deps", "-w", tmp, str(project))
+        source = Path(tmp) / "source"
+        _source(project, source)
+        done = _pip("wheel", "-q", "--no-deps", "-w", tmp, str(source))
         if done.returncode != 0:
             sys.exit(f"the project's wheel could not be built:\n{done.stderr}")
         (built,) = Path(tmp).glob("*.whl")

@@ -4,6 +4,7 @@ wheels the bundle already serves for a Python, and which files it drops."""
 from __future__ import annotations
 
 import importlib.util
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -64,3 +65,24 @@ def test_a_wheel_no_longer_needed_is_dropped_and_the_rest_kept(
         "rich-14.0.0-py3-none-any.whl",
         "typing_extensions-4.16.0-py3-none-any.whl",
     ]
+
+
+def test_the_project_wheel_is_built_from_the_tree_as_git_sees_it(
+    prepare: ModuleType, tmp_path: Path
+) -> None:
+    tree, copy = tmp_path / "tree", tmp_path / "copy"
+    tree.mkdir()
+    git = ["git", "-C", str(tree), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (tree / ".gitignore").write_text("build/\n")
+    (tree / "agent").mkdir()
+    (tree / "agent" / "kept.py").write_text("")
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "tree"], check=True)
+    (tree / "agent" / "new.py").write_text("")  # not committed yet: part of the tree
+    # A module deleted since an earlier build, left in setuptools' build folder.
+    (tree / "build" / "lib" / "agent").mkdir(parents=True)
+    (tree / "build" / "lib" / "agent" / "gone.py").write_text("")
+    prepare._source(tree, copy)
+    found = sorted(str(p.relative_to(copy)) for p in copy.rglob("*") if p.is_file())
+    assert found == [".gitignore", "agent/kept.py", "agent/new.py"]
