@@ -507,49 +507,39 @@ class ModelRuntime:
     def _ensure_loaded(self) -> Backend | None:
         """The backend, loading the configured model on first use (after a failure, once its
         pause is over); None if there is none or it was given up. A process that died since
-        the last job is replaced here, and a load whose process dies is tried again while the
-        model is not given up: the job waiting for it is answered by the new process."""
+        the last job (between two answers) is replaced here, before the job is given it."""
         with self._lock:
             backend = self._backend
         if backend is not None and (failure := backend.failure) is not None:
             self._drop(backend, failure)
-        for _attempt in range(GIVE_UP_AFTER):
+        with self._lock:
+            if self._backend is not None or not self._path or self._load_error or self._unusable:
+                return self._backend
+            path = self._path
+            wait = self._restart_at - time.monotonic() if self._restart_at is not None else 0.0
+        if wait > 0:
+            time.sleep(wait)
+        started = time.monotonic()
+        try:
+            backend = self._loader(path)
+        except ModelFailed as exc:
+            self._failed(exc.failure)
+            return None
+        except AlmaError as exc:
+            log.error("model not loaded: %s", exc.message)
             with self._lock:
-                if (
-                    self._backend is not None
-                    or not self._path
-                    or self._load_error
-                    or self._unusable
-                ):
-                    return self._backend
-                path = self._path
-                wait = self._restart_at - time.monotonic() if self._restart_at is not None else 0
-            if wait > 0:
-                time.sleep(wait)
-            started = time.monotonic()
-            try:
-                backend = self._loader(path)
-            except ModelFailed as exc:
-                self._failed(exc.failure)
-                continue
-            except AlmaError as exc:
-                log.error("model not loaded: %s", exc.message)
-                with self._lock:
-                    self._load_error = exc.message
-                    self._restart_at = None
-                return None
-            except Exception as exc:  # a loader's defect: the job still gets its sentence
-                log.exception("model not loaded")
-                self._failed(Failure(_(COULD_NOT_START, reason=type(exc).__name__)))
-                continue
-            log.info(
-                "model loaded in %.2f s: %s (%s)", time.monotonic() - started, path, backend.kind
-            )
-            with self._lock:
-                self._backend = backend
+                self._load_error = exc.message
                 self._restart_at = None
-            return backend
-        return None
+            return None
+        except Exception as exc:  # a loader's defect: the job still gets its sentence
+            log.exception("model not loaded")
+            self._failed(Failure(_(COULD_NOT_START, reason=type(exc).__name__)))
+            return None
+        log.info("model loaded in %.2f s: %s (%s)", time.monotonic() - started, path, backend.kind)
+        with self._lock:
+            self._backend = backend
+            self._restart_at = None
+        return backend
 
     def loading_needed(self) -> bool:
         with self._lock:

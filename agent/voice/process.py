@@ -111,8 +111,7 @@ class ProcessBackend:
         self.threads: int | None = options.threads
         self._failure: Failure | None = None
         self.memory_mb = memory_limit_mb(path, options)
-        #: What confines the process, as the process itself reported it once started.
-        self.confined = _(_UNCONFINED)
+        self._confined: str | None = None
         self._buffer = b""
         self._stderr: deque[str] = deque(maxlen=_STDERR_LINES)
         confinement = options.confinement
@@ -159,6 +158,11 @@ class ProcessBackend:
     def pid(self) -> int:
         return self.process.pid
 
+    @property
+    def confined(self) -> str:
+        """What confines the process, as the sandbox's launcher reported it from inside."""
+        return self._confined or _(_UNCONFINED)
+
     # ------------------------------------------------------------------ starting
 
     @classmethod
@@ -184,7 +188,7 @@ class ProcessBackend:
                     backend.threads = int(threads) if threads is not None else None
                     backend.kind = str(info.get("kind") or backend.kind)
                     if info.get("confined"):
-                        backend.confined = str(info["confined"])
+                        backend._confined = str(info["confined"])
                     log.info("model process %s confined: %s", backend.pid, backend.confined)
                     return backend
         except ModelFailed as exc:
