@@ -255,10 +255,17 @@ class ProcessBackend:
 
     @property
     def failure(self) -> Failure | None:
-        """Why the process can no longer answer; a process that died while nobody talked to
-        it (between two answers) is noticed here, before a request is sent to it."""
-        if self._failure is None and self.process.poll() is not None:
-            cause = exit_cause(self.process.returncode, self.memory_mb)
+        """Why the process can no longer answer. Read between two requests, it also notices
+        a process that died while nobody talked to it: its exit, or its output's end (a
+        process killed with many threads closes its pipes before the kernel lets it be
+        reaped)."""
+        if self._failure is None and not self._alive():
+            try:
+                code = self.process.wait(EXIT_GRACE_S)
+            except subprocess.TimeoutExpired:  # its output closed but it lives on: end it
+                self._kill()
+                code = self.process.wait()
+            cause = exit_cause(code, self.memory_mb)
             log.error("model process %s ended while idle (%s)", self.pid, cause)
             self._failure = Failure(_(_DIED, cause=cause, doing=_(_WAITING)))
         return self._failure
@@ -266,6 +273,16 @@ class ProcessBackend:
     @failure.setter
     def failure(self, value: Failure | None) -> None:
         self._failure = value
+
+    def _alive(self) -> bool:
+        if self.process.poll() is not None:
+            return False
+        ready, _w, _x = select.select([self._out], [], [], 0)
+        if not ready:
+            return True
+        data = os.read(self._out, 1 << 16)
+        self._buffer += data  # idle, it writes nothing; whatever it did is read in turn
+        return bool(data)
 
     def close(self) -> None:
         """End the process, whatever state it is in; never raises (a dead process's pipes
