@@ -256,9 +256,9 @@ class ProcessBackend:
     @property
     def failure(self) -> Failure | None:
         """Why the process can no longer answer. Read between two requests, it also notices
-        a process that died while nobody talked to it: its exit, or its output's end (a
-        process killed with many threads closes its pipes before the kernel lets it be
-        reaped)."""
+        a process that died while nobody talked to it: its exit, its main thread ended, or
+        its output's end (a process killed with many threads takes a moment to be reapable,
+        and a request written meanwhile would be lost with it)."""
         if self._failure is None and not self._alive():
             try:
                 code = self.process.wait(EXIT_GRACE_S)
@@ -275,7 +275,7 @@ class ProcessBackend:
         self._failure = value
 
     def _alive(self) -> bool:
-        if self.process.poll() is not None:
+        if self.process.poll() is not None or _exiting(self.pid):
             return False
         ready, _w, _x = select.select([self._out], [], [], 0)
         if not ready:
@@ -387,6 +387,16 @@ class ProcessBackend:
                 self._stderr.append(line)
                 log.debug("model process: %s", line)
         stderr.close()
+
+
+def _exiting(pid: int) -> bool:
+    """Whether the process's main thread has ended (a zombie), its other threads still on
+    their way out: it reads no more requests, though it cannot be reaped yet."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
+    except (OSError, IndexError):
+        return False  # no /proc: its exit and its output's end still tell
 
 
 def _first_for_the_oom_killer(pid: int) -> None:
