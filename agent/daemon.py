@@ -121,7 +121,9 @@ MODEL_IN_USE = "model_in_use"
 MODEL_UNUSABLE = "model_unusable"
 
 
-def _model_runtime(settings: Settings, store: SuggestionStore) -> ModelRuntime:
+def _model_runtime(
+    settings: Settings, store: SuggestionStore, confinement: Confinement, workdir: os.PathLike[str]
+) -> ModelRuntime:
     """The one model. ``alma-ctl model use`` persists its choice in the state DB together with
     what system/alma.toml said then; a later edit of alma.toml wins over it (the person's
     newest word counts), an unchanged alma.toml keeps the choice across restarts. A model
@@ -138,6 +140,8 @@ def _model_runtime(settings: Settings, store: SuggestionStore) -> ModelRuntime:
         memory_mb=settings.model.memory_mb,
         nice=settings.model.nice,
         stall_s=settings.model.timeout_seconds,
+        confinement=confinement,  # the plans' sandbox, with no writable folder at all
+        workdir=os.fspath(workdir),
     )
 
     def remember(new_path: str) -> None:
@@ -391,7 +395,7 @@ class Daemon:
         )
         backup.recover()
         detect = make_detect(layout, holder, backup.findings)
-        runtime = _model_runtime(settings, store)
+        runtime = _model_runtime(settings, store, confinement, layout.data)
         agent = Agent(
             layout,
             holder,

@@ -95,6 +95,7 @@ _FIELD_LABELS: dict[str, str] = {
     "state": N_("state"),
     "crashes": N_("failures in a row"),
     "last_failure": N_("last failure"),
+    "confined": N_("confined by"),
     "unusable": N_("given up because"),
     "embedded": N_("the small built-in model"),
     "ready": N_("ready"),

@@ -287,6 +287,8 @@ def _status(value: object) -> str:
     model = value.get("model")
     if isinstance(model, dict):
         lines.append(_model_line(model))
+        if model.get("confined"):
+            lines.append(_("model process confined by: {how}", how=model["confined"]))
         if model.get("error"):
             lines.append(_("WARNING: {text}", text=model["error"]))
     if value.get("audit_problem"):

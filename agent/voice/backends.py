@@ -5,7 +5,10 @@ this machine (llama.cpp's ``llama-server``, Ollama, text-generation-webui, kobol
 
 Both are used only from the model runtime's worker thread (agent.voice.model), one call at a time.
 A server must be on the loopback interface: ALMA is offline, and a chat that holds the
-person's memories never leaves the machine.
+person's memories never leaves the machine. Nor does it reach another person on it: every
+connection is checked, before a byte is sent, to end in a socket the daemon's own user holds
+(the kernel's socket table, /proc/net/tcp and tcp6), so a server another local user started on
+that port gets nothing.
 """
 
 from __future__ import annotations
@@ -14,6 +17,9 @@ import http.client
 import ipaddress
 import json
 import logging
+import os
+import socket
+import sys
 import urllib.parse
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -21,7 +27,7 @@ from typing import Any
 from agent.voice.files import check_gguf, resolve_model_path
 from agent.voice.model import CHAT_SAMPLING, Backend, Chunk, Failure, Message, Sampling
 from agent.voice.process import ProcessBackend, ProcessOptions
-from policies.errors import AlmaError, BadArgumentError
+from policies.errors import AlmaError, BadArgumentError, RefusedError
 from policies.i18n import _
 
 log = logging.getLogger("alma.model")
@@ -196,7 +202,7 @@ class OpenAIBackend:
             body["temperature"] = 0.0
             del body["stop"]
             body["response_format"] = _json_format(json_schema)
-        conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+        conn = _OwnServer(self.path, self.host, self.port, timeout=self.timeout)
         try:
             conn.request(
                 "POST",
@@ -269,7 +275,7 @@ class OpenAIBackend:
     def _request(
         self, method: str, path: str, body: dict[str, Any] | None, timeout: float
     ) -> tuple[int, bytes]:
-        conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+        conn = _OwnServer(self.path, self.host, self.port, timeout=timeout)
         try:
             data = None if body is None else json.dumps(body).encode("utf-8")
             headers = {"Content-Type": "application/json"} if body is not None else {}
@@ -281,6 +287,83 @@ class OpenAIBackend:
 
     def close(self) -> None:
         pass  # nothing held between requests
+
+
+class _OwnServer(http.client.HTTPConnection):
+    """A connection used only once the socket at its other end is found to be the daemon's
+    user's: else it is closed, nothing sent, and the refusal is one sentence."""
+
+    def __init__(self, url: str, host: str, port: int, *, timeout: float) -> None:
+        super().__init__(host, port, timeout=timeout)
+        self.url = url
+
+    def connect(self) -> None:
+        super().connect()
+        owner = peer_uid(self.sock)
+        if owner != os.getuid():
+            self.close()
+            log.error("model server %s: its socket is held by uid %s, refused", self.url, owner)
+            if owner is None:
+                raise RefusedError(
+                    _(
+                        "ALMA cannot tell who runs the model server at {url}, so it sends it "
+                        "nothing; run the server as your own user on this machine.",
+                        url=self.url,
+                    )
+                )
+            raise RefusedError(
+                _(
+                    "The model server at {url} is run by another user (uid {uid}), so ALMA "
+                    "sends it nothing; run the server as your own user, or use another port.",
+                    url=self.url,
+                    uid=owner,
+                )
+            )
+
+
+_Address = tuple[ipaddress.IPv4Address | ipaddress.IPv6Address, int]
+
+
+def peer_uid(sock: socket.socket) -> int | None:
+    """The uid that holds the socket at the other end of a loopback TCP connection (its
+    server's, copied from the listening socket when the kernel accepted it), as the kernel's
+    socket tables list it; None when no table lists it."""
+    try:
+        mine = _address(sock.getsockname())
+        theirs = _address(sock.getpeername())
+    except (OSError, ValueError):
+        return None
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table, encoding="ascii") as lines:
+                next(lines, None)  # the header
+                for line in lines:
+                    fields = line.split()
+                    if len(fields) < 8:
+                        continue
+                    local, remote = _table_address(fields[1]), _table_address(fields[2])
+                    if local == theirs and remote == mine:
+                        return int(fields[7])
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def _address(name: tuple[Any, ...]) -> _Address:
+    ip = ipaddress.ip_address(str(name[0]).partition("%")[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip, int(name[1])
+
+
+def _table_address(text: str) -> _Address:
+    """``0100007F:1F90`` (tcp) or 32 hex digits and a port (tcp6): each 32-bit word of the
+    address is in the machine's byte order."""
+    host, _sep, port = text.partition(":")
+    packed = b"".join(
+        int(host[i : i + 8], 16).to_bytes(4, sys.byteorder) for i in range(0, len(host), 8)
+    )
+    return _address((ipaddress.ip_address(packed), int(port, 16)))
 
 
 def loopback_url(url: str) -> tuple[str, int, str]:

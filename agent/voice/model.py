@@ -47,6 +47,8 @@ NO_MODEL = N_(
     '(or set [model] path = "embedded" in system/alma.toml for the small built-in one).'
 )
 _STOPPING = N_("ALMA is stopping; try again when it is back.")
+#: A model process that did not start at all, as the cause in the runtime's sentences.
+COULD_NOT_START = N_("the model process could not start ({reason})")
 
 
 #: Consecutive failures (crashes, hangs, out of memory) after which a model is given up.
@@ -222,6 +224,9 @@ class ModelRuntime:
             pid = getattr(backend, "pid", None)
             if pid is not None:
                 out["pid"] = pid
+            confined = getattr(backend, "confined", None)  # a model process's, not a server's
+            if confined is not None:
+                out["confined"] = confined
             if self._last_failure:
                 out["last_failure"] = self._last_failure
             if self._unusable:
@@ -291,7 +296,10 @@ class ModelRuntime:
                 self._restart_at = None
                 self._unusable = None
             if old is not None:
-                old.close()
+                try:
+                    old.close()
+                except Exception:
+                    log.exception("closing the model it replaces failed")
             log.info("model in use: %s (%s)", new.path, new.kind)
             if self._on_use is not None:
                 self._on_use(path)
@@ -387,7 +395,10 @@ class ModelRuntime:
         with self._lock:
             backend, self._backend = self._backend, None
         if backend is not None:
-            backend.close()
+            try:
+                backend.close()
+            except Exception:
+                log.exception("closing the model process failed")
 
     # ------------------------------------------------------------------ the worker
 
@@ -412,7 +423,8 @@ class ModelRuntime:
         return job.result
 
     def _work(self) -> None:
-        job: _Job | None
+        """The worker's loop. Nothing a job, a load or a teardown raises ends it: a step that
+        fails is logged and the loop goes on, so a dead model never leaves the chat waiting."""
         while True:
             with self._lock:
                 while not (self._chat or self._background or self._closing):
@@ -432,19 +444,31 @@ class ModelRuntime:
                 queue = self._chat if is_chat else self._background
                 job = queue.popleft() if queue else None
             if job is None:  # a failed model's pause is over: start it again, unasked
-                self._ensure_loaded()
+                try:
+                    self._ensure_loaded()
+                except Exception:
+                    log.exception("model restart failed")
                 continue
+            self._do(job, chat=is_chat)
+
+    def _do(self, job: _Job, *, chat: bool) -> None:
+        """Run one job; whatever happens, its caller is told and a chat job frees the chat:
+        the one place the chat's busy state is cleared."""
+        try:
+            if not job.abandoned:
+                job.result = job.fn(self._ensure_loaded() if job.needs_model else None)
+        except AlmaError as exc:
+            job.error = exc
+        except Exception as exc:  # a job may fail; the worker may not
+            log.exception("model job failed")
+            job.error = exc
+        finally:
             try:
-                if not job.abandoned:
-                    job.result = job.fn(self._ensure_loaded() if job.needs_model else None)
-            except AlmaError as exc:
-                job.error = exc
-            except Exception as exc:  # a job may fail; the worker may not
-                log.exception("model job failed")
-                job.error = exc
-            finally:
                 self._after_job()
-                if is_chat:
+            except Exception:
+                log.exception("dropping the failed model process failed")
+            finally:
+                if chat:
                     with self._lock:
                         self._chat_busy = bool(self._chat)
                 job.done.set()
@@ -460,8 +484,19 @@ class ModelRuntime:
             if failure is None:
                 self._failures = 0
                 return
-            self._backend = None
-        backend.close()
+        self._drop(backend, failure)
+
+    def _drop(self, backend: Backend, failure: Failure) -> None:
+        """Forget a failed backend, end its process, and schedule its restart (or give it up).
+        Ending a dead process can fail in many ways (its pipes are gone); none of them is the
+        runtime's concern."""
+        with self._lock:
+            if self._backend is backend:
+                self._backend = None
+        try:
+            backend.close()
+        except Exception:
+            log.exception("closing the failed model process failed")
         self._failed(failure)
 
     def _failed(self, failure: Failure) -> None:
@@ -480,13 +515,21 @@ class ModelRuntime:
         if path:
             log.error("model given up after %d failures in a row: %s", GIVE_UP_AFTER, path)
             if self._on_unusable is not None:
-                self._on_unusable(path, failure.reason)
+                try:
+                    self._on_unusable(path, failure.reason)
+                except Exception:  # remembered for this run at least: self._unusable is set
+                    log.exception("could not persist that the model was given up")
         else:
             log.warning("model process failed (%s); restarting it", failure.reason)
 
     def _ensure_loaded(self) -> Backend | None:
         """The backend, loading the configured model on first use (after a failure, once its
-        pause is over); None if there is none or it was given up."""
+        pause is over); None if there is none or it was given up. A process that died since
+        the last job (between two answers) is replaced here, before the job is given it."""
+        with self._lock:
+            backend = self._backend
+        if backend is not None and (failure := backend.failure) is not None:
+            self._drop(backend, failure)
         with self._lock:
             if self._backend is not None or not self._path or self._load_error or self._unusable:
                 return self._backend
@@ -505,6 +548,10 @@ class ModelRuntime:
             with self._lock:
                 self._load_error = exc.message
                 self._restart_at = None
+            return None
+        except Exception as exc:  # a loader's defect: the job still gets its sentence
+            log.exception("model not loaded")
+            self._failed(Failure(_(COULD_NOT_START, reason=type(exc).__name__)))
             return None
         log.info("model loaded in %.2f s: %s (%s)", time.monotonic() - started, path, backend.kind)
         with self._lock:

@@ -5,7 +5,14 @@ turn whatever it does into one sentence.
 chat and the background jobs use it unchanged. Every wait on the process is bounded: a process
 that says nothing for ``stall_s`` is killed (a hang), one that dies (any signal, an exit, the
 memory limit) ends the generation in progress with :class:`~agent.voice.model.ModelFailed`, and the backend then
-reports its :attr:`~ProcessBackend.failure` for the runtime to restart it or give it up.
+reports its :attr:`~ProcessBackend.failure` for the runtime to restart it or give it up; one that
+died between two requests reports it too, before the next is sent.
+
+The process runs native code on text from anywhere, so it starts isolated and confined: ``python
+-I`` with the project's folder named on its command line (nothing from the working folder,
+PYTHONPATH or the user's site), in a working folder of ALMA's own, behind the sandbox's own
+confinement (sandbox.confine) with no writable folder at all: it reads the model, writes
+nowhere, reaches no network and gains no privilege.
 """
 
 from __future__ import annotations
@@ -26,13 +33,25 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import Any
 
 from agent.voice.files import resolve_model_path
-from agent.voice.model import CHAT_SAMPLING, Chunk, Failure, Message, ModelFailed, Sampling
+from agent.voice.model import (
+    CHAT_SAMPLING,
+    COULD_NOT_START,
+    Chunk,
+    Failure,
+    Message,
+    ModelFailed,
+    Sampling,
+)
 from agent.voice.worker import EXIT_LOAD, EXIT_OOM, cpu_flags
 from policies.errors import AlmaError, BadArgumentError
 from policies.i18n import N_, _, current_language
+from sandbox.confine import Backend as Sandbox
+from sandbox.confine import Confinement
+from sandbox.landlock import ENV_REPORT
 
 log = logging.getLogger("alma.model")
 
@@ -42,6 +61,18 @@ CANCEL_GRACE_S = 10.0
 EXIT_GRACE_S = 3.0
 _STDERR_LINES = 40
 _STDERR_LINE = 4096
+#: The folder that holds the packages (agent, policies...): the one place the process imports
+#: ALMA from.
+PROJECT = Path(__file__).resolve().parents[2]
+#: Run with ``-I``: sys.path is the interpreter's own and the project, named first.
+_BOOT = (
+    "import sys; sys.path.insert(0, sys.argv.pop(1)); "
+    "from agent.voice.worker import main; sys.exit(main(sys.argv[1:]))"
+)
+_UNCONFINED = N_(
+    "NOT CONFINED: the model process runs with your rights (no sandbox works here, see "
+    "`alma-ctl status`)"
+)
 
 
 @dataclass(frozen=True)
@@ -55,6 +86,10 @@ class ProcessOptions:
     stall_s: float = 120.0
     #: Longest wait for a model to load and give its first word (a large file on a slow disk).
     load_s: float = 600.0
+    #: The sandbox the process runs in, with no writable folder; None: unconfined.
+    confinement: Confinement | None = None
+    #: Its working folder: ALMA's own, never the one the daemon was started from.
+    workdir: str = "/"
 
 
 #: Why a process is gone, as the cause in the runtime's sentences (agent.voice.model).
@@ -62,6 +97,7 @@ _DIED = N_("the model process crashed ({cause}) while {doing}")
 _HUNG = N_("the model process gave nothing for {seconds} seconds while {doing}")
 _LOADING = N_("loading the model")
 _ANSWERING = N_("answering")
+_WAITING = N_("waiting for a message")
 
 
 class ProcessBackend:
@@ -73,14 +109,20 @@ class ProcessBackend:
         self.options = options
         self.n_ctx = options.n_ctx
         self.threads: int | None = options.threads
-        self.failure: Failure | None = None
+        self._failure: Failure | None = None
         self.memory_mb = memory_limit_mb(path, options)
+        self._confined: str | None = None
         self._buffer = b""
         self._stderr: deque[str] = deque(maxlen=_STDERR_LINES)
+        confinement = options.confinement
+        if confinement is not None and confinement.backend is Sandbox.NONE:
+            confinement = None
         argv = [
             sys.executable,
-            "-m",
-            "agent.voice.worker",
+            "-I",
+            "-c",
+            _BOOT,
+            str(PROJECT),
             f"--path={path}",
             f"--n-ctx={options.n_ctx}",
             f"--threads={options.threads}",
@@ -88,25 +130,38 @@ class ProcessBackend:
             f"--nice={options.nice}",
             f"--lang={current_language()}",
         ]
+        if confinement is None:  # the sandbox's launcher checks this parent itself
+            argv.append(f"--parent={os.getpid()}")
+        env = {k: v for k, v in os.environ.items() if k != ENV_REPORT}  # only the launcher's
         try:
+            command = confinement.wrap(argv, []) if confinement is not None else argv
             self.process = subprocess.Popen(
-                argv,
+                command,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 close_fds=True,
+                cwd=options.workdir,
+                env=env,
                 start_new_session=True,  # a Ctrl-C meant for the daemon's terminal is not its
             )
-        except OSError as exc:  # no process at all (out of processes, of memory)
-            reason = _("the model process could not start ({reason})", reason=exc.strerror)
+        except (OSError, ValueError, AlmaError) as exc:  # no process (out of processes, memory)
+            why = exc.strerror if isinstance(exc, OSError) else str(exc)
+            reason = _(COULD_NOT_START, reason=why)
             raise ModelFailed(Failure(reason)) from None
         assert self.process.stdout is not None and self.process.stderr is not None
         self._out = self.process.stdout.fileno()
+        _first_for_the_oom_killer(self.process.pid)
         threading.Thread(target=self._drain_stderr, name="alma-model-stderr", daemon=True).start()
 
     @property
     def pid(self) -> int:
         return self.process.pid
+
+    @property
+    def confined(self) -> str:
+        """What confines the process, as the sandbox's launcher reported it from inside."""
+        return self._confined or _(_UNCONFINED)
 
     # ------------------------------------------------------------------ starting
 
@@ -132,6 +187,9 @@ class ProcessBackend:
                     threads = info.get("threads")
                     backend.threads = int(threads) if threads is not None else None
                     backend.kind = str(info.get("kind") or backend.kind)
+                    if info.get("confined"):
+                        backend._confined = str(info["confined"])
+                    log.info("model process %s confined: %s", backend.pid, backend.confined)
                     return backend
         except ModelFailed as exc:
             if not loaded:
@@ -181,7 +239,7 @@ class ProcessBackend:
                     return
                 yield str(message.get("text") or ""), message.get("finish")
         finally:
-            if not ended and self.failure is None:
+            if not ended and self._failure is None:
                 self._cancel()
 
     def _cancel(self) -> None:
@@ -195,22 +253,61 @@ class ProcessBackend:
         except ModelFailed:
             pass  # failure is set: the runtime replaces the process
 
-    def close(self) -> None:
-        if self.process.poll() is None:
+    @property
+    def failure(self) -> Failure | None:
+        """Why the process can no longer answer. Read between two requests, it also notices
+        a process that died while nobody talked to it: its exit, its main thread ended, or
+        its output's end (a process killed with many threads takes a moment to be reapable,
+        and a request written meanwhile would be lost with it)."""
+        if self._failure is None and not self._alive():
             try:
+                code = self.process.wait(EXIT_GRACE_S)
+            except subprocess.TimeoutExpired:  # its output closed but it lives on: end it
+                self._kill()
+                code = self.process.wait()
+            cause = exit_cause(code, self.memory_mb)
+            log.error("model process %s ended while idle (%s)", self.pid, cause)
+            self._failure = Failure(_(_DIED, cause=cause, doing=_(_WAITING)))
+        return self._failure
+
+    @failure.setter
+    def failure(self, value: Failure | None) -> None:
+        self._failure = value
+
+    def _alive(self) -> bool:
+        if self.process.poll() is not None or _exiting(self.pid):
+            return False
+        ready, _w, _x = select.select([self._out], [], [], 0)
+        if not ready:
+            return True
+        data = os.read(self._out, 1 << 16)
+        self._buffer += data  # idle, it writes nothing; whatever it did is read in turn
+        return bool(data)
+
+    def close(self) -> None:
+        """End the process, whatever state it is in; never raises (a dead process's pipes
+        refuse the last bytes, which is what a closed process is anyway)."""
+        try:
+            if self._failure is None and self.process.poll() is None:
                 self._send({"op": "exit"})
                 self.process.wait(EXIT_GRACE_S)
-            except (ModelFailed, subprocess.TimeoutExpired):
+        except (ModelFailed, OSError, subprocess.TimeoutExpired):
+            pass
+        finally:
+            try:
                 self._kill()
-        for stream in (self.process.stdin, self.process.stdout):
-            if stream is not None:
-                stream.close()
+            except OSError:
+                log.exception("model process %s: could not be ended", self.pid)
+            for stream in (self.process.stdin, self.process.stdout):
+                if stream is not None:
+                    with contextlib.suppress(OSError):
+                        stream.close()
 
     # ------------------------------------------------------------------ the channel
 
     def _send(self, message: dict[str, Any]) -> None:
-        if self.failure is not None:
-            raise ModelFailed(self.failure)
+        if self._failure is not None:
+            raise ModelFailed(self._failure)
         stdin = self.process.stdin
         assert stdin is not None
         try:
@@ -223,9 +320,10 @@ class ProcessBackend:
         self, doing: str, *, limit: float | None = None, until: float | None = None
     ) -> dict[str, Any]:
         """The next message; a death, or a silence past ``limit`` seconds (a hang) or past
-        ``until`` (a cancel that did not stop in time), is :class:`ModelFailed`."""
-        if self.failure is not None:
-            raise ModelFailed(self.failure)
+        ``until`` (a cancel that did not stop in time), is :class:`ModelFailed`. What a process
+        wrote before it ended is read first (its last words may be why it ended)."""
+        if self._failure is not None:
+            raise ModelFailed(self._failure)
         limit = limit if limit is not None else self.options.stall_s
         deadline = until if until is not None else time.monotonic() + limit
         while b"\n" not in self._buffer:
@@ -289,6 +387,26 @@ class ProcessBackend:
                 self._stderr.append(line)
                 log.debug("model process: %s", line)
         stderr.close()
+
+
+def _exiting(pid: int) -> bool:
+    """Whether the process's main thread has ended (a zombie), its other threads still on
+    their way out: it reads no more requests, though it cannot be reaped yet."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
+    except (OSError, IndexError):
+        return False  # no /proc: its exit and its output's end still tell
+
+
+def _first_for_the_oom_killer(pid: int) -> None:
+    """The process is the one the kernel kills first when memory runs out (written from
+    here: the confined process may write nowhere, /proc included)."""
+    try:
+        with open(f"/proc/{pid}/oom_score_adj", "w", encoding="ascii") as adj:
+            adj.write("1000")
+    except OSError:
+        pass  # no /proc, or it ended already: its memory limit still holds
 
 
 def memory_limit_mb(path: str, options: ProcessOptions) -> int:

@@ -1,5 +1,5 @@
-"""The model process: ``python -m agent.voice.worker``, started and watched by the daemon
-(agent.voice.process). Native code fed with text from anywhere runs here, never in the
+"""The model process: ``agent.voice.worker``'s :func:`main`, started (isolated and confined, see
+agent.voice.process) and watched by the daemon. Native code fed with text from anywhere runs here, never in the
 daemon: whatever it does (a signal, a hang, all the memory), the daemon carries on.
 
 It loads one model, tries one short generation, says ``ready``, then serves one request at a
@@ -31,6 +31,7 @@ from typing import IO, Any
 from agent.voice.model import CHAT_SAMPLING, Backend, Sampling
 from policies.errors import AlmaError
 from policies.i18n import _, language
+from sandbox.landlock import ENV_REPORT
 
 EXIT_OOM = 3
 EXIT_LOAD = 4
@@ -42,6 +43,7 @@ CPU_NEEDS = ("avx", "avx2", "fma", "f16c")
 LOADER_VARIABLE = "ALMA_MODEL_LOADER"
 
 _PR_SET_PDEATHSIG = 1
+_PR_SET_NO_NEW_PRIVS = 38
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -52,12 +54,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memory-mb", type=int, default=0)
     parser.add_argument("--nice", type=int, default=0)
     parser.add_argument("--lang", default="en")
+    #: The daemon's pid, given when no sandbox's launcher checked it already.
+    parser.add_argument("--parent", type=int, default=0)
     args = parser.parse_args(argv)
 
     channel = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
     os.dup2(2, 1)  # what native code prints goes to stderr, never into the channel
     faulthandler.enable()  # a crash leaves its Python stack in the daemon's log
-    _contain(args.memory_mb, args.nice)
+    _contain(args.memory_mb, args.nice, args.parent)
 
     try:
         with language(args.lang):
@@ -78,22 +82,19 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _contain(memory_mb: int, nice: int) -> None:
-    """Die with the daemon, yield the CPU to it, and be the one the kernel kills first."""
+def _contain(memory_mb: int, nice: int, parent: int) -> None:
+    """Die with the daemon, gain no privilege, yield the CPU to it, and stay in its memory
+    limit. Confined, the sandbox's launcher did the first two already; they hold either way."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     except (OSError, AttributeError):
         pass  # not Linux: stdin's end still ends the process
-    if os.getppid() == 1:
-        sys.exit(0)  # the daemon died before the line above took effect
+    if parent and os.getppid() != parent:
+        sys.exit(0)  # the daemon died before the lines above took effect
     if nice > 0:
         os.nice(nice)
-    try:
-        with open("/proc/self/oom_score_adj", "w", encoding="ascii") as adj:
-            adj.write("1000")
-    except OSError:
-        pass  # no /proc: the memory limit below still holds
     if memory_mb > 0:
         limit = memory_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -139,6 +140,8 @@ def _describe(backend: Backend) -> dict[str, Any]:
         "n_ctx": backend.n_ctx,
         "threads": backend.threads,
         "pid": os.getpid(),
+        # What the sandbox's launcher saw hold (the daemon gives the process no such variable).
+        "confined": os.environ.get(ENV_REPORT),
     }
 
 
@@ -147,7 +150,7 @@ def _serve(backend: Backend, channel: IO[str], lang: str) -> None:
     cancel = threading.Event()
 
     def read() -> None:
-        for line in sys.stdin:
+        for line in sys.stdin.buffer:  # bytes: the channel is UTF-8 whatever the locale
             try:
                 request = json.loads(line)
             except ValueError:

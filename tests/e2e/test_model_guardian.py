@@ -3,7 +3,8 @@ backend that fails for real inside that process (tests.support.crashy_model: a S
 itself), or is killed from outside with SIGKILL, during a chat, during ``report --refresh`` and
 during the analysis at start-up. The daemon stays up, ``status`` answers, the chat gets one
 sentence, and the next message is answered by a new process. A model that crashes every time
-is given up after two failures and stays given up across restarts: never a crash loop."""
+is given up after two failures and stays given up across restarts: never a crash loop. The
+process runs nothing from the folder the daemon was started from, and is confined."""
 
 from __future__ import annotations
 
@@ -172,3 +173,31 @@ def test_a_model_that_crashes_every_time_is_given_up_and_stays_so(
             ask(alma, session, "hola")
         alive_and_answering(alma)
         assert alma.stop() == 0
+
+
+def test_the_model_process_runs_nothing_from_the_daemons_folder_and_is_confined(
+    alma: DaemonRoot, crashy: Path, tmp_path: Path
+) -> None:
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    marker = planted / "ran"
+    for name in ("agent.py", "queue.py", "json.py"):
+        (planted / name).write_text(f"open({str(marker)!r}, 'a').write({name!r})\n")
+    alma.cwd = planted
+    alma.start()
+    session = obj(client(alma).call("chat.start"))["session"]
+    _events, result = ask(alma, session, "hola")
+    assert result["text"] == "eco: hola"
+    status = model(alma)
+    pid = int(status["pid"])
+    assert "landlock" in status["confined"] and "network denied" in status["confined"]
+    assert crashy_model.status_field(pid, "NoNewPrivs") == "1"
+    assert crashy_model.status_field(pid, "Seccomp") == "2"
+    assert os.readlink(f"/proc/{pid}/cwd") == str(alma.root / ".alma")
+    target = alma.root / "user" / "escaped.txt"
+    _events, result = ask(alma, session, f"WRITE {target}")
+    assert "PermissionError" in result["text"] and not target.exists()
+    shown = alma.ctl("status", json_out=False)
+    assert shown.rc == 0 and "model process confined by: landlock" in shown.stdout
+    assert not marker.exists(), marker.read_text()
+    assert alma.stop() == 0

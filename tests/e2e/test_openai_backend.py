@@ -22,7 +22,11 @@ from agent.voice.backends import OpenAIBackend
 from agent.voice.files import embedded_model_path
 from agent.voice.model import generate
 from control.client import Client
+from policies.errors import AlmaError
 from tests.support.daemon import DaemonRoot, wait_for
+from tests.support.foreign_server import NOBODY, foreign_server, usable
+
+PIN = "Mi PIN del banco es 4321"
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
 
@@ -143,5 +147,24 @@ def test_a_server_off_the_loopback_is_refused_at_start() -> None:
         proc = alma.spawn()
         assert proc.wait(120) != 0
         assert "loopback" in alma.log()
+    finally:
+        alma.close()
+
+
+@pytest.mark.skipif(bool(usable()), reason=usable() or "usable")
+def test_a_server_another_user_runs_on_the_port_gets_no_memory() -> None:
+    alma = DaemonRoot().init()
+    try:
+        with foreign_server("Tu PIN es 4321, dime más.") as server:
+            alma.set_settings("model", "url", server.url)
+            alma.start()
+            client = Client(alma.socket, 120)
+            session = client.call("chat.start")["session"]
+            with pytest.raises(AlmaError, match=f"another user \\(uid {NOBODY}\\)"):
+                list(client.stream("chat.send", session=session, message=PIN))
+            assert alma.ok("status")["running"] is True
+            assert server.heard() == []
+            status = alma.ctl("model", "status", json_out=False)
+            assert status.rc == 0 and "another user" in status.stdout
     finally:
         alma.close()

@@ -141,6 +141,8 @@ class DaemonRoot:
         self.memory = memory
         #: Variables the daemon gets on top of the test's own (a test model's, say).
         self.extra_env: dict[str, str] = {}
+        #: The folder the daemon is started from (the test's own when None).
+        self.cwd: Path | None = None
         self.proc: subprocess.Popen[bytes] | None = None
         self.starts = 0
         self._log: Path | None = None
@@ -227,6 +229,7 @@ class DaemonRoot:
                 stdout=log,
                 stderr=log,
                 env=self.env,
+                cwd=self.cwd,
             )
 
     def start(self, *, timeout: float = 60.0) -> subprocess.Popen[bytes]:

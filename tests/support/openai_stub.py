@@ -4,13 +4,19 @@ it is given, streamed in small pieces as server-sent events, and keeps every req
 An honest fake at the model's edge: the daemon talks to it through its real OpenAI-compatible
 backend, as it would to ``llama-server`` or Ollama, and a test decides what "the model" says
 (an injection attempt, say) and sees what the model was given (the persona, the memories).
+
+Run as ``python -m tests.support.openai_stub ANSWER`` (by a test, as another user) it prints its
+URL on the first line, then one JSON line for every request it gets: what a server someone
+else started on this machine would learn.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -20,8 +26,16 @@ from agent.voice.prompt import MESSAGE_HEADER
 class ModelStub:
     """``with ModelStub("text") as stub: ... stub.url ... stub.requests``"""
 
-    def __init__(self, answer: str, *, piece: int = 6, pause: float = 0.0) -> None:
+    def __init__(
+        self,
+        answer: str,
+        *,
+        piece: int = 6,
+        pause: float = 0.0,
+        heard: Callable[[str, dict[str, Any]], None] | None = None,
+    ) -> None:
         self.answer = answer
+        self.heard = heard  # told every request: its path and its body
         self.piece = piece
         self.pause = pause  # seconds between pieces: a long answer streams for a while
         self.requests: list[dict[str, Any]] = []
@@ -35,6 +49,8 @@ class ModelStub:
                 pass  # the test's output is the test's
 
             def do_GET(self) -> None:
+                if stub.heard is not None:
+                    stub.heard(self.path, {})
                 if self.path.rstrip("/") == "/v1/models":
                     self._json(200, {"object": "list", "data": [{"id": "stub", "object": "model"}]})
                 else:
@@ -43,6 +59,8 @@ class ModelStub:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
+                if stub.heard is not None:
+                    stub.heard(self.path, body)
                 if self.path != "/v1/chat/completions":
                     self._json(404, {"error": "not found"})
                     return
@@ -126,3 +144,19 @@ class ModelStub:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(10)
+
+
+def main() -> None:
+    lock = threading.Lock()
+
+    def heard(path: str, body: dict[str, Any]) -> None:
+        with lock:
+            print(json.dumps({"path": path, "body": body}, ensure_ascii=False), flush=True)
+
+    with ModelStub(sys.argv[1], heard=heard) as stub:
+        print(stub.url, flush=True)
+        threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()

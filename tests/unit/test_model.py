@@ -18,7 +18,9 @@ from agent.voice.model import (
     CHAT_SAMPLING,
     Backend,
     Chunk,
+    Failure,
     Message,
+    ModelFailed,
     ModelRuntime,
     Sampling,
     generate,
@@ -275,3 +277,59 @@ def test_a_schema_asks_llama_for_grammar_bound_json_at_temperature_zero() -> Non
     call = fake.calls[0]
     assert call["response_format"] == {"type": "json_object", "schema": schema}
     assert call["temperature"] == 0.0 and call["max_tokens"] == 9 and call["stream"] is True
+
+
+class DyingBackend(FakeBackend):
+    """A backend whose process dies in the middle of an answer, then cannot even be closed."""
+
+    def stream(
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        json_schema: dict[str, Any] | None = None,
+        sampling: Sampling = CHAT_SAMPLING,
+    ) -> Iterator[Chunk]:
+        yield "w0 ", None
+        self.failure = Failure("the model process crashed (SIGKILL) while answering")
+        raise ModelFailed(self.failure)
+
+    def close(self) -> None:
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+@pytest.mark.parametrize("also_failing", ["", "on_unusable"])
+def test_a_teardown_that_raises_never_leaves_the_chat_busy(also_failing: str) -> None:
+    loaded: list[FakeBackend] = []
+
+    def load(path: str) -> Backend:
+        loaded.append(DyingBackend(path))
+        return loaded[-1]
+
+    def persist(_path: str, _reason: str | None) -> None:
+        if also_failing:
+            raise OSError("database is locked")
+
+    failed: list[BaseException] = []
+    answered = threading.Event()
+
+    def answer(backend: Backend | None) -> None:
+        try:
+            assert backend is not None
+            generate(backend, [], max_tokens=9, deadline=float("inf"), cancelled=lambda: False)
+        except ModelFailed as exc:
+            failed.append(exc)
+
+    rt = ModelRuntime("embedded", load, on_unusable=persist)
+    try:
+        for _round in range(3):
+            answered.clear()
+            rt.submit_chat(lambda backend: answered.set() if backend else None)
+            assert answered.wait(30)
+            wait_for(lambda: not rt.status()["busy"], timeout=30, what="the chat to be free")
+            rt.submit_chat(answer)
+            wait_for(lambda: not rt.status()["busy"], timeout=30, what="the chat to be free")
+            assert "SIGKILL" in str(failed.pop())
+        assert len(loaded) == 3 and rt.status()["state"] != "unusable"
+    finally:
+        rt.close()

@@ -4,11 +4,15 @@ memory limit, a cancel, and the runtime that restarts a failed process or gives 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
+import socket
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -17,7 +21,11 @@ from agent.voice.model import ModelFailed, ModelRuntime, generate
 from agent.voice.process import ProcessBackend, ProcessOptions
 from agent.voice.worker import LOADER_VARIABLE
 from policies.errors import BadArgumentError
+from sandbox.confine import Backend as Sandbox
+from sandbox.confine import Confinement, probe
 from tests.support import crashy_model
+
+T = TypeVar("T")
 
 OPTIONS = ProcessOptions(n_ctx=512, threads=1, memory_mb=0, nice=0, stall_s=20.0)
 
@@ -211,3 +219,121 @@ def test_no_process_at_all_is_a_failure_not_a_traceback(monkeypatch: pytest.Monk
     with pytest.raises(ModelFailed, match="could not start") as raised:
         ProcessBackend.start("modelo", OPTIONS)
     assert raised.value.failure.counts
+
+
+def _plant(folder: Path) -> Path:
+    """Modules named after ALMA's package and a standard one, which leave a mark when run."""
+    marker = folder / "ran"
+    for name in ("agent.py", "queue.py", "json.py"):
+        (folder / name).write_text(
+            f"open({str(marker)!r}, 'a').write({name!r})\n", encoding="utf-8"
+        )
+    return marker
+
+
+def test_modules_in_the_working_folder_or_pythonpath_never_run(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    marker = _plant(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    backend = ProcessBackend.start("modelo", OPTIONS)
+    try:
+        assert _answer(backend, "hola") == "eco: hola"
+        assert os.readlink(f"/proc/{backend.pid}/cwd") == "/"  # its own, not the daemon's
+    finally:
+        backend.close()
+    assert not marker.exists(), marker.read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Confinement:
+    ok, why = probe(Sandbox.LANDLOCK)
+    if not ok:
+        pytest.skip(f"Landlock does not confine here: {why}")
+    return Confinement(Sandbox.LANDLOCK, why)
+
+
+def test_the_confined_process_writes_nowhere_reaches_nothing_and_gains_nothing(
+    sandbox: Confinement, tmp_path: Path
+) -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        port = listener.getsockname()[1]
+        options = dataclasses.replace(OPTIONS, confinement=sandbox, workdir=str(tmp_path))
+        backend = ProcessBackend.start("modelo", options)
+        try:
+            assert crashy_model.status_field(backend.pid, "NoNewPrivs") == "1"
+            assert crashy_model.status_field(backend.pid, "Seccomp") == "2"  # a filter
+            assert "landlock" in backend.confined and "sockets denied" in backend.confined
+            target = tmp_path / "escaped"
+            assert _answer(backend, f"WRITE {target}") == f"eco: WRITE {target} PermissionError"
+            assert not target.exists()
+            assert _answer(backend, f"CONNECT {port}").endswith("PermissionError")
+            assert _answer(backend, "hola") == "eco: hola"
+        finally:
+            backend.close()
+
+
+def test_unconfined_it_says_so_and_still_gains_no_privilege() -> None:
+    backend = ProcessBackend.start("modelo", OPTIONS)
+    try:
+        assert backend.confined.startswith("NOT CONFINED")
+        assert crashy_model.status_field(backend.pid, "NoNewPrivs") == "1"
+    finally:
+        backend.close()
+
+
+def test_closing_a_dead_process_never_raises(backend: ProcessBackend) -> None:
+    os.kill(backend.pid, signal.SIGKILL)
+    backend.process.wait()
+    assert backend.process.stdin is not None
+    backend.process.stdin.write(b'{"op": "cancel"}\n')  # left in the buffer: the pipe is gone
+    assert backend.failure is not None and "SIGKILL" in backend.failure.reason
+    backend.close()
+    backend.close()
+
+
+def test_a_process_that_died_between_answers_is_replaced_before_the_next() -> None:
+    runtime = _runtime([])
+    try:
+        assert _complete(runtime, "hola") == "eco: hola"
+        first = runtime.status()["pid"]
+        os.kill(first, signal.SIGKILL)
+        _wait(lambda: crashy_model.ended(first))
+        assert _complete(runtime, "otra") == "eco: otra"
+        status = runtime.status()
+        assert status["pid"] != first and status["crashes"] == 0
+        assert "SIGKILL" in status["last_failure"]
+    finally:
+        runtime.close()
+
+
+def test_a_crash_while_loading_costs_the_waiting_job_and_the_next_is_answered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(crashy_model.LOAD_PAUSE, "3")
+    runtime = _runtime([])
+    try:
+        answer: list[str | None] = []
+        asking = threading.Thread(target=lambda: answer.append(_complete(runtime, "hola")))
+        asking.start()
+        loading = _wait(lambda: crashy_model.model_processes(os.getpid()))
+        os.kill(loading[0], signal.SIGSEGV)
+        asking.join(60)
+        assert answer == [None]  # background work falls back, never raises
+        status = runtime.status()
+        assert "SIGSEGV" in status["last_failure"] and "loading" in status["last_failure"]
+        assert _complete(runtime, "otra") == "eco: otra"
+        assert runtime.status()["crashes"] == 0
+    finally:
+        runtime.close()
+
+
+def _wait(check: Callable[[], T], timeout: float = 30.0) -> T:
+    deadline = time.monotonic() + timeout
+    while not (value := check()):
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+    return value
