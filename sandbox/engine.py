@@ -56,6 +56,12 @@ from state.journal import RECORD_KINDS, Journal, undo_refusal
 
 log = logging.getLogger("alma.engine")
 _REPO = Path(__file__).resolve().parent.parent
+#: ``python -I -c _BOOT PROJECT MODULE ARGS...`` runs MODULE as ``python -m`` would, with the
+#: project's folder the one place ALMA is imported from.
+_BOOT = (
+    "import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); "
+    "runpy.run_module(sys.argv.pop(1), run_name='__main__', alter_sys=True)"
+)
 
 
 _gc_lock = threading.Lock()
@@ -201,12 +207,15 @@ class Engine:
         return argv
 
     def _start_child(self, args: list[str], policy: Policy, *, stdin: bool = False) -> _Child:
-        argv = [self.python, "-m", "sandbox.runner", *self.runner_args(args, policy)]
+        # Isolated (-I): its sys.path is the interpreter's own and the project's folder, never
+        # the daemon's working folder, PYTHONPATH or the user's site, so a module planted there
+        # (a queue.py) never runs as the person; -B: no bytecode written.
+        argv = [self.python, "-I", "-B", "-c", _BOOT, str(_REPO), "sandbox.runner"]
+        argv += self.runner_args(args, policy)
         cmd = self.confinement.wrap(argv, self._writable_dirs(policy))
-        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", TMPDIR=str(self.layout.journal_dir))
+        env = dict(os.environ, TMPDIR=str(self.layout.journal_dir))
         # The child's sentences (conflicts, refusals) are for the person who asked: their language.
         env["LANGUAGE"] = current_language()
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_REPO), env.get("PYTHONPATH")]))
         # The child creates the person's folders: under their umask, not the daemon's 077.
         proc = subprocess.Popen(
             cmd,
