@@ -95,6 +95,8 @@ _FIELD_LABELS: dict[str, str] = {
     "state": N_("state"),
     "crashes": N_("failures in a row"),
     "last_failure": N_("last failure"),
+    "lora": N_("LoRA adapter"),
+    "lora_in_use": N_("adapter in use"),
     "unusable": N_("given up because"),
     "embedded": N_("the small built-in model"),
     "ready": N_("ready"),

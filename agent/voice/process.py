@@ -67,9 +67,11 @@ _ANSWERING = N_("answering")
 class ProcessBackend:
     """One model process. Used by one thread at a time (the runtime's worker)."""
 
-    def __init__(self, path: str, options: ProcessOptions) -> None:
+    def __init__(self, path: str, options: ProcessOptions, lora: str | None = None) -> None:
         self.path = path
         self.kind = "llama-cpp"
+        #: The LoRA adapter the process applied to the model, as it said once loaded.
+        self.lora: str | None = None
         self.options = options
         self.n_ctx = options.n_ctx
         self.threads: int | None = options.threads
@@ -88,6 +90,8 @@ class ProcessBackend:
             f"--nice={options.nice}",
             f"--lang={current_language()}",
         ]
+        if lora is not None:
+            argv.append(f"--lora={lora}")
         try:
             self.process = subprocess.Popen(
                 argv,
@@ -111,11 +115,12 @@ class ProcessBackend:
     # ------------------------------------------------------------------ starting
 
     @classmethod
-    def start(cls, path: str, options: ProcessOptions) -> ProcessBackend:
-        """A started process whose model loaded and generated a first word, else one
-        sentence: :class:`BadArgumentError` for a model that cannot load (its own words),
-        :class:`ModelFailed` for one that crashed or hung doing so."""
-        backend = cls(path, options)
+    def start(cls, path: str, options: ProcessOptions, lora: str | None = None) -> ProcessBackend:
+        """A started process whose model (with the LoRA adapter ``lora`` applied) loaded and
+        generated a first word, else one sentence: :class:`BadArgumentError` for a model that
+        cannot load (its own words), :class:`ModelFailed` for one that crashed or hung doing
+        so."""
+        backend = cls(path, options, lora)
         try:
             loaded = False
             while True:
@@ -132,6 +137,7 @@ class ProcessBackend:
                     threads = info.get("threads")
                     backend.threads = int(threads) if threads is not None else None
                     backend.kind = str(info.get("kind") or backend.kind)
+                    backend.lora = str(info["lora"]) if info.get("lora") else None
                     return backend
         except ModelFailed as exc:
             if not loaded:

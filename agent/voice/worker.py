@@ -52,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memory-mb", type=int, default=0)
     parser.add_argument("--nice", type=int, default=0)
     parser.add_argument("--lang", default="en")
+    parser.add_argument("--lora", default=None)  # a LoRA adapter (GGUF) applied to the model
     args = parser.parse_args(argv)
 
     channel = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
@@ -61,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         with language(args.lang):
-            backend = _load(args.path, args.n_ctx, args.threads)
+            backend = _load(args.path, args.n_ctx, args.threads, args.lora)
             _send(channel, {"loaded": _describe(backend)})
             for _piece in _run(backend, PROBE, 2, None, threading.Event()):
                 pass
@@ -99,7 +100,7 @@ def _contain(memory_mb: int, nice: int) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-def _load(path: str, n_ctx: int, threads: int) -> Backend:
+def _load(path: str, n_ctx: int, threads: int, lora: str | None = None) -> Backend:
     hook = os.environ.get(LOADER_VARIABLE)
     if hook:
         module, _sep, name = hook.partition(":")
@@ -117,7 +118,7 @@ def _load(path: str, n_ctx: int, threads: int) -> Backend:
         )
     from agent.voice.backends import LlamaBackend  # llama.cpp: only in this process
 
-    return LlamaBackend.load(path, context_tokens=n_ctx, threads=threads)
+    return LlamaBackend.load(path, context_tokens=n_ctx, threads=threads, lora=lora)
 
 
 def cpu_flags() -> set[str]:
@@ -139,6 +140,7 @@ def _describe(backend: Backend) -> dict[str, Any]:
         "n_ctx": backend.n_ctx,
         "threads": backend.threads,
         "pid": os.getpid(),
+        "lora": getattr(backend, "lora", None),  # the adapter it applied (a model's, not a test's)
     }
 
 
