@@ -10,6 +10,7 @@ import gguf
 import numpy as np
 import pytest
 
+from agent.voice.backends import LlamaBackend
 from agent.voice.files import check_adapter, embedded_model_path, read_gguf_header
 from agent.voice.model import ModelRuntime
 from policies.errors import BadArgumentError
@@ -166,3 +167,19 @@ def test_a_process_that_did_not_apply_the_adapter_is_not_shown_using_it(
         assert status["lora"] == str(adapter) and status["lora_in_use"] is False
     finally:
         rt.close()
+
+
+@pytest.mark.slow
+def test_the_model_process_says_which_adapter_llama_cpp_applied(tmp_path: Path) -> None:
+    """What the worker runs (llama.cpp in this test's process): a fitting adapter is applied
+    and named; one llama.cpp refuses (its shapes, past the daemon's check) is one sentence at
+    load time, never a model that fails at its first answer."""
+    good = write_adapter(tmp_path / "a.gguf", BASE)
+    backend = LlamaBackend.load(str(BASE), context_tokens=256, threads=1, lora=str(good))
+    try:
+        assert backend.lora == str(good)
+    finally:
+        backend.close()
+    wrong = write_adapter(tmp_path / "w.gguf", BASE, shapes={"blk.0.attn_q.weight": (576, 192)})
+    with pytest.raises(BadArgumentError, match=r"llama\.cpp could not apply the adapter"):
+        LlamaBackend.load(str(BASE), context_tokens=256, threads=1, lora=str(wrong))
