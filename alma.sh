@@ -3,6 +3,8 @@
 #   ./alma.sh demo   set everything up, create a demo root, start alma-agentd on it (foreground)
 #   ./alma.sh test   set everything up, then run the checks and the whole test suite
 #   ./alma.sh setup  only set up (.venv with the project and its dev tools; sandbox tools)
+#   ./alma.sh portable DIR [ROOT]  set up, then write into DIR (beside ROOT, on the portable
+#                    disk) what starts ALMA on another PC offline: docs/portable.md
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here"
@@ -111,6 +113,14 @@ case "$cmd" in
         say "demo root: $root   (in another terminal: .venv/bin/alma-ctl --root $root status)"
         exec "$venv/bin/alma-agentd" --root "$root" "$@"
         ;;
+    portable)
+        [ $# -ge 1 ] || { echo "usage: ./alma.sh portable DIR [ROOT]" >&2; exit 2; }
+        setup
+        mkdir -p "$1"
+        key=$(cat "$venv/.alma-llama")
+        "$venv/bin/python" portable/prepare.py "$1" --project "$here" --start-script portable/alma-start \
+            --llama-wheels "${XDG_CACHE_HOME:-$HOME/.cache}/alma/wheels/$key" ${2:+--root "$2"}
+        ;;
     test)
         setup
         source "$venv/bin/activate"
@@ -131,7 +141,7 @@ case "$cmd" in
         exit "$rc"
         ;;
     *)
-        echo "usage: ./alma.sh demo|test|setup [args]" >&2
+        echo "usage: ./alma.sh demo|test|setup [args] | portable DIR [ROOT]" >&2
         exit 2
         ;;
 esac

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent.backup.service import BackupService
 from agent.loop.lifecycle import Agent
+from agent.memory.export import export as export_chats
 from agent.memory.gate import MemoryGate
 from agent.voice.chat import ChatService
 from control.commands import COMMANDS
@@ -146,8 +147,28 @@ class Api:
     def memory_restore(self, id: str) -> dict[str, Any]:
         return self._mem().restore(id)
 
-    def memory_export(self, format: str) -> list[dict[str, Any]]:
-        return self._mem().export(format)
+    def memory_export(
+        self,
+        format: str,
+        valid: float | None,
+        system: bool,
+        include_secrets: bool,
+        include: list[str],
+        list_withheld: bool,
+    ) -> dict[str, Any]:
+        # The chat logs, not the memory store: an export works while the store loads or is off.
+        result = export_chats(
+            self.layout.root,
+            format,
+            valid=valid,
+            system=self.chat.persona() if system else "",
+            include_secrets=include_secrets,
+            include=include,
+            count=None if list_withheld else self.chat.runtime.count_loaded,
+        )
+        if list_withheld:  # the listing only: nothing to write
+            result.update(train=[], valid=[], listing=True)
+        return result
 
     def memory_examples(self) -> dict[str, int]:
         return self._mem().load_examples()

@@ -282,6 +282,12 @@ def _value(form: Form, spec: Arg, raw: str) -> object:
         except ValueError:
             sentence = _("invalid %(type)s value: %(value)r") % {"type": "int", "value": raw}
             raise UsageError(form, _argument(spec, sentence)) from None
+    if spec.type == "float":
+        try:
+            value = float(raw.replace(",", "."))  # 0,1 as a Spanish keyboard writes it
+        except ValueError:
+            sentence = _("invalid %(type)s value: %(value)r") % {"type": "float", "value": raw}
+            raise UsageError(form, _argument(spec, sentence)) from None
     if spec.choices:
         value = spec.pick(raw)  # the wire's word, or the word the person reads for it
         if value is None:
@@ -394,7 +400,7 @@ def _row_help(spec: Arg) -> str:
     text = _(spec.help) if spec.help else ""
     if spec.choices:
         text = f"{text} ({spec.describe()})" if text else spec.describe()
-    elif not text and spec.type == "int":
+    elif not text and spec.type in ("int", "float"):
         text = spec.describe()
     if spec.default in (None, False, True, (), ""):  # a flag can only say True
         return text

@@ -19,11 +19,14 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Literal
 
-    ArgType = Literal["int", "str", "bool", "list[str]"]
+    ArgType = Literal["int", "float", "str", "bool", "list[str]"]
 
 #: Ids are SQLite integers on the daemon side; anything bigger is not an id.
 MAX_ID = (1 << 63) - 1
-EXPORT_FORMATS = ("chatml", "alpaca")
+#: The training export's formats (agent.memory.export writes each).
+EXPORT_FORMATS = ("mlx", "chatml", "sharegpt", "alpaca")
+#: The largest share of the examples a training export keeps for validation.
+EXPORT_VALID_MAX = 0.5
 VERDICTS = (N_("util"), N_("inutil"))  # a person reads (and may type) them with their accents
 
 
@@ -56,8 +59,8 @@ class Arg:
         default: object = None,
         nullable: bool = False,
         choices: tuple[str, ...] = (),
-        min: int | None = None,
-        max: int | None = None,
+        min: float | None = None,
+        max: float | None = None,
         non_empty: bool = False,
         max_len: int | None = None,
         positional: bool = False,
@@ -136,6 +139,8 @@ class Arg:
                 text = _("a non-negative integer")
             else:
                 text = _("an integer")
+        elif self.type == "float":
+            text = _("a number from {min} to {max}", min=self.min, max=self.max)
         elif self.type == "bool":
             text = _("true or false")
         elif self.type == "list[str]":
@@ -427,7 +432,47 @@ _TABLE: tuple[Command, ...] = (
                 default="chatml",
                 choices=EXPORT_FORMATS,
                 metavar="FORMAT",
-                help=N_("chatml or alpaca"),
+                help=N_("mlx (MLX-LM's train/valid folder), chatml, sharegpt or alpaca"),
+            ),
+            Arg(
+                "valid",
+                "float",
+                nullable=True,
+                min=0.0,
+                max=EXPORT_VALID_MAX,
+                metavar="SHARE",
+                help=N_(
+                    "the share kept for validation, such as 0.1 (split by content, the same "
+                    "every time; mlx's default 0.1, the others' 0)"
+                ),
+            ),
+            Arg(
+                "system",
+                "bool",
+                default=False,
+                help=N_("the persona (system/persona.md) as the system turn"),
+            ),
+            Arg(
+                "include_secrets",
+                "bool",
+                default=False,
+                help=N_("also the examples withheld as private or holding a secret"),
+            ),
+            Arg(
+                "include",
+                "list[str]",
+                default=(),
+                max_len=L.TAG_CHARS,
+                metavar="ID",
+                help=N_("a withheld example to include, by the id --list-withheld shows"),
+            ),
+            Arg(
+                "list_withheld",
+                "bool",
+                default=False,
+                help=N_(
+                    "list what was withheld (its day, why, a masked preview) and write nothing"
+                ),
             ),
         ),
         timeout=_MODEL,
@@ -724,6 +769,13 @@ def _check(cmd: Command, spec: Arg, value: object) -> object:
         if too_small or too_big:
             raise _wrong(cmd, spec)
         return value
+    if spec.type == "float":
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise _wrong(cmd, spec)
+        number = float(value)
+        if not (spec.min or 0.0) <= number <= (spec.max if spec.max is not None else number):
+            raise _wrong(cmd, spec)  # NaN fails both comparisons
+        return number
     if spec.type == "str":
         return _check_text(cmd, spec, value)
     if not isinstance(value, list) or len(value) > L.MAX_TAGS:

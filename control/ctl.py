@@ -27,8 +27,8 @@ from policies.errors import (
     ErrorCode,
     exit_code_for,
 )
-from policies.i18n import _, ngettext
-from policies.modes import PRIVATE_FILE
+from policies.i18n import N_, _, ngettext
+from policies.modes import PRIVATE_DIR, PRIVATE_FILE
 from policies.text import name_hex, printable, printable_name
 
 
@@ -88,28 +88,103 @@ def _status_unreachable(root: str, socket: str) -> _Outcome:
     return _Outcome(doc, human, EXIT_UNREACHABLE)
 
 
-def _export(result: object, output: str | None) -> _Outcome:
-    records = result if isinstance(result, list) else None
-    if records is not None:
-        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
-    else:
-        text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+def _jsonl(rows: object) -> str:
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in _items(rows))
+
+
+def _export(result: object, output: str | None, as_json: bool) -> _Outcome:
+    """The training export: its rows to ``output`` (a folder with ``train.jsonl`` and
+    ``valid.jsonl`` when the export is split, else one file; never over an existing file) or
+    to stdout, and what was written, dropped and withheld, said."""
+    doc = result if isinstance(result, dict) else {}
+    summary = doc.get("summary") or {}
+    withheld = _items(doc.get("withheld"))
+    if doc.get("listing"):
+        return _Outcome(doc, _withheld_listing(withheld))
+    files = {"train.jsonl": _jsonl(doc.get("train")), "valid.jsonl": _jsonl(doc.get("valid"))}
     if output is None:
-        return _Outcome(result, text.rstrip("\n"))
+        if not as_json:  # stdout is the rows; what was done goes to stderr
+            sys.stderr.write(printable(_export_summary(summary, "-")) + "\n")
+        return _Outcome(doc, (files["train.jsonl"] + files["valid.jsonl"]).rstrip("\n"))
     from control.rootinit import write_new
 
-    if not write_new(output, text.encode("utf-8"), PRIVATE_FILE):  # memories are private
-        raise AlmaError(
-            _("{path} already exists; alma-ctl never overwrites, choose another file.", path=output)
-        )
-    count = len(records) if records is not None else None
-    if count is None:
-        wrote = _("Wrote the examples to {path}.", path=output)
+    if doc.get("split"):
+        from pathlib import Path
+
+        folder = Path(output)
+        folder.mkdir(mode=PRIVATE_DIR, exist_ok=True)  # training data is the person's, private
+        taken = [str(folder / n) for n in files if os.path.lexists(folder / n)]
+        if taken:
+            raise AlmaError(_(_NEVER_OVERWRITES, path=taken[0]))
+        targets = {str(folder / name): text for name, text in files.items()}
     else:
-        wrote = ngettext(
-            "Wrote {n} example to {path}.", "Wrote {n} examples to {path}.", count, path=output
+        targets = {output: files["train.jsonl"]}
+    for path, text in targets.items():
+        if not write_new(path, text.encode("utf-8"), PRIVATE_FILE):
+            raise AlmaError(_(_NEVER_OVERWRITES, path=path))
+    return _Outcome({**doc, "output": output}, _export_summary(summary, output))
+
+
+_NEVER_OVERWRITES = N_("{path} already exists; alma-ctl never overwrites, choose another file.")
+
+
+def _export_summary(summary: dict[str, object], path: str) -> str:
+    def number(key: str) -> int:
+        value = summary.get(key)
+        return value if isinstance(value, int) else 0
+
+    lines = [
+        ngettext(
+            "Wrote {n} example to {path} ({train} to train, {valid} to validate).",
+            "Wrote {n} examples to {path} ({train} to train, {valid} to validate).",
+            number("examples"),
+            path=path,
+            train=number("train"),
+            valid=number("valid"),
         )
-    return _Outcome({"output": output, "records": count}, wrote)
+    ]
+    if summary.get("tokens_estimated"):
+        lines.append(_("About {n} tokens (estimated: no model is loaded).", n=number("tokens")))
+    else:
+        lines.append(_("{n} tokens by the model's tokenizer.", n=number("tokens")))
+    dropped = summary.get("dropped")
+    reasons = dropped if isinstance(dropped, dict) else {}
+    if reasons:
+        parts = [_export_reason(str(k), v if isinstance(v, int) else 0) for k, v in reasons.items()]
+        lines.append(_("Left out: {parts}.", parts=", ".join(parts)))
+    if reasons.get("secret") or reasons.get("private"):
+        lines.append(
+            _("`--list-withheld` lists what was withheld; `--include ID` includes one of them.")
+        )
+    return "\n".join(lines)
+
+
+def _export_reason(why: str, n: int) -> str:
+    if why == "duplicate":
+        return _("{n} exact duplicates", n=n)
+    if why == "empty":
+        return _("{n} with a near-empty turn", n=n)
+    if why == "secret":
+        return _("{n} holding a secret", n=n)
+    return _("{n} marked private", n=n)
+
+
+def _withheld_listing(withheld: list[object]) -> str:
+    if not withheld:
+        return _("Nothing was withheld.")
+    lines = [
+        ngettext(
+            "{n} example withheld (nothing written):",
+            "{n} examples withheld (nothing written):",
+            len(withheld),
+        )
+    ]
+    for item in withheld:
+        row = item if isinstance(item, dict) else {}
+        why = ", ".join(str(k) for k in _items(row.get("kinds"))) or str(row.get("why", ""))
+        lines.append(f"  {row.get('id')}  {row.get('day')}  [{why}]  {row.get('preview')}")
+    lines.append(_("Include one with `--include ID`, or all with `--include-secrets`."))
+    return "\n".join(lines)
 
 
 def _run(line: Line) -> _Outcome:
@@ -151,7 +226,7 @@ def _run(line: Line) -> _Outcome:
             return _status_unreachable(root, socket)
         raise
     if command.name == "memory.export":
-        return _export(result, line.output)
+        return _export(result, line.output, line.as_json)
     from control.views import render_result
 
     return _Outcome(result, render_result(command.name, args, result))

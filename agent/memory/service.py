@@ -13,7 +13,6 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from agent.memory import export as export_mod
 from agent.memory import merge as merge_mod
 from agent.memory import migrate
 from agent.memory import rules as rules_mod
@@ -278,9 +277,6 @@ class MemoryService:
             "over_budget": over,
             "l0_searched": ctx.l0_searched,
         }
-
-    def export(self, fmt: str) -> builtins.list[dict[str, Any]]:
-        return export_mod.export(self.layout.root, fmt)
 
     def load_examples(self) -> dict[str, int]:
         now = self._clock().isoformat(timespec="seconds")

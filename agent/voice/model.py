@@ -383,6 +383,24 @@ class ModelRuntime:
             return None
         return value if isinstance(value, str) else None
 
+    def count_loaded(self, text: str, timeout_s: float = 60.0) -> int | None:
+        """The loaded model's count of ``text``'s tokens; None when no model is loaded (none
+        is loaded for it), it is busy past ``timeout_s``, or it fails."""
+        with self._lock:
+            if self._backend is None:
+                return None
+
+        def job(_none: Backend | None) -> int | None:
+            backend = self._backend  # the worker's own thread: the one that swaps it
+            return backend.count_tokens(text) if backend is not None else None
+
+        try:
+            value = self._run(_Job(job, needs_model=False), chat=False, timeout_s=timeout_s)
+        except Exception:
+            log.exception("counting tokens failed")
+            return None
+        return value if isinstance(value, int) else None
+
     def record_speed(self, generation: Generation) -> None:
         if generation.tokens >= 2 and generation.ms > 0:
             with self._lock:

@@ -39,6 +39,8 @@ def looks_like_option(token: str) -> bool:
 def value_for(spec: Arg) -> st.SearchStrategy[object]:
     if spec.type == "int":
         return st.integers(-(10**6), 10**12)
+    if spec.type == "float":
+        return st.floats(-1.0, 2.0, allow_nan=False)
     if spec.choices:
         return st.sampled_from(spec.choices)
     odd = st.sampled_from(

@@ -76,11 +76,37 @@ def fake() -> FakeDispatcher:
             "history": [ACTION],
             "memory.add": MEMORY,
             "memory.search": [MEMORY],
-            "memory.export": [{"messages": [{"role": "user", "content": "¿Qué base?"}]}],
+            "memory.export": EXPORT,
             "context": {"context": "Principios:\n- Propón, nunca impongas.", "tokens": 12},
         }
     )
     return fake
+
+
+EXPORT = {
+    "format": "chatml",
+    "split": False,
+    "train": [{"messages": [{"role": "user", "content": "¿Qué base?"}]}],
+    "valid": [],
+    "summary": {
+        "examples": 1,
+        "train": 1,
+        "valid": 0,
+        "tokens": 4,
+        "tokens_estimated": True,
+        "dropped": {"secret": 2},
+        "system": False,
+    },
+    "withheld": [
+        {
+            "id": "a1",
+            "day": "2026-11-20",
+            "why": "secret",
+            "kinds": ["password"],
+            "preview": "mi PIN es [password]",
+        }
+    ],
+}
 
 
 @pytest.fixture
@@ -613,21 +639,49 @@ def test_init_with_examples_without_a_daemon_asks_the_next_one(
 
 @pytest.mark.usefixtures("daemon")
 def test_memory_export(capsys: pytest.CaptureFixture[str], root: Path, tmp_path: Path) -> None:
-    code, out, _ = run(capsys, "--root", str(root), "memory", "export", "--format", "alpaca")
+    code, out, err = run(capsys, "--root", str(root), "memory", "export", "--format", "alpaca")
     assert code == 0
     assert [json.loads(line) for line in out.splitlines()] == [
         {"messages": [{"role": "user", "content": "¿Qué base?"}]}
     ]
+    assert "Wrote 1 example to -" in err and "2 holding a secret" in err
     target = tmp_path / "out.jsonl"
     code, out, _ = run(
         capsys, "--root", str(root), "--json", "memory", "export", "--output", str(target)
     )
-    assert code == 0 and json.loads(out) == {"output": str(target), "records": 1}
+    assert code == 0 and json.loads(out)["output"] == str(target)
+    assert json.loads(out)["summary"]["examples"] == 1
     assert json.loads(target.read_text(encoding="utf-8"))["messages"][0]["content"] == "¿Qué base?"
+    assert target.stat().st_mode & 0o777 == 0o600
     target.write_text("keep me")
     code, _, err = run(capsys, "--root", str(root), "memory", "export", "--output", str(target))
     assert code == 1 and "already exists" in err
     assert target.read_text() == "keep me"
+
+
+def test_a_split_export_is_a_folder_and_never_overwrites(
+    capsys: pytest.CaptureFixture[str], root: Path, tmp_path: Path, fake: FakeDispatcher
+) -> None:
+    fake.results["memory.export"] = {**EXPORT, "split": True, "valid": EXPORT["train"]}
+    folder = tmp_path / "data"
+    with ControlServer(socket_path_for(root), fake):
+        code, out, _ = run(capsys, "--root", str(root), "memory", "export", "--output", str(folder))
+        assert code == 0 and "1 to train, 0 to validate" in out
+        assert (folder / "train.jsonl").read_text() == (folder / "valid.jsonl").read_text()
+        (folder / "train.jsonl").unlink()
+        code, _, err = run(capsys, "--root", str(root), "memory", "export", "--output", str(folder))
+    assert code == 1 and "valid.jsonl already exists" in err
+    assert not (folder / "train.jsonl").exists()  # nothing half-done
+
+
+def test_the_withheld_listing_is_masked(
+    capsys: pytest.CaptureFixture[str], root: Path, fake: FakeDispatcher
+) -> None:
+    fake.results["memory.export"] = {**EXPORT, "train": [], "listing": True}
+    with ControlServer(socket_path_for(root), fake):
+        code, out, _ = run(capsys, "--root", str(root), "memory", "export", "--list-withheld")
+    assert code == 0
+    assert "a1  2026-11-20  [password]  mi PIN es [password]" in out and "--include ID" in out
 
 
 # --------------------------------------------------------------------------- staying light

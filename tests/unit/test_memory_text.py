@@ -85,12 +85,12 @@ def test_principles_file_items(tmp_path: Path) -> None:
 def test_export_pairs(tmp_path: Path) -> None:
     (tmp_path / "logs").mkdir()
     (tmp_path / "logs" / "2026-11-22.md").write_text(LOG)
-    rows = export(tmp_path, "chatml")
+    rows = export(tmp_path, "chatml")["train"]
     assert len(rows) == 1
     user, assistant = rows[0]["messages"]
     assert user["content"].startswith("Hoy operé") and "riesgo empeora" in assistant["content"]
     assert "<!--" not in assistant["content"]
-    alpaca = export(tmp_path, "alpaca")
+    alpaca = export(tmp_path, "alpaca")["train"]
     assert set(alpaca[0]) == {"instruction", "input", "output"}
     with pytest.raises(BadArgumentError):
         export(tmp_path, "csv")

@@ -107,6 +107,14 @@ def test_nothing_loads_until_a_job_needs_it(runtime: ModelRuntime, loader: Loade
     assert loader.loaded == ["embedded"] and runtime.status()["loaded"] is True
 
 
+def test_tokens_are_counted_by_a_loaded_model_and_none_is_loaded_to_count(
+    runtime: ModelRuntime, loader: Loader
+) -> None:
+    assert runtime.count_loaded("uno dos tres") is None and loader.loaded == []
+    runtime.complete([{"role": "user", "content": "x"}], max_tokens=1, timeout_s=30)
+    assert runtime.count_loaded("uno dos tres") == 3
+
+
 def test_a_switch_does_not_load_the_model_it_replaces(
     runtime: ModelRuntime, loader: Loader
 ) -> None:

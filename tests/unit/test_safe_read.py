@@ -97,7 +97,7 @@ def test_ingestion_reads_days_but_no_link_fifo_or_gigabyte(svc: MemoryService) -
 
 
 def test_export_reads_days_but_no_link_or_fifo(root: Path) -> None:
-    rows = _in_thread(lambda: export(root, "alpaca"), timeout=60)
+    rows = _in_thread(lambda: export(root, "alpaca")["train"], timeout=60)
     assert rows == [{"instruction": "Hoy ordené el garaje.", "input": "", "output": "Vale."}]
 
 
@@ -107,7 +107,7 @@ def test_a_day_larger_than_the_bound_is_read_up_to_it(root: Path) -> None:
     big = DAY.format("Empiezo.") + "\n" + filler * (MAX_DAY_BYTES // len(filler) + 1)
     assert len(big.encode()) > MAX_DAY_BYTES
     (root / "logs" / "2026-11-17.md").write_text(big)
-    rows = export(root, "alpaca")
+    rows = export(root, "alpaca")["train"]
     assert {"instruction": "Empiezo.", "input": "", "output": "Vale."} in rows
 
 
