@@ -95,10 +95,10 @@ _FIELD_LABELS: dict[str, str] = {
     "state": N_("state"),
     "crashes": N_("failures in a row"),
     "last_failure": N_("last failure"),
-    "lora": N_("LoRA adapter"),
-    "lora_in_use": N_("adapter in use"),
     "unusable": N_("given up because"),
     "embedded": N_("the small built-in model"),
+    "lora": N_("LoRA adapter"),
+    "lora_in_use": N_("adapter in use"),
     "ready": N_("ready"),
     # The fields of a suggestion (``suggestions show``) and of an answer to ``feedback``.
     "kind": N_("kind"),

@@ -298,6 +298,8 @@ class ModelRuntime:
         def load(_backend: Backend | None) -> dict[str, Any]:
             with language(lang):  # its refusal is for the person who asked
                 try:
+                    if lora is not None:
+                        log.info("loading %s with the LoRA adapter %s", path, lora)
                     new = self._loader(path, lora)  # raises one sentence; the old one stays
                 except ModelFailed as exc:
                     raise BadArgumentError(
@@ -319,7 +321,7 @@ class ModelRuntime:
                 self._unusable = None
             if old is not None:
                 old.close()
-            log.info("model in use: %s (%s), adapter %s", new.path, new.kind, lora)
+            log.info("model in use: %s (%s)", new.path, new.kind)
             if self._on_use is not None:
                 self._on_use(path, lora)
             if self._on_unusable is not None:  # whatever was given up before, this one answers

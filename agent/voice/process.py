@@ -88,10 +88,9 @@ class ProcessBackend:
             f"--threads={options.threads}",
             f"--memory-mb={self.memory_mb}",
             f"--nice={options.nice}",
+            *([f"--lora={lora}"] if lora is not None else []),
             f"--lang={current_language()}",
         ]
-        if lora is not None:
-            argv.append(f"--lora={lora}")
         try:
             self.process = subprocess.Popen(
                 argv,
@@ -132,12 +131,12 @@ class ProcessBackend:
                     loaded = True
                 if "ready" in message:
                     info = message["ready"]
+                    backend.lora = str(info["lora"]) if info.get("lora") else None
                     backend.path = str(info.get("path") or path)
                     backend.n_ctx = int(info.get("n_ctx") or options.n_ctx)
                     threads = info.get("threads")
                     backend.threads = int(threads) if threads is not None else None
                     backend.kind = str(info.get("kind") or backend.kind)
-                    backend.lora = str(info["lora"]) if info.get("lora") else None
                     return backend
         except ModelFailed as exc:
             if not loaded:

@@ -51,8 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, required=True)
     parser.add_argument("--memory-mb", type=int, default=0)
     parser.add_argument("--nice", type=int, default=0)
-    parser.add_argument("--lang", default="en")
     parser.add_argument("--lora", default=None)  # a LoRA adapter (GGUF) applied to the model
+    parser.add_argument("--lang", default="en")
     args = parser.parse_args(argv)
 
     channel = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
@@ -136,11 +136,11 @@ def cpu_flags() -> set[str]:
 def _describe(backend: Backend) -> dict[str, Any]:
     return {
         "kind": backend.kind,
+        "lora": getattr(backend, "lora", None),  # the adapter it applied (a model's, not a test's)
         "path": backend.path,
         "n_ctx": backend.n_ctx,
         "threads": backend.threads,
         "pid": os.getpid(),
-        "lora": getattr(backend, "lora", None),  # the adapter it applied (a model's, not a test's)
     }
 
 
