@@ -183,8 +183,8 @@ class Api:
     def model_status(self) -> dict[str, Any]:
         return self.chat.runtime.status()
 
-    def model_use(self, path: str) -> dict[str, Any]:
-        return self.chat.runtime.use(path)
+    def model_use(self, path: str, lora: str | None) -> dict[str, Any]:
+        return self.chat.runtime.use(path, lora)
 
     def chat_start(self) -> dict[str, Any]:
         return self.chat.start()

@@ -130,10 +130,11 @@ def _model_runtime(
     given up stays so across restarts (no crash loop under systemd) until ``model use``, or
     until the file, its settings, the model library or the processor change."""
     configured = settings.model.url or settings.model.path
-    path = configured
+    path, lora = configured, None
     chosen = store.setting(MODEL_IN_USE)
     if isinstance(chosen, dict) and chosen.get("configured") == configured:
         path = str(chosen.get("path") or configured)
+        lora = str(chosen["lora"]) if chosen.get("lora") else None  # with its model, or none
     options = ProcessOptions(
         n_ctx=settings.model.context_tokens,
         threads=settings.model.threads or max(1, (os.cpu_count() or 2) - 1),
@@ -144,11 +145,12 @@ def _model_runtime(
         workdir=os.fspath(workdir),
     )
 
-    def remember(new_path: str) -> None:
-        store.set_setting(MODEL_IN_USE, {"path": new_path, "configured": configured})
+    def remember(new_path: str, new_lora: str | None) -> None:
+        choice = {"path": new_path, "lora": new_lora, "configured": configured}
+        store.set_setting(MODEL_IN_USE, choice)
 
-    def load(model_path: str) -> ModelBackend:
-        return backends.load(model_path, options)
+    def load(model_path: str, adapter: str | None) -> ModelBackend:
+        return backends.load(model_path, options, adapter)
 
     def give_up(model_path: str, reason: str | None) -> None:
         mark = {"fingerprint": fingerprint(model_path, options), "reason": reason}
@@ -158,7 +160,9 @@ def _model_runtime(
     mark = store.setting(MODEL_UNUSABLE)
     if isinstance(mark, dict) and mark.get("fingerprint") == fingerprint(path, options):
         unusable = str(mark.get("reason") or "")
-    return ModelRuntime(path, load, on_use=remember, unusable=unusable, on_unusable=give_up)
+    return ModelRuntime(
+        path, load, lora=lora, on_use=remember, unusable=unusable, on_unusable=give_up
+    )
 
 
 def _memory_context(gate: MemoryGate, layout: RootLayout) -> ContextFn:

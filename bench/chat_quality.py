@@ -148,8 +148,8 @@ def main() -> None:
     stub = ModelStub(INVENTS) if args.stub else None
     model = stub.__enter__().url if stub else args.model
 
-    def load(path: str) -> Backend:
-        return backends.load(path, ProcessOptions(n_ctx=4096, threads=args.threads))
+    def load(path: str, lora: str | None) -> Backend:
+        return backends.load(path, ProcessOptions(n_ctx=4096, threads=args.threads), lora)
 
     runtime = ModelRuntime(model, load)
     scratch = Path(tempfile.mkdtemp(prefix="alma-chat-quality-"))

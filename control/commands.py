@@ -504,9 +504,20 @@ _TABLE: tuple[Command, ...] = (
         "model.use",
         N_(
             "answer with another GGUF model file, after checking it loads (the old one stays if "
-            "not)"
+            "not); with --lora, a LoRA adapter in GGUF applied to it, checked to fit first"
         ),
-        (_required("path", "PATH", L.PATH_CHARS),),
+        (
+            _required("path", "PATH", L.PATH_CHARS),
+            Arg(
+                "lora",
+                "str",
+                nullable=True,
+                non_empty=True,
+                max_len=L.PATH_CHARS,
+                metavar="ADAPTER",
+                help=N_("a LoRA adapter in GGUF for this model (without it: the model alone)"),
+            ),
+        ),
         timeout=_MODEL,
     ),
     Command(

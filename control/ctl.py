@@ -210,6 +210,8 @@ def _run(line: Line) -> _Outcome:
         args = {**args, "all": False}  # a person reads a long plan as its summary (--all: all)
     if command.name == "model.use":
         args = {**args, "path": _model_path(str(args["path"]))}
+        if args.get("lora"):
+            args["lora"] = _full(str(args["lora"]))
     if command.name == "backup.init":
         secret = args.get("password_file")
         secret = _full(str(secret)) if secret else _ask_password(root)

@@ -98,6 +98,8 @@ _FIELD_LABELS: dict[str, str] = {
     "confined": N_("confined by"),
     "unusable": N_("given up because"),
     "embedded": N_("the small built-in model"),
+    "lora": N_("LoRA adapter"),
+    "lora_in_use": N_("adapter in use"),
     "ready": N_("ready"),
     # The fields of a suggestion (``suggestions show``) and of an answer to ``feedback``.
     "kind": N_("kind"),

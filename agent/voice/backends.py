@@ -39,24 +39,52 @@ class LlamaBackend:
     kind = "llama-cpp"
     failure: Failure | None = None
 
-    def __init__(self, llama: Any, path: str, threads: int) -> None:
+    def __init__(self, llama: Any, path: str, threads: int, lora: str | None = None) -> None:
         self.llama = llama
         self.path = path
+        self.lora = lora
         self.threads: int | None = threads
         self.n_ctx = int(llama.n_ctx())
 
     @classmethod
-    def load(cls, path: str, *, context_tokens: int, threads: int) -> LlamaBackend:
+    def load(
+        cls, path: str, *, context_tokens: int, threads: int, lora: str | None = None
+    ) -> LlamaBackend:
+        """``lora``: a LoRA adapter applied to the model (llama-cpp-python's ``lora_path``,
+        at its full scale), checked to fit by the daemon before it comes here."""
         model = resolve_model_path(path)
         check_gguf(model)
         from llama_cpp import Llama  # heavy (ctypes, numpy): only when a model is wanted
 
-        try:
+        def open_model(n_ctx: int) -> Any:
             llama = Llama(
-                model_path=str(model), n_ctx=context_tokens, n_threads=threads, verbose=False
+                model_path=str(model),
+                n_ctx=n_ctx,
+                n_threads=threads,
+                lora_path=lora,
+                verbose=False,
             )
+            # llama-cpp-python 0.3 takes a NULL adapter for a loaded one (it compares the
+            # pointer with None): an adapter llama.cpp refused is caught here, not mid-answer.
+            if lora is not None and not getattr(llama, "_lora_adapter", None):
+                llama.close()
+                raise refused_adapter
+            return llama
+
+        refused_adapter = BadArgumentError(
+            _(
+                "llama.cpp could not apply the adapter {adapter} to {path}; check that it was "
+                "converted for this model with convert_lora_to_gguf.py.",
+                adapter=lora,
+                path=model,
+            )
+        )
+        try:
+            llama = open_model(context_tokens)
         except (ValueError, RuntimeError, OSError) as exc:
-            log.warning("llama.cpp refused %s: %s", model, exc)
+            log.warning("llama.cpp refused %s (adapter %s): %s", model, lora, exc)
+            if lora is not None and "lora" in str(exc).lower():  # its words for the adapter
+                raise refused_adapter from None
             raise BadArgumentError(
                 _(
                     "{path} could not be loaded as a model (it may be truncated, damaged or of "
@@ -78,8 +106,8 @@ class LlamaBackend:
         trained = int(llama._model.n_ctx_train())  # no public accessor in 0.3
         if 0 < trained < llama.n_ctx():
             llama.close()
-            llama = Llama(model_path=str(model), n_ctx=trained, n_threads=threads, verbose=False)
-        return cls(llama, str(model), threads)
+            llama = open_model(trained)
+        return cls(llama, str(model), threads, lora)
 
     def count_tokens(self, text: str) -> int:
         return len(self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=False))
@@ -398,14 +426,15 @@ def loopback_url(url: str) -> tuple[str, int, str]:
     return host, port, parts.path.rstrip("/").removesuffix("/v1")
 
 
-def load(path: str, options: ProcessOptions) -> Backend:
+def load(path: str, options: ProcessOptions, lora: str | None = None) -> Backend:
     """The backend for a runtime path: a server URL, or "embedded" or a GGUF file, which is
-    checked here (one sentence at once) and then run in a model process of its own."""
+    checked here (one sentence at once) and then run in a model process of its own, with the
+    LoRA adapter ``lora`` applied (checked to fit by the runtime, agent.voice.model)."""
     if path.startswith(("http://", "https://")):
         return OpenAIBackend.load(path, context_tokens=options.n_ctx)
     model = resolve_model_path(path)
     check_gguf(model)
-    return ProcessBackend.start(str(model), options)
+    return ProcessBackend.start(str(model), options, lora)
 
 
 def _json_format(schema: dict[str, Any]) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from agent.voice.files import check_gguf, resolve_model_path
+from agent.voice.files import check_adapter, check_gguf, resolve_model_path
 from policies.errors import AlmaError, BadArgumentError, ErrorCode, UnavailableError
 from policies.i18n import N_, _, current_language, language
 
@@ -110,7 +110,8 @@ class Backend(Protocol):
     def close(self) -> None: ...
 
 
-Loader = Callable[[str], Backend]
+#: Loads a model: its path, and the LoRA adapter to apply to it (None: the model as it is).
+Loader = Callable[[str, str | None], Backend]
 
 
 class ModelFailed(AlmaError):
@@ -169,8 +170,11 @@ class _Job:
 class ModelRuntime:
     """``path`` is "embedded", a GGUF path, an ``http://127.0.0.1:P`` server URL, or "" (none).
 
-    ``loader`` turns a path into a :class:`Backend` (raising :class:`BadArgumentError` with one
-    sentence when it cannot); tests pass a fake, the daemon :func:`agent.voice.backends.load`.
+    ``lora`` is the LoRA adapter (a GGUF file) applied to a GGUF model, or None.
+
+    ``loader`` turns a path and an adapter into a :class:`Backend` (raising
+    :class:`BadArgumentError` with one sentence when it cannot); tests pass a fake, the daemon
+    :func:`agent.voice.backends.load`.
     """
 
     def __init__(
@@ -178,11 +182,13 @@ class ModelRuntime:
         path: str,
         loader: Loader,
         *,
-        on_use: Callable[[str], None] | None = None,
+        lora: str | None = None,
+        on_use: Callable[[str, str | None], None] | None = None,
         unusable: str | None = None,
         on_unusable: Callable[[str, str | None], None] | None = None,
     ):
         self._path = path
+        self._lora = lora
         self._loader = loader
         self._on_use = on_use
         self._on_unusable = on_unusable
@@ -221,6 +227,10 @@ class ModelRuntime:
                 "crashes": self._failures,
                 "embedded": self._path == "embedded",  # the small built-in model (ctl says so)
             }
+            if self._lora:
+                out["lora"] = self._lora
+                # What the model process says it applied, not what was asked of it.
+                out["lora_in_use"] = getattr(backend, "lora", None) == self._lora
             pid = getattr(backend, "pid", None)
             if pid is not None:
                 out["pid"] = pid
@@ -259,25 +269,43 @@ class ModelRuntime:
     def configured(self) -> bool:
         return bool(self._path)
 
-    def use(self, path: str, timeout_s: float = 600.0) -> dict[str, Any]:
-        """Load ``path`` and answer with it from now on; on any failure the old model stays.
+    def use(self, path: str, lora: str | None = None, timeout_s: float = 600.0) -> dict[str, Any]:
+        """Load ``path`` (with the LoRA adapter ``lora`` applied, if given) and answer with it
+        from now on; on any failure the old model stays. ``use`` of a model without ``lora``
+        drops the adapter.
 
-        Checked before it is loaded (a missing path or a file that is not a GGUF is told at
-        once, in one sentence); loading waits for the job in flight."""
+        Checked before it is loaded (a missing path, a file that is not a GGUF, an adapter
+        that does not fit the model, each told at once in one sentence); loading waits for
+        the job in flight."""
         path = path.strip()
+        lora = (lora or "").strip() or None
         if not path:
             raise BadArgumentError(
                 _('Give the path of a .gguf model file, "embedded", or a server\'s URL.')
             )
-        if not path.startswith(("http://", "https://")) and path != "embedded":
+        server = path.startswith(("http://", "https://"))
+        if lora is not None and server:
+            raise BadArgumentError(
+                _(
+                    "A LoRA adapter is applied to a GGUF model file, not to a server; start "
+                    "the server with it (llama-server --lora FILE), or give a .gguf model; the "
+                    "model in use stays."
+                )
+            )
+        if not server and path != "embedded":
             check_gguf(resolve_model_path(path))
+        if lora is not None:
+            lora = str(resolve_model_path(lora))
+            check_adapter(resolve_model_path(path), Path(lora))
 
         lang = current_language()
 
         def load(_backend: Backend | None) -> dict[str, Any]:
             with language(lang):  # its refusal is for the person who asked
                 try:
-                    new = self._loader(path)  # raises with one sentence; the old one stays
+                    if lora is not None:
+                        log.info("loading %s with the LoRA adapter %s", path, lora)
+                    new = self._loader(path, lora)  # raises one sentence; the old one stays
                 except ModelFailed as exc:
                     raise BadArgumentError(
                         _(
@@ -289,6 +317,7 @@ class ModelRuntime:
             with self._lock:
                 old, self._backend = self._backend, new
                 self._path = path
+                self._lora = lora
                 self._load_error = None
                 self._tokens_per_second = None
                 self._failures = 0
@@ -302,7 +331,7 @@ class ModelRuntime:
                     log.exception("closing the model it replaces failed")
             log.info("model in use: %s (%s)", new.path, new.kind)
             if self._on_use is not None:
-                self._on_use(path)
+                self._on_use(path, lora)
             if self._on_unusable is not None:  # whatever was given up before, this one answers
                 self._on_unusable(path, None)
             return self.status()
@@ -533,13 +562,13 @@ class ModelRuntime:
         with self._lock:
             if self._backend is not None or not self._path or self._load_error or self._unusable:
                 return self._backend
-            path = self._path
+            path, lora = self._path, self._lora
             wait = self._restart_at - time.monotonic() if self._restart_at is not None else 0.0
         if wait > 0:
             time.sleep(wait)
         started = time.monotonic()
         try:
-            backend = self._loader(path)
+            backend = self._loader(path, lora)
         except ModelFailed as exc:
             self._failed(exc.failure)
             return None

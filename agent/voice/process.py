@@ -103,9 +103,11 @@ _WAITING = N_("waiting for a message")
 class ProcessBackend:
     """One model process. Used by one thread at a time (the runtime's worker)."""
 
-    def __init__(self, path: str, options: ProcessOptions) -> None:
+    def __init__(self, path: str, options: ProcessOptions, lora: str | None = None) -> None:
         self.path = path
         self.kind = "llama-cpp"
+        #: The LoRA adapter the process applied to the model, as it said once loaded.
+        self.lora: str | None = None
         self.options = options
         self.n_ctx = options.n_ctx
         self.threads: int | None = options.threads
@@ -128,6 +130,7 @@ class ProcessBackend:
             f"--threads={options.threads}",
             f"--memory-mb={self.memory_mb}",
             f"--nice={options.nice}",
+            *([f"--lora={lora}"] if lora is not None else []),
             f"--lang={current_language()}",
         ]
         if confinement is None:  # the sandbox's launcher checks this parent itself
@@ -166,11 +169,12 @@ class ProcessBackend:
     # ------------------------------------------------------------------ starting
 
     @classmethod
-    def start(cls, path: str, options: ProcessOptions) -> ProcessBackend:
-        """A started process whose model loaded and generated a first word, else one
-        sentence: :class:`BadArgumentError` for a model that cannot load (its own words),
-        :class:`ModelFailed` for one that crashed or hung doing so."""
-        backend = cls(path, options)
+    def start(cls, path: str, options: ProcessOptions, lora: str | None = None) -> ProcessBackend:
+        """A started process whose model (with the LoRA adapter ``lora`` applied) loaded and
+        generated a first word, else one sentence: :class:`BadArgumentError` for a model that
+        cannot load (its own words), :class:`ModelFailed` for one that crashed or hung doing
+        so."""
+        backend = cls(path, options, lora)
         try:
             loaded = False
             while True:
@@ -182,6 +186,7 @@ class ProcessBackend:
                     loaded = True
                 if "ready" in message:
                     info = message["ready"]
+                    backend.lora = str(info["lora"]) if info.get("lora") else None
                     backend.path = str(info.get("path") or path)
                     backend.n_ctx = int(info.get("n_ctx") or options.n_ctx)
                     threads = info.get("threads")

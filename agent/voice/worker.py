@@ -53,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, required=True)
     parser.add_argument("--memory-mb", type=int, default=0)
     parser.add_argument("--nice", type=int, default=0)
+    parser.add_argument("--lora", default=None)  # a LoRA adapter (GGUF) applied to the model
     parser.add_argument("--lang", default="en")
     #: The daemon's pid, given when no sandbox's launcher checked it already.
     parser.add_argument("--parent", type=int, default=0)
@@ -65,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         with language(args.lang):
-            backend = _load(args.path, args.n_ctx, args.threads)
+            backend = _load(args.path, args.n_ctx, args.threads, args.lora)
             _send(channel, {"loaded": _describe(backend)})
             for _piece in _run(backend, PROBE, 2, None, threading.Event()):
                 pass
@@ -100,7 +101,7 @@ def _contain(memory_mb: int, nice: int, parent: int) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-def _load(path: str, n_ctx: int, threads: int) -> Backend:
+def _load(path: str, n_ctx: int, threads: int, lora: str | None = None) -> Backend:
     hook = os.environ.get(LOADER_VARIABLE)
     if hook:
         module, _sep, name = hook.partition(":")
@@ -118,7 +119,7 @@ def _load(path: str, n_ctx: int, threads: int) -> Backend:
         )
     from agent.voice.backends import LlamaBackend  # llama.cpp: only in this process
 
-    return LlamaBackend.load(path, context_tokens=n_ctx, threads=threads)
+    return LlamaBackend.load(path, context_tokens=n_ctx, threads=threads, lora=lora)
 
 
 def cpu_flags() -> set[str]:
@@ -136,6 +137,7 @@ def cpu_flags() -> set[str]:
 def _describe(backend: Backend) -> dict[str, Any]:
     return {
         "kind": backend.kind,
+        "lora": getattr(backend, "lora", None),  # the adapter it applied (a model's, not a test's)
         "path": backend.path,
         "n_ctx": backend.n_ctx,
         "threads": backend.threads,

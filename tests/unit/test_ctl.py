@@ -205,6 +205,27 @@ def test_model_use_names_a_file_from_where_the_person_typed_it(
     ]
 
 
+def test_model_use_names_its_adapter_from_where_the_person_typed_it(
+    capsys: pytest.CaptureFixture[str],
+    root: Path,
+    fake: FakeDispatcher,
+    daemon: ControlServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "casa"))
+    for lora in ("codi.gguf", "~/lora/codi.gguf"):
+        argv = ("--root", str(root), "model", "use", "embedded", "--lora", lora)
+        assert run(capsys, *argv)[0] == 0
+    assert run(capsys, "--root", str(root), "model", "use", "embedded")[0] == 0
+    assert [args.get("lora") for _cmd, args in fake.calls] == [
+        str(tmp_path / "codi.gguf"),
+        str(tmp_path / "casa/lora/codi.gguf"),
+        None,
+    ]
+
+
 @pytest.mark.parametrize("path", ["", "   "])
 def test_model_use_without_a_path_is_a_usage_error(
     capsys: pytest.CaptureFixture[str],

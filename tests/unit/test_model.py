@@ -46,6 +46,7 @@ class FakeBackend:
         self.gate.set()
         self.calls: list[dict[str, Any]] = []
         self.closed = False
+        self.lora: str | None = None  # the adapter applied, as a model process says
 
     def count_tokens(self, text: str) -> int:
         return len(text.split())
@@ -74,14 +75,18 @@ class FakeBackend:
 class Loader:
     def __init__(self, **backend_args: Any) -> None:
         self.loaded: list[str] = []
+        self.adapters: list[str | None] = []
         self.backend_args = backend_args
         self.refuse: set[str] = set()
 
-    def __call__(self, path: str) -> Backend:
+    def __call__(self, path: str, lora: str | None = None) -> Backend:
         if path in self.refuse:
             raise BadArgumentError(f"{path} could not be loaded as a model.")
         self.loaded.append(path)
-        return FakeBackend(path, **self.backend_args)
+        self.adapters.append(lora)
+        backend = FakeBackend(path, **self.backend_args)
+        backend.lora = lora
+        return backend
 
 
 @pytest.fixture
@@ -175,11 +180,11 @@ def test_use_keeps_the_old_model_when_the_new_one_fails(
     assert runtime.status() == before
     good = tmp_path / "good.gguf"
     good.write_bytes(b"GGUF" + bytes(40))
-    remembered: list[str] = []
-    runtime._on_use = remembered.append  # what the daemon persists
+    remembered: list[tuple[str, str | None]] = []
+    runtime._on_use = lambda path, lora: remembered.append((path, lora))  # the daemon persists
     status = runtime.use(str(good))
     assert status["path"] == str(good) and status["loaded"] is True
-    assert remembered == [str(good)]
+    assert remembered == [(str(good), None)]
 
 
 def test_a_failed_load_is_reported_and_not_retried_each_time(loader: Loader) -> None:

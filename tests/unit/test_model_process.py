@@ -130,7 +130,7 @@ def test_a_load_error_is_the_loaders_sentence(monkeypatch: pytest.MonkeyPatch) -
 def _runtime(given_up: list[tuple[str, str | None]], unusable: str | None = None) -> ModelRuntime:
     return ModelRuntime(
         str(embedded_model_path()),  # use() checks it is a GGUF; the crashy loader ignores it
-        lambda path: ProcessBackend.start(path, OPTIONS),
+        lambda path, lora: ProcessBackend.start(path, OPTIONS, lora),
         unusable=unusable,
         on_unusable=lambda path, reason: given_up.append((path, reason)),
     )
