@@ -307,7 +307,7 @@ class DyingBackend(FakeBackend):
 def test_a_teardown_that_raises_never_leaves_the_chat_busy(also_failing: str) -> None:
     loaded: list[FakeBackend] = []
 
-    def load(path: str) -> Backend:
+    def load(path: str, lora: str | None = None) -> Backend:
         loaded.append(DyingBackend(path))
         return loaded[-1]
 
