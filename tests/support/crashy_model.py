@@ -53,7 +53,9 @@ class CrashyBackend:
         json_schema: dict[str, Any] | None = None,
         sampling: object = None,
     ) -> Iterator[tuple[str, str | None]]:
-        last = messages[-1]["content"] if messages else ""
+        # The person's message is the prompt's last line (the chat frames what comes before it);
+        # the tests' messages are one line each.
+        last = messages[-1]["content"].rsplit("\n", 1)[-1] if messages else ""
         _act(_order(last))
         words = f"eco: {last} {_try(last)}".split()[: max(1, max_tokens)]
         for i, word in enumerate(words):
