@@ -293,7 +293,9 @@ def test_the_audit_log_lists_an_accepted_organize_and_its_undo(alma: DaemonRoot)
     assert audit.startswith("# Acciones de ALMA")
     done, undone = audit.split(f"· acción {undo['id']} ·")
     assert f"acción {action['id']} (organize)" in done
-    assert f"la sugerencia {s['id']}: «{s['title']}»" in done and "Decidió: la persona" in done
+    # The log keeps the daemon's language, whatever the language alma-ctl reads the title in.
+    title = "Ordenar user/inbox por tipo de archivo"
+    assert f"la sugerencia {s['id']}: «{title}»" in done and "Decidió: la persona" in done
     for f in files:
         assert f"- movido user/inbox/{f.name} → user/inbox/" in done
     assert f"Deshacer: `alma-ctl undo {action['id']}`" in done
