@@ -643,7 +643,10 @@ def test_an_undo_and_an_auto_action_say_what_they_are() -> None:
     }
     assert views._action(undo) == "Action 8: folder tidying done, 32 ops, undoing action 7."
     auto = {"id": 9, "kind": "temp_cleanup", "status": "done", "ops": 2, "auto": True}
-    assert views._action(auto) == "Action 9: temporary files cleanup done, 2 ops, done by ALMA on its own."
+    assert (
+        views._action(auto)
+        == "Action 9: temporary files cleanup done, 2 ops, done by ALMA on its own."
+    )
 
 
 HOSTILE = "Nota \x1b[2J\x1b]0;pwned\x07 con\r retorno \u202eoculto\u202c y ñ 😀"

@@ -106,9 +106,7 @@ def _carried() -> tuple[dict[str, str], list[str]]:
 def test_every_kind_the_code_carries_has_an_entry() -> None:
     found, unread = _carried()
     # The scan itself reads the detectors: a broken scan cannot pass as "nothing missing".
-    assert {"organize", "routine", "low_mood", "autonomy_promotion", "backup_restore"} <= set(
-        found
-    )
+    assert {"organize", "routine", "low_mood", "autonomy_promotion", "backup_restore"} <= set(found)
     missing = {kind: where for kind, where in found.items() if kind not in KINDS}
     assert missing == {}, "add an entry to policies.kinds for each"
     assert unread == []
