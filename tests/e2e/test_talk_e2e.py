@@ -64,7 +64,7 @@ def test_a_spanish_week_reads_in_spanish_sentences(alma: DaemonRoot) -> None:
 
     assert human(alma, "reminders") == "No hay descansos que recordar ni promesas pendientes.\n"
     stats = human(alma, "stats")
-    assert "ÚTILES" in stats and "Ya no se propone: organize en user/Descargas" in stats
+    assert "ÚTILES" in stats and "Ya no se propone: ordenar carpetas en user/Descargas" in stats
 
     other = "user/escritorio"
     alma.messy_folder(other, 24)
