@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+from policies import kinds
 from policies.i18n import N_, _
 
 #: How a column of a table is headed for a person, in words (the JSON keeps the wire names).
@@ -159,7 +160,11 @@ def label(key: str, table: dict[str, str] = _FIELD_LABELS) -> str:
     return _(label) if label is not None else key.replace("_", " ")
 
 
-def word(value: object) -> object:
+def word(value: object, key: str = "") -> object:
+    """``value`` in the words a person reads: a status word translated, and under the key
+    ``kind`` a kind's label (policies.kinds)."""
+    if key == "kind" and isinstance(value, str):
+        return kinds.label(value)
     return _(value) if isinstance(value, str) and value in _WORDS else value
 
 
@@ -173,7 +178,7 @@ def cell(value: object, width: int | None = 60) -> str:
     if isinstance(value, list):
         value = ", ".join(cell(item, None) for item in value)
     elif isinstance(value, dict):
-        value = ", ".join(f"{label(k)} {cell(word(v), None)}" for k, v in value.items())
+        value = ", ".join(f"{label(k)} {cell(word(v, k), None)}" for k, v in value.items())
     text = " ".join(str(value).split())  # one line per row, whatever the text holds
     if width is None or len(text) <= width:
         return text
@@ -194,7 +199,7 @@ def table(rows: list[object], columns: tuple[str, ...] = ()) -> str:
             seen.update(dict.fromkeys(key for key in row if not isinstance(row[key], dict | list)))
         columns = tuple(seen)
     heads = [label(col, _LABELS).upper() for col in columns]
-    cells = [[cell(word(row.get(col))) for col in columns] for row in dicts]
+    cells = [[cell(word(row.get(col), col)) for col in columns] for row in dicts]
     widths = [max([len(head)] + [len(line[i]) for line in cells]) for i, head in enumerate(heads)]
     out = ["  ".join(head.ljust(w) for head, w in zip(heads, widths, strict=True))]
     out += ["  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)) for line in cells]
@@ -213,5 +218,5 @@ def fields(value: object, indent: str = "") -> str:
         if isinstance(item, dict):
             lines.append(f"{indent}{label(key)}: {cell(item, None)}")
         else:  # whole: the terminal wraps a long reason, never cuts its paths
-            lines.append(f"{indent}{label(key)}: {cell(word(item), None)}")
+            lines.append(f"{indent}{label(key)}: {cell(word(item, key), None)}")
     return "\n".join(lines)

@@ -9,6 +9,7 @@ import os
 
 from control.render import cell, fields, table, word
 from policies.i18n import N_, _, ngettext, pgettext
+from policies.kinds import label as kind_label
 from policies.states import COUNTED_OUTCOMES, shown_status
 from policies.text import printable
 
@@ -153,7 +154,7 @@ def _action(value: object) -> str:
         return fields(value)
     values = {
         "id": value.get("id"),
-        "kind": value.get("kind", "?"),
+        "kind": word(value.get("kind", "?"), "kind"),
         "status": word(value.get("status", "?")),
     }
     text = ngettext(
@@ -226,6 +227,22 @@ def _report(r: object) -> str:
     return text
 
 
+def _labelled(item: dict[str, object]) -> dict[str, object]:
+    """``item`` with its kind in the words a person reads."""
+    return {**item, "kind": word(item.get("kind"), "kind")}
+
+
+def _typed(names: object) -> str:
+    """Kinds as a person reads them, each with the name they type (``autonomy allow KIND``)."""
+    if not isinstance(names, list):
+        return cell(names, None)
+    shown = []
+    for name in names:
+        text = kind_label(str(name))
+        shown.append(text if text == name else f"{text} ({name})")
+    return ", ".join(shown)
+
+
 def _stats(value: object) -> str:
     """The track record: counts per kind and per folder, then what the rules decided."""
     if not isinstance(value, dict):
@@ -235,7 +252,7 @@ def _stats(value: object) -> str:
     if folders:
         out += ["", table(folders, ("kind", "folder", *COUNTED_OUTCOMES))]
     for item in value.get("stopped") or []:
-        out += ["", _("No longer proposed: {kind} in {folder}: {why}.", **item)]
+        out += ["", _("No longer proposed: {kind} in {folder}: {why}.", **_labelled(item))]
     for item in value.get("reasons") or []:
         out += [
             "",
@@ -249,7 +266,7 @@ def _stats(value: object) -> str:
             "",
             _(
                 "No longer runs on its own: {kind}. `{lift}` lets it again.",
-                kind=item["kind"],
+                kind=word(item["kind"], "kind"),
                 lift=item["lift"],
             ),
         ]
@@ -259,7 +276,7 @@ def _stats(value: object) -> str:
             _(
                 "Could run on its own: {kind}, accepted {accepted} times and never undone. "
                 "Only you can allow it: in {file}, section {section}, write {line}",
-                **item,
+                **_labelled(item),
             ),
         ]
     return "\n".join(out)
@@ -336,14 +353,14 @@ def _autonomy_lines(value: dict[str, object]) -> list[str]:
         lines = [_("Autonomy: {level}, as the policy says.", level=effective)]
     kinds = value.get("auto_kinds")
     if kinds:
-        lines.append(_("Done on its own when allowed: {kinds}.", kinds=cell(kinds, None)))
+        lines.append(_("Done on its own when allowed: {kinds}.", kinds=_typed(kinds)))
     stopped = value.get("auto_stopped_kinds")
     if stopped:
         lines.append(
             _(
                 "No longer done on its own after an undo: {kinds}; "
                 "`alma-ctl autonomy allow KIND` allows one again.",
-                kinds=cell(stopped, None),
+                kinds=_typed(stopped),
             )
         )
     return lines
@@ -543,7 +560,7 @@ def _chat_pending(pending: list[object]) -> str:
             ngettext(", {n} file", ", {n} files", files) if isinstance(files, int) and files else ""
         )
         lines.append(
-            f"  {item.get('id')}. {item.get('title', '')} ({item.get('kind', '?')}{extra})"
+            f"  {item.get('id')}. {item.get('title', '')} ({word(item.get('kind', '?'), 'kind')}{extra})"
         )
     lines.append(_("!ver N shows one with its plan; !aceptar N runs it; !rechazar N rejects it."))
     return "\n".join(lines)
@@ -586,7 +603,7 @@ def _feedback(value: object) -> str:
     if not isinstance(value, dict) or "feedback" not in value:
         return fields(value)
     useful = value.get("feedback") == "useful"
-    kind = value.get("kind", "?")
+    kind = word(value.get("kind", "?"), "kind")
     if value.get("action_id") is not None:
         text = (
             _("Noted: action {id} ({kind}) was useful to you.", id=value["action_id"], kind=kind)

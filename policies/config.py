@@ -25,6 +25,7 @@ from policies import limits as L
 from policies.errors import ConfigError
 from policies.i18n import N_, _, ngettext
 from policies.invalid import Problem, first_problem
+from policies.kinds import AUTO_KINDS, KINDS
 from policies.layout import DATA_DIR, HARD_READ_ONLY
 from policies.states import LEVELS
 from policies.zones import split_zone
@@ -36,18 +37,6 @@ else:
 
 M = TypeVar("M")
 
-#: Suggestion kinds the contract names; more may be added, auto.kinds must name known ones.
-KNOWN_KINDS = (
-    "organize",
-    "duplicates",
-    "temp_cleanup",
-    "repeated_failure",
-    "long_hours",
-    "pending_task",
-    "memory_merge",
-    "routine",
-    "backup",
-)
 SandboxBackendName = Literal["auto", "landlock", "bwrap", "firejail"]
 
 
@@ -122,12 +111,21 @@ class Auto(_Section):
     @classmethod
     def _known(cls, value: list[str]) -> list[str]:
         for kind in value:
-            if kind not in KNOWN_KINDS:
+            if kind not in KINDS:
                 raise ValueError(
                     _(
                         "unknown kind {kind}; use some of {kinds}",
                         kind=repr(kind),
-                        kinds=", ".join(KNOWN_KINDS),
+                        kinds=", ".join(AUTO_KINDS),
+                    )
+                )
+            if not KINDS[kind].auto:
+                raise ValueError(
+                    _(
+                        "{kind} only tells you something and has nothing to run on its own; "
+                        "use some of {kinds}",
+                        kind=repr(kind),
+                        kinds=", ".join(AUTO_KINDS),
                     )
                 )
         return value

@@ -48,11 +48,12 @@ from policies.errors import (
     error_from_wire,
 )
 from policies.i18n import _, current_language
+from policies.kinds import MEMORY, RECORD_KINDS
 from policies.layout import RootLayout
 from policies.modes import PRIVATE_DIR, person_umask
 from policies.zones import split_zone
 from sandbox.confine import Backend, Confinement
-from state.journal import RECORD_KINDS, Journal, undo_refusal
+from state.journal import Journal, undo_refusal
 
 log = logging.getLogger("alma.engine")
 _REPO = Path(__file__).resolve().parent.parent
@@ -402,7 +403,7 @@ class Engine:
         if refusal is None:
             return row
         named_failure = row["status"] == "failed" and action_id is not None
-        if named_failure and row["sandbox"] != "memory" and row["kind"] not in RECORD_KINDS:
+        if named_failure and row["sandbox"] != MEMORY and row["kind"] not in RECORD_KINDS:
             return row
         raise InvalidStateError(refusal)
 

@@ -38,6 +38,7 @@ from actions.ops import (
 from policies import limits as L
 from policies.errors import NotFoundError
 from policies.i18n import _
+from policies.kinds import IN_DAEMON, RECORD_KINDS
 from policies.modes import PRIVATE_DIR
 from policies.text import clip
 from state.db import checkpoint, connect, migrate, utcnow
@@ -224,11 +225,6 @@ WAL_FOLD_BYTES = 4 * 2**20
 WAL_BACKSTOP_PAGES = 65536
 
 
-#: Actions that record something done outside the root (a backup taken, old snapshots
-#: forgotten): in `history` and acciones.md like any action, with nothing to undo.
-RECORD_KINDS = frozenset({"backup", "backup_forget"})
-
-
 class Journal:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
@@ -399,7 +395,7 @@ class Journal:
         if sandbox is None:
             rows = self.conn.execute(
                 "SELECT id FROM actions WHERE status = 'running' "
-                "AND sandbox NOT IN ('memory', 'backup') ORDER BY id DESC"
+                f"AND sandbox NOT IN {IN_DAEMON!r} ORDER BY id DESC"
             )
         else:
             rows = self.conn.execute(

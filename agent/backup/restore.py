@@ -31,13 +31,14 @@ from actions import safefs
 from agent.backup.restic import LONG_S, Restic, Wrap
 from policies.errors import BadArgumentError, ConflictError, NotFoundError, RefusedError
 from policies.i18n import _
+from policies.kinds import BACKUP
 from policies.modes import PRIVATE_DIR
 from policies.text import name_hex, printable_name
 from state.journal import Journal
 
 log = logging.getLogger("alma.backup")
 
-SANDBOX = "backup"
+SANDBOX = BACKUP
 KIND = "backup_restore"
 Manifest = list[list[object]]
 #: A confinement's wrap: a command line and the folders it may write -> the line to run.

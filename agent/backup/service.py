@@ -51,6 +51,7 @@ from policies.errors import (
     error_from_wire,
 )
 from policies.i18n import _
+from policies.kinds import BACKUP
 from policies.layout import RootLayout, is_database, is_database_side_file
 from policies.modes import PRIVATE_DIR
 from policies.text import clip, name_from_hex
@@ -61,7 +62,7 @@ from state.suggestions import SuggestionStore
 
 log = logging.getLogger("alma.backup")
 
-SANDBOX = "backup"
+SANDBOX = BACKUP
 #: The state DB's settings: the repository (target, password file) and the last run.
 REPO_SETTING = "backup_repo"
 LAST_SETTING = "backup_last"

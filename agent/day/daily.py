@@ -34,6 +34,7 @@ from agent.detectors.logs import detect_logs
 from agent.detectors.pending import is_promise, sentences
 from agent.voice.model import Complete
 from agent.voice.verify import Grounds, verify_text
+from policies import kinds
 from policies.config import Policy
 from policies.errors import RefusedError
 from policies.i18n import N_, _, language, ngettext, process_language
@@ -78,10 +79,6 @@ def _user_folders(tree: Tree) -> list[str]:
     return names
 
 
-#: The log findings that are a day's trend rather than its news.
-TREND_KINDS = ("repeated_failure", "low_mood", "routine")
-
-
 def day_facts(
     root: Path, day: date, *, memory_projects: Sequence[str] = (), policy: Policy | None = None
 ) -> DayFacts:
@@ -89,7 +86,7 @@ def day_facts(
     now = time.time()
     end = datetime.combine(day + timedelta(days=1), datetime.min.time()).timestamp()
     found = detect_logs(root, policy or Policy(), min(now, end))
-    facts.trends = [f.title for f in found if f.kind in TREND_KINDS]
+    facts.trends = [f.title for f in found if kinds.of(f.kind).trends]
     paragraphs: list[tuple[str, Paragraph]] = []
     with Tree(root) as tree:
         logs = list_logs(tree, now)

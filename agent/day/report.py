@@ -19,10 +19,10 @@ from actions.safe_read import FileRead, read_file
 from actions.tree import Tree
 from policies.errors import RefusedError
 from policies.i18n import _, language, ngettext, process_language
+from policies.kinds import RECORD_KINDS
 from policies.layout import RootLayout
 from policies.modes import SHARED_DIR, SHARED_FILE, for_person
 from state.chatlog import REPORTS
-from state.journal import RECORD_KINDS
 
 AUDIT_LOG = "acciones.md"
 #: Lines of ops written per action in the audit log; the rest is counted (the journal has all).

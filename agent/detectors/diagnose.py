@@ -39,6 +39,7 @@ from actions.tree import Tree
 from agent.detectors.failures import ABS_PATH
 from agent.detectors.patch import apply_unified_diff
 from agent.voice.model import Complete
+from policies import kinds
 from policies import limits as L
 from policies.errors import RefusedError
 from policies.i18n import _
@@ -218,7 +219,7 @@ def explain_failure(
     plan that fixes it when the files say exactly one thing (see the module's words).
     ``writable``: whether the policy lets an action write a root-relative path; ``complete``:
     the daemon's model, asked only when no rule found the fix."""
-    if finding.kind != "repeated_failure":
+    if not kinds.of(finding.kind).explained:
         return finding
     lines = "\n".join(finding.evidence)
     stem = finding.target.rpartition("/")[2].removesuffix(".log")

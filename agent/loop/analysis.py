@@ -28,11 +28,12 @@ from agent.day.reminders import plan_words
 from agent.detectors import diagnose
 from agent.loop.autonomy import Autonomy, PolicyHolder
 from agent.loop.budget import protects, within, worth
-from agent.loop.track import PROMOTION_KIND, TrackRecord
+from agent.loop.track import TrackRecord
 from agent.memory import merge_actions
 from agent.memory.gate import MemoryGate
 from agent.memory.recall import MemoryNote, apply_recall, recall_notes
 from agent.voice.model import Complete
+from policies import kinds
 from policies.decide import PlanFacts, Verdict, decide
 from policies.errors import AlmaError
 from policies.i18n import _, ngettext
@@ -45,9 +46,6 @@ log = logging.getLogger("alma.agent")
 
 Detect = Callable[[float], Sequence[PlanResult]]
 Notify = Callable[[str, str], None]
-#: Plan-less kinds that describe a condition which can end by itself: a backup that works
-#: again (agent.backup.service), a kind no longer trusted after an undo (agent.loop.track).
-_CONDITION_KINDS = frozenset({"backup", PROMOTION_KIND})
 
 
 def no_notify(title: str, body: str) -> None:
@@ -213,7 +211,7 @@ class Analyst:
                 continue
             blocking = self.store.find_blocking(finding.fingerprint)
             if blocking is not None:  # pending, or decided: not news
-                if finding.kind in _CONDITION_KINDS and blocking > 0:
+                if kinds.of(finding.kind).condition and blocking > 0:
                     # The same condition in its latest words (a failing backup's last error).
                     self.store.restate(blocking, finding)
                 continue
@@ -228,9 +226,9 @@ class Analyst:
         """A pending plan whose files changed under it no longer describes them, and a notice
         of a condition that ended (a backup succeeded since) no longer holds: expire it."""
         for row in self.store.with_status("pending"):
-            if row["kind"] == merge_actions.KIND and not seen_memory:
+            if kinds.of(row["kind"]).family == kinds.MEMORY and not seen_memory:
                 continue  # the store was not looked at this time
-            ended = row["kind"] in _CONDITION_KINDS
+            ended = kinds.of(row["kind"]).condition
             if (row["has_plan"] or ended) and row["fingerprint"] not in current:
                 if ended:
                     why = _("what it said no longer holds")
@@ -244,11 +242,13 @@ class Analyst:
     def explain(self, finding: PlanResult, complete: Complete | None = None) -> PlanResult:
         """The words of a plan the files or the clock give: a failing script's configuration
         (its fix, perhaps the model's), the time of the break a long_hours suggestion offers.
-        Only these kinds take this step; every other finding comes out as it went in."""
-        if finding.kind == "long_hours":
+        Only these kinds (``breaks``, ``explained`` in policies.kinds) take this step; every
+        other finding comes out as it went in."""
+        kind = kinds.of(finding.kind)
+        if kind.breaks:
             when = datetime.fromtimestamp(self.clock())
             return replace(finding, evidence=[*finding.evidence, plan_words(when)])
-        if finding.kind != "repeated_failure":
+        if not kind.explained:
             return finding
         policy = self.policy()
         zones = ZoneCheck(policy.zones.writable, policy.zones.read_only)

@@ -11,10 +11,11 @@ almost full has no detector of its own; a backup that fails for lack of space is
 warning. Kinds that repeat (a backup failing every night) stay one suggestion, found again by
 its fingerprint (agent.loop.analysis), so this cannot flood the person.
 
-Worth, highest first: something broken (a failing backup or script), then what the person
-said (a promise, how they feel), then their time (a routine, long days), then their files (the
-more files, the more worth). Within that order a kind the person has accepted more than
-rejected comes before one they keep turning down.
+Worth, highest first (each kind's ``worth`` and ``protects`` in policies.kinds): something
+broken (a failing backup or script), then what the person said (a promise, how they feel),
+then their time (a routine, long days), then their files (the more files, the more worth).
+Within that order a kind the person has accepted more than rejected comes before one they keep
+turning down.
 """
 
 from __future__ import annotations
@@ -22,23 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-#: A kind's place in what matters to a person; a kind not named counts as files do.
-_WORTH = {
-    "backup": 6,
-    "repeated_failure": 5,
-    "pending_task": 4,
-    "low_mood": 4,
-    "routine": 3,
-    "long_hours": 3,
-    "autonomy_promotion": 2,
-    "duplicates": 2,
-    "organize": 1,
-    "temp_cleanup": 1,
-    "memory_merge": 0,
-}
-_FILES_WORTH = 1
-#: The kinds that protect the person's data: outside the budget.
-_PROTECTS = frozenset({"backup"})
+from policies import kinds
 
 T = TypeVar("T")
 
@@ -46,12 +31,12 @@ T = TypeVar("T")
 def worth(kind: str, files: int, welcome: float) -> tuple[int, float, int]:
     """A sort key, larger first: the kind's place, how welcome the kind has been (the share
     of its decided suggestions the person accepted; 0.5 when none was decided), its files."""
-    return (_WORTH.get(kind, _FILES_WORTH), welcome, files)
+    return (kinds.of(kind).worth, welcome, files)
 
 
 def protects(kind: str) -> bool:
     """True for a kind that protects the person's data: never held back, never counted."""
-    return kind in _PROTECTS
+    return kinds.of(kind).protects
 
 
 def within(

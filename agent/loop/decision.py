@@ -32,6 +32,7 @@ from agent.loop.autonomy import Autonomy
 from agent.memory import merge_actions
 from agent.memory.gate import MemoryGate
 from agent.memory.recall import rejection_memory
+from policies import kinds
 from policies.decide import RunContext
 from policies.errors import (
     AlmaError,
@@ -197,7 +198,7 @@ class Decider:
         """The audit log, a break reminder for an accepted long_hours, the track record."""
         row = self.store.row(sid)
         self.audit.write(action, dict(row))
-        if row["kind"] == "long_hours" and not auto:
+        if kinds.of(row["kind"]).breaks and not auto:
             self.reminders.add_break(sid, datetime.fromtimestamp(self.clock()))
         self.store.record_outcome(
             "accepted", row["kind"], row["target"], suggestion_id=sid, auto=auto

@@ -26,8 +26,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from actions.planners.base import PlanResult, fingerprint
-from policies.config import KNOWN_KINDS
 from policies.i18n import _
+from policies.kinds import AUTO_KINDS
 from policies.states import COUNTED_OUTCOMES
 
 REJECTS_TO_STOP = 3
@@ -111,7 +111,7 @@ class TrackRecord:
         for kind, n in sorted(self.accepted_by_person.items()):
             if n < PROMOTE_AFTER or kind in self.undone_kinds or kind in self.auto_kinds:
                 continue
-            if kind not in KNOWN_KINDS:  # the policy refuses it in [auto].kinds: never ask
+            if kind not in AUTO_KINDS:  # the policy refuses it in [auto].kinds: never ask
                 continue
             kinds = json.dumps([*self.auto_kinds, kind], ensure_ascii=False)
             out.append(

@@ -16,13 +16,14 @@ from actions.ops import MemoryMerge, Op, StoredPlan
 from actions.planners import PlanResult, fingerprint
 from policies.errors import AlmaError, ConflictError, as_alma_error
 from policies.i18n import _
+from policies.kinds import MEMORY
 from state.journal import Journal
 
 if TYPE_CHECKING:
     from agent.memory.service import MemoryService
 
 log = logging.getLogger("alma.memory")
-SANDBOX = "memory"
+SANDBOX = MEMORY
 KIND = "memory_merge"
 
 

@@ -126,7 +126,7 @@ def test_a_person_chats_in_a_real_terminal(alma_chat: DaemonRoot, term: Tmux) ->
     n = suggestion["id"]
     term.line(f"!aceptar {n}")
     term.wait(
-        lambda s: re.search(rf"Action \d+: organize done, \d+ ops, from suggestion {n}\.", after(s, f"!aceptar {n}")),
+        lambda s: re.search(rf"Action \d+: folder tidying done, \d+ ops, from suggestion {n}\.", after(s, f"!aceptar {n}")),
         what="the suggestion executed",
     )  # fmt: skip
     assert snapshot(alma.root / "user") != before

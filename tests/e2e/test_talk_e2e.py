@@ -50,7 +50,7 @@ def test_a_spanish_week_reads_in_spanish_sentences(alma: DaemonRoot) -> None:
     accepted = human(alma, "suggestions", "accept", str(sid))
     action = int(accepted.split()[1].rstrip(":"))
     noted = human(alma, "feedback", str(sid), "útil")
-    assert noted == f"Anotado: la sugerencia {sid} (organize) te fue útil.\n"
+    assert noted == f"Anotado: la sugerencia {sid} (ordenar carpetas) te fue útil.\n"
     assert alma.ok("stats")["kinds"][0]["useful"] == 1  # the wire kept its one value
 
     before = human(alma, "history")
@@ -64,7 +64,7 @@ def test_a_spanish_week_reads_in_spanish_sentences(alma: DaemonRoot) -> None:
 
     assert human(alma, "reminders") == "No hay descansos que recordar ni promesas pendientes.\n"
     stats = human(alma, "stats")
-    assert "ÚTILES" in stats and "Ya no se propone: organize en user/Descargas" in stats
+    assert "ÚTILES" in stats and "Ya no se propone: ordenar carpetas en user/Descargas" in stats
 
     other = "user/escritorio"
     alma.messy_folder(other, 24)

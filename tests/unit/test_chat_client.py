@@ -134,7 +134,7 @@ def session(base: Path, daemon: FakeDaemon) -> Session:
 def test_the_start_shows_the_model_and_the_pending_suggestions(session: Session) -> None:
     text = session.out.getvalue()
     assert "SmolLM2-135M-Instruct.Q4_1.gguf" in text
-    assert "1. Ordenar user/fotos por tipo (organize, 31 files)" in text
+    assert "1. Ordenar user/fotos por tipo (folder tidying, 31 files)" in text
     assert "2. Tirar temporales viejos" in text
     assert "!aceptar N" in text
 
@@ -172,7 +172,7 @@ def test_commands_go_through_the_table_and_print_what_alma_ctl_prints(
         ("memory.search", {"query": "backup", "limit": 5, "tags": [], "project": None, "memory_type": None, "min_importance": None, "theme": None, "related_to": None}),
     ]  # fmt: skip
     out = session.out.getvalue()
-    assert "Action 7: organize done, 32 ops, from suggestion 1." in out
+    assert "Action 7: folder tidying done, 32 ops, from suggestion 1." in out
     assert "[0.91] ab12  El backup de las 3:00 falla  #backup" in out
 
 

@@ -278,11 +278,11 @@ def test_human_output(capsys: pytest.CaptureFixture[str], root: Path) -> None:
     assert "2. move     user/proyectoY/a.jpg -> user/proyectoY/images/a.jpg" in out
     assert "31 ficheros" in out
     _, out, _ = run(capsys, *r, "suggestions", "accept", "3")
-    assert out.startswith("Action 7: organize done, 32 ops, from suggestion 3.")
+    assert out.startswith("Action 7: folder tidying done, 32 ops, from suggestion 3.")
     _, out, _ = run(capsys, *r, "suggestions", "reject", "3")
     assert out == "Rejected suggestion 3.\n"
     _, out, _ = run(capsys, *r, "history")
-    assert out.splitlines()[1].split()[:4] == ["7", "3", "organize", "done"]
+    assert out.splitlines()[1].split()[:5] == ["7", "3", "folder", "tidying", "done"]
     _, out, _ = run(capsys, *r, "memory", "search", "sqlite")
     assert out.startswith("[0.83] 5f0c2a  Decidí usar SQLite") and "#db" in out
     _, out, _ = run(capsys, *r, "context", "p")
@@ -517,7 +517,7 @@ def test_a_spanish_locale_gets_one_language_on_the_screen(
         "segundos en marcha: 3.5",
         "Autonomía: suggest, rebajada desde el nivel auto de la política; "
         "`alma-ctl autonomy level auto` quita la rebaja.",
-        "Se hace por su cuenta cuando se permite: temp_cleanup.",
+        "Se hace por su cuenta cuando se permite: limpieza de temporales (temp_cleanup).",
         "Política: /r/system/autonomy.conf, válida, cargada 2026-11-22T10:00:00+00:00.",
     ]
     fake.results["suggestions.list"] = [
@@ -538,7 +538,7 @@ def test_a_spanish_locale_gets_one_language_on_the_screen(
     assert "Plan (3 ops):" in out and "Pruebas:" in out
     assert "2. mover    user/proyectoY/a.jpg -> user/proyectoY/images/a.jpg" in out
     _, out, _ = run(capsys, *r, "suggestions", "accept", "3")
-    assert out.startswith("Acción 7: organize hecha, 32 ops, de la sugerencia 3.")
+    assert out.startswith("Acción 7: ordenar carpetas hecha, 32 ops, de la sugerencia 3.")
     _, out, _ = run(capsys, *r, "history")
     assert out.splitlines()[0].split()[:4] == ["ID", "SUGERENCIA", "TIPO", "ESTADO"]
     # The daemon side answers in the language of the request (the wire: test_control_server).
@@ -716,9 +716,12 @@ def test_an_undo_and_an_auto_action_say_what_they_are() -> None:
         "suggestion_id": 3,
         "undoes": 7,
     }
-    assert views._action(undo) == "Action 8: organize done, 32 ops, undoing action 7."
+    assert views._action(undo) == "Action 8: folder tidying done, 32 ops, undoing action 7."
     auto = {"id": 9, "kind": "temp_cleanup", "status": "done", "ops": 2, "auto": True}
-    assert views._action(auto) == "Action 9: temp_cleanup done, 2 ops, done by ALMA on its own."
+    assert (
+        views._action(auto)
+        == "Action 9: temporary files cleanup done, 2 ops, done by ALMA on its own."
+    )
 
 
 HOSTILE = "Nota \x1b[2J\x1b]0;pwned\x07 con\r retorno \u202eoculto\u202c y ñ 😀"

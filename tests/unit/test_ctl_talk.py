@@ -140,10 +140,12 @@ def test_a_suggestion_shows_what_its_ops_mean_never_their_identity() -> None:
 
 
 def test_feedback_is_a_sentence() -> None:
-    assert spanish("feedback", FEEDBACK) == "Anotado: la sugerencia 1 (organize) te fue útil."
+    assert (
+        spanish("feedback", FEEDBACK) == "Anotado: la sugerencia 1 (ordenar carpetas) te fue útil."
+    )
     useless = {**FEEDBACK, "action_id": 3, "feedback": "useless", "reason": "ya lo hice yo"}
     text = spanish("feedback", useless)
-    assert text.startswith("Anotado: la acción 3 (organize) no te fue útil.")
+    assert text.startswith("Anotado: la acción 3 (ordenar carpetas) no te fue útil.")
     assert "ya lo hice yo" in text
 
 

@@ -112,7 +112,7 @@ def test_stats_reads_for_a_person_with_the_lift_and_the_policy_line(
     for sid in range(10, 10 + PROMOTE_AFTER):
         store.record_outcome("accepted", "duplicates", "user", suggestion_id=sid)
     text = render_result("stats", {}, _record(store, ("temp_cleanup",)).summary())
-    assert re.search(r"^organize\s+user/fotos\s+0\s+0\s+3\s+0\s+0\s+0$", text, re.M), text
+    assert re.search(r"^folder tidying\s+user/fotos\s+0\s+0\s+3\s+0\s+0\s+0$", text, re.M), text
     assert "`alma-ctl autonomy allow organize --folder user/fotos`" in text
     assert 'write kinds = ["temp_cleanup", "duplicates"]' in text
 
