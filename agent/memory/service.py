@@ -277,6 +277,7 @@ class MemoryService:
             "budget_tokens": req["budget"],
             "over_budget": over,
             "l0_searched": ctx.l0_searched,
+            "answered": ctx.answered,
         }
 
     def export(self, fmt: str) -> builtins.list[dict[str, Any]]:

@@ -37,11 +37,16 @@ Vectors = npt.NDArray[np.float32]
 
 @dataclass(frozen=True)
 class Selection:
-    """Which of a context's candidates enter (``agent.memory.context.select``), in spreads of
-    their rank scores: fitted by ``python -m tests.support.grounded_eval ROOT --fit``."""
+    """Which of a context's candidates answer the message (``agent.memory.context.select``):
+    a logistic model over ``agent.memory.search.ANSWER_FEATURES`` gives each candidate its
+    chance of answering; the message is answered when its best candidate reaches ``bound``,
+    and then the candidates that reach ``floor`` enter, at most ``most``. Fitted by
+    ``python -m tests.support.grounded_eval ROOT --fit SYNTHETIC_ROOT``."""
 
-    standout: float  # the best must stand this far above the median candidate
-    gap: float  # a candidate enters within this far below the best (shares of the spread)
+    weights: tuple[float, ...]  # over ANSWER_FEATURES
+    intercept: float
+    bound: float  # the best candidate's chance below which nothing answers the message
+    floor: float  # a candidate's chance below which it does not enter an answered context
     most: int  # and at most this many enter
 
 
@@ -91,7 +96,9 @@ class Embedder(Protocol):
 #: tuning half and the grounded set's fit split (tests.support.memory_eval ``--calibrate``),
 #: then the selection on the grounded set's fit split (tests.support.grounded_eval ``--fit``);
 #: figures in docs/memory.md.
-E5_SELECTION = Selection(standout=0.0, gap=0.36, most=3)
+E5_SELECTION = Selection(
+    weights=(35.819, 51.053, 0.707), intercept=-33.108, bound=0.37, floor=0.01, most=3
+)
 E5_RANKING = Ranking(weights=(102.743, 64.484, 0.0, 1.63, -7.365, -59.045))
 E5_CALIBRATION = Calibration(duplicate=0.95, merge=0.93, selection=E5_SELECTION, ranking=E5_RANKING)
 
