@@ -90,14 +90,15 @@ class Embedder(Protocol):
 #: Measured on multilingual-e5-small with Spanish: paraphrases 0.81-0.86 against unrelated
 #: sentences at a median of 0.79 (90th percentile 0.82); reworded repeats 0.95-0.99, but also
 #: "El disco estaba montado" vs "no estaba montado" at 0.95, hence the lexical checks.
-#: Paraphrases of one memory spread over ~0.05, so no raw-cosine constant tells a relevant
-#: memory from an unrelated one: the context's cut is relative to each message's candidates.
-#: The ranking is fitted on the fitting splits of both labelled sets, the synthetic set's
-#: tuning half and the grounded set's fit split (tests.support.memory_eval ``--calibrate``),
-#: then the selection on the grounded set's fit split (tests.support.grounded_eval ``--fit``);
-#: figures in docs/memory.md.
+#: Paraphrases of one memory spread over ~0.05, so no raw-cosine constant alone tells a
+#: relevant memory from an unrelated one: the answer model also reads how far a candidate
+#: stands above the message's other candidates. The ranking is fitted on the fitting splits of
+#: both labelled sets, the synthetic set's tuning half and the grounded set's fit split
+#: (tests.support.memory_eval ``--calibrate``), then the selection on the same splits and on
+#: questions nothing answers (tests.support.grounded_eval ``--fit``); figures in
+#: docs/memory.md.
 E5_SELECTION = Selection(
-    weights=(35.819, 51.053, 0.707), intercept=-33.108, bound=0.37, floor=0.01, most=3
+    weights=(34.329, 41.958, 0.75), intercept=-31.281, bound=0.33, floor=0.01, most=3
 )
 E5_RANKING = Ranking(weights=(102.743, 64.484, 0.0, 1.63, -7.365, -59.045))
 E5_CALIBRATION = Calibration(duplicate=0.95, merge=0.93, selection=E5_SELECTION, ranking=E5_RANKING)

@@ -214,7 +214,7 @@ def fit(
     The bounds: the best mean recall of the answer over the sets with answers, while on every
     set the unrelated share and the items a question stay within ``FIT_UNRELATED`` and
     ``FIT_ITEMS`` where its look-alikes are labelled (the grounded set), and the questions
-    nothing answers get nothing for ``FIT_NOTHING`` of them; ties go to fewer items. ``shown``
+    nothing answers, pooled, get nothing for ``FIT_NOTHING`` of them; ties go to fewer items. ``shown``
     (the traps: the subject stored, the detail asked not) is printed, never fitted on: on
     them the answer model cannot tell the subject's other memories from an answer without
     losing a third of the answers elsewhere (docs/memory.md), and what it hands there is
@@ -251,12 +251,13 @@ def fit(
         rule = Selection(weights, intercept, bound=bound, floor=floor, most=most)
         recalls = []
         ok = True
+        empty = unanswered = 0
         for name, questions in sets.items():
             o = outcome(questions, rule, merge)
             if o.answered:
                 recalls.append(o.found / o.answered)
-            if o.unanswered and o.empty / o.unanswered < FIT_NOTHING:
-                ok = False
+            empty += o.empty
+            unanswered += o.unanswered
             if (
                 name.startswith("grounded")
                 and o.answered
@@ -266,6 +267,7 @@ def fit(
                 )
             ):
                 ok = False
+        ok = ok and empty >= FIT_NOTHING * unanswered
         score = (float(np.mean(recalls)), -most - floor)
         if ok and (best is None or score > best):
             best, chosen = score, rule
@@ -302,9 +304,9 @@ def fitting_sets(
             "grounded fit": labelled(svc, grounded_questions(data, "fit")),
             "grounded, nothing stored": labelled(svc, nothing_answers(UNANSWERABLE)),
             "synthetic tune": labelled(other, synthetic_questions(build_synthetic(), "tune")),
-            "synthetic, nothing stored": labelled(other, nothing_answers(none)),
         }
         shown = {
+            "synthetic, nothing stored": labelled(other, nothing_answers(none)),
             "grounded, traps": labelled(svc, nothing_answers(TRAPS)),
             "synthetic, traps": labelled(other, nothing_answers(tuple(MENTIONED_IN_SYNTHETIC))),
         }
