@@ -1,0 +1,118 @@
+"""The chat's context on the blind held-out set (tests/data/heldout), reported once.
+
+``python -m tests.support.heldout_eval ROOT`` builds the grounded set's store in ROOT (or
+reopens it), adds the held-out memories to it through ``add`` (2,400+ memories in all), and
+prints, overall and per language of the question: the answer among the context's items that
+answer (``answers``: a memory handed, or a principle the chat quotes); the unrelated share of
+those items (neither the question's answer nor a memory of its subject); and, for the questions
+nothing answers, the share that get no item that answers, traps (the subject stored, the
+detail asked not) and absent subjects apart. The set was written by someone who had not seen
+the ranking, and nothing is fitted on it: the answer model was frozen before it was run.
+"""
+
+from __future__ import annotations
+
+import json
+import runpy
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agent.memory.service import MemoryService
+from tests.support.grounded_eval import build_store
+
+HELDOUT = Path(__file__).resolve().parents[1] / "data" / "heldout"
+
+
+@dataclass
+class Tally:
+    answered: int = 0
+    found: int = 0
+    items: int = 0
+    unrelated: int = 0
+    traps: int = 0
+    traps_empty: int = 0
+    absent: int = 0
+    absent_empty: int = 0
+
+    def line(self, name: str) -> str:
+        none = self.traps + self.absent
+        empty = self.traps_empty + self.absent_empty
+        return (
+            f"{name}: answer in context {self.found / max(1, self.answered):.3f} "
+            f"({self.found} of {self.answered}), unrelated {self.unrelated / max(1, self.items):.3f} "
+            f"({self.unrelated} of {self.items}), nothing handed {empty / max(1, none):.3f} "
+            f"({empty} of {none}: traps {self.traps_empty} of {self.traps}, "
+            f"absent {self.absent_empty} of {self.absent})"
+        )
+
+
+def _read(name: str) -> list[dict[str, Any]]:
+    lines = (HELDOUT / name).read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def load_heldout(svc: MemoryService, root: Path) -> None:
+    """The held-out memories added to the store, once."""
+    if (root / "heldout-loaded").exists():
+        return
+    for m in _read("memories.jsonl"):
+        svc.add(m["content"], tags=m["tags"], project=m["project"], memory_type=m["type"])
+    (root / "heldout-loaded").write_text("yes\n")
+
+
+def subjects() -> tuple[dict[str, set[str]], set[str]]:
+    """Each answer's text with the texts of its subject (the answer and its near memories),
+    from the set's own source; and the trap questions (the others nothing answers are about
+    absent subjects)."""
+    source = runpy.run_path(str(HELDOUT / "build.py"), run_name="heldout_source")
+    texts: dict[str, set[str]] = {}
+    for s in source["SUBJECTS"]:
+        case = {s["answer"][2], *(n[2] for n in s["nears"])}
+        texts[s["answer"][2]] = case
+    return texts, {q for _lang, q in source["TRAPS"]}
+
+
+def evaluate(svc: MemoryService) -> dict[str, Tally]:
+    contents = {m["id"]: m["content"] for m in _read("memories.jsonl")}
+    cases, traps = subjects()
+    out: dict[str, Tally] = defaultdict(Tally)
+    for q in _read("questions.jsonl"):
+        ctx = svc.context(q["question"], count_use=False)
+        given = [str(i["content"]) for i in ctx["items"] if i["answers"]]
+        for t in (out["all"], out[q["lang"]]):
+            if q["kind"] == "unanswerable":
+                if q["question"] in traps:
+                    t.traps += 1
+                    t.traps_empty += not given
+                else:
+                    t.absent += 1
+                    t.absent_empty += not given
+                t.items += len(given)
+                t.unrelated += len(given)  # nothing answers: whatever is given is unrelated
+                continue
+            answer = contents[q["answer_ids"][0]]
+            t.answered += 1
+            t.found += answer in given
+            t.items += len(given)
+            t.unrelated += sum(g not in cases[answer] for g in given)
+    return dict(out)
+
+
+def main() -> None:
+    root = Path(sys.argv[1])
+    svc, _data = build_store(root)
+    try:
+        load_heldout(svc, root)
+        print(f"{svc.count()} memories stored (the grounded set's and the held-out set's)")
+        figures = evaluate(svc)
+        for name in ("all", "es", "en"):
+            print(figures[name].line(name))
+    finally:
+        svc.close()
+
+
+if __name__ == "__main__":
+    main()
