@@ -59,7 +59,8 @@ def load_heldout(svc: MemoryService, root: Path) -> None:
     if (root / "heldout-loaded").exists():
         return
     for m in _read("memories.jsonl"):
-        svc.add(m["content"], tags=m["tags"], project=m["project"], memory_type=m["type"])
+        extra = {"project": m["project"]} if m["project"] else {}
+        svc.add(m["content"], tags=m["tags"], memory_type=m["type"], **extra)
     (root / "heldout-loaded").write_text("yes\n")
 
 
