@@ -89,6 +89,8 @@ class MemoryStore:
         self._uses_writer: threading.Thread | None = None
         self._closed = False
         self._exact: ExactIndex | None = None  # built at the first search (state.memory.exact)
+        # A Chroma server may have other writers: its index is the only one kept in step.
+        self._exact_allowed = url is None
         self._client = _client(path, url)
         self._active = self._open(ACTIVE)
         self._archive = self._open(ARCHIVE)
@@ -234,7 +236,7 @@ class MemoryStore:
         (``facts`` and ``records`` read what a search needs of them)."""
         if n <= 0:
             return []
-        exact = self._exact_index() if where is None else None
+        exact = self._exact_index() if where is None and self._exact_allowed else None
         if exact is not None:
             return exact.nearest(vector, n)
         res = self._active.query(
