@@ -53,6 +53,15 @@ class Figures:
     top5: int = 0
     asked: int = 0  # questions whose case holds an earlier question of the person
     fact_first: int = 0  # ... where search never ranks that question above the answer
+    nothing: int = 0  # questions with no answer stored that get no memory and "answered" false
+
+    @property
+    def unanswered(self) -> int:
+        return self.questions - self.answerable
+
+    @property
+    def nothing_share(self) -> float:
+        return self.nothing / max(1, self.unanswered)
 
     @property
     def recall(self) -> float:
@@ -72,7 +81,8 @@ class Figures:
             f"answer in context {self.recall:.3f} ({self.in_context}), "
             f"unrelated {self.unrelated_share:.3f} "
             f"({self.unrelated} of {self.items}), {self.per_question:.2f} memories a question, "
-            f"empty {self.empty}; search: answer in top 5 {self.top5 / max(1, self.answerable):.2f}, "
+            f"empty {self.empty}, nothing handed {self.nothing}/{self.unanswered} with no answer "
+            f"stored; search: answer in top 5 {self.top5 / max(1, self.answerable):.2f}, "
             f"earlier question never above the answer {self.fact_first}/{self.asked}"
         )
 
@@ -105,6 +115,7 @@ def evaluate(svc: MemoryService, data: GroundedSet, split: str) -> Figures:
         fig.empty += not items
         if not q.expected:
             fig.unrelated += len(items)
+            fig.nothing += not items and not ctx["answered"]
             continue
         fig.answerable += 1
         answer = answers[q.expected]
