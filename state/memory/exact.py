@@ -2,7 +2,7 @@
 
 Chroma's HNSW is approximate: on e5's tightly clustered vectors it misses some of the 40
 nearest a query, and it rebuilds its index at each open, so two processes reading one store
-answered a search differently (docs/benchmarks.md). Below ``EXACT_MAX`` active memories the
+answer a search differently (docs/memory.md). Below ``EXACT_MAX`` active memories the
 store searches this copy instead: one matrix product, the same answer in every process, ties
 broken by id. Above it, Chroma's index (the copy would cost more memory than it saves time).
 """
@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from state.memory.embedder import Vectors
 
-#: Active memories up to which searches are exact: 384 float32 a memory, 30 MB at the most.
+#: Active memories up to which searches are exact (the copy's size: docs/memory.md).
 EXACT_MAX = 20_000
 
 
@@ -50,7 +50,7 @@ class ExactIndex:
         if n <= 0 or not self.ids:
             return []
         # einsum's own loop, not BLAS: OpenBLAS's threads wait for each other on a busy
-        # machine (docs/benchmarks.md), and one core does this product in well under 1 ms.
+        # machine, and one core alone does this product quickly (docs/benchmarks.md).
         scores = np.einsum("ij,j->i", self.matrix, np.asarray(vector, dtype=np.float32))
         top = np.argpartition(-scores, n - 1)[:n] if n < len(scores) else np.arange(len(scores))
         best = sorted(top.tolist(), key=lambda k: (-float(scores[k]), self.ids[k]))
