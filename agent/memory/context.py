@@ -190,7 +190,7 @@ def ranked(
         )
         if h.facts.kind != "question"
     ]
-    answer_chances(found, store.embedder.calibration.selection)
+    answer_chances(found, store.embedder.calibration.selection, len(search_terms(prompt)))
     return found
 
 

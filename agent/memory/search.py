@@ -57,12 +57,14 @@ RANK_FEATURES = ("cosine", "semantic", "lexical", "matched_share", "summary", "c
 #: that feature out and fits again.
 RANK_SIGNS = (1, 1, 1, 1, 0, -1)
 #: What the answer model (``Selection`` in the embedder's calibration) reads of a candidate,
-#: in the order of its weights: its cosine to the message, how far that is above the median
+#: in the order of its weights: its cosine to the message; how far that is above the median
 #: cosine of the message's ``SEMANTIC`` nearest candidates (what "close" means for this
-#: message), and how far its rank score is below the best candidate's. No feature reads a word
-#: of the message or of a memory, so a fit cannot learn a set's wording: three weights and an
-#: intercept, on the scales of the embedder's cosines and of the rank model's scores.
-ANSWER_FEATURES = ("cosine", "above_typical", "below_best")
+#: message); how far its rank score is below the best candidate's; its lead over the best of
+#: the other candidates (positive only for the best: how clearly it stands out, which holds in
+#: a store of eight memories as in one of thousands, where the cosines' level does not); and
+#: the share of the message's search terms it holds. No feature reads which words they are,
+#: so a fit cannot learn a set's wording: five weights and an intercept.
+ANSWER_FEATURES = ("cosine", "above_typical", "below_best", "lead", "matched_share")
 #: Centrality is a candidate's mean cosine to the ``HUB`` nearest candidates (itself aside): a
 #: memory as close to all of them as to the question is a generic one (a templated day, "comí
 #: con X"), and a set of look-alikes crowds the top with such memories. Penalizing it is the hubness
@@ -219,21 +221,28 @@ def candidates(
     return ordered
 
 
-def answer_features(hits: list[Hit]) -> npt.NDArray[np.float64]:
+def answer_features(hits: list[Hit], n_terms: int) -> npt.NDArray[np.float64]:
     """One row of ``ANSWER_FEATURES`` per candidate (``hits``: a message's candidates, ranked,
-    the person's questions left out)."""
+    the person's questions left out; ``n_terms``: how many search terms the message has)."""
     if not hits:
         return np.zeros((0, len(ANSWER_FEATURES)))
     cosines = np.asarray([h.score for h in hits], dtype=np.float64)
     typical = float(np.median(np.sort(cosines)[::-1][:SEMANTIC]))
-    best = max(h.fused for h in hits)
-    return np.column_stack([cosines, cosines - typical, [h.fused - best for h in hits]])
+    fused = np.asarray([h.fused for h in hits], dtype=np.float64)
+    order = np.argsort(-fused, kind="stable")
+    best = float(fused[order[0]])
+    second = float(fused[order[1]]) if len(hits) > 1 else best
+    # Each candidate's lead over the best of the others: the best's over the second, every
+    # other's over the best.
+    lead = fused - np.where(np.arange(len(hits)) == order[0], second, best)
+    share = [len(h.matched) / n_terms if n_terms else 0.0 for h in hits]
+    return np.column_stack([cosines, cosines - typical, fused - best, lead, share])
 
 
-def answer_chances(hits: list[Hit], rule: Selection) -> None:
+def answer_chances(hits: list[Hit], rule: Selection, n_terms: int) -> None:
     """Set each candidate's ``answering``: the answer model's chance that it answers."""
     if hits:
-        z = answer_features(hits) @ np.asarray(rule.weights) + rule.intercept
+        z = answer_features(hits, n_terms) @ np.asarray(rule.weights) + rule.intercept
         z = np.clip(z, -50.0, 50.0)
         for hit, p in zip(hits, 1.0 / (1.0 + np.exp(-z)), strict=True):
             hit.answering = float(p)

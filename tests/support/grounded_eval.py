@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from agent.memory.context import CANDIDATES, ranked, select
-from agent.memory.search import Hit, answer_chances, answer_features, load
+from agent.memory.search import Hit, answer_chances, answer_features
 from agent.memory.service import MemoryService
 from state.memory.embedder import Selection
 from state.memory.normalize import search_terms
@@ -135,9 +135,10 @@ def evaluate(svc: MemoryService, data: GroundedSet, split: str) -> Figures:
 #: One question for the fit: its text, its answer's text ("" when nothing answers it) and the
 #: texts of its case (handing those is not handing something unrelated).
 Asked = tuple[str, str, list[str]]
-#: Its candidates (``context.ranked``, principles aside, the best ``CANDIDATES``) and their
-#: labels: ``answer``, ``related`` or ``unrelated``.
-Labelled = tuple[list[Hit], list[str], bool]
+#: Its candidates (``context.ranked``, principles aside, the best ``CANDIDATES``), their
+#: labels (``answer``, ``related`` or ``unrelated``), whether something answers it and how
+#: many search terms it has.
+Labelled = tuple[list[Hit], list[str], bool, int]
 
 
 def grounded_questions(data: GroundedSet, split: str) -> list[Asked]:
@@ -165,17 +166,19 @@ def labelled(svc: MemoryService, questions: list[Asked]) -> list[Labelled]:
     for query, answer, texts in questions:
         every = ranked(svc.store, query, now=NOW)
         hits = [h for h in every if h.facts.layer != "L-inf"][:CANDIDATES]
-        hits = load(svc.store, hits, search_terms(query))
+        # Read apart from the hits: ``load`` would set their ``matched`` from the text, and
+        # the answer model reads it as the search set it (from the lexicon).
+        content = {r.id: r.content for r in svc.store.records([h.id for h in hits])}
         labels = []
         for h in hits:
-            content = h.record.content
-            if answer and content == answer:
+            text = content.get(h.id, "")
+            if answer and text == answer:
                 labels.append("answer")
-            elif answer and related(content, texts):
+            elif answer and related(text, texts):
                 labels.append("related")
             else:
                 labels.append("unrelated")
-        out.append((every, labels, bool(answer)))
+        out.append((every, labels, bool(answer), len(search_terms(query))))
     return out
 
 
@@ -197,7 +200,7 @@ class Outcome:
 
 def outcome(sets: list[Labelled], rule: Selection, merge: float) -> Outcome:
     out = Outcome()
-    for every, labels, answerable in sets:
+    for every, labels, answerable, _terms in sets:
         memories = [h for h in every if h.facts.layer != "L-inf"][:CANDIDATES]
         picked = {id(h) for h in select(every, rule, merge)}
         kept = [lab for h, lab in zip(memories, labels, strict=True) if id(h) in picked]
@@ -235,9 +238,9 @@ def fit(
     weight: list[float] = []
     for name, questions in sets.items():
         n = len(rows)
-        for every, labs, _answerable in questions:
+        for every, labs, _answerable, n_terms in questions:
             memories = [h for h in every if h.facts.layer != "L-inf"][:CANDIDATES]
-            x = answer_features(every)
+            x = answer_features(every, n_terms)
             at = {id(h): i for i, h in enumerate(every)}
             for h, lab in zip(memories, labs, strict=True):
                 rows.append(x[at[id(h)]])
@@ -250,8 +253,8 @@ def fit(
     weights = tuple(round(float(v), 3) for v in w[:-1])
     intercept = round(float(w[-1]), 3)
     model = Selection(weights, intercept, bound=1.0, floor=1.0, most=1)
-    for every, _labs, _answerable in itertools.chain(*sets.values(), *shown.values()):
-        answer_chances(every, model)
+    for every, _labs, _answerable, n_terms in itertools.chain(*sets.values(), *shown.values()):
+        answer_chances(every, model, n_terms)
     best: tuple[float, float] | None = None
     chosen = Selection(weights, intercept, bound=1.0, floor=1.0, most=1)
     for bound, floor, most in itertools.product(
