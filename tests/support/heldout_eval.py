@@ -12,6 +12,7 @@ the ranking, and nothing is fitted on it: the answer model was frozen before it 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import runpy
 import sys
@@ -74,6 +75,39 @@ def subjects() -> tuple[dict[str, set[str]], set[str]]:
         case = {s["answer"][2], *(n[2] for n in s["nears"])}
         texts[s["answer"][2]] = case
     return texts, {q for _lang, q in source["TRAPS"]}
+
+
+def half(question: dict[str, Any]) -> str:
+    """Which half of the set a question is in, ``fit`` or ``check``: by its answer (every
+    wording of one answer in the same half, so the fit never sees the check half's subjects
+    in other words), or by its own id when nothing answers it."""
+    key = question["answer_ids"][0] if question["answer_ids"] else question["id"]
+    return "fit" if int(hashlib.md5(key.encode()).hexdigest(), 16) % 2 == 0 else "check"
+
+
+def heldout_questions(
+    which: str,
+) -> tuple[
+    list[tuple[str, str, list[str]]],
+    list[tuple[str, str, list[str]]],
+    list[tuple[str, str, list[str]]],
+]:
+    """One half's questions as the answer model's fit reads them (question, answer's text,
+    its subject's texts): those something answers, those about an absent subject, the traps."""
+    contents = {m["id"]: m["content"] for m in _read("memories.jsonl")}
+    cases, traps = subjects()
+    asked, absent, trapped = [], [], []
+    for q in _read("questions.jsonl"):
+        if half(q) != which:
+            continue
+        if q["kind"] != "unanswerable":
+            answer = contents[q["answer_ids"][0]]
+            asked.append((q["question"], answer, sorted(cases[answer])))
+        elif q["question"] in traps:
+            trapped.append((q["question"], "", []))
+        else:
+            absent.append((q["question"], "", []))
+    return asked, absent, trapped
 
 
 def evaluate(svc: MemoryService) -> dict[str, Tally]:
