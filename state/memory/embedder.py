@@ -92,11 +92,13 @@ class Embedder(Protocol):
 #: "El disco estaba montado" vs "no estaba montado" at 0.95, hence the lexical checks.
 #: Paraphrases of one memory spread over ~0.05, so no raw-cosine constant alone tells a
 #: relevant memory from an unrelated one: the answer model also reads how far a candidate
-#: stands above the message's other candidates. The ranking is fitted on the fitting splits of
-#: both labelled sets, the synthetic set's tuning half and the grounded set's fit split
-#: (tests.support.memory_eval ``--calibrate``), then the selection on the same splits and on
-#: questions nothing answers (tests.support.grounded_eval ``--fit``); figures in
-#: docs/memory.md.
+#: stands above the message's other candidates, its lead over them and the message's terms it
+#: holds. The ranking is fitted on the fitting splits of both labelled sets
+#: (tests.support.memory_eval ``--calibrate``); the answer model on those, the questions
+#: nothing answers of tests/support/answer_dev_data.py and the fitting half of
+#: tests/data/heldout (tests.support.grounded_eval ``--fit ... --heldout ...``); the bound is
+#: the lowest that keeps the grounded set's questions nothing answers empty with a margin, so
+#: that answers are lost as little as can be; figures in docs/memory.md.
 E5_SELECTION = Selection(
     weights=(25.494, 36.705, 0.22, 0.308, 0.849), intercept=-24.502, bound=0.2, floor=0.01, most=3
 )
