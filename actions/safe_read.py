@@ -10,17 +10,24 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from actions.safefs import split_relpath_cached
 from actions.tree import Tree
 from policies import limits as L
 from policies.errors import ConfigError, RefusedError
 from policies.i18n import _
+from policies.layout import DATA_DIR, is_database, is_database_side_file
+from policies.modes import open_to_others
 
 
 def open_regular(tree: Tree, relpath: str) -> tuple[int, os.stat_result] | None:
     """A read-only fd on a regular file under the root and its ``fstat``: every folder walked
     with ``O_NOFOLLOW``, never a link, never blocking on a FIFO; None when it is gone or cannot
-    be reached safely (the checks are made on the open fd, so nothing can be swapped in)."""
+    be reached safely (the checks are made on the open fd, so nothing can be swapped in).
+    Never one of ALMA's databases in ``.alma/``: only SQLite opens those (state.db)."""
     try:
+        parts = split_relpath_cached(relpath)
+        if parts[0] == DATA_DIR and (is_database(parts[-1]) or is_database_side_file(parts[-1])):
+            return None
         dir_fd, name = tree.parent(relpath)
         fd = os.open(
             name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=dir_fd
@@ -102,6 +109,46 @@ def read_config(path: Path, *, limit: int = L.CONFIG_BYTES) -> str | None:
         return got.data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise _unreadable(path, exc) from None
+
+
+def read_secret(path: Path, *, limit: int = L.SECRET_BYTES) -> bytes:
+    """The bytes of a file that holds a password (the backup repository's), read as
+    :func:`read_config` reads (no link, no FIFO, at most ``limit`` bytes), and only when no
+    other user may read it: a password others can read protects nothing, so it is refused, as
+    ssh refuses a private key others can read. Anything wrong is a :class:`ConfigError` that
+    says what to do."""
+    try:
+        with Tree(path.parent) as tree:
+            opened = open_regular(tree, path.name)
+            if opened is None:
+                _why_not_read(path)
+                raise _unreadable(path, FileNotFoundError("no such file"))
+            fd, st = opened
+            try:
+                data = os.pread(fd, limit + 1, 0)
+            finally:
+                os.close(fd)
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+    if open_to_others(st.st_mode):
+        raise ConfigError(
+            _(
+                "{path} holds a password and other users may read it (mode {mode}); make it "
+                "private with `chmod 600 {path}` and try again.",
+                path=path,
+                mode=format(stat.S_IMODE(st.st_mode), "o"),
+            )
+        )
+    if len(data) > limit:
+        raise ConfigError(
+            _(
+                "{path} is larger than {limit} bytes, which no password is; name the file "
+                "that holds only the password.",
+                path=path,
+                limit=limit,
+            )
+        )
+    return data
 
 
 def _why_not_read(path: Path) -> None:

@@ -27,7 +27,7 @@ import hashlib
 import os
 import stat
 from collections import deque
-from collections.abc import Callable, Collection, Iterable, Mapping, MutableMapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
@@ -287,47 +287,96 @@ def scan_tree(
     wide tree never exhausts file descriptors and every step is an ``O_NOFOLLOW`` open. Raises
     FileNotFoundError when ``top`` is missing and RefusedError when it is (behind) a symlink.
     """
-    top_parts = tuple(split_relpath(top))
-    excluded = [tuple(split_relpath(e)) for e in exclude]
-    if _inside(top_parts, [(".alma",), *excluded]):
-        return TreeScan(top, (), (Skipped(top, _("it is read-only or ALMA's own")),), False)
-    cutoff = _cutoff_ns(now, settle_seconds)
-    queue: deque[tuple[str, ...]] = deque([top_parts])
     folders: list[FolderScan] = []
-    skipped: list[Skipped] = []
     nfiles = 0
     truncated = False
-    while queue:
-        parts = queue.popleft()
-        if len(folders) >= max_folders or nfiles >= max_files:
-            truncated = True
-            break
-        fd = _open_walked(tree, parts, top_parts)
-        if fd is None:
-            continue
-        try:
-            folder = "/".join(parts)
-            scan, dirs = _scan_fd(fd, folder, cutoff_ns=cutoff)
-        finally:
-            os.close(fd)
+    walk = FolderWalk(
+        tree,
+        top,
+        now=now,
+        settle_seconds=settle_seconds,
+        exclude=exclude,
+        max_folders=max_folders,
+        max_depth=max_depth,
+        stop=lambda: nfiles >= max_files,
+    )
+    for scan in walk:
         if nfiles + len(scan.files) > max_files:
             scan = replace(scan, files=scan.files[: max_files - nfiles])
             truncated = True
         nfiles += len(scan.files)
         folders.append(scan)
-        for name, _st in dirs:
-            child = (*parts, name)
-            shown = _join(folder, name)
-            if not _enters(name):
-                skipped.append(Skipped(shown, _("a hidden folder, a tool's or ALMA's own")))
-            elif _inside(child, excluded):
-                skipped.append(Skipped(shown, _("a read-only zone")))
-            elif len(child) - len(top_parts) > max_depth:
-                skipped.append(Skipped(shown, _("deeper than {n} levels", n=max_depth)))
-                truncated = True
-            else:
-                queue.append(child)
-    return TreeScan(top, tuple(folders), tuple(skipped), truncated)
+    return TreeScan(top, tuple(folders), tuple(walk.skipped), truncated or walk.truncated)
+
+
+class FolderWalk:
+    """The folders below ``top`` (itself included), breadth first, one listing at a time: what
+    :func:`scan_tree` keeps within its bound on files, and what a planner that needs every
+    folder but only one at a time (organize's search for messy folders) walks on its own.
+    ``stop`` is asked before each folder is listed; ``skipped`` and ``truncated`` are known
+    once the walk ends. Raises as :func:`scan_tree` does when ``top`` is missing or a link."""
+
+    def __init__(
+        self,
+        tree: Tree,
+        top: str,
+        *,
+        now: float,
+        settle_seconds: float | None,
+        exclude: Collection[str] = (),
+        max_folders: int = 2_000,
+        max_depth: int = 8,
+        stop: Callable[[], bool] = lambda: False,
+    ) -> None:
+        self.tree = tree
+        self.top = top
+        self.cutoff = _cutoff_ns(now, settle_seconds)
+        self.exclude = exclude
+        self.max_folders = max_folders
+        self.max_depth = max_depth
+        self.stop = stop
+        self.skipped: list[Skipped] = []
+        self.truncated = False
+
+    def __iter__(self) -> Iterator[FolderScan]:
+        top_parts = tuple(split_relpath(self.top))
+        excluded = [tuple(split_relpath(e)) for e in self.exclude]
+        if _inside(top_parts, [(".alma",), *excluded]):
+            self.skipped.append(Skipped(self.top, _("it is read-only or ALMA's own")))
+            return
+        queue: deque[tuple[str, ...]] = deque([top_parts])
+        listed = 0
+        while queue:
+            parts = queue.popleft()
+            if listed >= self.max_folders or self.stop():
+                self.truncated = True
+                return
+            fd = _open_walked(self.tree, parts, top_parts)
+            if fd is None:
+                continue
+            try:
+                folder = "/".join(parts)
+                scan, dirs = _scan_fd(fd, folder, cutoff_ns=self.cutoff)
+            finally:
+                os.close(fd)
+            listed += 1
+            for name, _st in dirs:
+                child = (*parts, name)
+                shown = _join(folder, name)
+                if not _enters(name):
+                    self.skipped.append(
+                        Skipped(shown, _("a hidden folder, a tool's or ALMA's own"))
+                    )
+                elif _inside(child, excluded):
+                    self.skipped.append(Skipped(shown, _("a read-only zone")))
+                elif len(child) - len(top_parts) > self.max_depth:
+                    self.skipped.append(
+                        Skipped(shown, _("deeper than {n} levels", n=self.max_depth))
+                    )
+                    self.truncated = True
+                else:
+                    queue.append(child)
+            yield scan
 
 
 def _open_walked(tree: Tree, parts: tuple[str, ...], top_parts: tuple[str, ...]) -> int | None:

@@ -21,6 +21,7 @@ from agent.voice.chat import ChatService
 from control.commands import COMMANDS
 from control.stream import StreamReply
 from policies.layout import RootLayout
+from sandbox.confine import spoken
 
 if TYPE_CHECKING:
     from agent.memory.service import MemoryService  # loads in the background (MemoryGate)
@@ -44,6 +45,7 @@ class Api:
         recovered: list[dict[str, Any]],
         watch: Callable[[], dict[str, Any]],
         ready: Callable[[], bool],
+        reload: Callable[[], dict[str, Any]],
     ) -> None:
         self.layout = layout
         self.agent = agent
@@ -55,6 +57,7 @@ class Api:
         self.recovered = recovered
         self.watch = watch
         self.ready = ready
+        self._reload = reload
         self.started = time.time()
         self._analysis = threading.Lock()
         # The command table is the schema: one method per command, named after it, taking the
@@ -174,8 +177,8 @@ class Api:
     def backup_now(self) -> dict[str, Any]:
         return self.backup.now()
 
-    def backup_list(self) -> list[dict[str, Any]]:
-        return self.backup.list()
+    def backup_list(self, all: bool) -> list[dict[str, Any]]:
+        return self.backup.list(every=all)
 
     def backup_check(self) -> dict[str, Any]:
         return self.backup.check()
@@ -183,8 +186,10 @@ class Api:
     def backup_forget(self) -> dict[str, Any]:
         return self.backup.forget()
 
-    def backup_restore(self, snapshot: str, paths: list[str], to: str) -> dict[str, Any]:
-        return self.backup.restore(snapshot, paths, to)
+    def backup_restore(
+        self, snapshot: str, paths: list[str], to: str, paths_hex: list[str], any_root: bool
+    ) -> dict[str, Any]:
+        return self.backup.restore(snapshot, paths, to, paths_hex, any_root)
 
     def _mem(self) -> MemoryService:
         return self.memory.get()
@@ -193,7 +198,8 @@ class Api:
         if wait:
             with self._analysis:
                 done = self.agent.analysis(trigger="person")
-            return {**done, "pending": self.agent.store.count("pending")}
+            pending = self.agent.store.count("pending")
+            return {"proposed": done["proposed"], "skipped": done["skipped"], "pending": pending}
         # Checked now so a person at level off hears why at once, not never.
         if self.agent.autonomy.effective() == "off":
             self.agent.analyze(trigger="person")  # raises the refusal
@@ -218,8 +224,22 @@ class Api:
             except Exception:  # a background run has nobody to answer; the log has it
                 log.exception("analysis failed")
 
+    def reload(self) -> dict[str, Any]:
+        done = self._reload()  # first: the policy it reports is the one just read
+        return {"policy": self._policy(), **done}
+
+    def _policy(self) -> dict[str, Any]:
+        """The policy in force: its file, when it was loaded, and the error of the file as it
+        is now if it is not valid (the last good policy then stays in force)."""
+        holder = self.agent.policy
+        return {
+            "file": str(holder.path),
+            "ok": holder.error is None,
+            "loaded_at": holder.loaded_at,
+            "error": holder.error,
+        }
+
     def status(self) -> dict[str, Any]:
-        policy = self.agent.policy
         memory, memories = self.memory.status()
         return {
             "running": True,
@@ -231,13 +251,13 @@ class Api:
             "socket": self.socket_path,
             "autonomy": self.agent.autonomy.status(),
             "sandbox": str(self.agent.engine.confinement.backend),
-            "sandbox_detail": self.sandbox_detail,
+            "sandbox_detail": spoken(self.sandbox_detail),
             "pending_suggestions": self.agent.store.count("pending"),
             "last_analysis": self.agent.store.setting("last_analysis"),
             "memories": memories,
             "memory": memory,
             "model": self.chat.runtime.status(),
-            "policy": {"file": str(policy.path), "ok": policy.error is None, "error": policy.error},
+            "policy": self._policy(),
             "audit_problem": self.agent.audit_problem,
             "recovered_at_start": self.recovered,
             "uptime_seconds": round(time.time() - self.started, 1),

@@ -3,7 +3,8 @@
 Order matters: policy and settings (refuse to start on a bad file), the one-daemon-per-root
 lock, the sandbox, recovery of an interrupted action (before anything else can act), then the
 stores, the loop, the socket, the watchers and the schedule. SIGTERM/SIGINT: stop accepting,
-let the action in flight finish (or roll back), exit 0. SIGHUP: reload the policy.
+let the action in flight finish (or roll back), exit 0. The policy is read again (one path,
+:class:`Reload`) on SIGHUP, on ``alma-ctl reload`` and when system/autonomy.conf is written.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from agent.loop.autonomy import Autonomy, PolicyHolder
 from agent.loop.lifecycle import Agent, Detect
 from agent.memory import merge_actions as memory_actions
 from agent.memory.gate import MemoryGate
+from agent.memory.rules import is_question
 from agent.schedule import start_schedule
 from agent.settings import Settings, load_settings
 from agent.voice import backends
@@ -44,9 +46,11 @@ from control.server import ControlServer
 from policies.errors import AlmaError, ConfigError, UnavailableError
 from policies.i18n import (
     _,
+    follow_root_language,
     guess_language,
     locale_names,
     process_language,
+    remembered_language,
     set_fallback_language,
     set_language,
 )
@@ -236,14 +240,94 @@ def make_detect(layout: RootLayout, holder: PolicyHolder, more: Detect | None = 
     return detect
 
 
-def speak_the_persons_language(layout: RootLayout, setting: str | None) -> None:
+#: Policy keys read once, at start: a change to one takes a restart.
+_POLICY_AT_START = ("zones.writable", "sandbox.backend", "sandbox.allow_unconfined")
+
+
+def _flat(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            out.update(_flat(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def _changed(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    old, new = _flat(before), _flat(after)
+    return sorted(key for key in old.keys() | new.keys() if old.get(key) != new.get(key))
+
+
+class Reload:
+    """The daemon's one way to read its files again, whoever asks (SIGHUP, ``alma-ctl reload``,
+    the watch of system/): the policy is replaced when valid (else the last good one stays,
+    and ``status`` says why); alma.toml is read and checked, and what changed in it, or in
+    the parts of the policy read only at start, is named as waiting for a restart."""
+
+    def __init__(self, layout: RootLayout, holder: PolicyHolder, settings: Settings) -> None:
+        self.layout = layout
+        self.holder = holder
+        self.settings = settings
+        self._lock = threading.Lock()
+        self._started_with = holder().model_dump(mode="json")
+
+    def __call__(self, trigger: str) -> dict[str, Any]:
+        with self._lock:
+            if self.holder.reload():
+                log.info("policy reloaded from %s (%s)", self.holder.path, trigger)
+            else:
+                log.error("policy NOT reloaded (%s): %s", trigger, self.holder.error)
+            now = self.holder().model_dump(mode="json")
+            restart = [
+                f"autonomy.conf: {key}"
+                for key in _changed(self._started_with, now)
+                if key.startswith(_POLICY_AT_START)
+            ]
+            settings_error = None
+            try:
+                fresh = load_settings(self.layout.settings_file)
+            except ConfigError as exc:
+                settings_error = str(exc)
+            else:
+                restart += [
+                    f"alma.toml: {key}"
+                    for key in _changed(
+                        self.settings.model_dump(mode="json"), fresh.model_dump(mode="json")
+                    )
+                ]
+            return {"restart_needed": restart, "settings_error": settings_error}
+
+
+def speak_the_persons_language(layout: RootLayout, setting: str | None) -> bool:
     """The daemon's language: its setting, else what the locale names, else the language of
-    the person's own chat logs (a locale of C or POSIX names none). Written down for the
-    clients whose locale names none, so alma-ctl speaks it too (policies.i18n)."""
+    the person's own words (a locale of C or POSIX names none). Returns whether it is decided:
+    while the person has written too little to tell, ALMA speaks English and asks again when
+    their words arrive (:func:`follow_the_persons_words`)."""
     set_language(setting)
     if setting is None and locale_names() is None:
-        with Tree(layout.root) as tree:
-            set_fallback_language(guess_language(persons_words(tree)))
+        return follow_the_persons_words(layout)
+    _write_language(layout)
+    return True
+
+
+def follow_the_persons_words(layout: RootLayout) -> bool:
+    """Where neither a setting nor the locale names the language: the person's chat logs tell
+    it, else what an earlier start decided from them (the logs may have aged out). A language
+    so decided is written down, so a restart and the clients (alma-ctl, the chat) speak it too;
+    nothing is written while there is nothing to tell, so the first words decide, once."""
+    with Tree(layout.root) as tree:
+        decided = guess_language(persons_words(tree))
+    if decided is None:
+        decided = remembered_language(layout.language_file)
+    if decided is None:
+        return False
+    set_fallback_language(decided)
+    _write_language(layout)
+    return True
+
+
+def _write_language(layout: RootLayout) -> None:
     path = layout.language_file
     try:
         private_file(path)
@@ -257,10 +341,14 @@ class Daemon:
         self.layout = layout
         self.stop = threading.Event()
         self.reload = threading.Event()
+        self.language_decided = False
 
     def run(self) -> int:
         layout = self.layout
         keep_private()  # what the daemon and its libraries create is private unless asked
+        # Before anything is said: a root's language decided at an earlier start, for a
+        # locale that names none (a refusal of a broken policy is said in it too).
+        follow_root_language(str(layout.language_file))
         if not layout.policy_file.is_file():
             raise Refusal(
                 _(
@@ -278,7 +366,7 @@ class Daemon:
         set_language(settings.language)
         lock = _lock_root(layout)
         try:
-            speak_the_persons_language(layout, settings.language)
+            self.language_decided = speak_the_persons_language(layout, settings.language)
             return self._serve(holder, settings)
         finally:
             os.close(lock)
@@ -323,6 +411,7 @@ class Daemon:
             runtime,
             context=_memory_context(memory, layout),
             pending=lambda: store.list(status="pending"),
+            asks=is_question,
             limits=ChatLimits(
                 max_tokens=settings.model.max_tokens,
                 timeout_s=settings.model.timeout_seconds,
@@ -339,10 +428,18 @@ class Daemon:
         analysed = threading.Event()  # the analysis after start has run: `status` says ready
 
         def on_events() -> None:
-            try:
+            if analysed.is_set():
                 agent.analyze(trigger="event")
+                return
+            # The analysis after start, which `ready` waits for, does not wait for the model
+            # (loading it and its answer take a minute on a busy machine): what needs it is
+            # proposed by the analysis right after.
+            try:
+                done = agent.analysis(trigger="event", model=False)
             finally:
                 analysed.set()
+            if done.get("deferred"):
+                agent.analyze(trigger="event")
 
         debounce = Debouncer(
             on_events,
@@ -352,6 +449,8 @@ class Daemon:
         zones = [layout.root / z for z in holder().zones.writable]
 
         def on_change(names_in_logs: list[str]) -> None:
+            if names_in_logs and not self.language_decided:
+                self.language_decided = follow_the_persons_words(layout)
             debounce.poke()
             if memory.loaded:  # the day's chat logs: memory ingestion follows them
                 for name in names_in_logs:
@@ -359,6 +458,14 @@ class Daemon:
                         memory.service.log_changed(name)
 
         watcher = Watcher([*zones, layout.logs], on_change, names_of=layout.logs)
+        reload = Reload(layout, holder, settings)
+        policy_name = layout.policy_file.name
+
+        def on_system_change(names: list[str]) -> None:
+            if policy_name in names:  # written in place, or renamed over it by an editor
+                reload("the file changed")
+
+        system_watcher = Watcher([layout.system], on_system_change, names_of=layout.system)
         api = Api(
             layout,
             agent,
@@ -370,10 +477,12 @@ class Daemon:
             recovered=recovered,
             watch=lambda: watcher.status(settings.schedule.rescan_minutes),
             ready=lambda: watcher.ready and analysed.is_set(),
+            reload=lambda: reload("alma-ctl reload"),
         )
         server = ControlServer(socket_path, api.dispatch, logger=logging.getLogger("alma.control"))
         server.start()
         watcher.start()  # seconds for tens of thousands of folders; `status` answers meanwhile
+        system_watcher.start()
 
         def rescan() -> None:
             watcher.refresh()
@@ -410,15 +519,13 @@ class Daemon:
             while not self.stop.wait(0.5):
                 if self.reload.is_set():
                     self.reload.clear()
-                    if holder.reload():
-                        log.info("policy reloaded from %s", holder.path)
-                    else:
-                        log.error("policy NOT reloaded: %s", holder.error)
+                    reload("SIGHUP")
         finally:
             log.info("stopping: finishing the action in flight, if any")
             server.close(timeout=30.0)
             debounce.close()
             watcher.stop()
+            system_watcher.stop()
             scheduler.shutdown(wait=False)
             agent.close()  # the op in flight finishes (or rolls back) first; no analysis after
             runtime.close()

@@ -93,6 +93,7 @@ def main() -> None:
         d.wait_for(lambda: d.ok("status")["memory"] == "ready", timeout=600, what="memory")
         secret, target = base / "pw", base / "disk"
         secret.write_text("bench password\n")
+        secret.chmod(0o600)  # a password others may read is refused
         d.ok("backup", "init", str(target), "--password-file", str(secret))
         tar = ["tar", "czf", str(base / "root.tgz"), *FOLDERS]
         rows = []

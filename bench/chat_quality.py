@@ -1,46 +1,71 @@
-"""The chat's answers with a real model, grounded or not (docs/chat.md).
+"""The chat's answers with a real model: what the person is shown, and nothing invented (docs/chat.md).
 
-    .venv/bin/python -m tests.support.grounded_eval /tmp/grounded        # the store, once
-    .venv/bin/python bench/chat_quality.py /tmp/grounded                 # the embedded model
-    .venv/bin/python bench/chat_quality.py /tmp/grounded --model URL     # an OpenAI-compatible one
-    .venv/bin/python bench/chat_quality.py /tmp/grounded --stub          # the recording stub
+    .venv/bin/python -m tests.support.grounded_eval /tmp/grounded            # the store, once
+    .venv/bin/python bench/chat_quality.py /tmp/grounded                     # grounded set, embedded model
+    .venv/bin/python bench/chat_quality.py /tmp/grounded --set heldout       # the frozen held-out set
+    .venv/bin/python bench/chat_quality.py /tmp/grounded --set heldout --stub
+    .venv/bin/python bench/chat_quality.py /tmp/grounded --model URL         # an OpenAI-compatible one
 
-The grounded set's store (tests/support/grounded_eval_data.py: 2,000+ memories) answers the
-chat through the daemon's own ChatService (the prompt, the ``known`` block, the answer's
-guard, the history) and the daemon's own model loader, one session of ``--questions`` turns:
-the report split's questions whose answer is one stored memory, in order. Per question: is the
-answer memory in what the person is shown (the ``known`` block quoting it, or the model's text
-holding its key words), the citations the guard left out (a citation shown that does not
-exist would be a failure; ones left out are counted), how the answer stopped (``max_tokens``
-or ``loop``), and the time to the first token, whose tenth turn is compared with the first.
+The store is the grounded set's (tests/support/grounded_eval_data.py: 2,000+ memories); with
+``--set heldout`` the held-out memories (tests/data/heldout/memories.jsonl, written blind and
+frozen) are added to it once, and its questions are asked. The chat answers through the
+daemon's own ChatService (the context, the quoted block, the prompt, the one check of the
+model's text, the history) and the daemon's own model loader, one session of ``--questions``
+turns spread over the set. The stub answers every message with the same made-up sentences
+(a name, a place and a year no memory holds, then small talk): a model that invents.
+
+Per question: for one something answers, whether its answer is shown (an answer memory quoted
+in the block, or its key words in the model's shown text); for one nothing answers, whether the
+person reads the "nothing stored" sentence and no memory. Every shown sentence of the model is
+checked here, independently of agent.voice.verify: one that names a name (a capitalised word
+after the first, a word in capitals), a number, a date or a path that is in no item handed and
+not in the question counts as invented. And the time to the first token, turn 10 against turn 1.
 The chat's log goes to a scratch root, never the store's.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from agent.memory.service import MemoryService
 from agent.voice import backends
-from agent.voice.chat import ChatLimits, ChatService
+from agent.voice.chat import ChatLimits, ChatService, nothing_stored
 from agent.voice.model import Backend, ModelRuntime
 from agent.voice.process import ProcessOptions
 from control.stream import StreamReply
+from policies.i18n import language
 from policies.layout import RootLayout
 from state.memory.normalize import content_words
 from tests.support.grounded_eval import build_store
+from tests.support.invented import invented_in
 from tests.support.openai_stub import ModelStub
 
+HELDOUT = Path(__file__).resolve().parent.parent / "tests" / "data" / "heldout"
+INVENTS = (
+    "Según mis notas, te llamas Ramiro Olmedo y vives en Cuenca desde 2011. ¡Espero que te ayude!"
+)
 
-def drain(reply: StreamReply, timeout: float = 600.0) -> tuple[list[dict[str, Any]], Any]:
+
+@dataclass
+class Question:
+    text: str
+    answers: list[str]  # the answer memories' texts ([] when nothing answers)
+    key: list[str] = field(default_factory=list)  # words the shown answer must hold
+    lang: str = ""  # the question's language, where the set says
+
+
+def drain(reply: StreamReply, timeout: float = 900.0) -> tuple[list[dict[str, Any]], Any]:
     items: list[tuple[str, object]] = []
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -59,24 +84,68 @@ def holds(text: str, answer: str) -> bool:
     return len(words & content_words(text)) >= max(1, len(words) - 1)
 
 
+def heldout(svc: MemoryService, root: Path) -> list[Question]:
+    """The held-out memories added to the store (once), and its questions."""
+    memories = [json.loads(line) for line in (HELDOUT / "memories.jsonl").read_text().splitlines()]
+    marker = root / "heldout-loaded"
+    if not marker.exists():
+        for m in memories:
+            svc.add(
+                m["content"],
+                tags=m.get("tags") or [],
+                memory_type="principle" if m.get("type") == "principle" else None,
+            )
+        marker.write_text("yes\n")
+    texts = {m["id"]: m["content"] for m in memories}
+    out = []
+    for line in (HELDOUT / "questions.jsonl").read_text().splitlines():
+        q = json.loads(line)
+        out.append(
+            Question(
+                q["question"],
+                [texts[i] for i in q["answer_ids"]] if q["kind"] == "answered" else [],
+                list(q.get("key") or []),
+                q.get("lang", "es"),
+            )
+        )
+    return out
+
+
+def spread(questions: list[Question], n: int) -> list[Question]:
+    """``n`` questions spread over the set, answered and unanswerable in their proportions."""
+    if n >= len(questions):
+        return questions
+    step = len(questions) / n
+    return [questions[int(i * step)] for i in range(n)]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("root", type=Path)
+    parser.add_argument("--set", choices=("grounded", "heldout"), default="grounded")
     parser.add_argument("--model", default="embedded")
-    parser.add_argument("--stub", action="store_true", help="the recording OpenAI-compatible stub")
+    parser.add_argument(
+        "--stub", action="store_true", help="an OpenAI-compatible stub that invents"
+    )
     parser.add_argument("--questions", type=int, default=30)
     parser.add_argument(
         "--threads", type=int, default=max(1, (os.cpu_count() or 2) - 1)
     )  # as the daemon
     parser.add_argument("--max-tokens", type=int, default=256)
+    parser.add_argument("--show", action="store_true", help="print each answer")
     args = parser.parse_args()
 
     svc, data = build_store(args.root)
-    answers = {m.id: m.content for m in data.memories}
-    answerable = [q for q in data.split("report") if q.expected]
-    # Spread over the split's families, not the first two of them.
-    questions = answerable[:: max(1, len(answerable) // args.questions)][: args.questions]
-    stub = ModelStub("No lo sé con seguridad.") if args.stub else None
+    if args.set == "heldout":
+        every = heldout(svc, args.root)
+    else:
+        answers = {m.id: m.content for m in data.memories}
+        every = [
+            Question(q.query, [answers[q.expected]] if q.expected else [])
+            for q in data.split("report")
+        ]
+    questions = spread(every, args.questions)
+    stub = ModelStub(INVENTS) if args.stub else None
     model = stub.__enter__().url if stub else args.model
 
     def load(path: str) -> Backend:
@@ -86,59 +155,103 @@ def main() -> None:
     scratch = Path(tempfile.mkdtemp(prefix="alma-chat-quality-"))
     for sub in ("logs", "system"):
         (scratch / sub).mkdir()
+    handed: list[dict[str, Any]] = []
+
+    def context(message: str, budget: int) -> dict[str, Any]:
+        ctx = svc.context(message, budget=budget, count_use=False)
+        handed.append(ctx)
+        return ctx
+
     chat = ChatService(
         RootLayout(scratch),
         runtime,
-        context=lambda m, b: svc.context(m, budget=b, count_use=False),
+        context=context,
         pending=list,
-        limits=ChatLimits(max_tokens=args.max_tokens, timeout_s=600.0),
+        limits=ChatLimits(max_tokens=args.max_tokens, timeout_s=900.0),
     )
     session = chat.start()["session"]
-    rows = []
+    rows: list[dict[str, Any]] = []
     try:
         for n, q in enumerate(questions, start=1):
-            events, result = drain(chat.send(session, q.query))
+            handed.clear()
+            events, result = drain(chat.send(session, q.text))
             if not isinstance(result, dict):
-                print(f"{n:2d} failed: {result}")
+                print(f"{n:3d} failed: {result}")
                 continue
-            known = " ".join(str(e.get("text", "")) for e in events if e.get("type") == "known")
-            answer = answers[q.expected]
-            shown_known = answer in known
-            in_text = holds(str(result["text"]), answer)
-            rows.append(
-                {
-                    "known": shown_known,
-                    "text": in_text,
-                    "stopped": result["stopped"],
-                    "invented": len(result.get("invented_citations") or []),
-                    "ttft": result.get("first_token_ms"),
-                    "tokens": result["tokens"],
-                }
+            blocks = [e for e in events if e.get("type") == "known"]
+            quoted = " ".join(str(e.get("text", "")) for e in blocks)
+            items = sum(len(e.get("items") or []) for e in blocks)
+            text = str(result["text"])
+            given = (
+                q.text
+                + " "
+                + " ".join(
+                    f"{i.get('content', '')} {i.get('created_at', '')} {i.get('source', '')}"
+                    for ctx in handed
+                    for i in ctx.get("items", [])
+                )
+            )
+            made_up = invented_in(text, given)
+            with language(str(result.get("language", "es"))):
+                nothing = nothing_stored()
+            row = {
+                "answerable": bool(q.answers),
+                "shown": bool(q.answers)
+                and (
+                    any(a in quoted for a in q.answers)
+                    or (bool(q.key) and all(k.casefold() in text.casefold() for k in q.key))
+                    or any(holds(text, a) for a in q.answers)
+                ),
+                "nothing": not q.answers and nothing in quoted and items == 0,
+                "invented": made_up,
+                "dropped": int(result.get("dropped") or 0),
+                "lang_ok": not q.lang or result.get("language") == q.lang,
+                "lang": q.lang,
+                "ttft": result.get("first_token_ms"),
+                "stopped": result["stopped"],
+            }
+            rows.append(row)
+            verdict = (
+                ("shown" if row["shown"] else "NOT SHOWN")
+                if q.answers
+                else ("nothing stored" if row["nothing"] else "MEMORIES QUOTED")
             )
             print(
-                f"{n:2d} {q.query!r}: shown {'yes' if shown_known or in_text else 'NO '} "
-                f"(quoted {shown_known}, in the answer {in_text}), {result['stopped']}, "
-                f"{result['tokens']} tokens, prompt {result['prompt_tokens']}, "
-                f"first token {result.get('first_token_ms')} ms, "
-                f"citations left out {rows[-1]['invented']}"
+                f"{n:3d} {q.text!r}: {verdict}, {items} quoted, {row['dropped']} sentences left "
+                f"out, invented shown {len(made_up)}, language {result.get('language')}, "
+                f"first token {row['ttft']} ms"
             )
-            print("    ", " ".join(str(result["text"]).split())[:200])
+            if args.show or made_up:
+                print("     shown:", " ".join(text.split())[:300])
+            for s, names in made_up:
+                print(f"     INVENTED {names}: {s!r}")
     finally:
         runtime.close()
         svc.close()
         if stub:
             stub.__exit__(None, None, None)
-    shown = sum(r["known"] or r["text"] for r in rows)
+    answerable = [r for r in rows if r["answerable"]]
+    unanswerable = [r for r in rows if not r["answerable"]]
     ttft = [r["ttft"] for r in rows if r["ttft"] is not None]
-    print(f"model {model}, {len(rows)} questions, one session, max_tokens {args.max_tokens}")
+    english = [r for r in rows if r["lang"] == "en"]
     print(
-        f"the answer shown to the person: {shown}/{len(rows)} ({shown / max(1, len(rows)):.2f}); "
-        f"quoted by ALMA {sum(r['known'] for r in rows)}, in the model's own text "
-        f"{sum(r['text'] for r in rows)}"
+        f"set {args.set}, model {model}, {len(rows)} questions in one session, "
+        f"max_tokens {args.max_tokens}, {svc_count(args.root)}"
+    )
+    print(f"statements shown that no source supports: {sum(len(r['invented']) for r in rows)}")
+    print(
+        f"questions whose answer is shown: {sum(r['shown'] for r in answerable)}/{len(answerable)} "
+        f"({sum(r['shown'] for r in answerable) / max(1, len(answerable)):.2f})"
     )
     print(
-        f"citations of sources that do not exist: shown 0, left out {sum(r['invented'] for r in rows)}; "
-        f"answers at the token limit {sum(r['stopped'] == 'max_tokens' for r in rows)}, "
+        f"questions nothing answers, answered 'nothing stored' and no memory: "
+        f"{sum(r['nothing'] for r in unanswerable)}/{len(unanswerable)} "
+        f"({sum(r['nothing'] for r in unanswerable) / max(1, len(unanswerable)):.2f})"
+    )
+    print(
+        f"answered in the message's language: {sum(r['lang_ok'] for r in rows)}/{len(rows)} "
+        f"(English questions {sum(r['lang_ok'] for r in english)}/{len(english)}); "
+        f"sentences of the model left out: {sum(r['dropped'] for r in rows)}; "
         f"loops cut {sum(r['stopped'] == 'loop' for r in rows)}"
     )
     if len(ttft) >= 10:
@@ -147,6 +260,16 @@ def main() -> None:
             f"(x{ttft[9] / max(1, ttft[0]):.2f}), median {statistics.median(ttft):.0f} ms, "
             f"last {ttft[-1]} ms"
         )
+
+
+def svc_count(root: Path) -> str:
+    from tests.support.memory_eval import open_service
+
+    svc = open_service(root)
+    try:
+        return f"{svc.count()} memories stored"
+    finally:
+        svc.close()
 
 
 if __name__ == "__main__":

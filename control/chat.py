@@ -280,6 +280,9 @@ class Chat:
             self._screen.note(_("The answer reached its time limit."))
         elif stopped == "loop":
             self._screen.note(_("The answer started repeating itself, so ALMA cut it there."))
+        dropped = result.get("dropped_note")
+        if isinstance(dropped, str) and dropped:  # written by the daemon, in the message's language
+            self._screen.note(printable(dropped))
         if result.get("invented_citations"):
             self._screen.note(
                 _("ALMA left out a citation of a source that does not exist in its memory.")

@@ -3,7 +3,8 @@
 Input: Enter sends, Alt-Enter (Esc then Enter on any terminal) starts a new line, a pasted block
 stays one message; the history of what the person typed is kept across sessions in the root's
 ``.alma/chat_history`` (mode 0600, like the memories it may repeat). Output: the answer is drawn
-as markdown while it streams, under a "pensando…" spinner until the first token. Everything
+as markdown while it streams, under a "pensando…" spinner until the first token; each finished
+block is printed for good, so a long answer ends up once in the terminal's scrollback. Everything
 shown is plain text to rich (no markup, no emoji codes, no hyperlinks): the daemon's texts were
 already made printable (controls shown as escapes), and must not gain new meaning here either.
 """
@@ -137,7 +138,16 @@ class RichScreen:
             self._spinner.update(text=Text(text.rstrip("…. ") + "…", style="dim"))
 
     def answer(self, tokens: Iterator[str]) -> None:
+        """Stream the answer: each finished block (up to a blank line outside a code block) is
+        printed for good as it ends, and only the unfinished rest is redrawn live.
+
+        A live area taller than the screen cannot be redrawn: the cursor cannot move up into
+        the scrollback, so every redraw left a partial copy of the answer behind. The live
+        rest is kept shorter than the screen (its finished lines printed too when one block
+        grows that long; cropped meanwhile if a single line does), and drawn whole once at the
+        end."""
         text = ""
+        done = 0  # how much of ``text`` is printed for good
         self._spinner = Spinner("dots", text=Text(_("thinking…"), style="dim"))
         try:
             with (
@@ -146,12 +156,45 @@ class RichScreen:
                     self._spinner,
                     console=self._console,
                     refresh_per_second=10,
-                    vertical_overflow="visible",
+                    vertical_overflow="crop",
                 ) as live,
             ):
                 for piece in tokens:
                     text += piece
-                    if text.strip():
-                        live.update(Markdown(text, hyperlinks=False), refresh=False)
+                    cut = _finished(text, done, self._console.width, self._console.height)
+                    if cut > done:
+                        live.update(Text(""), refresh=False)
+                        live.console.print(Markdown(text[done:cut], hyperlinks=False))
+                        done = cut
+                    if text[done:].strip():
+                        live.update(Markdown(text[done:], hyperlinks=False), refresh=False)
         finally:
             self._spinner = None
+
+
+def _finished(text: str, start: int, width: int, height: int) -> int:
+    """Where the finished part of ``text`` after ``start`` ends: after its last blank line
+    outside a code block; or, when the rest would not fit in half the screen, after its last
+    line outside a code block. ``start`` when nothing more is finished."""
+    cut = _last_outside_code(text, "\n\n", start)
+    if cut > start:
+        return cut
+    rest = text[start:]
+    rows = sum(1 + len(line) // max(1, width) for line in rest.split("\n"))
+    if rows > max(1, height // 2):
+        return _last_outside_code(text, "\n", start)
+    return start
+
+
+def _last_outside_code(text: str, mark: str, start: int) -> int:
+    at = text.rfind(mark, start)
+    while at >= 0:
+        if _fences(text[:at]) % 2 == 0:
+            return at + len(mark)
+        at = text.rfind(mark, start, at)
+    return start
+
+
+def _fences(text: str) -> int:
+    """How many code fences (lines opening or closing a fenced block) ``text`` holds."""
+    return sum(1 for line in text.split("\n") if line.lstrip().startswith(("```", "~~~")))

@@ -251,6 +251,10 @@ _SESSION = Arg("session", "str", required=True, non_empty=True, max_len=L.SHORT_
 _TABLE: tuple[Command, ...] = (
     Command("status", N_("daemon, root, socket, autonomy, sandbox and counts"), timeout=10.0),
     Command(
+        "reload",
+        N_("read the policy (system/autonomy.conf) again; say what of alma.toml needs a restart"),
+    ),
+    Command(
         "analyze",
         N_("run the monitor now"),
         (Arg("wait", "bool", default=False, help=N_("return after its suggestions are stored")),),
@@ -503,7 +507,19 @@ _TABLE: tuple[Command, ...] = (
         N_("back up the root now (its files and .alma/ taken consistently)"),
         timeout=_BACKUP,
     ),
-    Command("backup.list", N_("the snapshots in the backup repository"), timeout=_SLOW),
+    Command(
+        "backup.list",
+        N_("this root's snapshots in the backup repository"),
+        (
+            Arg(
+                "all",
+                "bool",
+                default=False,
+                help=N_("every root's snapshots in the repository, with the folder each is of"),
+            ),
+        ),
+        timeout=_SLOW,
+    ),
     Command("backup.check", N_("verify the backup repository"), timeout=_BACKUP),
     Command(
         "backup.forget",
@@ -535,6 +551,27 @@ _TABLE: tuple[Command, ...] = (
                 max_len=L.PATH_CHARS,
                 metavar="DIR",
                 help=N_("a new (or empty) folder outside the root"),
+            ),
+            Arg(
+                "paths_hex",
+                "list[str]",
+                default=(),
+                non_empty=True,
+                max_len=2 * L.PATH_CHARS,
+                metavar="HEX",
+                help=N_(
+                    "a PATH given as the hex digits of its bytes (alma-ctl sends a PATH that "
+                    "is not UTF-8 this way)"
+                ),
+            ),
+            Arg(
+                "any_root",
+                "bool",
+                default=False,
+                help=N_(
+                    "SNAPSHOT may be another root's (`backup list --all` shows them): how a "
+                    "root lost with its computer comes back"
+                ),
             ),
         ),
         timeout=_BACKUP,

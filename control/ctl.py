@@ -15,6 +15,7 @@ import os
 import sys
 
 from control.cli import Help, Line, UsageError, read_line
+from control.commands import Command
 from control.protocol import daemon_start_hint
 from policies.errors import (
     EXIT_ERROR,
@@ -22,12 +23,13 @@ from policies.errors import (
     EXIT_UNREACHABLE,
     EXIT_USAGE,
     AlmaError,
+    BadArgumentError,
     ErrorCode,
     exit_code_for,
 )
 from policies.i18n import _, ngettext
 from policies.modes import PRIVATE_FILE
-from policies.text import printable
+from policies.text import name_hex, printable, printable_name
 
 
 class _Outcome:
@@ -138,7 +140,8 @@ def _run(line: Line) -> _Outcome:
         secret = _full(str(secret)) if secret else _ask_password(root)
         args = {**args, "target": _full(str(args["target"])), "password_file": secret}
     if command.name == "backup.restore":
-        args = {**args, "to": _full(str(args["to"]))}
+        args = _names_as_hex({**args, "to": _full(str(args["to"]))})
+    _refuse_not_utf8(command, args)
     try:
         result = client.call(command.name, **args)
     except DaemonUnreachable:
@@ -150,6 +153,47 @@ def _run(line: Line) -> _Outcome:
     from control.views import render_result
 
     return _Outcome(result, render_result(command.name, args, result))
+
+
+def _names_as_hex(args: dict[str, object]) -> dict[str, object]:
+    """A restore's PATHs that are not UTF-8 (a name a Latin-1 system wrote) go as the hex of
+    their bytes, the one way a name that is not text travels in JSON."""
+    paths = [str(p) for p in _items(args.get("paths"))]
+    text = [p for p in paths if _is_utf8(p)]
+    if len(text) == len(paths):
+        return args
+    given = [str(h) for h in _items(args.get("paths_hex"))]
+    odd = [name_hex(p) for p in paths if not _is_utf8(p)]
+    return {**args, "paths": text, "paths_hex": given + odd}
+
+
+def _items(value: object) -> list[object]:
+    return list(value) if isinstance(value, list | tuple) else []
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _refuse_not_utf8(command: Command, args: dict[str, object]) -> None:
+    """An argument that is not UTF-8 text (its bytes came from the command line as they are)
+    is one sentence naming it, never a traceback: the socket carries text only."""
+    for name, value in args.items():
+        values = value if isinstance(value, list | tuple) else [value]
+        for item in values:
+            if isinstance(item, str) and not _is_utf8(item):
+                spec = command.by_name.get(name)
+                raise BadArgumentError(
+                    _(
+                        "{arg} {value} is not UTF-8 text; rename it, or name a folder above it.",
+                        arg=spec.spelling if spec is not None else name,
+                        value=printable_name(item),
+                    )
+                )
 
 
 def _full(path: str) -> str:

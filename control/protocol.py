@@ -98,10 +98,32 @@ def socket_path_for(root: str | os.PathLike[str], uid: int | None = None) -> Pat
 
 
 def daemon_start_hint(root: str | os.PathLike[str]) -> str:
-    """The command that starts the daemon of ``root``, for the sentences that say to."""
+    """The command that starts the daemon of ``root``, for the sentences that say to, as it
+    can be typed: the ``alma-agentd`` installed beside this interpreter (the one this alma-ctl
+    belongs to), by its name when that name on PATH finds it, else by its absolute path (a
+    venv's bin/ is rarely on PATH)."""
     from shlex import quote
 
-    return f"alma-agentd --root {quote(str(root))}"
+    return f"{quote(_agentd_command())} --root {quote(str(root))}"
+
+
+def _agentd_command() -> str:
+    import sys
+
+    name = "alma-agentd"
+    beside = os.path.join(os.path.dirname(os.path.abspath(sys.executable)), name)
+    if not os.access(beside, os.X_OK):
+        return name  # not installed as a script here: the name is the best guess
+    for folder in os.environ.get("PATH", "").split(os.pathsep):
+        found = os.path.join(folder or ".", name)
+        try:
+            if os.access(found, os.X_OK) and os.path.samefile(found, beside):
+                return name
+        except OSError:
+            continue
+        if os.access(found, os.X_OK):
+            break  # another alma-agentd comes first on PATH: name this one exactly
+    return beside
 
 
 def _sha256_hex(data: bytes) -> str:

@@ -9,24 +9,25 @@ import json
 
 from policies.i18n import N_, _
 
-#: How a field of an answer is named for a person (the JSON keeps the wire names). A key
-#: missing here is shown with its underscores as spaces: add its label when you add a field.
+#: How a column of a table is headed for a person, in words (the JSON keeps the wire names).
+#: A key missing here is shown with its underscores as spaces: add its label when you add a
+#: field.
 _LABELS: dict[str, str] = {
     "id": N_("ID"),
     "status": N_("STATUS"),
     "kind": N_("KIND"),
     "files": N_("FILES"),
-    "needs_approval": N_("NEEDS_APPROVAL"),
+    "needs_approval": N_("NEEDS APPROVAL"),
     "title": N_("TITLE"),
-    "suggestion_id": N_("SUGGESTION_ID"),
+    "suggestion_id": N_("SUGGESTION"),
     "ops": N_("OPS"),
     "auto": N_("AUTO"),
-    "finished_at": N_("FINISHED_AT"),
-    "undone_by": N_("UNDONE_BY"),
+    "finished_at": N_("FINISHED"),
+    "undone_by": N_("UNDONE BY"),
     "action": N_("ACTION"),
     "original": N_("ORIGINAL"),
     "trash": N_("TRASH"),
-    "trashed_at": N_("TRASHED_AT"),
+    "trashed_at": N_("TRASHED"),
     "folder": N_("FOLDER"),
     "proposed": N_("PROPOSED"),
     "accepted": N_("ACCEPTED"),
@@ -36,6 +37,9 @@ _LABELS: dict[str, str] = {
     "useless": N_("USELESS"),
     "time": N_("TIME"),
     "bytes": N_("BYTES"),
+    "size": N_("SIZE"),
+    "mine": N_("THIS ROOT'S"),
+    "host": N_("COMPUTER"),
 }
 #: Field names of single answers (``status``, ``autonomy status``, ``memory stats``...).
 _FIELD_LABELS: dict[str, str] = {
@@ -60,6 +64,7 @@ _FIELD_LABELS: dict[str, str] = {
     "policy": N_("policy"),
     "file": N_("file"),
     "ok": N_("valid"),
+    "loaded_at": N_("loaded at"),
     "error": N_("error"),
     "recovered_at_start": N_("recovered at start"),
     "uptime_seconds": N_("seconds running"),

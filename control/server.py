@@ -29,6 +29,7 @@ from typing import cast
 
 from control import commands, protocol
 from control.stream import StreamReply
+from policies import limits as L
 from policies.errors import (
     AlmaError,
     ErrorCode,
@@ -276,11 +277,12 @@ class ControlServer:
         *,
         expected_uid: int | None = None,
         logger: logging.Logger | None = None,
-        max_connections: int = 128,
-        max_per_peer: int = 8,
-        max_busy: int = 16,
-        idle_timeout: float = 60.0,
-        request_timeout: float = 10.0,
+        max_connections: int = L.CONNECTIONS_MAX,
+        max_per_peer: int = L.CONNECTIONS_PER_PROCESS,
+        max_busy: int = L.ANSWERING_MAX,
+        idle_timeout: float = L.IDLE_SECONDS,
+        first_request_timeout: float = L.FIRST_REQUEST_SECONDS,
+        request_timeout: float = L.REQUEST_SECONDS,
         max_request_bytes: int = protocol.MAX_REQUEST_BYTES,
         max_response_bytes: int = protocol.MAX_RESPONSE_BYTES,
     ) -> None:
@@ -295,6 +297,7 @@ class ControlServer:
         self._busy = threading.BoundedSemaphore(max_busy)
         self._per_peer: dict[int, int] = {}  # peer pid -> its open connections
         self._idle_timeout = idle_timeout
+        self._first_request_timeout = min(first_request_timeout, idle_timeout)
         self._request_timeout = request_timeout
         self._max_request = max_request_bytes
         # Kept of a connection's input while an answer streams: a request of the largest size,
@@ -308,6 +311,9 @@ class ControlServer:
         self._lock = threading.Lock()
         self._conns: dict[socket.socket, threading.Thread] = {}
         self._peer_of: dict[socket.socket, int] = {}
+        # Connections waiting for a request, and since when: the longest idle one makes room
+        # for a newcomer when every connection is taken.
+        self._idle_since: dict[socket.socket, float] = {}
         self._refused = 0  # connections refused since the last log line saying so (accept thread)
         self._refusal_logged = -_REFUSAL_LOG_SECONDS
         self._bound_inode: tuple[int, int] | None = None
@@ -433,12 +439,15 @@ class ControlServer:
     def _admit(self, conn: socket.socket, pid: int, thread: threading.Thread) -> str | None:
         """Count ``conn`` in, or the sentence saying why not.
 
-        Connections are capped in total and per peer process (SO_PEERCRED's pid), so one
-        program opening connections in a loop runs out of its own share, never the owner's.
+        Connections are capped per peer process (SO_PEERCRED's pid), so one program opening
+        connections in a loop runs out of its own share, and in total. At the total cap the
+        connection idle longest (waiting for a request, nothing of one received) is closed to
+        make room: an idle connection costs the daemon nothing to drop and its client nothing
+        to open again, while a request that cannot get in is a person locked out. Only a
+        daemon whose every connection is receiving or answering a request (each bounded in
+        time) refuses a newcomer.
         """
         with self._lock:
-            if len(self._conns) >= self._max_connections:
-                return _("The daemon is serving too many connections; try again in a moment.")
             held = self._per_peer.get(pid, 0)
             if held >= self._max_per_peer:
                 return _(
@@ -446,9 +455,19 @@ class ControlServer:
                     "close one and try again.",
                     count=held,
                 )
+            if len(self._conns) >= self._max_connections:
+                if not self._idle_since:
+                    return _("The daemon is serving too many connections; try again in a moment.")
+                victim = min(self._idle_since, key=self._idle_since.__getitem__)
+                self._forget(victim)
+                # Its thread wakes from recv() with end of input and closes it.
+                with contextlib.suppress(OSError):
+                    victim.shutdown(socket.SHUT_RDWR)
+                held = self._per_peer.get(pid, 0)
             self._per_peer[pid] = held + 1
             self._peer_of[conn] = pid
             self._conns[conn] = thread
+            self._idle_since[conn] = time.monotonic()
         return None
 
     def _log_refusal(self, pid: int, refusal: str) -> None:
@@ -469,14 +488,31 @@ class ControlServer:
 
     def _release(self, conn: socket.socket) -> None:
         with self._lock:
-            self._conns.pop(conn, None)
-            pid = self._peer_of.pop(conn, None)
-            if pid is not None:
-                left = self._per_peer[pid] - 1
-                if left:
-                    self._per_peer[pid] = left
-                else:
-                    del self._per_peer[pid]
+            self._forget(conn)
+
+    def _forget(self, conn: socket.socket) -> None:
+        """Stop counting ``conn`` (the lock held); a no-op for one already forgotten."""
+        self._conns.pop(conn, None)
+        self._idle_since.pop(conn, None)
+        pid = self._peer_of.pop(conn, None)
+        if pid is not None:
+            left = self._per_peer[pid] - 1
+            if left:
+                self._per_peer[pid] = left
+            else:
+                del self._per_peer[pid]
+
+    def _waiting(self, conn: socket.socket, idle: bool) -> bool:
+        """Mark ``conn`` idle (waiting for a request) or not; False if it was closed to make
+        room for another."""
+        with self._lock:
+            if conn not in self._conns:
+                return False
+            if idle:
+                self._idle_since.setdefault(conn, time.monotonic())
+            else:
+                self._idle_since.pop(conn, None)
+            return True
 
     # ------------------------------------------------------------------ one connection
 
@@ -499,11 +535,13 @@ class ControlServer:
         return False
 
     def _read_requests(self, conn: socket.socket) -> None:
-        """Answer each request line in turn. Between requests the connection may stay quiet for
-        ``idle_timeout``; once a request's first byte has come, the whole line must arrive
-        within ``request_timeout``. The deadline is per request, not per ``recv``: a peer
-        trickling a byte at a time would otherwise hold its slot (and, 16 of them, the
-        socket) for as long as it likes."""
+        """Answer each request line in turn. The first request's first byte must come within
+        ``first_request_timeout`` (a client connects to ask something); between requests the
+        connection may stay quiet for ``idle_timeout``; once a request's first byte has come,
+        the whole line must arrive within ``request_timeout``. The deadline is per request, not
+        per ``recv``: a peer trickling a byte at a time would otherwise hold its slot (and, 16
+        of them, the socket) for as long as it likes."""
+        quiet = self._first_request_timeout
         buffer = bytearray()
         scanned = 0  # bytes already searched for a newline, so a long line is scanned once
         deadline = 0.0  # when the request being received must be whole (if buffer is not empty)
@@ -515,9 +553,11 @@ class ControlServer:
                     self._answer_too_large(conn)
                     return
                 scanned = len(buffer)
-                left = deadline - time.monotonic() if buffer else self._idle_timeout
+                left = deadline - time.monotonic() if buffer else quiet
                 if left <= 0:
                     self._answer_too_slow(conn)
+                    return
+                if not buffer and not self._waiting(conn, idle=True):
                     return
                 try:
                     conn.settimeout(left)
@@ -528,8 +568,8 @@ class ControlServer:
                     return  # idle too long between requests: close quietly
                 except OSError:
                     return  # the peer went away
-                if not chunk:
-                    return  # EOF; a partial line without newline is dropped unanswered
+                if not chunk or not self._waiting(conn, idle=False):
+                    return  # EOF (or closed to make room); a partial line is dropped unanswered
                 if not buffer:
                     deadline = time.monotonic() + self._request_timeout
                 buffer += chunk
@@ -542,6 +582,7 @@ class ControlServer:
                 return
             if not self._answer_in_a_slot(conn, line, buffer, cancels):
                 return
+            quiet = self._idle_timeout
             deadline = time.monotonic() + self._request_timeout  # for what is already buffered
 
     def _answer_in_a_slot(

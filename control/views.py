@@ -8,8 +8,8 @@ from __future__ import annotations
 import os
 
 from control.render import cell, fields, table, word
-from policies.i18n import N_, _, ngettext
-from policies.states import COUNTED_OUTCOMES
+from policies.i18n import N_, _, ngettext, pgettext
+from policies.states import COUNTED_OUTCOMES, shown_status
 from policies.text import printable
 
 TYPE_CHECKING = False
@@ -59,8 +59,20 @@ def _suggestion(value: object) -> str:
     plan = value.get("plan") or []
     evidence = value.get("evidence") or []
     diffs = value.get("diffs") or []
-    shown_apart = ("id", "plan", "evidence", "title", "plan_total", "plan_summary", "diffs")
+    # (``undone`` is read in the status)
+    shown_apart = (
+        "id",
+        "plan",
+        "evidence",
+        "title",
+        "plan_total",
+        "plan_summary",
+        "diffs",
+        "undone",
+    )
     head = {k: v for k, v in value.items() if k not in shown_apart and v is not None}
+    if "status" in head:
+        head["status"] = shown_status(value)
     title = _("Suggestion {id}: {title}", id=value.get("id"), title=value.get("title", ""))
     lines = [title, fields(head, "  ")]
     if evidence:
@@ -89,6 +101,16 @@ def _suggestion(value: object) -> str:
             lines.append(_("Change to {path}:", path=change.get("path")))
             lines += [f"    {line}" for line in str(change.get("diff", "")).splitlines()]
     return "\n".join(lines)
+
+
+def _suggestions(value: object) -> str:
+    """The suggestions' table; an executed one whose action was undone reads as undone."""
+    if not isinstance(value, list):
+        return fields(value)
+    if not value:
+        return _("No suggestions.")
+    rows = [{**row, "status": shown_status(row)} if isinstance(row, dict) else row for row in value]
+    return table(rows, ("id", "status", "kind", "files", "needs_approval", "title"))
 
 
 def _plan_summary(sid: object, total: int, shown: int, summary: dict[str, object]) -> list[str]:
@@ -140,6 +162,13 @@ def _action(value: object) -> str:
         int(value.get("ops") or 0),
         **values,
     )
+    if value.get("undoes") is not None and value.get("to"):
+        return _(
+            "Action {id}: removed the folder {to}, which restore action {undone} had made.",
+            id=value.get("id"),
+            to=value["to"],
+            undone=value["undoes"],
+        )
     if value.get("undoes") is not None:
         text += _(", undoing action {id}", id=value["undoes"])
     elif value.get("suggestion_id") is not None:
@@ -249,8 +278,12 @@ def _status(value: object) -> str:
     """The daemon's fields, then what it watches: a line, and the limit's warning in full."""
     if not isinstance(value, dict):
         return fields(value)
-    shown_apart = ("watch", "audit_problem", "model")
+    shown_apart = ("watch", "audit_problem", "model", "autonomy", "policy")
     lines = [fields({k: v for k, v in value.items() if k not in shown_apart})]
+    if isinstance(value.get("autonomy"), dict):
+        lines += _autonomy_lines(value["autonomy"])
+    if isinstance(value.get("policy"), dict):
+        lines += _policy_lines(value["policy"])
     model = value.get("model")
     if isinstance(model, dict):
         lines.append(_model_line(model))
@@ -275,6 +308,90 @@ def _status(value: object) -> str:
         if watch.get("warning"):
             lines.append(_("WARNING: {text}", text=watch["warning"]))
     return "\n".join(line for line in lines if line)
+
+
+def _autonomy_lines(value: dict[str, object]) -> list[str]:
+    """Autonomy in sentences: the level and why it is that one; what is done on its own and
+    what stopped, only when there is any."""
+    configured, effective = value.get("configured"), value.get("effective")
+    if value.get("paused"):
+        lines = [
+            _(
+                "Autonomy: paused until `alma-ctl autonomy on` (the policy's level is {level}).",
+                level=configured,
+            )
+        ]
+    elif value.get("lowered_to") and effective != configured:
+        lines = [
+            _(
+                "Autonomy: {level}, lowered from the policy's {configured}; "
+                "`alma-ctl autonomy level {configured}` ends the lowering.",
+                level=effective,
+                configured=configured,
+            )
+        ]
+    else:
+        lines = [_("Autonomy: {level}, as the policy says.", level=effective)]
+    kinds = value.get("auto_kinds")
+    if kinds:
+        lines.append(_("Done on its own when allowed: {kinds}.", kinds=cell(kinds, None)))
+    stopped = value.get("auto_stopped_kinds")
+    if stopped:
+        lines.append(
+            _(
+                "No longer done on its own after an undo: {kinds}; "
+                "`alma-ctl autonomy allow KIND` allows one again.",
+                kinds=cell(stopped, None),
+            )
+        )
+    return lines
+
+
+def _autonomy(value: object) -> str:
+    return "\n".join(_autonomy_lines(value)) if isinstance(value, dict) else fields(value)
+
+
+def _policy_lines(value: dict[str, object]) -> list[str]:
+    """The policy in force, when it was loaded, and the file's error when it is not valid."""
+    when = cell(value.get("loaded_at"))
+    if value.get("ok"):
+        return [_("Policy: {file}, valid, loaded {when}.", file=value.get("file"), when=when)]
+    return [
+        _("Policy: {file}, NOT valid as it is now.", file=value.get("file")),
+        _("WARNING: {text}", text=value.get("error")),
+    ]
+
+
+def _reload(value: object) -> str:
+    """What ``reload`` read: the policy, then alma.toml (its error, or what waits for a
+    restart)."""
+    if not isinstance(value, dict):
+        return fields(value)
+    policy = value.get("policy")
+    lines = []
+    if isinstance(policy, dict):
+        if policy.get("ok"):
+            lines.append(_("Policy reloaded from {file}.", file=policy.get("file")))
+        else:
+            lines.append(_("The policy was not reloaded: {error}", error=policy.get("error")))
+    if value.get("settings_error"):
+        lines.append(
+            _(
+                "system/alma.toml is not valid, and the daemon keeps the settings it started "
+                "with: {error}",
+                error=value["settings_error"],
+            )
+        )
+    restart = value.get("restart_needed")
+    if restart:
+        lines.append(
+            _(
+                "Changed, and applied only after a restart (`systemctl --user restart alma`): "
+                "{keys}.",
+                keys=cell(restart, None),
+            )
+        )
+    return "\n".join(lines)
 
 
 def _model_line(model: dict[str, object]) -> str:
@@ -327,8 +444,9 @@ def _backup_line(value: object) -> str:
         )
     if value.get("kind") == "backup_restore":
         return _(
-            "Restored into a new folder (action {id}; `alma-ctl undo {id}` removes it again "
-            "while nothing in it has changed).",
+            "Restored into the new folder {to} (action {id}; `alma-ctl undo {id}` removes that "
+            "folder again while nothing in it has changed).",
+            to=value.get("to"),
             id=value.get("id"),
         )
     if "created" in value:
@@ -341,6 +459,52 @@ def _backup_line(value: object) -> str:
             file=value.get("password_file"),
         )
     return _("The backup repository {target} is sound.", target=value.get("target"))
+
+
+def _snapshots(value: object) -> str:
+    """The snapshots as a person reads them: the local time to the minute, the size in KB,
+    MB or GB (the JSON keeps restic's time and the bytes)."""
+    if not isinstance(value, list):
+        return fields(value)
+    if not value:
+        return _("No snapshots yet.")
+    rows = [
+        {**row, "time": _local_minute(row.get("time")), "size": _size(row.get("bytes"))}
+        if isinstance(row, dict)
+        else row
+        for row in value
+    ]
+    columns: tuple[str, ...] = ("id", "time", "files", "size")
+    if any(isinstance(row, dict) and "root" in row for row in value):  # --all
+        rows = [{**row, "folder": row.get("root")} for row in rows if isinstance(row, dict)]
+        columns += ("mine", "host", "folder")
+    return table(rows, columns)
+
+
+def _local_minute(stamp: object) -> object:
+    """restic's time (RFC 3339, nanoseconds) as this computer's local time, to the minute."""
+    from datetime import datetime
+
+    try:
+        when = datetime.fromisoformat(str(stamp))
+    except ValueError:
+        return stamp
+    return (when.astimezone() if when.tzinfo else when).strftime("%Y-%m-%d %H:%M")
+
+
+def _size(count: object) -> object:
+    """A number of bytes as a person reads it: ``980 bytes``, ``1,5 MB`` in Spanish."""
+    if not isinstance(count, int) or isinstance(count, bool):
+        return count
+    if count < 1000:
+        return ngettext("{n} byte", "{n} bytes", count)
+    amount = float(count)
+    for unit in ("KB", "MB", "GB", "TB"):
+        amount /= 1000
+        if amount < 1000 or unit == "TB":
+            break
+    shown = f"{amount:.1f}" if amount < 10 else f"{amount:.0f}"
+    return f"{shown.replace('.', pgettext('decimal separator', '.'))} {unit}"
 
 
 def _chat_start(value: object) -> str:
@@ -486,11 +650,15 @@ def _reminders(value: object) -> str:
 _RENDER: dict[str, Callable[[object], str]] = {
     "chat.start": _chat_start,
     "status": _status,
+    "reload": _reload,
+    "autonomy.off": _autonomy,
+    "autonomy.on": _autonomy,
+    "autonomy.status": _autonomy,
+    "autonomy.level": _autonomy,
+    "autonomy.allow": _autonomy,
     "model.status": _model,
     "model.use": _model,
-    "suggestions.list": _list_or(
-        N_("No suggestions."), ("id", "status", "kind", "files", "needs_approval", "title")
-    ),
+    "suggestions.list": _suggestions,
     "suggestions.show": _suggestion,
     "suggestions.accept": _action,
     "undo": _action,
@@ -506,7 +674,7 @@ _RENDER: dict[str, Callable[[object], str]] = {
     "trash.list": _list_or(N_("The trash is empty.")),
     "stats": _stats,
     "report": _report,
-    "backup.list": _list_or(N_("No snapshots yet."), ("id", "time", "files", "bytes")),
+    "backup.list": _snapshots,
     "backup.now": _backup_line,
     "backup.restore": _backup_line,
     "backup.forget": _backup_line,

@@ -8,6 +8,7 @@ error names the file, the key, the line where it can, and the fix.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -20,10 +21,11 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from policies import limits as L
 from policies.errors import ConfigError
-from policies.i18n import _, ngettext
+from policies.i18n import N_, _, ngettext
 from policies.invalid import Problem, first_problem
-from policies.layout import HARD_READ_ONLY
+from policies.layout import DATA_DIR, HARD_READ_ONLY
 from policies.states import LEVELS
 from policies.zones import split_zone
 
@@ -171,6 +173,22 @@ class Backup(_Section):
     @field_validator("target")
     @classmethod
     def _absolute(cls, value: str) -> str:
+        if len(value) > L.PATH_CHARS:  # it is quoted in every backup's sentence
+            raise ValueError(
+                _(
+                    "target is {n} characters long, more than any folder's full path "
+                    "({limit}); name the backup folder, like '/media/ana/DISCO/alma-backup'",
+                    n=len(value),
+                    limit=L.PATH_CHARS,
+                )
+            )
+        if any(len(part.encode("utf-8", "surrogateescape")) > 255 for part in value.split("/")):
+            raise ValueError(
+                _(
+                    "a folder name in target is longer than 255 bytes, which no file system "
+                    "allows; name the backup folder, like '/media/ana/DISCO/alma-backup'"
+                )
+            )
         if value and not value.startswith(("/", "~")):
             raise ValueError(
                 _(
@@ -187,6 +205,19 @@ class Backup(_Section):
         if not value:
             raise ValueError(_('name at least one folder, like include = ["user"]'))
         folders = ["/".join(split_zone(folder)) for folder in value]
+        for folder in folders:
+            # .alma is taken whole, through its consistent copy (the databases through
+            # SQLite's backup API, without the trash and the locks); a part of it named alone
+            # would be read live: a journal with its -wal and lock file, the trash.
+            if folder.startswith(DATA_DIR + "/"):
+                raise ValueError(
+                    _(
+                        "{folder} is inside {data}, which is backed up whole and consistently "
+                        'or not at all; name "{data}" itself, or a folder of your own',
+                        folder=repr(folder),
+                        data=DATA_DIR,
+                    )
+                )
         if len(set(folders)) != len(folders):
             raise ValueError(_("a folder is named twice; name each once"))
         return folders
@@ -276,6 +307,53 @@ def _describe(path: Path, text: str, problem: Problem, *, env: bool) -> str:
     return sentence + "."
 
 
+#: tomllib's words for what is wrong (its messages start with these), as a person reads them
+#: in their language: tomllib's own text is English whatever the person reads.
+_TOML_PROBLEMS = (
+    ("Invalid value", N_('a value that is not valid (text needs quotes: "...")')),
+    ("Expected '=' after a key", N_("an '=' is missing after the key")),
+    ("Invalid statement", N_("a line that is neither `key = value` nor a [table]")),
+    ("Cannot overwrite a value", N_("a key given a value twice")),
+    ("Cannot declare", N_("a table or a key declared twice")),
+    ("Cannot redefine namespace", N_("a table or a key declared twice")),
+    ("Cannot mutate immutable namespace", N_("a table or a key declared twice")),
+    ("Duplicate inline table key", N_("a key given a value twice")),
+    ("Unterminated string", N_("a text whose closing quote is missing")),
+    ("Unclosed array", N_("a list whose closing ] is missing")),
+    ("Unclosed inline table", N_("an inline table whose closing brace is missing")),
+    ("Expected ']' at the end of a table", N_("a [table] whose closing ] is missing")),
+    ("Expected ']]' at the end of an array", N_("a [[table]] whose closing ]] is missing")),
+    ("Invalid initial character for a key", N_("a key that starts with a character keys cannot")),
+    ("Illegal character", N_("a character a text cannot hold (a control character)")),
+    ("Invalid date or datetime", N_("a date that is not valid")),
+    ("Unescaped '\\'", N_("a \\ that is not doubled (write \\\\, or use 'single quotes')")),
+)
+_TOML_WHERE = re.compile(r" \(at (?:line (\d+), column (\d+)|end of document)\)$")
+
+
+def _toml_error(path: Path, error: str) -> str:
+    """tomllib's error as one sentence in the person's language: where, and what is wrong."""
+    where = _TOML_WHERE.search(error)
+    said = error[: where.start()] if where else error
+    problem = next(
+        (_(text) for start, text in _TOML_PROBLEMS if said.startswith(start)),
+        _("something that is not valid TOML"),
+    )
+    if where is None or where.group(1) is None:
+        return _(
+            "{path}: not valid TOML at its end: {problem}; fix the syntax there.",
+            path=path,
+            problem=problem,
+        )
+    return _(
+        "{path}: not valid TOML at line {line}, column {column}: {problem}; fix the syntax there.",
+        path=path,
+        line=where.group(1),
+        column=where.group(2),
+        problem=problem,
+    )
+
+
 def parse_toml(path: Path, text: str) -> dict[str, Any]:
     """The one reading of a TOML configuration file (the policy, ``alma.toml``): anything
     wrong in it is a :class:`ConfigError` naming the file and the fix, never an exception.
@@ -285,9 +363,7 @@ def parse_toml(path: Path, text: str) -> dict[str, Any]:
     try:
         return tomllib.loads(text.removeprefix("\ufeff"))
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(
-            _("{path}: not valid TOML: {error}; fix the syntax there.", path=path, error=exc)
-        ) from None
+        raise ConfigError(_toml_error(path, str(exc))) from None
     except RecursionError:
         raise ConfigError(
             _(

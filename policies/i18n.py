@@ -263,6 +263,36 @@ def guess_language(texts: Iterable[str]) -> str | None:
     return best
 
 
+#: Marks only Spanish writes: its opening question and exclamation marks, ñ, accented vowels.
+_SPANISH_LETTERS = frozenset("¿¡ñáéíóú")
+#: Words of a short message that tell its language beyond the markers above (a question to
+#: ALMA is often a handful of words: "what is my dog called?").
+_MESSAGE_MARKERS = {
+    "es": frozenset(["cómo", "como", "cuál", "cual", "dónde", "donde", "cuándo", "cuando",
+                     "quién", "quien", "cuánto", "cuanto", "llama", "sabes", "tu", "tus",
+                     "mis", "hola", "gracias", "puedo", "soy", "dime", "recuerdas"]),
+    "en": frozenset(["where", "when", "who", "which", "what's", "do", "does", "did", "your",
+                     "name", "called", "can", "should", "am", "hello", "hi", "thanks", "tell",
+                     "know", "remember", "about"]),
+}  # fmt: skip
+
+
+def message_language(text: str, default: str) -> str:
+    """The language one message is written in, among :data:`LANGUAGES`; ``default`` (the
+    daemon's) when it does not tell. Unlike :func:`guess_language` one short message is
+    enough: a Spanish mark or letter, or more words of one language than of the other."""
+    lowered = text.lower()
+    counts = dict.fromkeys(_MARKERS, 0)
+    counts["es"] += 2 * sum(ch in _SPANISH_LETTERS for ch in lowered)
+    for word in lowered.replace("¿", " ").replace("¡", " ").split():
+        word = word.strip('.,;:!?"()[]«»')
+        for lang in counts:
+            counts[lang] += word in _MARKERS[lang] or word in _MESSAGE_MARKERS[lang]
+    if counts["es"] == counts["en"]:
+        return supported(default)
+    return max(counts, key=lambda lang: counts[lang])
+
+
 def remembered_language(path: str | os.PathLike[str]) -> str | None:
     """The language a daemon wrote for its root (``.alma/language``: one tag on a line), or
     None when there is none or it is not a language with a catalog. Never through a link."""
@@ -284,14 +314,9 @@ def remembered_language(path: str | os.PathLike[str]) -> str | None:
 
 
 def _(message: str, /, **values: object) -> str:
-    """``message`` in the current language, with ``{name}`` fields filled from ``values``."""
-    text = message
-    lang = current_language()
-    if lang != SOURCE_LANGUAGE:
-        found = _catalog(lang).get(message)
-        if found and found[0]:
-            text = found[0]
-    return text.format(**values) if values else text
+    """``message`` in the current language, with ``{name}`` fields filled from ``values``
+    (a :class:`Said`: typed ``str``, since a sentence is text to everyone but its store)."""
+    return _say(message, None, 0, values)
 
 
 def ngettext(singular: str, plural: str, n: int, /, **values: object) -> str:
@@ -299,14 +324,83 @@ def ngettext(singular: str, plural: str, n: int, /, **values: object) -> str:
 
     English and Spanish both use the singular for exactly one and the plural otherwise.
     """
-    index = 0 if n == 1 else 1
-    text = singular if index == 0 else plural
+    return _say(singular, plural, n, values)
+
+
+def _say(message: str, plural: str | None, n: int, values: dict[str, object]) -> Said:
+    index = 0 if plural is None or n == 1 else 1
+    text = message if index == 0 else str(plural)
     lang = current_language()
     if lang != SOURCE_LANGUAGE:
-        found = _catalog(lang).get(singular)
-        if found and len(found) == 2 and found[index]:
+        found = _catalog(lang).get(message)
+        if found and (plural is None or len(found) == 2) and found[index]:
             text = found[index]
-    return text.format(n=n, **values)
+    key: dict[str, object] = {"m": message, "v": _kept(values)}
+    if plural is None:
+        return Said(text.format(**values) if values else text, key)
+    key.update(p=plural, n=n)
+    return Said(text.format(n=n, **values), key)
+
+
+class Said(str):
+    """A sentence of the catalog as it was said, which can say itself again in another language.
+
+    What ALMA writes down to show later (a suggestion's title and reason) is stored with its
+    :attr:`key`, so it reads in the language of the moment it is shown (:func:`say_again`), not
+    in the one the daemon spoke when it was written. Anything done to it as a string (a slice,
+    a concatenation) gives a plain ``str``: only a whole sentence is said again.
+    """
+
+    key: dict[str, object]
+
+    def __new__(cls, text: str, key: dict[str, object] | None = None) -> Said:
+        said = super().__new__(cls, text)
+        said.key = {"m": text, "v": {}} if key is None else key  # a copy's state sets its own
+        return said
+
+
+def _kept(values: dict[str, object]) -> dict[str, object]:
+    """The values of a sentence as JSON can hold them: a sentence in it is kept said."""
+    kept: dict[str, object] = {}
+    for name, value in values.items():
+        if isinstance(value, Said):
+            kept[name] = {"said": value.key}
+        elif isinstance(value, bool | int | float):
+            kept[name] = value
+        else:
+            kept[name] = str(value)
+    return kept
+
+
+def say_again(key: object) -> str | None:
+    """The sentence of a :attr:`Said.key` in the current language; None when the key is not one
+    (damaged, or from another ALMA) or its message has left the catalog (the caller shows the
+    text it kept)."""
+    if not isinstance(key, dict) or not isinstance(key.get("m"), str):
+        return None
+    message: str = key["m"]
+    raw = key.get("v", {})
+    if not isinstance(raw, dict):
+        return None
+    values: dict[str, object] = {}
+    for name, value in raw.items():
+        if isinstance(value, dict):
+            inner = say_again(value.get("said"))
+            if inner is None:
+                return None
+            value = inner
+        values[str(name)] = value
+    plural, n = key.get("p", None), key.get("n", 0)
+    lang = current_language()
+    if lang != SOURCE_LANGUAGE and message not in _catalog(lang):
+        return None
+    if not (plural is None or isinstance(plural, str)) or not isinstance(n, int):
+        return None
+    try:
+        message.format(**{"n": n, **values})  # every field filled, even where nothing else is
+        return str(_say(message, plural, n, values))
+    except (KeyError, IndexError, ValueError):  # fields the stored values do not fill
+        return None
 
 
 def pgettext(context: str, message: str, /) -> str:

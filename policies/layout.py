@@ -12,8 +12,12 @@ if TYPE_CHECKING:
 ROOT_FOLDERS = ("system", "logs", "logs/alma", "user", "docs", ".alma")
 #: The policy file, relative to the root: ``alma-ctl init`` writes it, so a root has one.
 POLICY_FILE = "system/autonomy.conf"
+#: ALMA's private folder in the root.
+DATA_DIR = ".alma"
 #: Folders no action may ever change, whatever the policy file says.
 HARD_READ_ONLY = ("system", ".alma")
+#: ALMA's private data, root-relative.
+DATA_DIR = ".alma"
 #: Root-relative, ``/``-separated, as plans and journal rows name them: ALMA's trash (an entry
 #: of action A's op I is ``TRASH/A/I/NAME``) and the journal, the two parts of ``.alma/`` the
 #: confined executor may write.
@@ -23,6 +27,22 @@ JOURNAL = ".alma/journal"
 LANGUAGE_FILE = ".alma/language"
 #: The name prefix of the engine's temporary copies (a transfer across filesystems).
 ENGINE_TMP_PREFIX = ".alma-tmp-"
+#: How the SQLite databases in ``.alma/`` are named (ALMA's own and the memory store's Chroma
+#: file), and the files SQLite keeps beside one: only SQLite ever opens them (state.db).
+DATABASE_SUFFIXES = (".db", ".sqlite3")
+DATABASE_SIDE_SUFFIXES = ("-wal", "-shm", "-journal")
+
+
+def is_database(name: str) -> bool:
+    """Whether the file ``name`` in ``.alma/`` is a SQLite database (by its name: reading its
+    header would open it outside SQLite)."""
+    return name.endswith(DATABASE_SUFFIXES)
+
+
+def is_database_side_file(name: str) -> bool:
+    """Whether ``name`` is a file SQLite keeps beside a database (its WAL, shared memory or
+    rollback journal)."""
+    return name.endswith(DATABASE_SIDE_SUFFIXES)
 
 
 def trash_entry(action_id: int, idx: int, name: str) -> str:

@@ -2,8 +2,9 @@
 
 The socket's command table (:mod:`control.commands`) reads these numbers; alma-ctl checks a
 request against it before sending, the daemon on receipt, and the memory service checks its
-callers inside the daemon (the chat, the loop) with the same table. Standard library only:
-alma-ctl imports it on every start.
+callers inside the daemon (the chat, the loop) with the same table; the control server reads
+its bounds on connections and their time from here too. Standard library only: alma-ctl
+imports it on every start.
 """
 
 from __future__ import annotations
@@ -39,6 +40,26 @@ CONTEXT_BUDGET_MAX = 32_000
 #: A configuration file (the policy, ``alma.toml``): a few commented lines; anything larger
 #: is not one, and is never read whole.
 CONFIG_BYTES = 1 << 20
+#: An error's sentence as the journal and the settings store it: a sentence and restic's last
+#: line fit; a sentence quoting a whole file does not.
+ERROR_CHARS = 2_000
+#: A file that holds a password (the backup repository's): a passphrase, never more.
+SECRET_BYTES = 4_096
 #: The new content an ``edit`` op carries in its plan (a configuration file, not a data file):
 #: the plan, the journal and ``suggestions show`` all hold it whole.
 EDIT_BYTES = 256 << 10
+
+# The control socket (control.server; docs/protocol.md, "Resources"). Every client runs as the
+# owner, so these keep the owner's programs from crowding out the owner's own `alma-ctl`.
+#: Connections open at once; at the cap the longest idle one is closed to make room.
+CONNECTIONS_MAX = 128
+#: Connections open at once from one peer process (SO_PEERCRED's pid).
+CONNECTIONS_PER_PROCESS = 8
+#: Requests dispatched at once; a whole request waits at most REQUEST_SECONDS for a slot.
+ANSWERING_MAX = 16
+#: How long a new connection may send nothing: a client connects to ask something at once.
+FIRST_REQUEST_SECONDS = 5.0
+#: Quiet allowed between two requests of one connection.
+IDLE_SECONDS = 60.0
+#: Once a request's first byte has come, the time for the whole line.
+REQUEST_SECONDS = 10.0

@@ -32,6 +32,12 @@ PRIVATE_UMASK = 0o077
 _person_umask: int | None = None
 
 
+def open_to_others(mode: int) -> bool:
+    """Whether a file of this mode may be read or written by anyone but its owner (a secret
+    in it is no longer one: ssh refuses such a key for the same reason)."""
+    return bool(mode & PRIVATE_UMASK)
+
+
 def keep_private() -> int:
     """Run this process under :data:`PRIVATE_UMASK` (the daemon, at its start); the person's
     own umask is kept for :func:`for_person` and returned."""

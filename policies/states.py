@@ -9,6 +9,11 @@ from __future__ import annotations
 #: A suggestion's status in the store; ``suggestions list --status`` takes one of them.
 SUGGESTION_STATUSES = ("pending", "accepted", "rejected", "executed", "failed", "expired")
 
+#: How an ``executed`` suggestion whose action a person undid reads: derived from the track
+#: record (its ``undone`` outcome for that action), never stored, so the store's statuses stay
+#: the contract's. The answers carry it as ``"undone": true`` beside the status.
+UNDONE = "undone"
+
 #: Autonomy levels, lowest first: a level may only be lowered at run time.
 LEVELS = ("off", "manual", "suggest", "auto")
 
@@ -26,6 +31,11 @@ if TYPE_CHECKING:
 
     #: LEVELS for the type checker (the policy's field is built from LEVELS at run time).
     Level = Literal["off", "manual", "suggest", "auto"]
+
+
+def shown_status(suggestion: dict[str, object]) -> object:
+    """The status a person reads for ``suggestion`` (an answer's dict)."""
+    return UNDONE if suggestion.get("undone") else suggestion.get("status")
 
 
 def level_rank(level: str) -> int:

@@ -95,3 +95,20 @@ def printable_name(name: str) -> str:
     newlines shown as ``\\xNN`` escapes, and the rest made :func:`printable`."""
     text = os.fsencode(name).decode("utf-8", errors="backslashreplace")
     return printable(text.replace("\t", "\\x09").replace("\n", "\\x0a"))
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` at most ``limit`` characters: what is cut is marked with an ellipsis, so a
+    stored error or title never carries a whole file (a long path quoted in it, say)."""
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
+
+
+def name_hex(name: str) -> str:
+    """A file name's very bytes as hex text: how a name that may not be UTF-8 travels in JSON
+    (the socket's requests, a restore's manifest in the journal)."""
+    return os.fsencode(name).hex()
+
+
+def name_from_hex(text: str) -> str:
+    """The name :func:`name_hex` wrote (ValueError when ``text`` is not hex)."""
+    return os.fsdecode(bytes.fromhex(text))

@@ -24,7 +24,7 @@ from functools import cache
 from pathlib import Path
 
 from policies.errors import BadArgumentError, UnavailableError
-from policies.i18n import _
+from policies.i18n import N_, _
 from sandbox import landlock
 
 log = logging.getLogger(__name__)
@@ -279,10 +279,8 @@ def _run_probe(backend: Backend) -> tuple[bool, str]:
             return False, _("the confined test child could not write inside its directory")
     if backend is Backend.LANDLOCK:
         return True, _last_line(done.stdout) or "landlock"
-    net = "new namespace" if backend is Backend.BWRAP else "--net=none"
-    return True, _(
-        "{version}, network denied ({net}), capabilities dropped", version=_version(tool), net=net
-    )
+    net = landlock.NEW_NETNS if backend is Backend.BWRAP else "--net=none"
+    return True, f"{_version(tool)}, {landlock.NETWORK_DENIED} ({net}), {landlock.CAPS_DROPPED}"
 
 
 @cache
@@ -295,8 +293,31 @@ def probe(backend: Backend) -> tuple[bool, str]:
     return _run_probe(Backend(backend))
 
 
+#: The report's words (sandbox.landlock) as a person reads them: the report itself stays in
+#: one language, it is what the confined child is told and what the log keeps.
+_SPOKEN = (
+    (landlock.NEW_USER_NETNS, N_("a new user and network namespace")),
+    (landlock.NEW_NETNS, N_("a new network namespace")),
+    (landlock.TCP_DENY, N_("Landlock's TCP rules")),
+    (landlock.NETWORK_DENIED, N_("network denied")),
+    (landlock.SCOPED, N_("signals and abstract sockets scoped")),
+    (landlock.SOCKETS_DENIED, N_("sockets denied (seccomp)")),
+    (landlock.CAPS_DROPPED, N_("capabilities dropped")),
+)
+
+
+def spoken(detail: str) -> str:
+    """A confinement's detail line in the language of the moment."""
+    for words, message in _SPOKEN:
+        detail = detail.replace(words, _(message))
+    return detail
+
+
 def _unconfined(why: str) -> Confinement:
-    detail = f"UNCONFINED: {why}; plans run with the daemon's full rights, nothing stops a bad op"
+    detail = _(
+        "UNCONFINED: {why}; plans run with the daemon's full rights, nothing stops a bad op",
+        why=why,
+    )
     log.warning("sandbox: %s", detail)
     return Confinement(Backend.NONE, detail)
 

@@ -52,7 +52,7 @@ from policies.layout import RootLayout
 from policies.modes import PRIVATE_DIR, person_umask
 from policies.zones import split_zone
 from sandbox.confine import Backend, Confinement
-from state.journal import RECORD_KINDS, Journal
+from state.journal import RECORD_KINDS, Journal, undo_refusal
 
 log = logging.getLogger("alma.engine")
 _REPO = Path(__file__).resolve().parent.parent
@@ -389,43 +389,13 @@ class Engine:
                 _("There is nothing to undo: no action is done and not undone.")
             )
         row = self.journal.action_row(target)
-        if row["kind"] in RECORD_KINDS:
-            raise InvalidStateError(
-                _(
-                    "Action {id} records a backup ({kind}) and changed nothing in the root; "
-                    "there is nothing to undo.",
-                    id=target,
-                    kind=row["kind"],
-                )
-            )
-        if row["status"] == "failed" and action_id is not None and row["sandbox"] != "memory":
+        refusal = undo_refusal(row)
+        if refusal is None:
             return row
-        if row["trash_emptied_at"] is not None:
-            raise InvalidStateError(
-                _(
-                    "Action {id} can no longer be undone: `trash empty` removed what it had put "
-                    "in the trash for good ({when}).",
-                    id=target,
-                    when=row["trash_emptied_at"],
-                )
-            )
-        if row["status"] != "done":
-            if row["undone_by"]:
-                message = _(
-                    "Action {id} is {status} (undone by action {by}); only a done action can be "
-                    "undone.",
-                    id=target,
-                    status=_(row["status"]),
-                    by=row["undone_by"],
-                )
-            else:
-                message = _(
-                    "Action {id} is {status}; only a done action can be undone.",
-                    id=target,
-                    status=_(row["status"]),
-                )
-            raise InvalidStateError(message)
-        return row
+        named_failure = row["status"] == "failed" and action_id is not None
+        if named_failure and row["sandbox"] != "memory" and row["kind"] not in RECORD_KINDS:
+            return row
+        raise InvalidStateError(refusal)
 
     def undo(self, action_id: int | None = None) -> dict[str, Any]:
         """Revert an action as a new journaled action (a bare undo never reverts an undo), or

@@ -96,6 +96,14 @@ ENV_REPORT = "ALMA_SANDBOX"
 
 #: What deny_sockets adds to the report once the filter holds.
 SOCKETS_DENIED = "sockets denied (seccomp)"
+#: The other words of the report a confined child gets in ALMA_SANDBOX (what really held):
+#: written here once, and said in the person's language by sandbox.confine.spoken.
+NETWORK_DENIED = "network denied"
+TCP_DENY = "Landlock TCP deny"
+NEW_NETNS = "new network namespace"
+NEW_USER_NETNS = "new user+network namespace"
+SCOPED = "signals and abstract sockets scoped"
+CAPS_DROPPED = "capabilities dropped"
 
 _READ_EVERYWHERE = FS_EXECUTE | FS_READ_FILE | FS_READ_DIR
 
@@ -291,7 +299,7 @@ def isolate_network() -> str:
     namespace first, in which their own uid and gid are mapped to themselves.
     """
     if _libc.unshare(ctypes.c_int(CLONE_NEWNET)) == 0:
-        return "new network namespace"
+        return NEW_NETNS
     first = _errno_text()
     uid, gid = os.getuid(), os.getgid()
     if _libc.unshare(ctypes.c_int(CLONE_NEWUSER | CLONE_NEWNET)) != 0:
@@ -305,7 +313,7 @@ def isolate_network() -> str:
         _write_proc("gid_map", f"{gid} {gid} 1")
     except OSError as exc:
         raise LandlockError(f"cannot map ids in the new user namespace: {exc.strerror}") from None
-    return "new user+network namespace"
+    return NEW_USER_NETNS
 
 
 def _status_field(name: str) -> int:
@@ -468,11 +476,11 @@ def confine(writable: Sequence[str], parent: int | None) -> str:
     finally:
         for fd in zone_fds:
             os.close(fd)
-    tcp = "Landlock TCP deny + " if handled_net(abi) else ""
-    scope = ", signals and abstract sockets scoped" if scoped(abi) else ""
+    tcp = f"{TCP_DENY} + " if handled_net(abi) else ""
+    scope = f", {SCOPED}" if scoped(abi) else ""
     return (
-        f"landlock ABI {abi}, network denied ({tcp}{net}){scope}, {SOCKETS_DENIED}, "
-        "capabilities dropped"
+        f"landlock ABI {abi}, {NETWORK_DENIED} ({tcp}{net}){scope}, {SOCKETS_DENIED}, "
+        f"{CAPS_DROPPED}"
     )
 
 

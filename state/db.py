@@ -1,4 +1,15 @@
-"""SQLite plumbing shared by the stores: connections tuned for durability, and migrations."""
+"""SQLite plumbing shared by the stores, and the one owner of opening ALMA's databases.
+
+Every descriptor of a database ALMA uses (``alma.db``, the journal, the memory's state, the
+memory store's Chroma file, their WAL files) is opened by SQLite, through this module, never by
+a plain ``open``, a copy or a header read: on Linux closing any descriptor of a file drops all
+of the process's POSIX locks on it, SQLite's included, and the confined executor (another
+process) would then take itself for the journal's last user, fold its WAL and delete it under
+the daemon. SQLite keeps its own descriptors of one file together within a process, so a
+second connection opened here is safe where a plain ``open`` is not. A consistent copy goes
+through SQLite's online backup API (:func:`copy_database`). ``tests/unit/test_db_owner.py``
+fails on a database opened anywhere else.
+"""
 
 from __future__ import annotations
 
@@ -44,15 +55,39 @@ def connect(
     return conn
 
 
+def _existing(path: Path) -> sqlite3.Connection:
+    """A connection of its own to the existing database at ``path``, never creating one.
+
+    Read-write even to read: a read-only connection's descriptor cannot take the write lock
+    SQLite asks for when it closes the database in WAL mode (``EBADF``, a "disk I/O error"
+    for the process's other connections to it)."""
+    return sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True, timeout=30.0)
+
+
 def checkpoint(path: Path) -> None:
     """Fold the WAL of the database at ``path`` into it, on a connection of its own. PASSIVE:
     it never waits on a writer or a reader, nor makes them wait; what they hold is folded the
     next time. The database must exist: this never creates one."""
-    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True, timeout=30.0)
+    conn = _existing(path)
     try:
         conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
     finally:
         conn.close()
+
+
+def copy_database(src: Path, dst: Path) -> None:
+    """A consistent copy of the live database ``src`` into the new file ``dst``: SQLite's online
+    backup API on a connection of its own (pages of one committed moment, whatever writers do
+    meanwhile; a transaction open on another connection is not in it)."""
+    source = _existing(src)
+    try:
+        target = sqlite3.connect(dst)
+        try:
+            source.backup(target)
+        finally:
+            target.close()
+    finally:
+        source.close()
 
 
 def migrate(conn: sqlite3.Connection, migrations: Sequence[str], *, name: str) -> int:

@@ -35,9 +35,11 @@ from actions.ops import (
     iter_json_array_at,
     plan_from_json,
 )
+from policies import limits as L
 from policies.errors import NotFoundError
 from policies.i18n import _
 from policies.modes import PRIVATE_DIR
+from policies.text import clip
 from state.db import checkpoint, connect, migrate, utcnow
 
 ACTION_STATUSES = ("running", "done", "failed", "rolled_back", "undone")
@@ -325,6 +327,11 @@ class Journal:
     def action(self, action_id: int) -> dict[str, Any]:
         return action_json(self.action_row(action_id))
 
+    def undo_refusal(self, action_id: int) -> str | None:
+        """Why action ``action_id`` cannot be undone, or None when it can: the one rule an undo
+        (``Engine.undo_target``) and everything that offers one (the day's report) follow."""
+        return undo_refusal(self.action_row(action_id))
+
     def plan_text(self, action_id: int) -> str:
         """The action's plan as stored: a JSON array, one op a line."""
         row = self.conn.execute(
@@ -427,6 +434,8 @@ class Journal:
         self, action_id: int, status: str, *, error: str | None = None, code: int | None = None
     ) -> None:
         assert status in ACTION_STATUSES
+        if error is not None:
+            error = clip(error, L.ERROR_CHARS)
         self.conn.execute(
             "UPDATE actions SET status = ?, finished_at = ?, error = ?, error_code = ? WHERE id = ?",
             (status, utcnow(), error, code, action_id),
@@ -710,6 +719,41 @@ class _Tx:
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         self.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
+
+
+def undo_refusal(row: sqlite3.Row) -> str | None:
+    """Why the action of ``row`` cannot be undone (a record, its trash emptied for good, not
+    done), or None. A failed action is not undone but its rollback finished, by its id:
+    ``Engine.undo_target`` says when."""
+    target = row["id"]
+    if row["kind"] in RECORD_KINDS:
+        return _(
+            "Action {id} records a backup ({kind}) and changed nothing in the root; "
+            "there is nothing to undo.",
+            id=target,
+            kind=row["kind"],
+        )
+    if row["trash_emptied_at"] is not None:
+        return _(
+            "Action {id} can no longer be undone: `trash empty` removed what it had put "
+            "in the trash for good ({when}).",
+            id=target,
+            when=row["trash_emptied_at"],
+        )
+    if row["status"] == "done":
+        return None
+    if row["undone_by"]:
+        return _(
+            "Action {id} is {status} (undone by action {by}); only a done action can be undone.",
+            id=target,
+            status=_(row["status"]),
+            by=row["undone_by"],
+        )
+    return _(
+        "Action {id} is {status}; only a done action can be undone.",
+        id=target,
+        status=_(row["status"]),
+    )
 
 
 def action_json(row: sqlite3.Row) -> dict[str, Any]:

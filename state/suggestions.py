@@ -20,7 +20,7 @@ from typing import Any
 from actions.ops import Op, StoredPlan, encode_plan, iter_plan_items, read_plan
 from actions.planners.base import PlanResult
 from policies.errors import BadArgumentError, NotFoundError
-from policies.i18n import _
+from policies.i18n import Said, _, say_again
 from policies.modes import PRIVATE_DIR
 from policies.states import OUTCOMES, SUGGESTION_STATUSES
 from state.db import connect, migrate, utcnow
@@ -136,6 +136,11 @@ MIGRATIONS = (
     INSERT INTO suggestion_plans SELECT suggestion_id, plan FROM plans_aside;
     DROP TABLE plans_aside
     """,
+    # How the title and the reason were said (policies.i18n.Said), to say them again in the
+    # language a person reads them in; NULL for text that was not a sentence of the catalog.
+    """
+    ALTER TABLE suggestions ADD COLUMN said TEXT
+    """,
 )
 
 
@@ -172,8 +177,8 @@ class SuggestionStore:
             now = utcnow()
             cur = self.conn.execute(
                 "INSERT INTO suggestions(kind, status, title, reason, target, files, needs_approval,"
-                " evidence, has_plan, fingerprint, created_at, updated_at)"
-                " VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " evidence, has_plan, fingerprint, created_at, updated_at, said)"
+                " VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     finding.kind,
                     finding.title,
@@ -186,6 +191,7 @@ class SuggestionStore:
                     finding.fingerprint,
                     now,
                     now,
+                    _said(finding),
                 ),
             )
             sid = cur.lastrowid
@@ -229,7 +235,10 @@ class SuggestionStore:
         return row
 
     def get(self, suggestion_id: int, *, with_plan: bool = True) -> dict[str, Any]:
-        data = suggestion_json(self.row(suggestion_id))
+        row = self.conn.execute(
+            f"SELECT *, {_UNDONE} AS undone FROM suggestions WHERE id = ?", (suggestion_id,)
+        ).fetchone()
+        data = suggestion_json(row if row is not None else self.row(suggestion_id))
         if with_plan:
             data["plan"] = list(self.iter_plan(suggestion_id))
         return data
@@ -262,10 +271,11 @@ class SuggestionStore:
 
     def list(self, *, status: str | None = None, all_: bool = False) -> list[dict[str, Any]]:
         if all_:
-            rows = self.conn.execute("SELECT * FROM suggestions ORDER BY id")
+            rows = self.conn.execute(f"SELECT *, {_UNDONE} AS undone FROM suggestions ORDER BY id")
         else:
             rows = self.conn.execute(
-                "SELECT * FROM suggestions WHERE status = ? ORDER BY id", (status or "pending",)
+                f"SELECT *, {_UNDONE} AS undone FROM suggestions WHERE status = ? ORDER BY id",
+                (status or "pending",),
             )
         return [suggestion_json(r) for r in rows]
 
@@ -289,6 +299,28 @@ class SuggestionStore:
             self.conn.execute(
                 f"UPDATE suggestions SET {cols}, updated_at = ? WHERE id = ?",
                 (*fields.values(), utcnow(), suggestion_id),
+            )
+
+    def restate(self, suggestion_id: int, finding: PlanResult) -> None:
+        """A pending suggestion's title, reason and evidence as ``finding`` says them now (a
+        condition that lasts, said in its latest words); written only when they changed."""
+        evidence = json.dumps(finding.evidence, ensure_ascii=False)
+        with self._lock:
+            self.conn.execute(
+                "UPDATE suggestions SET title = ?, reason = ?, evidence = ?, said = ?,"
+                " updated_at = ? WHERE id = ? AND status = 'pending'"
+                " AND (title != ? OR reason != ? OR evidence != ?)",
+                (
+                    finding.title,
+                    finding.reason,
+                    evidence,
+                    _said(finding),
+                    utcnow(),
+                    suggestion_id,
+                    finding.title,
+                    finding.reason,
+                    evidence,
+                ),
             )
 
     def replace_plan(self, suggestion_id: int, plan: Sequence[Op]) -> None:
@@ -423,22 +455,70 @@ def _damaged(suggestion_id: int, exc: BadArgumentError) -> BadArgumentError:
     )
 
 
+def _said(finding: PlanResult) -> str | None:
+    """How the finding's title, reason and evidence lines were said, as stored in ``said``:
+    a line that was no sentence of the catalog (a file's name) has none."""
+    keys: dict[str, object] = {
+        name: text.key
+        for name, text in (("title", finding.title), ("reason", finding.reason))
+        if isinstance(text, Said)
+    }
+    lines = [line.key if isinstance(line, Said) else None for line in finding.evidence]
+    if any(lines):
+        keys["evidence"] = lines
+    return json.dumps(keys, ensure_ascii=False) if keys else None
+
+
+def _shown(row: sqlite3.Row) -> dict[str, Any]:
+    """A suggestion's title, reason and evidence in the language of the moment: said again
+    from how they were said, or as stored where they were no sentence of the catalog (or
+    cannot be said again: a message that left the catalog)."""
+    keys: dict[str, Any] = {}
+    if row["said"]:
+        with contextlib.suppress(ValueError):
+            loaded = json.loads(row["said"])
+            keys = loaded if isinstance(loaded, dict) else {}
+    evidence = json.loads(row["evidence"])
+    lines = keys.get("evidence")
+    if isinstance(lines, list) and len(lines) == len(evidence):
+        evidence = [say_again(key) or line for key, line in zip(lines, evidence, strict=True)]
+    return {
+        "title": say_again(keys.get("title")) or row["title"],
+        "reason": say_again(keys.get("reason")) or row["reason"],
+        "evidence": evidence,
+    }
+
+
+def shown(row: sqlite3.Row, name: str) -> Any:
+    """One of a suggestion's title, reason or evidence as :func:`suggestion_json` shows it."""
+    return _shown(row)[name]
+
+
+#: An executed suggestion's action was undone by a person (policies.states.UNDONE): its
+#: ``undone`` outcome for that very action, so a later run of it again would not count.
+_UNDONE = (
+    "(status = 'executed' AND EXISTS (SELECT 1 FROM outcomes o WHERE o.event = 'undone' "
+    "AND o.suggestion_id = suggestions.id AND o.action_id IS suggestions.action_id))"
+)
+
+
 def suggestion_json(row: sqlite3.Row) -> dict[str, Any]:
     """The contract's Suggestion shape (§3) without its plan (SuggestionStore.get adds it),
-    plus action_id, reject_reason, error, updated_at."""
+    plus action_id, reject_reason, error, updated_at, and ``undone`` where the query asked."""
+    columns = row.keys()  # a Row's ``in`` looks at its values, not its columns
+    undone = {"undone": bool(row["undone"])} if "undone" in columns else {}
     return {
         "id": row["id"],
         "kind": row["kind"],
         "status": row["status"],
-        "title": row["title"],
-        "reason": row["reason"],
+        **_shown(row),
         "target": row["target"],
         "files": row["files"],
         "needs_approval": bool(row["needs_approval"]),
         "created_at": row["created_at"],
         "updated_at": row["updated_at"],
-        "evidence": json.loads(row["evidence"]),
         "action_id": row["action_id"],
         "reject_reason": row["reject_reason"],
         "error": row["error"],
+        **undone,
     }

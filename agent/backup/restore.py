@@ -1,25 +1,38 @@
 """A restore of a snapshot as an action: journaled, undoable, and only ever creating files.
 
-restic restores into a stage folder beside DIR (``.NAME.alma-restore-ACTION``, a name the
-action's id fixes, so recovery finds it without having written anything first); what it
-restored is recorded in the journal; then the stage is renamed to DIR, which the kernel does
-only when DIR does not exist or is an empty folder: nothing is ever written over an existing
-file, and DIR is never inside the live root. Undo removes DIR again, only when every file in
-it is still the one the restore made.
+restic restores into a stage folder beside DIR (``.NAME.alma-restore-RANDOM``): created
+exclusively, under a name nobody can guess, through a descriptor of DIR's parent (a link planted
+under any name is never followed, and never taken for the stage); its name is in the action's
+plan, so recovery finds it. restic runs confined like the sandbox's child (the engine's
+confinement), able to write only in the stage and the repository: a link planted inside the
+stage while it runs leads nowhere it may write. What it restored is recorded in the journal; then the stage is
+renamed to DIR without replacing anything (an empty DIR is removed first): nothing is ever
+written over an existing file, and DIR is never inside the live root. Undo removes DIR again,
+only when every file in it is still the one the restore made.
+
+A PATH is a name, never a pattern: restic's ``--include`` reads Go's ``filepath.Match``
+patterns, so every character that pattern gives a meaning is escaped with a backslash.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import os
+import re
+import secrets
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agent.backup.restic import LONG_S, Restic
-from policies.errors import BadArgumentError, ConflictError, NotFoundError
+from actions import safefs
+from agent.backup.restic import LONG_S, Restic, Wrap
+from policies.errors import BadArgumentError, ConflictError, NotFoundError, RefusedError
 from policies.i18n import _
+from policies.modes import PRIVATE_DIR
+from policies.text import name_hex, printable_name
 from state.journal import Journal
 
 log = logging.getLogger("alma.backup")
@@ -27,10 +40,22 @@ log = logging.getLogger("alma.backup")
 SANDBOX = "backup"
 KIND = "backup_restore"
 Manifest = list[list[object]]
+#: A confinement's wrap: a command line and the folders it may write -> the line to run.
+Confine = Callable[[list[str], list[Path]], list[str]]
 
 
-def _stage(to: Path, action_id: int) -> Path:
-    return to.parent / f".{to.name}.alma-restore-{action_id}"
+#: What Go's filepath.Match (restic's --include) reads as a pattern: escaped, a name is itself.
+_PATTERN = re.compile(r"([\\*?\[])")
+
+
+def include_pattern(parts: list[str]) -> str:
+    """The ``--include`` that selects exactly the root-relative name ``parts`` (and what is
+    under it, when it is a folder)."""
+    return "/" + "/".join(_PATTERN.sub(r"\\\1", part) for part in parts)
+
+
+def _stage_name(to: Path) -> str:
+    return f".{to.name}.alma-restore-{secrets.token_hex(8)}"
 
 
 def _manifest(folder: Path) -> Manifest:
@@ -41,7 +66,7 @@ def _manifest(folder: Path) -> Manifest:
         for name in files:
             path = Path(dirpath) / name
             st = path.lstat()
-            rel = os.fsencode(path.relative_to(folder)).hex()
+            rel = name_hex(str(path.relative_to(folder)))
             out.append([rel, st.st_size, st.st_mtime_ns])
     out.sort()
     return out
@@ -82,50 +107,144 @@ def _check_to(root: Path, to: Path) -> bool:
 
 
 def restore(
-    journal: Journal, repo: Restic, root: Path, snapshot: str, paths: list[str], to: Path
+    journal: Journal,
+    repo: Restic,
+    root: Path,
+    snapshot: str,
+    paths: list[str],
+    to: Path,
+    *,
+    shown: str | None = None,
+    confine: Confine | None = None,
 ) -> dict[str, Any]:
+    """Restore ``paths`` (names, all of the snapshot when empty) of ``snapshot`` (a full id
+    restic gave, ``shown`` as the person named it) into the new folder ``to``; ``confine``
+    runs restic able to write only in the stage and the repository (its lock)."""
     existed = _check_to(root, to)
     includes = []
     for path in paths:
         parts = [p for p in path.split("/") if p not in ("", ".")]
-        if not parts or ".." in parts:
+        if not parts or ".." in parts or "\x00" in path:
             raise BadArgumentError(
-                _("{path} must be a path inside the root, like user/notas.txt.", path=path)
+                _(
+                    "{path} must be a path inside the root, like user/notas.txt.",
+                    path=printable_name(path),
+                )
             )
-        includes += ["--include", "/" + "/".join(parts)]
+        includes += ["--include", include_pattern(parts)]
+    stage_name = _stage_name(to)
+    shown_paths = [printable_name(p) for p in paths]
     plan = [
-        {"op": "restore_snapshot", "snapshot": snapshot, "paths": paths, "to": str(to),
-         "existed": existed}
+        {"op": "restore_snapshot", "snapshot": shown or snapshot, "paths": shown_paths,
+         "to": str(to), "stage": stage_name, "existed": existed}
     ]  # fmt: skip
-    action_id = journal.create_action(kind=KIND, plan=plan, sandbox=SANDBOX)
-    stage = _stage(to, action_id)
     try:
-        repo.run(["restore", snapshot, "--target", str(stage), *includes], timeout=LONG_S)
-        if not stage.is_dir() or not any(stage.iterdir()):
+        parent = safefs.open_root(to.parent)  # the folder the person named, as they named it
+    except OSError as exc:
+        raise BadArgumentError(
+            _("The folder {parent} cannot be opened ({error}).", parent=to.parent, error=exc)
+        ) from None
+    stage = to.parent / stage_name
+    made = False
+    try:
+        action_id = journal.create_action(kind=KIND, plan=plan, sandbox=SANDBOX)
+    except BaseException:
+        os.close(parent)
+        raise
+    try:
+        safefs.mkdir_at(parent, stage_name, PRIVATE_DIR)  # fails on any existing name
+        made = True
+        # The folder's real path, as the descriptor holds it (links in the path the person
+        # typed resolved): what restic writes to, and what the confinement lets it write.
+        stage = Path(os.readlink(f"/proc/self/fd/{parent}")) / stage_name
+        repository = Path(os.path.realpath(repo.target))
+        wrap = None if confine is None else _confined(confine, [stage, repository], to)
+        repo.run(
+            ["restore", "--target", str(stage), *includes, "--", snapshot],
+            timeout=LONG_S,
+            wrap=wrap,
+        )
+        if not any(stage.iterdir()):
             raise NotFoundError(
                 _(
                     "Snapshot {snapshot} has none of {paths}; `restic ls` lists what it holds.",
-                    snapshot=snapshot,
-                    paths=", ".join(paths),
+                    snapshot=shown or snapshot,
+                    paths=", ".join(shown_paths),
                 )
             )
         journal.write_intents(action_id, [(0, None, None, {"files": _manifest(stage)})])
-        try:
-            os.rename(stage, to)  # only over nothing, or over an empty folder
-        except OSError as exc:
-            if exc.errno in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR):
-                raise ConflictError(
-                    _("{to} was filled meanwhile; nothing was restored into it.", to=to)
-                ) from None
-            raise
+        _publish(parent, stage_name, to, existed)
     except BaseException as exc:
-        shutil.rmtree(stage, ignore_errors=True)
+        if made:
+            _remove_stage(parent, stage_name)
         error = exc if isinstance(exc, Exception) else None
         journal.finish(action_id, "rolled_back", error=str(error) if error else "interrupted")
         raise
+    finally:
+        os.close(parent)
     journal.mark_done(action_id, [(0, None)])
     journal.finish(action_id, "done")
-    return journal.action(action_id)
+    return {**journal.action(action_id), "to": str(to)}
+
+
+def _confined(confine: Confine, writable: list[Path], to: Path) -> Wrap:
+    """``confine`` for restic's line, able to write only in ``writable`` (real paths, never
+    resolved again here: a link found in one now was put there since, and is refused)."""
+
+    def wrap(argv: list[str]) -> list[str]:
+        try:
+            return confine(argv, writable)
+        except ValueError:  # a folder of them replaced (by a link, say) since it was made
+            raise ConflictError(
+                _(
+                    "The folder beside {to} changed while it was restored into; nothing was "
+                    "restored.",
+                    to=to,
+                )
+            ) from None
+
+    return wrap
+
+
+def _publish(parent: int, stage_name: str, to: Path, existed: bool) -> None:
+    """Rename the stage to DIR, never over anything: an empty DIR the person made is removed
+    first (rmdir removes only an empty folder, and never follows a link)."""
+    filled = ConflictError(_("{to} was filled meanwhile; nothing was restored into it.", to=to))
+    try:
+        if existed:
+            os.rmdir(to.name, dir_fd=parent)
+        try:
+            safefs.rename_noreplace(parent, stage_name, parent, to.name)
+        except BaseException:
+            if existed:  # the person's empty folder is put back where it was
+                with contextlib.suppress(OSError):
+                    os.mkdir(to.name, dir_fd=parent)
+            raise
+    except ConflictError:
+        raise filled from None
+    except RefusedError:
+        # A filesystem without RENAME_NOREPLACE: rename(2) puts a folder only where nothing
+        # is, or over an empty folder, so it cannot replace a file either.
+        try:
+            os.rename(stage_name, to.name, src_dir_fd=parent, dst_dir_fd=parent)
+        except OSError as exc:
+            if exc.errno in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR, errno.EISDIR):
+                raise filled from None
+            raise
+    except OSError as exc:
+        if exc.errno in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR, errno.ENOENT):
+            raise filled from None
+        raise
+
+
+def _remove_stage(parent: int, stage_name: str) -> None:
+    """Remove the stage this restore made: through the parent's descriptor, and only while it
+    is a folder (a link put in its place is left alone)."""
+    st = safefs.lstat_at(parent, stage_name)
+    if st is None or safefs.kind_of(st) != "dir":
+        return
+    with contextlib.suppress(OSError):
+        shutil.rmtree(stage_name, dir_fd=parent)
 
 
 def undo(journal: Journal, target: int) -> dict[str, Any]:
@@ -148,7 +267,7 @@ def undo(journal: Journal, target: int) -> dict[str, Any]:
         kind=str(row["kind"]), plan=plan, undoes=target, sandbox=SANDBOX
     )
     _unrestore(journal, action_id, plan[0], target)
-    return journal.action(action_id)
+    return {**journal.action(action_id), "to": str(to)}
 
 
 def _unrestore(journal: Journal, action_id: int, op: dict[str, Any], target: int) -> None:
@@ -161,6 +280,17 @@ def _unrestore(journal: Journal, action_id: int, op: dict[str, Any], target: int
         journal.mark_undone(target, action_id)
 
 
+def _recover_stage(folder: Path, stage_name: str) -> None:
+    try:
+        parent = safefs.open_root(folder)
+    except OSError:
+        return  # the folder is gone (a disk unplugged): nothing of the stage to remove here
+    try:
+        _remove_stage(parent, stage_name)
+    finally:
+        os.close(parent)
+
+
 def recover(journal: Journal) -> list[int]:
     """At start: a restore interrupted before its rename is taken back (its stage removed);
     one interrupted after it is done; an interrupted undo of one is finished."""
@@ -171,9 +301,14 @@ def recover(journal: Journal) -> list[int]:
         if op["op"] == "unrestore":
             _unrestore(journal, action_id, op, int(row["undoes"]))
         else:
-            stage = _stage(Path(str(op["to"])), action_id)
-            if stage.exists() or not journal.started(action_id):
-                shutil.rmtree(stage, ignore_errors=True)
+            to = Path(str(op["to"]))
+            stage = to.parent / str(op.get("stage") or "")
+            if (op.get("stage") and stage.exists()) or not journal.started(action_id):
+                if op.get("stage"):
+                    _recover_stage(to.parent, str(op["stage"]))
+                if op.get("existed") and not to.exists():
+                    with contextlib.suppress(OSError):
+                        to.mkdir()  # the empty folder the person named, put back
                 journal.finish(action_id, "rolled_back", error="interrupted; rolled back at start")
             else:
                 journal.mark_done(action_id, [(0, None)])

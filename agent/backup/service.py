@@ -9,6 +9,13 @@ stores by their last names: the snapshot's tree is ``/logs``, ``/user``, ``/.alm
 root, so a plain ``restic restore`` gives a root back too. ALMA's trash, its locks and the
 stage itself are never taken.
 
+Two roots may share one repository (a root restored elsewhere keeps the repository setting):
+each snapshot is tagged with its root's identity (``alma-root=ID``, an id in the state DB made
+at the root's first start), and list, restore and forget see only their root's. A copy knows it
+is one because the identity records the root's real path and inode: a copy (or a root moved
+elsewhere) gets an identity of its own at its first start, and keeps the ids it came from as its
+lineage, whose snapshots it lists and restores (its own past) but never forgets.
+
 The repository's password never lives in the root: the service keeps the path of the file that
 holds it (the person's own, or the one ``alma-ctl backup init`` wrote in ~/.config/alma),
 docs/operations.md says why.
@@ -21,29 +28,34 @@ import json
 import logging
 import os
 import shutil
-import sqlite3
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from actions.planners import PlanResult, fingerprint
+from actions.safe_read import read_secret
 from agent.backup import restore as backup_restore
-from agent.backup.restic import LONG_S, Restic
+from agent.backup.restic import LONG_S, DiskFullError, Restic, snapshot_id
 from agent.backup.restore import inside
 from agent.loop.autonomy import PolicyHolder
 from agent.memory.gate import MemoryGate
+from policies import limits as L
 from policies.errors import (
     AlmaError,
     BadArgumentError,
     InvalidStateError,
+    NotFoundError,
     as_alma_error,
     error_from_wire,
 )
 from policies.i18n import _
-from policies.layout import RootLayout
+from policies.layout import RootLayout, is_database, is_database_side_file
 from policies.modes import PRIVATE_DIR
+from policies.text import clip, name_from_hex
 from sandbox.engine import Engine
+from state.db import copy_database
 from state.journal import Journal
 from state.suggestions import SuggestionStore
 
@@ -53,38 +65,20 @@ SANDBOX = "backup"
 #: The state DB's settings: the repository (target, password file) and the last run.
 REPO_SETTING = "backup_repo"
 LAST_SETTING = "backup_last"
+#: The root's identity: {"id", "path", "ino", "lineage"} (the module's docstring says why).
+ROOT_SETTING = "backup_root"
+ROOT_TAG = "alma-root="
+#: How many identities a copy of a copy of ... remembers as its past.
+_LINEAGE_MAX = 16
 #: Parts of ``.alma/`` never backed up: ALMA's trash and the stage (and, below, the lock files
 #: and SQLite's side files: each database is copied whole through its backup API).
 _SKIP_DIRS = frozenset({"trash", "backup"})
-_SKIP_SUFFIXES = (".lock", "-wal", "-shm", "-journal")
-_SQLITE_MAGIC = b"SQLite format 3\x00"
+_SKIP_SUFFIXES = (".lock",)
 #: A scheduled backup runs when the last good one is older than this (a day, with slack for
 #: a disk plugged in at a different hour), and not sooner than this after a failed one.
 _DUE_S = 20 * 3600
 _RETRY_S = 6 * 3600
 Audit = Callable[[dict[str, Any]], None]
-
-
-def _is_sqlite(path: Path) -> bool:
-    try:
-        with path.open("rb") as handle:
-            return handle.read(16) == _SQLITE_MAGIC
-    except OSError:
-        return False
-
-
-def copy_sqlite(src: Path, dst: Path) -> None:
-    """A consistent copy of a live SQLite database (the online backup API: pages of one
-    moment, whatever writers do meanwhile)."""
-    source = sqlite3.connect(f"file:{src}?mode=ro", uri=True)
-    try:
-        target = sqlite3.connect(dst)
-        try:
-            source.backup(target)
-        finally:
-            target.close()
-    finally:
-        source.close()
 
 
 def stage_data(data: Path, stage: Path) -> int:
@@ -98,11 +92,12 @@ def stage_data(data: Path, stage: Path) -> int:
         (stage / rel).mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
         for name in filenames:
             src = here / name
-            if name.endswith(_SKIP_SUFFIXES) or src.is_symlink() or not src.is_file():
+            skip = name.endswith(_SKIP_SUFFIXES) or is_database_side_file(name)
+            if skip or src.is_symlink() or not src.is_file():
                 continue
             dst = stage / rel / name
-            if _is_sqlite(src):
-                copy_sqlite(src, dst)
+            if is_database(name):  # live, and held by the daemon: only SQLite may open it
+                copy_database(src, dst)
             else:
                 shutil.copy2(src, dst)
             copied += 1
@@ -145,6 +140,75 @@ class BackupService:
         target = self._configured_target() or str(remembered["target"])
         return Restic(Path(target), Path(str(remembered["password_file"])))
 
+    def identity(self) -> dict[str, Any]:
+        """This root's identity, made when there is none, or when the stored one is of another
+        folder (this root is a copy of it, or was moved): then a new one with the old as its
+        lineage."""
+        path = os.path.realpath(self.layout.root)
+        ino = os.stat(path).st_ino
+        known = self.store.setting(ROOT_SETTING)
+        if isinstance(known, dict) and known.get("path") == path and known.get("ino") == ino:
+            return known
+        lineage: builtins.list[str] = []
+        if isinstance(known, dict) and known.get("id"):
+            lineage = [str(known["id"]), *(str(i) for i in known.get("lineage") or ())]
+            log.warning(
+                "this root is a copy of the root at %s (or was moved): backups get an identity "
+                "of their own",
+                known.get("path"),
+            )
+        mine = {"id": uuid.uuid4().hex, "path": path, "ino": ino, "lineage": lineage[:_LINEAGE_MAX]}
+        self.store.set_setting(ROOT_SETTING, mine)
+        return mine
+
+    def _own_tag(self) -> str:
+        return ROOT_TAG + str(self.identity()["id"])
+
+    def _lineage_tags(self) -> builtins.list[str]:
+        mine = self.identity()
+        return [ROOT_TAG + str(i) for i in (mine["id"], *(mine.get("lineage") or ()))]
+
+    def _snapshots(self, repo: Restic, every: bool = False) -> builtins.list[dict[str, Any]]:
+        """This root's snapshots and those of the roots it is a copy of (``every``: all roots'
+        in the repository), oldest first. A snapshot taken before roots had identities (no
+        ``alma-root=`` tag) is this root's when this root's journal recorded taking it."""
+        found = repo.json(["snapshots", "--tag", "alma"]) or []
+        if not every:
+            mine = set(self._lineage_tags())
+            made_here = self._recorded()
+
+            def ours(snap: dict[str, Any]) -> bool:
+                tags = set(snap.get("tags") or ())
+                if any(tag.startswith(ROOT_TAG) for tag in tags):
+                    return bool(mine & tags)
+                return str(snap.get("short_id") or str(snap.get("id"))[:8]) in made_here
+
+            found = [snap for snap in found if ours(snap)]
+        return sorted(found, key=lambda snap: str(snap.get("time") or ""))
+
+    def _snapshot(self, repo: Restic, name: str, every: bool = False) -> str:
+        """The full id of this root's snapshot ``name`` (an id's start, or ``latest``); with
+        ``every``, of any root's."""
+        name = snapshot_id(name)
+        snaps = self._snapshots(repo, every)
+        ids = [str(snap["id"]) for snap in snaps]
+        found = ids[-1:] if name == "latest" else [i for i in ids if i.startswith(name)]
+        if len(found) != 1:
+            raise NotFoundError(
+                _(
+                    "There is no such snapshot of this root in {target}; `alma-ctl backup "
+                    "list` shows them (`backup list --all` shows other roots' too, which "
+                    "`backup restore --any-root` restores).",
+                    target=repo.target,
+                )
+                if not found
+                else _(
+                    "{snapshot} is the start of several snapshots' ids; give more of it.",
+                    snapshot=name,
+                )
+            )
+        return found[0]
+
     def init(self, target: str, password_file: str | None) -> dict[str, Any]:
         if not password_file:
             raise BadArgumentError(
@@ -181,13 +245,8 @@ class BackupService:
                     path=where,
                 )
             )
-        try:
-            if not secret.read_bytes().strip():
-                raise BadArgumentError(_("The password file {path} is empty.", path=secret))
-        except OSError as exc:
-            raise BadArgumentError(
-                _("The password file {path} cannot be read ({error}).", path=secret, error=exc)
-            ) from None
+        if not read_secret(secret).strip():
+            raise BadArgumentError(_("The password file {path} is empty.", path=secret))
         repo = Restic(where, secret)
         repo.check_target()
         if (where / "config").is_file():
@@ -236,7 +295,9 @@ class BackupService:
                     targets.append(os.path.relpath(self.layout.root / folder, stage))
             stage.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
             out = repo.run(
-                ["backup", "--json", "--tag", "alma", *targets], cwd=stage, timeout=LONG_S
+                ["backup", "--json", "--tag", f"alma,{self._own_tag()}", *targets],
+                cwd=stage,
+                timeout=LONG_S,
             )
             summary = _summary(out)
             op.update(
@@ -249,6 +310,8 @@ class BackupService:
             alma = as_alma_error(exc)
             log.error("backup failed: %s", alma)
             error = alma
+            if isinstance(exc, DiskFullError):
+                self._free_leftovers(repo)
         finally:
             shutil.rmtree(stage, ignore_errors=True)
         action_id = journal.create_action(kind="backup", plan=[op], auto=auto, sandbox=SANDBOX)
@@ -258,10 +321,21 @@ class BackupService:
             journal.finish(action_id, "done")
             last = {**last, "ok_at": now, "snapshot": op["snapshot"], "error": None}
         else:
-            journal.finish(action_id, "failed", error=str(error), code=int(error.code))
-            last = {**last, "failed_at": now, "error": str(error)}
+            said = clip(str(error), L.ERROR_CHARS)
+            journal.finish(action_id, "failed", error=said, code=int(error.code))
+            last = {**last, "failed_at": now, "error": said}
         self.store.set_setting(LAST_SETTING, last)
         return journal.action(action_id)
+
+    def _free_leftovers(self, repo: Restic) -> None:
+        """Remove the packs a backup that filled the disk wrote and no snapshot uses: left
+        there, they keep the disk full, every later backup fails the same way, and forgetting
+        snapshots frees nothing (restic prunes after ``forget --prune`` only when a snapshot
+        was forgotten)."""
+        try:
+            repo.run(["prune"], timeout=LONG_S, unlock=False)
+        except AlmaError as exc:  # the failure itself is what the person is told
+            log.warning("could not prune what the failed backup left in %s: %s", repo.target, exc)
 
     def _stage(self, dst: Path) -> None:
         if not self.memory.loaded and self.memory.error is None:
@@ -278,19 +352,28 @@ class BackupService:
         return {"snapshot": op.get("snapshot"), "files": op.get("files"), "bytes": op.get("bytes")}
 
     # -- the repository's contents -----------------------------------------------------------
-    def list(self) -> builtins.list[dict[str, Any]]:
+    def list(self, every: bool = False) -> builtins.list[dict[str, Any]]:
         """Snapshots oldest first: id, time, files, bytes (from the journal of the backup that
-        made them, else from ``restic stats``)."""
+        made them, else from ``restic stats``); ``every``: all roots', each with its host and
+        folder, and whether it is this root's (or of the roots it is a copy of)."""
         repo = self.repo()
         known = self._recorded()
         out = []
-        for snap in repo.json(["snapshots"]) or []:
+        mine = set(self._lineage_tags())
+        for snap in self._snapshots(repo, every):
             short = str(snap.get("short_id") or snap["id"][:8])
             files, size = known.get(short, (None, None))
             if files is None:
-                stats = repo.json(["stats", "--mode", "restore-size", short])
+                stats = repo.json(["stats", "--mode", "restore-size", "--", snap["id"]])
                 files, size = stats.get("total_file_count"), stats.get("total_size")
-            out.append({"id": short, "time": snap.get("time"), "files": files, "bytes": size})
+            row = {"id": short, "time": snap.get("time"), "files": files, "bytes": size}
+            if every:
+                row.update(
+                    host=snap.get("hostname"),
+                    root=_root_of(snap.get("paths") or []),
+                    mine=bool(mine & set(snap.get("tags") or ())),
+                )
+            out.append(row)
         return out
 
     def _recorded(self) -> dict[str, tuple[int, int]]:
@@ -308,16 +391,21 @@ class BackupService:
         return {"ok": True, "target": str(repo.target)}
 
     def forget(self, *, auto: bool = False) -> dict[str, Any]:
-        """Forget the snapshots the retention does not keep, and prune their data."""
+        """Forget the snapshots the retention does not keep, and prune their data. Asked by
+        the person, it prunes even when no snapshot was forgotten: what failed or stopped
+        backups wrote is freed too (the advice of a full disk's sentence)."""
         repo = self.repo()
         keep = self.policy().backup
-        args = ["forget", "--prune", "--tag", "alma", "--group-by", "host,tags"]
+        # This root's snapshots only, as one group: another root's are never counted "old".
+        args = ["forget", "--prune", "--tag", f"alma,{self._own_tag()}", "--group-by", "tags"]
         args += ["--keep-daily", str(keep.keep_daily), "--keep-weekly", str(keep.keep_weekly)]
         args += ["--keep-monthly", str(keep.keep_monthly), "--json"]
 
         def forget(journal: Journal) -> dict[str, Any]:
             out = repo.run(args, timeout=LONG_S)
             removed = [str(s["short_id"]) for g in _json_head(out) for s in g.get("remove") or ()]
+            if not removed and not auto:  # --prune prunes only after forgetting a snapshot
+                repo.run(["prune"], timeout=LONG_S)
             op = {"op": "backup_forget", "target": str(repo.target), "removed": removed}
             action_id = journal.create_action(
                 kind="backup_forget", plan=[op], auto=auto, sandbox=SANDBOX
@@ -329,11 +417,35 @@ class BackupService:
         self.audit(action)
         return action
 
-    def restore(self, snapshot: str, paths: builtins.list[str], to: str) -> dict[str, Any]:
+    def restore(
+        self,
+        snapshot: str,
+        paths: builtins.list[str],
+        to: str,
+        paths_hex: builtins.list[str] | None = None,
+        any_root: bool = False,
+    ) -> dict[str, Any]:
+        names = list(paths)
+        for text in paths_hex or ():
+            try:
+                names.append(name_from_hex(text))
+            except ValueError:
+                raise BadArgumentError(
+                    _("--paths-hex takes the hex digits of a name's bytes, like 7573657221.")
+                ) from None
+        snapshot_id(snapshot)  # refused before anything else is asked
         repo = self.repo()
+        full = self._snapshot(repo, snapshot, any_root)
         action = self.engine.run_in_daemon(
             lambda journal: backup_restore.restore(
-                journal, repo, self.layout.root, snapshot, paths, Path(to)
+                journal,
+                repo,
+                self.layout.root,
+                full,
+                names,
+                Path(to),
+                shown=snapshot,
+                confine=self.engine.confinement.wrap,
             )
         )
         self.audit(action)
@@ -370,12 +482,14 @@ class BackupService:
         last = self.store.setting(LAST_SETTING) or {}
         days = self.policy().backup.warn_after_days
         if last.get("error"):
+            # One suggestion while backups keep failing, in the last error's words: it is
+            # keyed on the last good backup, which only a success changes.
             return [
                 _finding(
                     "failing",
                     _("The last backup failed"),
                     _("{error} Then run `alma-ctl backup now`.", error=last["error"]),
-                    [str(last["error"])],
+                    [str(last.get("ok_at") or "never")],
                 )
             ]
         if not isinstance(remembered, dict):
@@ -400,6 +514,8 @@ class BackupService:
         ]
 
     def recover(self) -> builtins.list[int]:
+        """At start: this root's identity settled (a copy's made), interrupted restores."""
+        self.identity()
         return backup_restore.recover(self.engine.journal)
 
 
@@ -414,6 +530,15 @@ def _finding(why: str, title: str, reason: str, keys: list[str]) -> PlanResult:
         files=0,
         fingerprint=fingerprint("backup", why, keys),
     )
+
+
+def _root_of(paths: builtins.list[str]) -> str | None:
+    """The root a snapshot was taken of, from the paths restic recorded (the stage's
+    ``ROOT/.alma/backup/stage/.alma`` and ``ROOT/user``...)."""
+    for path in paths:
+        staged = path.removesuffix("/.alma/backup/stage/.alma")
+        return staged if staged != path else os.path.dirname(path)
+    return None
 
 
 def _summary(out: str) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from agent.detectors.logread import TAIL_BYTES, list_logs, read_text
 from agent.detectors.logs import detect_logs
 from agent.detectors.pending import is_promise, sentences
 from agent.voice.model import Complete
+from agent.voice.verify import Grounds, verify_text
 from policies.config import Policy
 from policies.errors import RefusedError
 from policies.i18n import N_, _, language, ngettext, process_language
@@ -241,6 +242,9 @@ def _render(
             out.append(_("- action {id} undid action {undone}", id=a["id"], undone=a["undoes"]))
         elif a.get("status") == "undone":
             out.append(_("- action {id} ({kind}), undone since", id=a["id"], kind=a["kind"]))
+        elif not a.get("undoable"):  # a record (a backup taken): nothing an undo changes
+            who = _("on its own") if a.get("auto") else _("accepted by you")
+            out.append(_("- action {id} ({kind}, {who})", id=a["id"], kind=a["kind"], who=who))
         elif a.get("auto"):
             out.append(
                 _(
@@ -490,8 +494,15 @@ def summarize(facts: DayFacts, complete: Complete | None, *, timeout_s: float) -
     text = complete(messages, max_tokens=SUMMARY_MAX_TOKENS, timeout_s=timeout_s)
     if text is None:
         return None
+    # The one check of a model's text; a summary that says one thing no fact holds is not
+    # trusted for the rest (the report is then the extractive one).
+    checked = verify_text(text, Grounds(sources=(_facts_for_model(facts),), wording=False))
+    for why, sentence in checked.dropped:
+        log.info("the summary of %s says (%s): %r", facts.day.isoformat(), why, sentence)
     text = text.strip()
-    problem = summary_problem(text, facts)
+    problem = summary_problem(text, facts) or (
+        f"{len(checked.dropped)} of its sentences rest on no fact" if checked.dropped else None
+    )
     if problem is not None:
         log.info("the model's summary of %s is not used: %s", facts.day.isoformat(), problem)
         return None

@@ -173,7 +173,7 @@ class DailyReports:
         with self._lock:
             made = self.store.created_between(since, until)
             done = [
-                a
+                {**a, "undoable": self.journal.undo_refusal(int(a["id"])) is None}
                 for a in self.journal.started_between(since, until)
                 if a["status"] in ("done", "undone")
             ]

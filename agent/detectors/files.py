@@ -5,7 +5,9 @@ three planners, so a zone is listed once per run:
 
 - ``organize``: the zone and its subfolders down to ``organize_depth`` levels, each with at
   least ``monitor.messy_folder_files`` loose files (:func:`actions.planners.loose_files`), one
-  suggestion per folder, at most ``max_organize`` per zone (the most crowded first); only the
+  suggestion per folder, at most ``max_organize`` per zone (the most crowded of those with
+  something to organize: tidy folders never take a messy one's place, and when the zone is
+  larger than one scan holds its folders are walked again one at a time); only the
   subfolders its files would go to are listed besides (:func:`actions.scan.peek_into`).
 - ``duplicates``: one suggestion per zone (a group of copies often spans folders, and the file
   kept must be chosen once for the whole zone); only size-equal candidates are hashed, within
@@ -19,7 +21,9 @@ skipped, and one inside a writable zone is not entered.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,7 +37,15 @@ from actions.planners import (
     plan_temp_cleanup,
     size_candidates,
 )
-from actions.scan import HashCache, TreeScan, peek_into, scan_tree, with_sha256
+from actions.scan import (
+    FolderScan,
+    FolderWalk,
+    HashCache,
+    TreeScan,
+    peek_into,
+    scan_tree,
+    with_sha256,
+)
 from actions.tree import Tree
 from policies.config import Policy
 from policies.errors import RefusedError
@@ -110,7 +122,7 @@ def detect_files(
                 )
             except (FileNotFoundError, NotADirectoryError, RefusedError):
                 continue  # a missing zone, or one that is a link: nothing ALMA may touch
-            results += _organize(tree, zone, scan, policy, lim)
+            results += _organize(tree, zone, scan, policy, lim, excluded=excluded, now=now)
             hashed, _unread = with_sha256(
                 tree, size_candidates(scan.files), max_bytes=lim.hash_bytes, cache=hash_cache
             )
@@ -123,25 +135,48 @@ def detect_files(
 
 
 def _organize(
-    tree: Tree, zone: str, scan: TreeScan, policy: Policy, lim: FileLimits
+    tree: Tree,
+    zone: str,
+    scan: TreeScan,
+    policy: Policy,
+    lim: FileLimits,
+    *,
+    excluded: list[str],
+    now: float,
 ) -> list[PlanResult]:
+    """The most crowded folders with something to organize, at most ``max_organize``: a folder
+    with nothing to organize (one type, a project) never takes the place of a messy one. When
+    the zone's scan stopped at its bound on files, the folders are walked again one at a
+    time (each listed, judged and let go), so tidy folders however many never hide one."""
     by = policy.monitor.organize_by
     folders = folders_for(process_language())  # the daemon's language, not a request's
     depth0 = zone.count("/")
-    counts = (
-        (len(loose_files(f)), f)
-        for f in scan.folders
-        if f.folder.count("/") - depth0 <= lim.organize_depth
-    )
-    messy = [(n, f) for n, f in counts if n >= policy.monitor.messy_folder_files]
-    messy.sort(key=lambda m: (-m[0], m[1].folder))
-    out: list[PlanResult] = []
-    for _count, listed in messy[: lim.max_organize]:
+    listed: Iterable[FolderScan] = scan.folders
+    if scan.truncated:
+        listed = FolderWalk(
+            tree,
+            zone,
+            now=now,
+            settle_seconds=policy.monitor.settle_seconds,
+            exclude=excluded,
+            max_folders=lim.max_folders,
+            max_depth=min(lim.max_depth, lim.organize_depth),
+        )
+    found: list[tuple[int, str, PlanResult]] = []
+    for folder in listed:
+        if folder.folder.count("/") - depth0 > lim.organize_depth:
+            continue
+        count = len(loose_files(folder))
+        if count < policy.monitor.messy_folder_files:
+            continue
+        if len(found) >= lim.max_organize and (-count, folder.folder) >= found[-1][:2]:
+            continue  # less crowded than every one kept: not planned at all
         try:  # the destinations looked into; the files are as the zone's scan just saw them
-            full = peek_into(tree, listed, destination_filter(by, folders))
+            full = peek_into(tree, folder, destination_filter(by, folders))
         except (FileNotFoundError, NotADirectoryError, RefusedError):
             continue
         result = plan_organize(full, by=by, max_ops=policy.thresholds.max_files, folders=folders)
         if result is not None:
-            out.append(result)
-    return out
+            bisect.insort(found, (-count, folder.folder, result), key=lambda m: m[:2])
+            del found[lim.max_organize :]
+    return [result for _count, _folder, result in found]

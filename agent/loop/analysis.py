@@ -27,7 +27,7 @@ from actions.planners import PlanResult
 from agent.day.reminders import plan_words
 from agent.detectors import diagnose
 from agent.loop.autonomy import Autonomy, PolicyHolder
-from agent.loop.budget import within, worth
+from agent.loop.budget import protects, within, worth
 from agent.loop.track import PROMOTION_KIND, TrackRecord
 from agent.memory import merge_actions
 from agent.memory.gate import MemoryGate
@@ -70,6 +70,16 @@ class Analysis:
 
     admitted: list[tuple[int, bool]] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+    #: Findings left for an analysis that may wait for the model (see Analyst.run).
+    deferred: int = 0
+
+
+class ModelDeferred(Exception):
+    """The model was asked by an analysis that must not wait for it."""
+
+
+def _model_deferred(*_args: object, **_kwargs: object) -> str:
+    raise ModelDeferred
 
 
 def track_record(store: SuggestionStore, policy: PolicyHolder) -> TrackRecord:
@@ -113,8 +123,13 @@ class Analyst:
         self.clock = clock
         self.notify = notify
 
-    def run(self, now: float) -> Analysis:
-        """observe -> explain -> recall -> gate -> budget -> admit, once over every finding."""
+    def run(self, now: float, *, model: bool = True) -> Analysis:
+        """observe -> explain -> recall -> gate -> budget -> admit, once over every finding.
+
+        ``model`` False: a finding whose explanation would ask the model is left for the next
+        analysis (counted in ``deferred``), not proposed without its fix: loading the model
+        and its answer take a minute on a busy machine, and the analysis after start must
+        not wait for them (``status`` is not ready until it has run)."""
         track = track_record(self.store, self.policy)
         out = Analysis()
         findings = self.observe(now, track, out.skipped)
@@ -122,7 +137,13 @@ class Analyst:
         gated: list[tuple[PlanResult, bool]] = []  # (finding, runs on its own)
         for finding in findings:
             try:
-                finding = self.explain(finding)
+                finding = self.explain(finding, self.complete if model else _model_deferred)
+            except ModelDeferred:
+                out.deferred += 1
+                out.skipped.append(
+                    _skip(finding, _("waits for the model, which explains it in the next analysis"))
+                )
+                continue
             except (OSError, AlmaError) as exc:  # proposed as detected, without the explanation
                 log.error("could not look into %s: %s", finding.target, exc)
             shaped = apply_recall(finding, notes)
@@ -137,7 +158,10 @@ class Analyst:
         # What runs on its own asks nothing of the person: only the rest count in the budget.
         asks = [f for f, auto in gated if not auto]
         proposed, waiting = within(
-            asks, self.room(now), lambda f: worth(f.kind, f.files, track.welcome(f.kind))
+            asks,
+            self.room(now),
+            lambda f: worth(f.kind, f.files, track.welcome(f.kind)),
+            exempt=lambda f: protects(f.kind),
         )
         for finding in waiting:
             out.skipped.append(_skip(finding, self.waiting_why()))
@@ -154,7 +178,8 @@ class Analyst:
             return None
         start = datetime.fromtimestamp(now).replace(hour=0, minute=0, second=0, microsecond=0)
         today = self.store.created_between(utc_stamp(start.timestamp()), utc_stamp(now + 1))
-        return max(0, budget - sum(1 for s in today if s["needs_approval"]))
+        counted = [s for s in today if s["needs_approval"] and not protects(s["kind"])]
+        return max(0, budget - len(counted))
 
     def waiting_why(self) -> str:
         budget = self.policy().monitor.new_per_day
@@ -186,8 +211,12 @@ class Analyst:
             if problem is not None:
                 log.error("a detector gave a bad finding, left out: %s", problem)
                 continue
-            if self.store.find_blocking(finding.fingerprint) is not None:
-                continue  # pending, or decided: not news
+            blocking = self.store.find_blocking(finding.fingerprint)
+            if blocking is not None:  # pending, or decided: not news
+                if finding.kind in _CONDITION_KINDS and blocking > 0:
+                    # The same condition in its latest words (a failing backup's last error).
+                    self.store.restate(blocking, finding)
+                continue
             why = track.stopped(finding.kind, finding.target, files=finding.files)
             if why is not None:
                 skipped.append(_skip(finding, why))
@@ -212,7 +241,7 @@ class Analyst:
                     )
                 self.store.update(row["id"], status="expired", error=why)
 
-    def explain(self, finding: PlanResult) -> PlanResult:
+    def explain(self, finding: PlanResult, complete: Complete | None = None) -> PlanResult:
         """The words of a plan the files or the clock give: a failing script's configuration
         (its fix, perhaps the model's), the time of the break a long_hours suggestion offers.
         Only these kinds take this step; every other finding comes out as it went in."""
@@ -227,7 +256,7 @@ class Analyst:
             self.layout.root,
             finding,
             writable=lambda path: zones.problem(path) is None,
-            complete=self.complete,
+            complete=complete or self.complete,
         )
 
     def notes(self) -> list[MemoryNote]:

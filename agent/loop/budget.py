@@ -5,6 +5,12 @@ it is proposed on a later day if it still holds (a messy folder stays messy; a p
 between is no longer found). What runs on its own (level auto) asks nothing of the person and
 is not counted.
 
+What protects the person's data (a backup failing, or none taken for too long) is never held
+back: it is proposed whatever the day's count, and it takes no room from the rest. A disk
+almost full has no detector of its own; a backup that fails for lack of space is such a
+warning. Kinds that repeat (a backup failing every night) stay one suggestion, found again by
+its fingerprint (agent.loop.analysis), so this cannot flood the person.
+
 Worth, highest first: something broken (a failing backup or script), then what the person
 said (a promise, how they feel), then their time (a routine, long days), then their files (the
 more files, the more worth). Within that order a kind the person has accepted more than
@@ -31,6 +37,8 @@ _WORTH = {
     "memory_merge": 0,
 }
 _FILES_WORTH = 1
+#: The kinds that protect the person's data: outside the budget.
+_PROTECTS = frozenset({"backup"})
 
 T = TypeVar("T")
 
@@ -41,15 +49,26 @@ def worth(kind: str, files: int, welcome: float) -> tuple[int, float, int]:
     return (_WORTH.get(kind, _FILES_WORTH), welcome, files)
 
 
+def protects(kind: str) -> bool:
+    """True for a kind that protects the person's data: never held back, never counted."""
+    return kind in _PROTECTS
+
+
 def within(
-    findings: Sequence[T], room: int | None, key: Callable[[T], tuple[int, float, int]]
+    findings: Sequence[T],
+    room: int | None,
+    key: Callable[[T], tuple[int, float, int]],
+    *,
+    exempt: Callable[[T], bool] = lambda finding: False,
 ) -> tuple[list[T], list[T]]:
-    """(proposed now, waiting): the ``room`` worth most, in the order they came, and the rest.
+    """(proposed now, waiting): the ``room`` worth most, in the order they came, and the rest;
+    what ``exempt`` says protects the person's data is proposed always and takes no room.
     ``room`` None: no budget, all are proposed."""
-    if room is None or len(findings) <= room:
+    counted = [i for i, f in enumerate(findings) if not exempt(f)]
+    if room is None or len(counted) <= room:
         return list(findings), []
-    ranked = sorted(range(len(findings)), key=lambda i: key(findings[i]), reverse=True)
-    chosen = set(ranked[: max(room, 0)])
+    ranked = sorted(counted, key=lambda i: key(findings[i]), reverse=True)
+    chosen = set(ranked[: max(room, 0)]) | {i for i, f in enumerate(findings) if exempt(f)}
     now = [f for i, f in enumerate(findings) if i in chosen]
     waiting = [f for i, f in enumerate(findings) if i not in chosen]
     return now, waiting

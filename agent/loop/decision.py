@@ -44,7 +44,7 @@ from policies.errors import (
 from policies.i18n import _
 from policies.layout import RootLayout
 from sandbox.engine import Engine
-from state.suggestions import SuggestionStore
+from state.suggestions import SuggestionStore, shown
 
 log = logging.getLogger("alma.agent")
 
@@ -148,7 +148,7 @@ class Decider:
         if auto:
             log.info("suggestion %s executed on its own as action %s", sid, action["id"])
             self.notify(
-                _("ALMA did: {title}", title=row["title"]),
+                _("ALMA did: {title}", title=shown(row, "title")),
                 _("Action {id} (alma-ctl undo {id} undoes it).", id=action["id"]),
             )
         self._learn_executed(sid, action, auto=auto)

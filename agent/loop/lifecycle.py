@@ -163,8 +163,9 @@ class Agent:
         return [int(sid) for sid in self.analysis(trigger=trigger)["proposed"]]
 
     @gives_back_memory
-    def analysis(self, *, trigger: Trigger) -> dict[str, Any]:
-        """Run the loop once: what was proposed, and what was not and why."""
+    def analysis(self, *, trigger: Trigger, model: bool = True) -> dict[str, Any]:
+        """Run the loop once: what was proposed, and what was not and why; ``model`` False
+        leaves what the model would explain to the next analysis (``deferred`` counts it)."""
         level = self.autonomy.effective()
         if level == "off":
             if trigger == "person":
@@ -177,7 +178,7 @@ class Agent:
         with self._lock:
             if self._closed:
                 return {"proposed": [], "skipped": []}
-            found = self.analyst.run(self.clock())
+            found = self.analyst.run(self.clock(), model=model)
             for sid, auto in found.admitted:
                 if auto:
                     try:
@@ -192,7 +193,7 @@ class Agent:
                 # down (the GIL, two cores) for merges that can wait for the next.
                 self.memory.service.start_merge_scan()
             proposed = [sid for sid, _auto in found.admitted]
-            return {"proposed": proposed, "skipped": found.skipped}
+            return {"proposed": proposed, "skipped": found.skipped, "deferred": found.deferred}
 
     # -- the track record -------------------------------------------------------------------
     def feedback(

@@ -1,8 +1,10 @@
 """Log ingestion: follow ``logs/*.md`` as they grow and turn the person's paragraphs into memories.
 
 What becomes a memory: every paragraph the person wrote (their turns and the notes outside
-turns); a paragraph that only asks is kept with kind ``question``, an episode that search and
-context never put above what the person stated. ``alma``'s turns are not memories of the person: they are kept as the ``reply_to``
+turns) that states something. A paragraph that only asks (``agent.memory.rules.is_question``)
+states nothing about the person: it stays in the day's log, the record of the conversation, and
+never becomes a memory (so it is never merged, recalled or counted among the day's new ones);
+"¿sabes que mi perro se llama Toby?" states the dog's name and is one. ``alma``'s turns are not memories of the person: they are kept as the ``reply_to``
 of the person's next paragraph (so "Sí, eso es" keeps its sense) and used by the training
 export. ``<!-- model: ... -->`` lines are metadata and never content.
 
@@ -165,8 +167,10 @@ class LogIngestor:
             rules = derive(
                 p.text, projects=projects, day=the_day, base=2 if p.kind == "turn" else 3
             )
-            # The person's questions are episodes of the conversation, never what is known.
-            kind = "question" if rules.question else "turn" if p.kind == "turn" else "note"
+            if rules.question:  # what the person asks ALMA is not what they are
+                last_reply = ""
+                continue
+            kind = "turn" if p.kind == "turn" else "note"
             out[p.start] = MemoryRecord(
                 id=paragraph_id(rel, p),
                 content=p.text,

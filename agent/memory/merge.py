@@ -36,6 +36,9 @@ WINDOW = 2000
 NEIGHBOURS = 24
 #: The candidate cache is rebuilt from scratch at most this long after the last rebuild.
 REBUILD_SECONDS = 24 * 3600
+#: Kinds never offered for a merge: a daily summary restates its day by design, and a stored
+#: question states nothing ("¿cómo se llama mi perro?" twice is no twin).
+UNPAIRED = frozenset({"summary", "question"})
 
 
 class MergeRecord(BaseModel):
@@ -146,7 +149,7 @@ class Candidates:
         unseen = [i for i in newest if i not in self._is_summary]
         records = {r.id: r for r in store.get(unseen)}
         for rec in records.values():
-            self._is_summary[rec.id] = rec.kind == "summary"
+            self._is_summary[rec.id] = rec.kind in UNPAIRED
         self._is_summary = {i: self._is_summary[i] for i in newest if i in self._is_summary}
         window = [i for i in newest if self._is_summary.get(i) is False][: self.window]
         inside = set(window)
@@ -159,7 +162,7 @@ class Candidates:
             self._pairs |= found
             self._checked.update(queried)  # one without a vector yet: queried next time
         involved = sorted({i for pair in self._pairs for i in pair})
-        alive = {r.id for r in store.get(involved) if r.kind != "summary"}
+        alive = {r.id for r in store.get(involved) if r.kind not in UNPAIRED}
         self._pairs = {
             (a, b)
             for a, b in self._pairs
@@ -174,7 +177,7 @@ def _pairs_of(
     """Each near-identical pair (sorted ids) with at least one member in ``fresh``, and the
     ids that were queried (those with a vector). Daily summaries are never paired (they restate
     the day's memories by design)."""
-    records = {r.id: r for r in fresh if r.kind != "summary"}
+    records = {r.id: r for r in fresh if r.kind not in UNPAIRED}
     vecs = store.vectors(list(records))
     ids = [i for i in records if i in vecs]
     if not ids:
@@ -190,7 +193,7 @@ def _pairs_of(
     pairs: set[tuple[str, str]] = set()
     for me, other in near:
         rec = others.get(other)
-        if rec is None or rec.kind == "summary":
+        if rec is None or rec.kind in UNPAIRED:
             continue
         if _compatible(records[me].content, rec.content):
             a, b = sorted((me, other))

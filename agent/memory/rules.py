@@ -382,11 +382,59 @@ _FILLER = frozenset(
 )
 
 
+#: A question that carries a statement: "¿sabes que mi perro se llama Toby?", "did you know
+#: that ...?". "que" without its accent: "¿sabes qué hora es?" asks. Typed without accents
+#: ("sabes que hora es") the words after it tell: a statement goes on with more than a word or
+#: two, a question starts with what it asks about.
+_CARRIES = re.compile(
+    r"^\s*(?:oye,?\s+|y\s+)?(?:¿\s*)?(?:sab[ií]as|sabes|recuerdas|te\s+acuerdas\s+de|"
+    r"te\s+(?:he|había)\s+dicho|te\s+dije|did\s+you\s+know|do\s+you\s+know|you\s+know)"
+    r"\s+(?:que|that)\s+(?P<rest>[^?]+)\?",
+    re.IGNORECASE,
+)
+#: What follows an unaccented "que" when it is a question's "qué" ("¿sabes que hora es?").
+_ASKED_AFTER_QUE = frozenset(
+    [
+        "hora",
+        "dia",
+        "día",
+        "tiempo",
+        "hago",
+        "hacer",
+        "puedo",
+        "debo",
+        "tengo",
+        "pasa",
+        "paso",
+        "es",
+        "son",
+        "fue",
+        "significa",
+        "quiere",
+        "quieres",
+        "día",
+    ]
+)
+
+
+def carries_statement(text: str) -> bool:
+    """Whether a question states something about the person: "¿sabes que mi perro se llama
+    Toby?" tells ALMA the dog's name; "¿sabes cómo se llama mi perro?" does not."""
+    m = _CARRIES.match(without_hashtags(text))
+    if m is None:
+        return False
+    rest = words(m.group("rest"))
+    return len(rest) >= 3 and rest[0] not in _ASKED_AFTER_QUE
+
+
 def is_question(text: str) -> bool:
     """Whether the person only asks here: every sentence of the text is a question (what is
     left around them is filler). "Soy alérgico a los frutos secos. ¿Qué puedo cenar?" states a
-    fact and is not one; "¿soy alérgico a algo?" is."""
+    fact and is not one; "¿soy alérgico a algo?" is; "¿sabes que mi perro se llama Toby?"
+    states the dog's name and is not one either (:func:`carries_statement`)."""
     body = without_hashtags(text).strip()
+    if carries_statement(body):
+        return False
     if "?" in body:
         rest = _ASKED.sub(" ", body)
         return all(w in _FILLER for w in words(rest))

@@ -98,7 +98,24 @@ class LlamaBackend:
         chunks = self.llama.create_chat_completion(
             messages=list(messages), max_tokens=max_tokens, stream=True, **kwargs
         )
-        return _pieces(chunks)
+        return self._answer(chunks)
+
+    def _answer(self, chunks: Iterator[dict[str, Any]]) -> Iterator[Chunk]:
+        try:
+            yield from _pieces(chunks)
+        finally:
+            self._free_sampler()
+
+    def _free_sampler(self) -> None:
+        """llama-cpp-python makes a sampler chain for every answer and frees it only when
+        Python's cycle collector reaches it (its free callback refers to it), which can be
+        hundreds of answers later: the process's memory would grow with every answer until
+        then. The chain is freed here, at the end of its answer; the next answer makes its own.
+        """
+        sampler = getattr(self.llama, "_sampler", None)  # no public accessor in 0.3
+        if sampler is not None:
+            sampler.close()
+            self.llama._sampler = None
 
     def close(self) -> None:
         self.llama.close()

@@ -5,21 +5,22 @@ conversation, the log file is its record). ``chat.send`` returns a
 :class:`~control.stream.StreamReply` at once; the model's worker builds the prompt (it needs
 the model's tokenizer), streams the answer as token events, and logs both turns (§6).
 
-Grounded whatever the model: when memories answer the message, the person sees
-them first (a ``known`` event: each quoted with its date and source), shown by the daemon, not
-left to the model, which may be a small one that ignores them. The model's text is bounded:
-its sampling (``agent.voice.model.CHAT_SAMPLING``), a loop cut as soon as the text repeats itself
-(said to the person, ``stopped: "loop"``), a citation shown only if it names a source the
-model was given (:class:`AnswerGuard`). An answer that loops, stops short or cites what does
-not exist is never given back to the model as history, and the history is bounded in tokens
-(dropped in halves, so the prompt's start stays the same text most turns): the time to the
-first word stays flat as a chat grows.
+Grounded whatever the model: the memories and principles that answer the message are shown
+first (a ``known`` event: each quoted with its date and source), by the daemon, not left to the
+model, which may be a small one that ignores them; when nothing answers a question, the person
+is told ALMA has nothing stored on it and how to tell it. The model's text reaches the person
+only through :class:`agent.voice.verify.Verifier`, the one check of a model's text: sentence by
+sentence, each shown only when what ALMA gave the model supports it, loops and invented
+citations cut, and one line saying how many sentences were left out. The answer is in the
+message's language (:func:`policies.i18n.message_language`), whatever the daemon's. An answer
+that loops, stops short or had anything left out is never given back to the model as history,
+and the history is bounded in tokens (dropped in halves, so the prompt's start stays the same
+text most turns): the time to the first word stays flat as a chat grows.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 import secrets
 import threading
 import time
@@ -32,11 +33,12 @@ from typing import Any
 from actions.safe_read import read_file
 from actions.tree import Tree
 from agent.voice.model import CHAT_SAMPLING, Backend, ModelRuntime, generate
-from agent.voice.prompt import assemble
+from agent.voice.prompt import assemble, framing
 from agent.voice.turnlog import append_exchange
+from agent.voice.verify import Verifier, dropped_sentence, grounds_of
 from control.stream import StreamReply
 from policies.errors import AlmaError, NotFoundError, UnavailableError
-from policies.i18n import _, current_language, language
+from policies.i18n import _, current_language, language, message_language
 from policies.layout import RootLayout
 
 log = logging.getLogger("alma.chat")
@@ -44,6 +46,8 @@ log = logging.getLogger("alma.chat")
 #: Turns kept per session (the prompt takes what fits, newest first).
 MAX_TURNS = 40
 MAX_SESSIONS = 64
+#: Sentences of a session's answers remembered to leave their repeats out.
+MAX_SAID = 400
 #: The persona file is read whole; a persona longer than this is cut.
 MAX_PERSONA_BYTES = 64 * 1024
 FALLBACK_PERSONA = (
@@ -57,19 +61,6 @@ CONTEXT_SHARE = 3
 #: and a long history makes the first word slower at every turn); past it, the oldest
 #: go until half of it is left.
 HISTORY_SHARE = 32
-#: What looks like a citation of a source inside [brackets]: a path ("logs/1987-04-30:5"), a
-#: file with an extension, a name with a line ("notas:12"), or a source that is not a file.
-_CITATION = re.compile(
-    r"(?:[\w.-]+/)+[\w.-]*(?::\d+)?|[\w.-]+\.[A-Za-z]\w*(?::\d+)?|[\w.-]+:\d+|alma-ctl|examples"
-)
-#: A bracket is held back until it closes, for at most this many characters.
-_HELD = 160
-#: A loop: the text's end repeats the text before it, 3 times for a short piece, twice for a
-#: long one (a 40-character run written twice in a row is not prose).
-_PERIODS = range(6, 400)
-_LONG = 40
-#: A line written this many times (numbers and case aside) is a loop too.
-_SAME_LINES = 3
 
 
 @dataclass(frozen=True)
@@ -80,12 +71,14 @@ class ChatLimits:
 
 
 class Session:
-    __slots__ = ("id", "tokens", "turns")
+    __slots__ = ("id", "said", "tokens", "turns")
 
     def __init__(self, session_id: str) -> None:
         self.id = session_id
         self.turns: deque[tuple[str, str]] = deque(maxlen=MAX_TURNS)
         self.tokens: deque[int] = deque(maxlen=MAX_TURNS)  # each turn's, by the model's count
+        #: The sentences shown in this session (keys): a repeat of one is left out.
+        self.said: deque[str] = deque(maxlen=MAX_SAID)
 
     def remember(self, question: str, answer: str, count: Callable[[str], int]) -> None:
         self.turns.extend([("user", question), ("assistant", answer)])
@@ -104,98 +97,26 @@ class Session:
                     self.tokens.popleft()
 
 
-class AnswerGuard:
-    """What the person is shown of the model's text as it streams, through ``emit``.
-
-    A ``[...]`` that looks like a citation is held until it closes and shown only if it names
-    one of ``sources`` (what the model was given); one that does not exist is left out and
-    noted in ``invented``. When the text starts repeating itself, ``looped`` is set (the
-    caller stops the model) and ``text`` ends where the repetition began."""
-
-    def __init__(self, sources: set[str], emit: Callable[[str], None]) -> None:
-        self.sources = sources
-        self.emit = emit
-        self.invented: list[str] = []
-        self.looped = False
-        self._shown: list[str] = []
-        self._held = ""
-        self._cut: int | None = None
-
-    @property
-    def text(self) -> str:
-        shown = "".join(self._shown)
-        return shown[: self._cut] if self._cut is not None else shown
-
-    def feed(self, piece: str) -> None:
-        if self.looped:
-            return
-        out: list[str] = []
-        for ch in piece:
-            if self._held:
-                self._held += ch
-                if ch == "]":
-                    out.append(self._resolve(self._held))
-                    self._held = ""
-                elif ch == "\n" or len(self._held) > _HELD:
-                    out.append(self._held)
-                    self._held = ""
-            elif ch == "[":
-                self._held = ch
-            else:
-                out.append(ch)
-        self._show("".join(out))
-
-    def finish(self) -> None:
-        if self._held and not self.looped:
-            self._show(self._held)
-        self._held = ""
-
-    def _resolve(self, bracket: str) -> str:
-        inner = bracket[1:-1].strip()
-        if _CITATION.fullmatch(inner) and inner not in self.sources:
-            self.invented.append(inner)
-            return ""
-        return bracket
-
-    def _show(self, text: str) -> None:
-        if not text:
-            return
-        self._shown.append(text)
-        self.emit(text)
-        start = loop_start("".join(self._shown))
-        if start is not None:
-            self.looped = True
-            self._cut = start
-
-
-def loop_start(text: str) -> int | None:
-    """Where the repetition that ``text`` ends in began (its first copy kept), or None."""
-    n = len(text)
-    for period in _PERIODS:
-        copies = 3 if period < _LONG else 2
-        if copies * period > n:
-            break
-        unit = text[n - period :]
-        if any(c.isalpha() for c in unit) and all(
-            text[n - (k + 1) * period : n - k * period] == unit for k in range(1, copies)
-        ):
-            return n - (copies - 1) * period
-    lines = text.split("\n")
-    if len(lines) > _SAME_LINES:
-        last = _line_key(lines[-2])  # the last complete line
-        if len(last) >= 8:
-            same = [i for i, line in enumerate(lines[:-1]) if _line_key(line) == last]
-            if len(same) >= _SAME_LINES:
-                return len("\n".join(lines[: same[1]]))
-    return None
-
-
-def _line_key(line: str) -> str:
-    return " ".join(re.sub(r"[\d\W_]+", " ", line.lower()).split())
-
-
 ContextFn = Callable[[str, int], dict[str, Any]]
 PendingFn = Callable[[], list[dict[str, Any]]]
+AsksFn = Callable[[str], bool]
+
+
+def answers(item: dict[str, Any]) -> bool:
+    """Whether a context item answers the message: its ``answers`` when the context says,
+    else a memory does (it was selected for the message) and a principle does not (every
+    principle is handed whatever the message)."""
+    said = item.get("answers")
+    if isinstance(said, bool):
+        return said
+    return item.get("layer") in ("L1", "L0")
+
+
+def answering(ctx: dict[str, Any]) -> tuple[list[dict[str, Any]], bool]:
+    """The items that answer the message (quoted to the person), and whether any does."""
+    items = [i for i in ctx.get("items", []) if isinstance(i, dict) and answers(i)]
+    answered = ctx.get("answered")
+    return items, answered if isinstance(answered, bool) else bool(items)
 
 
 class ChatService:
@@ -211,11 +132,13 @@ class ChatService:
         pending: PendingFn,
         limits: ChatLimits = ChatLimits(),
         clock: Callable[[], datetime] = datetime.now,
+        asks: AsksFn = lambda message: "?" in message,
     ) -> None:
         self.layout = layout
         self.runtime = runtime
         self.context = context
         self.pending = pending
+        self.asks = asks  # the memory wing's rule: whether a message only asks
         self.limits = limits
         self.clock = clock
         self._sessions: OrderedDict[str, Session] = OrderedDict()
@@ -247,11 +170,12 @@ class ChatService:
         asked_at = self.clock()
         if self.runtime.loading_needed():
             reply.emit({"type": "status", "text": "cargando el modelo"})
-        lang = current_language()  # the worker's sentences are for this person too
+        # The answer, its headings and the worker's sentences in the message's language.
+        lang = message_language(message, current_language())
 
         def job(backend: Backend | None) -> None:
             with language(lang):
-                self._answer(backend, session, message, asked_at, reply)
+                self._answer(backend, session, message, asked_at, reply, lang)
 
         try:
             self.runtime.submit_chat(job)
@@ -269,6 +193,7 @@ class ChatService:
         message: str,
         asked_at: datetime,
         reply: StreamReply,
+        lang: str,
     ) -> None:
         try:
             if backend is None:
@@ -278,12 +203,16 @@ class ChatService:
             deadline = started + self.limits.timeout_s
             reply.emit({"type": "status", "text": "pensando"})
             ctx = self._context(message, backend)
-            known = [i for i in ctx.get("items", []) if i.get("layer") != "L-inf"]
+            known, answered = answering(ctx)
             if known:  # what ALMA knows, shown as it is, whatever the model makes of it
                 reply.emit({"type": "known", "text": known_block(known), "items": known})
+            elif "memories_text" in ctx and self.asks(message):
+                # Nothing the memory holds answers (it was searched): said, not left to the model.
+                reply.emit({"type": "known", "text": nothing_stored(), "items": []})
             session.bound(backend.n_ctx // HISTORY_SHARE)
+            persona = self.persona()
             prompt = assemble(
-                persona=self.persona(),
+                persona=persona,
                 context=str(ctx.get("principles_text", "")),
                 memories=str(ctx.get("memories_text", "")),
                 history=list(session.turns),
@@ -292,9 +221,17 @@ class ChatService:
                 max_answer=self.limits.max_tokens,
                 count=backend.count_tokens,
                 history_tokens=backend.n_ctx // HISTORY_SHARE,
+                lang=lang,
+                answered=answered,
             )
-            sources = {str(i.get("source", "")) for i in ctx.get("items", [])}
-            guard = AnswerGuard(sources, lambda text: reply.emit({"type": "token", "text": text}))
+            grounds = grounds_of(
+                [i for i in ctx.get("items", []) if isinstance(i, dict)],
+                message=message,
+                extra=[persona],
+                framing=framing(),
+                earlier=session.said,
+            )
+            guard = Verifier(grounds, lambda text: reply.emit({"type": "token", "text": text}))
             result = generate(
                 backend,
                 prompt.messages,
@@ -318,8 +255,11 @@ class ChatService:
         self.runtime.record_speed(result)
         answer = guard.text.strip()
         stopped = "loop" if guard.looped else result.stopped
-        if stopped == "done" and answer and not guard.invented:
+        session.said.extend(guard.keys)
+        if stopped == "done" and answer and not guard.invented:  # what was shown: checked
             session.remember(message, answer, backend.count_tokens)
+        for why, sentence in guard.dropped:  # as the model wrote it, for whoever checks it
+            log.info("left out of an answer (%s): %r", why, sentence)
         logged = append_exchange(
             self.layout,
             asked_at=asked_at,
@@ -343,7 +283,11 @@ class ChatService:
                 "turns_dropped": prompt.turns_dropped,
                 "message_cut": prompt.message_cut,
                 "known": len(known),
+                "answered": answered,
+                "language": lang,
                 "invented_citations": guard.invented,
+                "dropped": len(guard.dropped),
+                "dropped_note": dropped_sentence(len(guard.dropped)) if guard.dropped else "",
                 "logged": logged,
             }
         )
@@ -367,6 +311,14 @@ class ChatService:
             read = None
         text = read.data.decode("utf-8", errors="replace").strip() if read else ""
         return text or FALLBACK_PERSONA
+
+
+def nothing_stored() -> str:
+    """What the person reads when nothing ALMA holds answers their question."""
+    return _(
+        "I have nothing stored about this. If you want me to remember it, tell me with "
+        "!remember TEXT."
+    )
 
 
 def known_block(items: list[dict[str, Any]]) -> str:

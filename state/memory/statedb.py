@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from policies.modes import PRIVATE_DIR, private_file
+from policies.modes import PRIVATE_DIR
 from policies.text import fold
+from state.db import connect
 from state.memory.models import RankFacts
 
 _SCHEMA = """
@@ -134,11 +135,9 @@ class LogOffset:
 class MemoryStateDB:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
-        private_file(path)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
+        self._db = connect(path, durable=True)
+        self._db.row_factory = None  # plain tuples: the rows are unpacked by position
         self._db.executescript(_SCHEMA)
         have = {r[1] for r in self._db.execute("PRAGMA table_info(catalog)").fetchall()}
         for column, decl in _ADDED_COLUMNS.items():

@@ -15,6 +15,7 @@ import sqlite3
 import subprocess
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -341,6 +342,7 @@ def test_wrong_password_a_link_an_absent_disk_each_one_sentence_and_a_suggestion
 
     wrong = alma.base / "otro-pw"
     wrong.write_text("not the password\n")
+    wrong.chmod(0o600)
     res = alma.ctl("backup", "init", str(target), "--password-file", str(wrong))
     assert res.rc == EXIT_USAGE and "does not open" in res.stderr, res
 
@@ -370,13 +372,14 @@ def test_wrong_password_a_link_an_absent_disk_each_one_sentence_and_a_suggestion
     alma.stop()
 
 
-def _mount_small_disk(where: Path) -> bool:
-    """A 4 MiB tmpfs at ``where`` (root only); False when this machine does not allow it."""
+def _mount_small_disk(where: Path, size: str = "4m") -> bool:
+    """A small tmpfs (4 MiB) at ``where`` (root only); False when this machine does not allow
+    it."""
     where.mkdir()
     if os.geteuid() != 0 or not shutil.which("mount"):
         return False
     done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(where)],
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
         capture_output=True,
         check=False,
     )
@@ -394,6 +397,7 @@ def test_a_full_backup_disk_is_one_sentence_and_the_snapshots_before_stay(
         alma.start()
         secret = alma.base / "pw"
         secret.write_text("clave\n")
+        secret.chmod(0o600)
         alma.ok("backup", "init", str(disk / "repo"), "--password-file", str(secret))
         first = alma.ok("backup", "now")["snapshot"]
         alma.write("user/video/grande.bin", os.urandom(12_000_000))
@@ -407,3 +411,120 @@ def test_a_full_backup_disk_is_one_sentence_and_the_snapshots_before_stay(
         if alma.proc is not None:
             alma.kill()
         subprocess.run(["umount", str(disk)], check=False)
+
+
+def _data_bytes(target: Path) -> int:
+    """The bytes of the repository's packs."""
+    return sum(p.stat().st_size for p in (target / "data").rglob("*") if p.is_file())
+
+
+def test_a_full_disk_is_recovered_with_alma_s_advice(alma: DaemonRoot) -> None:
+    disk = alma.base / "disk20"
+    if not _mount_small_disk(disk, size="20m"):
+        pytest.skip("a small filesystem can only be mounted as root")
+    try:
+        alma.write("user/notas/a.txt", b"una nota\n")
+        alma.start()
+        secret = alma.base / "pw"
+        secret.write_text("clave\n")
+        secret.chmod(0o600)
+        target = disk / "repo"
+        alma.ok("backup", "init", str(target), "--password-file", str(secret))
+        first = alma.ok("backup", "now")["snapshot"]
+        alma.write("user/video/grande.bin", os.urandom(30_000_000))
+        full = alma.ctl("backup", "now")
+        assert full.rc == 1 and "`alma-ctl backup forget` frees" in full.stderr, full
+        # What the failed run wrote and no snapshot uses is gone at once.
+        assert _data_bytes(target) < 1_000_000, _data_bytes(target)
+
+        # Packs left by a run ALMA did not see end (restic itself, the disk filled): the
+        # advised `backup forget` frees them though no snapshot is old enough to forget.
+        outside = alma.base / "fuera"
+        outside.mkdir()
+        (outside / "grande.bin").write_bytes(os.urandom(30_000_000))
+        env = {**os.environ, "RESTIC_PASSWORD_FILE": str(secret)}
+        run = [str(shutil.which("restic")), "-r", str(target), "--no-cache", "backup", "fuera"]
+        assert subprocess.run(run, cwd=alma.base, env=env, capture_output=True).returncode != 0
+        assert _data_bytes(target) > 10_000_000
+        forgot = alma.ok("backup", "forget")
+        assert forgot["removed"] == [] and _data_bytes(target) < 1_000_000, forgot
+
+        # With the space back, a backup that fits is taken.
+        (alma.root / "user/video/grande.bin").unlink()
+        alma.write("user/video/medio.bin", os.urandom(6_000_000))
+        taken = alma.ok("backup", "now")
+        assert taken["status"] == "done", taken
+        assert [s["id"] for s in alma.ok("backup", "list")] == [first, taken["snapshot"]]
+        alma.stop()
+    finally:
+        if alma.proc is not None:
+            alma.kill()
+        subprocess.run(["umount", str(disk)], check=False)
+
+
+def test_a_read_only_target_is_said_at_once_and_still_lists_checks_and_restores(
+    alma: DaemonRoot,
+) -> None:
+    alma.write("user/notas/a.txt", b"una nota\n")
+    alma.start()
+    target = set_up_repo(alma)
+    snapshot = alma.ok("backup", "now")["snapshot"]
+    if os.geteuid() != 0:
+        pytest.skip("a read-only bind mount needs root")
+    mounted = [
+        subprocess.run(argv, capture_output=True, check=False).returncode == 0
+        for argv in (
+            ["mount", "--bind", str(target), str(target)],
+            ["mount", "-o", "remount,ro,bind", str(target)],
+        )
+    ]
+    try:
+        if not all(mounted):
+            pytest.skip("mounts are not allowed here")
+        for command in (["now"], ["forget"]):
+            started = time.monotonic()
+            res = alma.ctl("backup", *command)
+            assert res.rc != 0 and "mounted read-only" in res.stderr, res
+            assert "another restic run" not in res.stderr
+            assert time.monotonic() - started < 15, command  # restic's lock retries: ~45 s
+        assert [s["id"] for s in alma.ok("backup", "list")] == [snapshot]
+        assert alma.ok("backup", "check")["ok"] is True
+        restore(alma, snapshot, alma.base / "rescate", "user/notas/a.txt").ok()
+        assert (alma.base / "rescate/user/notas/a.txt").read_bytes() == b"una nota\n"
+        alma.stop()
+    finally:
+        if alma.proc is not None:
+            alma.kill()
+        subprocess.run(["umount", str(target)], check=False)
+
+
+def test_a_password_file_swapped_for_a_fifo_a_huge_file_or_one_open_to_all_is_said_at_once(
+    alma: DaemonRoot,
+) -> None:
+    alma.start()
+    set_up_repo(alma)
+    alma.ok("backup", "now")
+    secret = alma.base / "pw"
+    secret.unlink()
+    os.mkfifo(secret, 0o600)
+    for _ in range(6):  # more calls than the daemon has request slots
+        for command in (["now"], ["list"]):
+            res = alma.ctl("backup", *command, timeout=30)
+            assert res.rc != 0 and "not a regular file" in res.stderr, res
+    assert alma.ok("status")
+    secret.unlink()
+    with open(secret, "wb") as handle:
+        handle.truncate(200 << 20)
+    secret.chmod(0o600)
+    res = alma.ctl("backup", "list", timeout=30)
+    assert res.rc != 0 and "which no password is" in res.stderr, res
+    secret.unlink()
+    secret.write_bytes(b"correct horse battery\n")
+    secret.chmod(0o644)
+    res = alma.ctl("backup", "now", timeout=30)
+    assert res.rc != 0 and f"chmod 600 {secret}" in res.stderr, res
+    secret.chmod(0o600)
+    assert alma.ok("backup", "now")["status"] == "done"
+    started = time.monotonic()
+    alma.stop()
+    assert time.monotonic() - started < 10

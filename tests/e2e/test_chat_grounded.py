@@ -1,7 +1,8 @@
 """The chat answers from what ALMA knows, through the real daemon.
 
 The person has told ALMA a fact, then asks about it in the chat, and asks again in other words
-once that first question is a memory: the second message's context (what the model is given,
+once that first question is in the day's log (a question is never a memory, a statement told in
+the chat is): the second message's context (what the model is given,
 seen by a recording OpenAI-compatible model server, and `alma-ctl context`) still holds the
 fact and not the first question; the person sees the fact quoted with its date and source
 before the model's answer; `!buscar` after chatting ranks the fact above the questions. A
@@ -26,6 +27,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(900)]
 
 ALMA = str(Path(ALMA_CTL).parent / "alma")
 PARAPHRASE = "¿tengo alguna alergia alimentaria?"
+STATEMENT = "Mi perro se llama Toby y tiene tres años."
 
 
 def chat(alma: DaemonRoot, *lines: str, once: bool = False) -> subprocess.CompletedProcess[str]:
@@ -61,12 +63,15 @@ def test_the_fact_outlives_the_question(alma_chat: DaemonRoot) -> None:
         assert f"«{FACT}» ({fact['created_at'][:10]}, alma-ctl)" in first.stdout, first.stdout
         assert FACT in last_user(stub)
 
-        def asked() -> dict[str, Any] | None:
-            mine = alma.ok("memory", "list", "--limit", "50")
-            return next((m for m in mine if m["content"] == FIRST), None)
+        told = chat(alma, STATEMENT, once=True)  # ingested after the question, from the same log
+        assert told.returncode == 0, told.stderr
 
-        question = alma.wait_for(asked, timeout=120, what="the first question ingested")
-        assert question["kind"] == "question" and question["memory_type"] == "episode"
+        def stated() -> list[dict[str, Any]] | None:
+            mine = alma.ok("memory", "list", "--limit", "50")
+            return mine if any(m["content"] == STATEMENT for m in mine) else None
+
+        mine = alma.wait_for(stated, timeout=120, what="the statement ingested")
+        assert not [m for m in mine if m["content"] == FIRST]  # the question is no memory
 
         second = chat(alma, PARAPHRASE, once=True)
         assert second.returncode == 0, second.stderr

@@ -162,3 +162,57 @@ def test_a_person_chats_in_a_real_terminal(alma_chat: DaemonRoot, term: Tmux) ->
     wait_for(term.dead, timeout=60, what="alma chat to exit on Ctrl-D", detail=term.screen)
     assert term.exit_status() == 0
     assert alma.ok("status")["running"]
+
+
+FRUITS = (
+    "manzana", "pera", "ciruela", "mango", "kiwi", "higo", "uva", "melón", "sandía", "limón",
+    "naranja", "fresa", "cereza", "plátano", "piña", "papaya", "granada", "níspero", "caqui",
+    "mora", "frambuesa", "lima", "pomelo", "guayaba", "chirimoya", "dátil", "membrillo",
+    "albaricoque", "melocotón", "arándano",
+)  # fmt: skip
+COLOURS = ("roja", "verde", "amarilla", "morada", "naranja", "marrón")
+
+
+def _long_answer() -> str:
+    """Eight paragraphs of several lines each, then a list taller than the screen on its own,
+    every line different (the chat cuts an answer that repeats itself)."""
+    paragraphs = [
+        f"Párrafo {n}: "
+        + " ".join(
+            f"la {FRUITS[(n * 7 + k) % len(FRUITS)]} {COLOURS[(n + k) % len(COLOURS)]} "
+            f"madura en el mes {k + 1} del huerto {n}."
+            for k in range(6)
+        )
+        for n in range(1, 9)
+    ]
+    items = [
+        f"- Fruta {i}: la {fruit} es {COLOURS[i % len(COLOURS)]} y pesa {100 + 13 * i} gramos."
+        for i, fruit in enumerate(FRUITS, 1)
+    ]
+    return "\n\n".join(paragraphs) + "\n\n" + "\n".join(items) + "\n\nFin de la lista."
+
+
+def test_a_long_answer_ends_up_once_in_the_scrollback(alma: DaemonRoot) -> None:
+    """An answer several screens long, streamed into a small terminal: every paragraph and
+    every line of the list is in the terminal's scrollback exactly once (a live area taller
+    than the screen left a partial copy behind at every redraw)."""
+    from tests.support.openai_stub import ModelStub
+
+    answer = _long_answer()
+    with ModelStub(answer, piece=3, pause=0.004) as stub:
+        alma.set_settings("model", "url", stub.url)
+        alma.start(timeout=120)
+        term = Tmux(width=90, height=20)
+        try:
+            term.start([ALMA, "chat", "--root", str(alma.root)], environment_for(alma.env))
+            term.wait(lambda s: PROMPT.rstrip() in s, what="the prompt", timeout=120)
+            question = "Háblame largo y tendido de las frutas del huerto."
+            term.line(question)
+            shown = answered(term, question, timeout=300)
+        finally:
+            term.close()
+    assert "Fin de la lista." in shown, shown[-2000:]
+    for n in range(1, 9):
+        assert shown.count(f"Párrafo {n}:") == 1, (n, shown)
+    for i in range(1, len(FRUITS) + 1):
+        assert shown.count(f"Fruta {i}:") == 1, (i, shown)

@@ -1,5 +1,6 @@
-"""The control socket abused by the owner's own programs, against a real daemon: a client writing without pause during a streamed answer, and 50 clients
-trickling a byte a second and reconnecting when dropped. The owner's ``alma-ctl status`` keeps
+"""The control socket abused by the owner's own programs, against a real daemon: a client writing without pause during a streamed answer, 50 clients
+trickling a byte a second and reconnecting when dropped, and 200 connections from 25 processes
+that send nothing. The owner's ``alma-ctl status`` keeps
 being answered, and the daemon's memory stays bounded.
 
 The figures are printed (``pytest -s``) for docs/benchmarks.md.
@@ -13,7 +14,13 @@ import time
 import pytest
 
 from control.client import Client
-from tests.support.abuse import flood, rss_bytes, start_tricklers, stop_tricklers
+from tests.support.abuse import (
+    flood,
+    rss_bytes,
+    start_idlers,
+    start_tricklers,
+    stop_tricklers,
+)
 from tests.support.daemon import DaemonRoot
 from tests.support.openai_stub import ModelStub
 from tests.support.wire import obj
@@ -84,3 +91,26 @@ def test_the_owner_is_not_locked_out_by_trickling_clients(
     )
     assert len(codes) >= 10
     assert answered >= 0.95 * len(codes), codes
+
+
+def test_idle_connections_from_many_processes_do_not_lock_the_owner_out(
+    alma: DaemonRoot,
+) -> None:
+    """200 connections from 25 processes (8 each, every process's share) that never send a
+    byte and come back whenever closed: more than the daemon holds. The owner's status is
+    answered within seconds, every time."""
+    alma.start()
+    idlers = start_idlers(alma.socket, 25, 8)
+    took = []
+    try:
+        time.sleep(5)  # every idle connection opened (and the first ones closed and back)
+        for _ in range(10):
+            started = time.monotonic()
+            result = alma.ctl("status", timeout=60)
+            took.append(time.monotonic() - started)
+            assert result.rc == 0, result
+            assert result.data["running"]
+    finally:
+        stop_tricklers(idlers)
+    print(f"\nidle: status answered 10/10, slowest {max(took):.1f} s")
+    assert max(took) < 10, took

@@ -142,6 +142,12 @@ def test_messy_folder_suggested_accepted_organized_and_undone_byte_for_byte(
     assert history[0]["id"] == undo["id"]
     original = find(history, id=action["id"])[0]
     assert original["status"] == "undone" and original["undone_by"] == undo["id"]
+    # The suggestion reads as undone, its stored status the contract's.
+    shown_again = alma.ok("suggestions", "show", str(listed["id"]))
+    assert shown_again["status"] == "executed" and shown_again["undone"] is True
+    listing = alma.ctl("suggestions", "list", "--all", json_out=False).ok().stdout
+    row = next(line for line in listing.splitlines() if line.split()[0] == str(listed["id"]))
+    assert row.split()[1] == "undone", listing
 
     # A bare undo never reverts an undo: nothing is left to undo, and nothing changes.
     again = alma.ctl("undo")

@@ -7,6 +7,7 @@ The Spanish folder names (``imágenes/``, ``vídeos/``...) go through accept and
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -167,3 +168,83 @@ def test_a_c_locale_speaks_the_language_of_the_persons_own_logs(
     listed, plan = _organize(alma, folder)
     assert listed["title"] == f"Ordenar {folder} por tipo de archivo"
     assert f"{folder}/imágenes" in [op["path"] for op in plan if op["op"] == "mkdir"]
+
+
+#: Words of ALMA's English sentences that no Spanish line of ALMA holds. A kind's name
+#: (``organize``) is not among them: it is a name the person types (`autonomy allow organize`).
+_ENGLISH = frozenset(
+    {
+        "the", "and", "of", "to", "is", "it", "with", "for", "yes", "running", "ready",
+        "network", "denied", "capabilities", "dropped", "scoped", "suggestion",
+        "suggestions", "pending", "files", "file", "folder", "by", "type", "evidence",
+        "memories", "watching", "last", "analysis", "not", "loaded", "lowered", "stopped",
+        "after", "undo", "did", "start", "valid", "fix", "there", "line", "column",
+    }
+)  # fmt: skip
+
+
+def _english_lines(text: str) -> list[str]:
+    """The lines holding English words, leaving out the commands a line quotes (`alma-ctl …`)."""
+    return [
+        line
+        for line in text.splitlines()
+        if {w.strip(".,;:()[]«»“”'!?").lower() for w in re.sub(r"`[^`]*`", "", line).split()}
+        & _ENGLISH
+    ]
+
+
+def test_a_c_locale_decides_once_from_the_persons_first_words_and_keeps_it(
+    alma: DaemonRoot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    for name in ("LANGUAGE", "LC_ALL", "LC_MESSAGES"):
+        monkeypatch.delenv(name, raising=False)
+    alma.start()  # nothing the person wrote yet: English, and nothing decided for good
+    folder = "user/descargas"
+    listed, _plan = _organize(alma, folder)
+    assert listed["title"] == f"Organize {folder} by file type"
+    assert not (alma.root / ".alma" / "language").exists()
+
+    # The person's first words: Spanish from then on, the title proposed before included.
+    (alma.root / "logs" / "2026-11-27.md").write_text(SPANISH_DAY.format(day="2026-11-27"), "utf-8")
+    alma.wait_for(
+        lambda: "en marcha: sí" in alma.ctl("status", json_out=False).ok().stdout or None,
+        timeout=60,
+        what="the daemon speaking Spanish after the person's first Spanish words",
+    )
+    assert alma.ok("suggestions", "show", str(listed["id"]))["title"] == (
+        f"Ordenar {folder} por tipo de archivo"
+    )
+
+    alma.restart()
+    assert (alma.root / ".alma" / "language").read_text("ascii") == "es\n"
+    screens = [
+        alma.ctl("status", json_out=False).ok().stdout,
+        alma.ctl("suggestions", "list", json_out=False).ok().stdout,
+        alma.ctl("suggestions", "show", str(listed["id"]), json_out=False).ok().stdout,
+        alma.ctl("history", json_out=False).ok().stdout,
+        alma.ctl("suggestions", "show", "999", json_out=False).stderr,
+    ]
+    assert "en marcha: sí" in screens[0]
+    assert f"Ordenar {folder} por tipo de archivo" in screens[1]
+    for screen in screens:
+        assert _english_lines(screen) == [], screen
+
+
+def test_a_broken_policy_is_refused_in_the_language_the_root_speaks(
+    alma: DaemonRoot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    for name in ("LANGUAGE", "LC_ALL", "LC_MESSAGES"):
+        monkeypatch.delenv(name, raising=False)
+    (alma.root / "logs" / "2026-11-27.md").write_text(SPANISH_DAY.format(day="2026-11-27"), "utf-8")
+    alma.start()
+    alma.stop()
+    settings = alma.root / "system" / "alma.toml"
+    settings.write_text("[memory\nenabled = true\n", encoding="utf-8")
+    proc = alma.spawn()
+    assert proc.wait(timeout=60) != 0
+    message = alma.log().strip()
+    assert message.endswith("ALMA no arrancó."), message
+    assert "no es TOML válido en la línea 1, columna 8" in message, message
+    assert _english_lines(message.replace(str(settings), "")) == [], message

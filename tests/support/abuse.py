@@ -4,6 +4,9 @@
   connected and sending one byte a second of a request it never finishes, reconnecting at once
   whenever it is dropped or refused. One process each, so a cap per peer process does not
   stop them; ``--one-process`` opens all of them from one process instead.
+- Idlers (``python -m tests.support.abuse idle SOCKET PROCESSES PER_PROCESS``): PROCESSES
+  processes, each holding PER_PROCESS connections that never send a byte, opened again
+  whenever the daemon closes one.
 - A flooder (:func:`flood`): starts a streamed answer, then writes whole request lines as fast
   as it can while the answer streams, reconnecting when it is cut off.
 
@@ -22,6 +25,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from control import protocol
@@ -49,16 +53,44 @@ def _trickle_many_in_one_process(path: str, count: int) -> None:
         time.sleep(3600)
 
 
+def _idle_one(path: str) -> None:
+    while True:
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+                conn.connect(path)
+                while conn.recv(65536):  # a refusal or goodbye; the end of input ends it
+                    pass
+        except OSError:
+            pass
+        time.sleep(0.1)  # closed: back in soon, without spinning on a refusing daemon
+
+
+def _idle_process(path: str, per_process: int) -> None:
+    for _ in range(per_process):
+        threading.Thread(target=_idle_one, args=(path,), daemon=True).start()
+    while True:
+        time.sleep(3600)
+
+
 def _trickle_main(path: str, count: int, one_process: bool) -> None:
     if one_process:
         _trickle_many_in_one_process(path, count)
         return
+    _fork_and_wait(count, lambda: _trickle_one(path))
+
+
+def _idle_main(path: str, processes: int, per_process: int) -> None:
+    _fork_and_wait(processes, lambda: _idle_process(path, per_process))
+
+
+def _fork_and_wait(count: int, run: Callable[[], None]) -> None:
+    """``count`` child processes running ``run``; SIGTERM kills them all."""
     children = []
     for _ in range(count):
         pid = os.fork()
         if pid == 0:
             try:
-                _trickle_one(path)
+                run()
             finally:
                 os._exit(0)
         children.append(pid)
@@ -91,6 +123,13 @@ def start_tricklers(
     ]
     if one_process:
         argv.append("--one-process")
+    return subprocess.Popen(argv, env=os.environ | {"PYTHONPATH": _repo_path()})
+
+
+def start_idlers(socket_path: Path, processes: int, per_process: int) -> subprocess.Popen[bytes]:
+    """Idle connections from ``processes`` processes, until :func:`stop_tricklers`."""
+    argv = [sys.executable, "-m", "tests.support.abuse", "idle", os.fspath(socket_path)]
+    argv += [str(processes), str(per_process)]
     return subprocess.Popen(argv, env=os.environ | {"PYTHONPATH": _repo_path()})
 
 
@@ -147,10 +186,17 @@ def _main() -> None:
     trickle.add_argument("socket")
     trickle.add_argument("count", type=int)
     trickle.add_argument("--one-process", action="store_true")
+    idle = sub.add_parser("idle")
+    idle.add_argument("socket")
+    idle.add_argument("processes", type=int)
+    idle.add_argument("per_process", type=int)
     args = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 4096)), hard))
-    _trickle_main(args.socket, args.count, args.one_process)
+    if args.what == "idle":
+        _idle_main(args.socket, args.processes, args.per_process)
+    else:
+        _trickle_main(args.socket, args.count, args.one_process)
 
 
 if __name__ == "__main__":

@@ -371,6 +371,33 @@ def test_a_past_days_report_lists_its_actions_however_many_came_after(
     assert f"- Suggestion #{sid} (organize, accepted and done)" in text, text
 
 
+def test_the_report_offers_an_undo_only_where_undo_can_change_something(
+    agent: tuple[Agent, AlmaRoot], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A backup taken is a record: the report names it without promising an undo that
+    # `alma-ctl undo` would refuse; the accepted organize keeps its undo.
+    from policies import i18n
+    from state.db import utcnow
+
+    monkeypatch.setattr(i18n, "_process_language", "en")
+    ag, alma = agent
+    _messy(alma, "user/descargas")
+    (sid,) = ag.analyze(trigger="person")
+    done = ag.accept(sid)
+    journal = ag.engine.journal
+    taken = journal.create_action(
+        kind="backup", plan=[{"op": "backup", "target": "/d", "snapshot": "ab"}], sandbox="backup"
+    )
+    journal.finish(taken, "done")
+    with pytest.raises(InvalidStateError, match="nothing to undo"):
+        ag.undo(taken)
+    today = datetime.fromisoformat(utcnow()).astimezone().date()
+    text = ag.report(today.isoformat(), refresh=True)["text"]
+    assert f"- action {taken} (backup, accepted by you)\n" in text + "\n", text
+    assert f"`alma-ctl undo {taken}`" not in text, text
+    assert f"`alma-ctl undo {done['id']}` undoes it" in text, text
+
+
 def test_the_schedule_writes_again_only_a_report_made_before_its_day_ended(
     agent: tuple[Agent, AlmaRoot],
 ) -> None:

@@ -4,8 +4,12 @@
 from __future__ import annotations
 
 import getpass
+import os
+import re
+import shutil
 import sqlite3
 import stat
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,8 +18,14 @@ import pytest
 
 from actions.safe_read import read_config
 from agent.backup import restore as backup_restore
-from agent.backup.restic import Restic
-from agent.backup.service import LAST_SETTING, REPO_SETTING, BackupService, stage_data
+from agent.backup.restic import DiskFullError, Restic, snapshot_id
+from agent.backup.service import (
+    LAST_SETTING,
+    REPO_SETTING,
+    ROOT_SETTING,
+    BackupService,
+    stage_data,
+)
 from control.cli import read_line
 from control.ctl import _ask_password
 from policies.config import load_policy, policy_from_dict
@@ -25,9 +35,11 @@ from policies.errors import (
     BadArgumentError,
     ConfigError,
     ConflictError,
+    RefusedError,
     UnavailableError,
 )
 from policies.layout import RootLayout
+from policies.limits import ERROR_CHARS
 from state.journal import Journal
 
 DAY = 86400.0
@@ -47,9 +59,15 @@ def test_the_default_backup_section_is_valid(tmp_path: Path) -> None:
     ("section", "says"),
     [
         ({"target": "disco/alma"}, "full path"),
+        ({"target": "/media/" + "a" * 256}, "longer than 255 bytes"),
         ({"include": []}, "at least one folder"),
         ({"include": ["user", "user/"]}, "named twice"),
         ({"include": ["../fuera"]}, "without '.' or '..'"),
+        ({"include": [".alma/trash", ".alma/journal", "user"]}, "backed up whole"),
+        ({"include": ["user", ".alma/journal/"]}, "backed up whole"),
+        ({"include": ["."]}, "without '.' or '..'"),
+        ({"include": ["/"]}, "relative to the ALMA root"),
+        ({"include": ["/home/ana"]}, "relative to the ALMA root"),
         ({"keep_daily": 0, "keep_weekly": 0, "keep_monthly": 0}, "keep at least one"),
         ({"schedule": "hourly"}, "backup.schedule"),
         ({"warn_after_days": 0}, "backup.warn_after_days"),
@@ -63,6 +81,68 @@ def test_a_wrong_backup_key_is_one_sentence(section: dict[str, Any], says: str) 
     assert "\n" not in str(caught.value)
 
 
+def test_an_include_inside_alma_is_refused_with_its_file_line_and_key(tmp_path: Path) -> None:
+    path = tmp_path / "autonomy.conf"
+    default = 'include = ["logs", "user", "docs", "system", ".alma"]'
+    assert default in DEFAULT_POLICY_TOML
+    text = DEFAULT_POLICY_TOML.replace(
+        default, 'include = [".alma/trash", ".alma/journal", "user"]'
+    )
+    path.write_text(text, encoding="utf-8")
+    line = next(n for n, row in enumerate(text.splitlines(), 1) if row.startswith("include ="))
+    with pytest.raises(ConfigError) as caught:
+        load_policy(path, read_config(path))
+    said = str(caught.value)
+    assert f"{path}, line {line}, key backup.include" in said, said
+    assert "'.alma/trash' is inside .alma" in said and "\n" not in said, said
+
+
+def test_a_restore_path_is_a_name_escaped_for_restics_patterns() -> None:
+    pattern = backup_restore.include_pattern
+    assert pattern(["user", "a[1].txt"]) == "/user/a\\[1].txt"
+    assert pattern(["user", "*"]) == "/user/\\*"
+    assert pattern(["user", "x?y", "b\\c"]) == "/user/x\\?y/b\\\\c"
+    assert pattern(["user", "$HOME", "!x", "a b", "ñandú"]) == "/user/$HOME/!x/a b/ñandú"
+
+
+def test_a_stage_is_published_only_over_nothing_or_an_empty_folder(tmp_path: Path) -> None:
+    parent = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for name, existed in (("nuevo", False), ("vacio", True), ("lleno", True)):
+            (tmp_path / f".{name}.stage" / "user").mkdir(parents=True)
+            if existed:
+                (tmp_path / name).mkdir()
+        (tmp_path / "lleno" / "mine.txt").write_text("of the person")
+        backup_restore._publish(parent, ".nuevo.stage", tmp_path / "nuevo", False)
+        backup_restore._publish(parent, ".vacio.stage", tmp_path / "vacio", True)
+        assert (tmp_path / "nuevo/user").is_dir() and (tmp_path / "vacio/user").is_dir()
+        with pytest.raises(ConflictError, match="filled meanwhile"):
+            backup_restore._publish(parent, ".lleno.stage", tmp_path / "lleno", True)
+        assert sorted(p.name for p in (tmp_path / "lleno").iterdir()) == ["mine.txt"]
+        (tmp_path / "hecho").mkdir()  # made by someone else after the check
+        (tmp_path / ".hecho.stage").mkdir()
+        with pytest.raises(ConflictError, match="filled meanwhile"):
+            backup_restore._publish(parent, ".hecho.stage", tmp_path / "hecho", False)
+        (tmp_path / "enlace").symlink_to(tmp_path / "nuevo")  # a link: never replaced
+        (tmp_path / ".enlace.stage").mkdir()
+        with pytest.raises(ConflictError, match="filled meanwhile"):
+            backup_restore._publish(parent, ".enlace.stage", tmp_path / "enlace", True)
+        assert (tmp_path / "enlace").is_symlink()
+    finally:
+        os.close(parent)
+
+
+@pytest.mark.parametrize("snapshot", ["--help", "-h", "latest;rm", "1a2b 3c", "", "LATEST", "zz"])
+def test_a_snapshot_is_an_id_or_latest_and_nothing_else(snapshot: str) -> None:
+    with pytest.raises(BadArgumentError, match="is not a snapshot"):
+        snapshot_id(snapshot)
+
+
+def test_a_snapshot_id_is_read_as_restic_writes_it() -> None:
+    assert snapshot_id("latest") == "latest"
+    assert snapshot_id("1A2B3C4D") == "1a2b3c4d"
+
+
 def fake_restic(tmp_path: Path, script: str) -> Path:
     """A ``restic`` on PATH that runs ``script`` (sh) and logs its arguments."""
     bin_dir = tmp_path / "bin"
@@ -71,6 +151,13 @@ def fake_restic(tmp_path: Path, script: str) -> Path:
     exe.write_text(f'#!/bin/sh\necho "$@" >> {tmp_path}/calls\n{script}\n')
     exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
     return bin_dir
+
+
+def private(path: Path, data: bytes = b"clave\n") -> Path:
+    """A password file only its owner may read, as ALMA requires."""
+    path.write_bytes(data)
+    path.chmod(0o600)
+    return path
 
 
 @pytest.mark.parametrize(
@@ -83,6 +170,21 @@ def fake_restic(tmp_path: Path, script: str) -> Path:
             "is full",
         ),
         ("Fatal: create repository at /d failed: config file already exists", ConflictError, ""),
+        (
+            "unable to create lock in backend: open /d/locks/ab-tmp-1: read-only file system",
+            UnavailableError,
+            "mounted read-only",
+        ),
+        (
+            "Fatal: unable to create lock in backend: open /d/locks/ab: permission denied",
+            RefusedError,
+            "permission denied",
+        ),
+        (
+            "unable to create lock in backend: write /d/locks/ab: no space left on device",
+            DiskFullError,
+            "`alma-ctl backup forget` frees",
+        ),
     ],
 )
 def test_restic_failures_are_one_sentence_each(
@@ -92,8 +194,9 @@ def test_restic_failures_are_one_sentence_each(
         "PATH", f"{fake_restic(tmp_path, f'echo {stderr!r} >&2; exit 1')}:/usr/bin:/bin"
     )
     with pytest.raises(error) as caught:
-        Restic(tmp_path, tmp_path / "pw").run(["snapshots"])
+        Restic(tmp_path, private(tmp_path / "pw")).run(["snapshots"])
     assert says in str(caught.value) and "\n" not in str(caught.value)
+    assert len((tmp_path / "calls").read_text().splitlines()) == 1  # no unlock, no retry
 
 
 def test_a_lock_left_by_a_killed_run_is_removed_and_the_call_tried_again(
@@ -106,7 +209,7 @@ def test_a_lock_left_by_a_killed_run_is_removed_and_the_call_tried_again(
         "exit 1"
     )
     monkeypatch.setenv("PATH", f"{fake_restic(tmp_path, script)}:/usr/bin:/bin")
-    assert Restic(tmp_path, tmp_path / "pw").run(["snapshots"]).strip() == "ok"
+    assert Restic(tmp_path, private(tmp_path / "pw")).run(["snapshots"]).strip() == "ok"
     calls = (tmp_path / "calls").read_text().splitlines()
     assert [c.split()[3] for c in calls] == ["snapshots", "unlock", "snapshots"]
     # The password travels in a file named by the environment, never on the command line.
@@ -117,7 +220,104 @@ def test_a_lock_that_stays_is_a_conflict(tmp_path: Path, monkeypatch: pytest.Mon
     script = "echo 'repository is already locked exclusively by PID 9' >&2; exit 1"
     monkeypatch.setenv("PATH", f"{fake_restic(tmp_path, script)}:/usr/bin:/bin")
     with pytest.raises(ConflictError, match="in use by another restic run"):
-        Restic(tmp_path, tmp_path / "pw").run(["backup"])
+        Restic(tmp_path, private(tmp_path / "pw")).run(["backup"])
+
+
+def test_the_password_reaches_restic_through_a_pipe_never_its_file_or_command_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = 'echo "$RESTIC_PASSWORD_FILE" >&2; cat "$RESTIC_PASSWORD_FILE"'
+    monkeypatch.setenv("PATH", f"{fake_restic(tmp_path, script)}:/usr/bin:/bin")
+    secret = private(tmp_path / "pw", "contraseña\n".encode())
+    assert Restic(tmp_path, secret).run(["snapshots"]) == "contraseña\n"
+    assert str(secret) not in (tmp_path / "calls").read_text()
+
+
+def _fifo(path: Path) -> None:
+    os.mkfifo(path, 0o600)
+
+
+def _huge(path: Path) -> None:
+    with open(path, "wb") as handle:
+        handle.truncate(200 << 20)  # sparse: no disk, 200 MB to whoever reads it whole
+    path.chmod(0o600)
+
+
+def _readable(path: Path) -> None:
+    path.write_text("clave\n")
+    path.chmod(0o644)
+
+
+@pytest.mark.parametrize(
+    ("make", "says"),
+    [
+        (_fifo, "not a regular file"),
+        (_huge, "larger than 4096 bytes, which no password is"),
+        (_readable, "other users may read it (mode 644); make it private with `chmod 600"),
+    ],
+)
+def test_a_password_file_that_is_a_fifo_huge_or_readable_by_others_is_refused_before_restic(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, make: Any, says: str
+) -> None:
+    monkeypatch.setenv("PATH", f"{fake_restic(tmp_path, 'cat $RESTIC_PASSWORD_FILE')}:/bin")
+    secret = tmp_path / "pw"
+    make(secret)
+    for command in (["snapshots"], ["backup"]):
+        with pytest.raises(ConfigError) as caught:
+            Restic(tmp_path, secret).run(command)
+        assert says in str(caught.value) and "\n" not in str(caught.value)
+        assert str(secret) in str(caught.value)
+    assert not (tmp_path / "calls").exists()  # restic never started
+    # `backup init` reads it the same way: refused at once, a FIFO never waited on.
+    service, _store = _service(tmp_path / "ALMA", [0.0])
+    with pytest.raises(ConfigError, match=re.escape(says)):
+        service.init(str(tmp_path / "disk"), str(secret))
+
+
+def _mount_read_only(source: Path, where: Path) -> bool:
+    """``where``: ``source`` bound read-only (root only); False when mounts are not allowed."""
+    where.mkdir()
+    if os.geteuid() != 0 or not shutil.which("mount"):
+        return False
+    for argv in (
+        ["mount", "--bind", str(source), str(where)],
+        ["mount", "-o", "remount,ro,bind", str(where)],
+    ):
+        if subprocess.run(argv, capture_output=True, check=False).returncode != 0:
+            subprocess.run(["umount", str(where)], capture_output=True, check=False)
+            return False
+    return True
+
+
+def test_a_read_only_target_refuses_writes_before_restic_and_reads_without_a_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "disk").mkdir()
+    target = tmp_path / "ro"
+    if not _mount_read_only(tmp_path / "disk", target):
+        pytest.skip("a read-only bind mount needs root")
+    try:
+        monkeypatch.setenv("PATH", f"{fake_restic(tmp_path, 'echo listed')}:/usr/bin:/bin")
+        repo = Restic(target, private(tmp_path / "pw"))
+        for command in ("backup", "forget", "prune", "unlock"):
+            with pytest.raises(UnavailableError, match="mounted read-only"):
+                repo.run([command])
+        assert not (tmp_path / "calls").exists()
+        assert repo.run(["snapshots"]).strip() == "listed"
+        [call] = (tmp_path / "calls").read_text().splitlines()
+        assert call.split()[3:] == ["--no-lock", "snapshots"]
+    finally:
+        subprocess.run(["umount", str(target)], check=False)
+
+
+def test_a_target_whose_name_is_too_long_is_one_sentence_before_restic_runs(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(
+        BadArgumentError, match=re.escape("cannot be used (File name too long)")
+    ) as caught:
+        Restic(Path("/" + "a" * 300), private(tmp_path / "pw")).run(["snapshots"])
+    assert str(caught.value).count("a" * 300) == 1
 
 
 def test_a_target_that_is_a_link_is_refused_before_restic_runs(tmp_path: Path) -> None:
@@ -180,6 +380,55 @@ def _service(tmp_path: Path, now: list[float]) -> tuple[BackupService, _Store]:
     return service, store
 
 
+def test_a_root_keeps_its_identity_and_a_copy_of_it_makes_its_own(tmp_path: Path) -> None:
+    (tmp_path / "ALMA").mkdir()
+    service, store = _service(tmp_path / "ALMA", [0.0])
+    first = service.identity()
+    assert service.identity() == first and first["lineage"] == []  # kept across calls
+    # Its state copied into another folder (a restore elsewhere): an identity of its own, the
+    # original's kept as its past.
+    copy = tmp_path / "COPIA"
+    copy.mkdir()
+    service.layout = RootLayout(copy)
+    second = service.identity()
+    assert second["id"] != first["id"] and second["lineage"] == [first["id"]]
+    assert second["path"] == str(copy) and store.values[ROOT_SETTING] == second
+    # The same folder name, another folder (removed and made again elsewhere): a copy too.
+    (tmp_path / "otra").mkdir()  # made while the first is there: another inode
+    copy.rmdir()
+    (tmp_path / "otra").rename(copy)
+    third = service.identity()
+    assert third["lineage"] == [second["id"], first["id"]]
+
+
+def test_a_snapshot_from_before_identities_is_this_roots_when_its_journal_took_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "ALMA").mkdir()
+    service, _store = _service(tmp_path / "ALMA", [0.0])
+    own = service._own_tag()
+
+    def snap(letter: str, *tags: str) -> dict[str, Any]:
+        return {"id": letter * 64, "short_id": letter * 8, "time": letter, "tags": list(tags)}
+
+    snaps = [
+        snap("a", "alma"),  # taken by this root before roots had identities
+        snap("b", "alma"),  # taken then by another root
+        snap("c", "alma", own),
+        snap("d", "alma", "alma-root=0123"),
+    ]
+
+    class Repo:
+        def json(self, args: list[str]) -> list[dict[str, Any]]:
+            assert args == ["snapshots", "--tag", "alma"]
+            return snaps
+
+    monkeypatch.setattr(service, "_recorded", lambda: {"aaaaaaaa": (1, 1)})
+    repo: Any = Repo()
+    assert [s["short_id"] for s in service._snapshots(repo)] == ["aaaaaaaa", "cccccccc"]
+    assert len(service._snapshots(repo, every=True)) == 4
+
+
 def test_the_backup_suggestion_comes_after_n_days_without_a_good_backup(tmp_path: Path) -> None:
     now = [1_000 * DAY]
     service, store = _service(tmp_path, now)
@@ -199,6 +448,50 @@ def test_the_backup_suggestion_comes_after_n_days_without_a_good_backup(tmp_path
     [failing] = service.findings(now[0] + 4 * DAY)
     assert failing.reason.startswith("X.") and "alma-ctl backup now" in failing.reason
     assert failing.fingerprint != stale.fingerprint
+
+
+def test_backups_failing_again_and_again_are_one_finding_in_the_last_error_s_words(
+    tmp_path: Path,
+) -> None:
+    now = [1_000 * DAY]
+    service, store = _service(tmp_path, now)
+    store.set_setting(REPO_SETTING, {"target": "/media/d/b", "password_file": "/p", "since": 0})
+    store.set_setting(LAST_SETTING, {"ok_at": now[0], "error": None})
+    prints = set()
+    for n in range(5):  # each failure in other words (restic names the pack it could not write)
+        now[0] += DAY
+        store.set_setting(
+            LAST_SETTING, {**store.setting(LAST_SETTING), "failed_at": now[0], "error": f"E{n}."}
+        )
+        [failing] = service.findings(now[0])
+        assert failing.reason.startswith(f"E{n}.")
+        prints.add(failing.fingerprint)
+    assert len(prints) == 1
+    # A good backup ends it; the next failure is a new problem.
+    store.set_setting(LAST_SETTING, {"ok_at": now[0], "error": None})
+    assert service.findings(now[0]) == []
+    store.set_setting(LAST_SETTING, {"ok_at": now[0], "failed_at": now[0], "error": "E0."})
+    [again] = service.findings(now[0])
+    assert again.fingerprint not in prints
+
+
+def test_a_huge_target_is_one_short_sentence_and_no_error_is_stored_whole(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "autonomy.conf"
+    text = '[backup]\ntarget = "/' + "a" * 900_000 + '"\n'
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_policy(path, read_config(path))
+    said = str(caught.value)
+    assert f"{path}, line 2, key backup.target" in said and "900001 characters" in said
+    assert len(said) < 400 and "\n" not in said
+    journal = Journal(tmp_path / "journal.db")
+    action = journal.create_action(kind="backup", plan=[{"op": "backup"}], sandbox="backup")
+    journal.finish(action, "failed", error="x" * 900_000, code=1)
+    stored = journal.action_row(action)["error"]
+    assert len(stored) == ERROR_CHARS and stored.endswith("…")
+    journal.close()
 
 
 def test_the_schedule_skips_an_absent_target_without_recording_a_failure(tmp_path: Path) -> None:
@@ -243,14 +536,18 @@ def test_a_restore_interrupted_by_a_stop_is_taken_back_or_finished_at_start(
     plan = [{"op": "restore_snapshot", "snapshot": "ab", "paths": [], "existed": False}]
     # Stopped while restic wrote the stage: the stage goes, nothing reached DIR.
     early = journal.create_action(
-        kind="backup_restore", plan=[{**plan[0], "to": str(tmp_path / "a")}], sandbox="backup"
+        kind="backup_restore",
+        plan=[{**plan[0], "to": str(tmp_path / "a"), "stage": ".a.alma-restore-3f9a"}],
+        sandbox="backup",
     )
-    stage = tmp_path / f".a.alma-restore-{early}"
+    stage = tmp_path / ".a.alma-restore-3f9a"
     (stage / "user").mkdir(parents=True)
     (stage / "user/x.txt").write_text("x")
     # Stopped after the rename, before the journal said done: it is done.
     late = journal.create_action(
-        kind="backup_restore", plan=[{**plan[0], "to": str(tmp_path / "b")}], sandbox="backup"
+        kind="backup_restore",
+        plan=[{**plan[0], "to": str(tmp_path / "b"), "stage": ".b.alma-restore-77c0"}],
+        sandbox="backup",
     )
     journal.write_intents(late, [(0, None, None, {"files": []})])
     (tmp_path / "b").mkdir()

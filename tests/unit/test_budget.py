@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent.loop.budget import within, worth
+from agent.loop.budget import protects, within, worth
 
 Finding = tuple[str, int, float]  # kind, files, how welcome the kind has been
 
@@ -37,3 +37,15 @@ def test_the_order_found_is_kept_and_no_budget_proposes_all() -> None:
     assert waiting == [("organize", 1, 0.5)]
     assert within(week, None, _key) == (week, [])
     assert within(week, 0, _key) == ([], week)
+
+
+def test_what_protects_the_data_is_never_held_back_and_takes_no_room() -> None:
+    day: list[Finding] = [("organize", 9, 0.5), ("backup", 0, 0.0), ("duplicates", 3, 0.5)]
+
+    def exempt(f: Finding) -> bool:
+        return protects(f[0])
+
+    assert within(day, 0, _key, exempt=exempt) == ([("backup", 0, 0.0)], day[::2])
+    assert within(day, 1, _key, exempt=exempt) == (day[1:], [("organize", 9, 0.5)])
+    assert within(day, 2, _key, exempt=exempt) == (day, [])
+    assert [k for k in ("backup", "organize", "repeated_failure") if protects(k)] == ["backup"]

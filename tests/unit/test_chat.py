@@ -228,7 +228,7 @@ def root(tmp_path: Path) -> RootLayout:
 
 @pytest.fixture
 def service(root: RootLayout) -> Iterator[ChatService]:
-    runtime = ModelRuntime("embedded", Loader(words=4))
+    runtime = ModelRuntime("embedded", Loader(text=ANSWER))
     contexts: list[tuple[str, int]] = []
 
     def context(message: str, budget: int) -> dict[str, Any]:
@@ -245,6 +245,11 @@ def service(root: RootLayout) -> Iterator[ChatService]:
     )
     yield chat
     runtime.close()
+
+
+#: What the fake model answers: small talk, then what the one memory says, then a statement no
+#: memory makes (left out, said in one line).
+ANSWER = "Hola. El backup falla los lunes. Tu disco de respaldo está roto."
 
 
 def drain(reply: StreamReply) -> tuple[list[dict[str, Any]], str, Any]:
@@ -265,9 +270,12 @@ def test_a_message_streams_is_remembered_and_logged(service: ChatService, root: 
     started = service.start()
     assert started["pending"] == [{"id": 1, "title": "Organize user/x"}]
     events, kind, result = drain(service.send(started["session"], "¿qué pasa con el backup?"))
-    assert kind == "result" and result["text"] == "w0 w1 w2 w3 " and result["stopped"] == "done"
-    kinds = ["status", "status", "known", "token", "token", "token", "token"]
+    shown = "Hola. El backup falla los lunes. "
+    assert kind == "result" and result["text"] == shown and result["stopped"] == "done"
+    kinds = ["status", "status", "known", "token", "token"]  # a sentence at a time, once checked
     assert [e["type"] for e in events] == kinds
+    assert result["dropped"] == 1 and result["language"] == "es" and result["answered"]
+    assert "1 sentence" in result["dropped_note"] or "1 frase" in result["dropped_note"]
     assert "«el backup falla los lunes» (alma-ctl)" in events[2]["text"]
     backend: Any = service.runtime._backend
     system = backend.calls[0]["messages"][0]["content"]

@@ -65,8 +65,9 @@ def test_dispatch_is_the_map_built_from_the_table(tmp_path: Path) -> None:
         recovered=[],
         watch=dict,
         ready=lambda: True,
+        reload=dict,
     )
     assert sorted(api.handlers) == HANDLED
     args = validate("backup.restore", {"snapshot": "ab12", "paths": ["user/a"], "to": "/tmp/x"})
     assert api.dispatch("backup.restore", args) == {"id": 1}
-    assert backup.calls == [("restore", ("ab12", ["user/a"], "/tmp/x"))]
+    assert backup.calls == [("restore", ("ab12", ["user/a"], "/tmp/x", [], False))]

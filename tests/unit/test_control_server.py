@@ -283,8 +283,9 @@ def one_more_connection(path: Path) -> dict[str, Any]:
 
 
 def test_connection_cap(make_server: Callable[..., ControlServer]) -> None:
-    server = make_server(max_connections=2)
-    with held_connections(server.socket_path, 2):
+    """Connections each receiving a request are not idle: none of them makes room."""
+    server = make_server(max_connections=2, max_per_peer=4)
+    with held_connections(server.socket_path, 2, sending=b'{"v":1,'):
         answer = one_more_connection(server.socket_path)
     assert answer["error"]["code"] == ErrorCode.UNAVAILABLE
     deadline = time.monotonic() + 5
@@ -295,6 +296,41 @@ def test_connection_cap(make_server: Callable[..., ControlServer]) -> None:
         except UnavailableError:
             assert time.monotonic() < deadline
             time.sleep(0.02)
+
+
+def test_the_longest_idle_connection_makes_room_for_a_request(
+    make_server: Callable[..., ControlServer],
+) -> None:
+    """At the cap, a newcomer is let in by closing the connection idle longest, never one
+    receiving a request: connections that send nothing cannot lock a request out."""
+    server = make_server(max_connections=3, first_request_timeout=60.0)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as oldest:
+        oldest.settimeout(10)
+        oldest.connect(os.fspath(server.socket_path))
+        time.sleep(0.2)
+        with (
+            held_connections(server.socket_path, 1),
+            held_connections(server.socket_path, 1, sending=b'{"v":1,'),
+        ):
+            deadline = time.monotonic() + 10
+            while len(server._conns) < 3:
+                assert time.monotonic() < deadline
+                time.sleep(0.01)
+            other = _status_from_another_process(server.socket_path)
+            assert other.returncode == 0 and "running" in other.stdout, other.stderr
+            assert oldest.recv(10) == b""  # closed to make room, without a word
+
+
+def test_a_connection_that_never_asks_is_closed_soon(
+    make_server: Callable[..., ControlServer],
+) -> None:
+    server = make_server(first_request_timeout=0.2, idle_timeout=60.0)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.settimeout(5)
+        conn.connect(os.fspath(server.socket_path))
+        started = time.monotonic()
+        assert conn.recv(10) == b""
+        assert time.monotonic() - started < 3
 
 
 def test_idle_connection_is_closed(make_server: Callable[..., ControlServer]) -> None:

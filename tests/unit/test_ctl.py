@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -216,12 +217,12 @@ def test_root_from_the_environment(
 def test_human_output(capsys: pytest.CaptureFixture[str], root: Path) -> None:
     r = ["--root", str(root)]
     _, out, _ = run(capsys, *r, "suggestions", "list")
-    assert out.splitlines()[0].split() == [
+    assert re.split(r"\s{2,}", out.splitlines()[0]) == [
         "ID",
         "STATUS",
         "KIND",
         "FILES",
-        "NEEDS_APPROVAL",
+        "NEEDS APPROVAL",
         "TITLE",
     ]
     assert "Organizar user/proyectoY por tipo" in out
@@ -288,6 +289,21 @@ def test_errors_with_json_keep_stdout_one_document(
     assert json.loads(out) == {"ok": False, "error": {"code": 40, "message": "No suggestion 99."}}
     fake.raises["autonomy.level"] = RefusedError("Raising autonomy is done by editing the file.")
     assert run(capsys, "--root", str(root), "autonomy", "level", "auto")[0] == 4
+
+
+def test_the_start_hint_names_a_command_that_runs(
+    capsys: pytest.CaptureFixture[str], root: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """alma-agentd lives beside this interpreter (a venv's bin/): named by its absolute path
+    while that folder is not on PATH, by its name once it is."""
+    beside = Path(sys.executable).absolute().parent / "alma-agentd"
+    assert os.access(beside, os.X_OK), "the test runs in the project's venv"
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    code, _, err = run(capsys, "--root", str(root), "history")
+    assert code == 3 and f"`{beside} --root {root}`" in err, err
+    monkeypatch.setenv("PATH", f"{beside.parent}{os.pathsep}/usr/bin")
+    code, _, err = run(capsys, "--root", str(root), "history")
+    assert code == 3 and f"`alma-agentd --root {root}`" in err, err
 
 
 def test_daemon_unreachable(capsys: pytest.CaptureFixture[str], root: Path) -> None:
@@ -429,18 +445,48 @@ def test_a_spanish_locale_gets_one_language_on_the_screen(
     assert code == 2 and "faltan estos argumentos: --older-than" in err
     fake.results["status"] = {
         "running": True,
-        "autonomy": {"configured": "suggest", "paused": False},
+        "autonomy": {
+            "configured": "auto",
+            "effective": "suggest",
+            "paused": False,
+            "lowered_to": "suggest",
+            "auto_kinds": ["temp_cleanup"],
+            "auto_stopped_kinds": [],
+        },
         "pending_suggestions": 2,
         "uptime_seconds": 3.5,
+        "policy": {
+            "file": "/r/system/autonomy.conf",
+            "ok": True,
+            "loaded_at": "2026-11-22T10:00:00+00:00",
+            "error": None,
+        },
     }
     code, out, _ = run(capsys, *r, "status")
     assert code == 0
     assert out.splitlines() == [
         "en marcha: sí",
-        "autonomía: configurada suggest, en pausa no",
         "sugerencias pendientes: 2",
         "segundos en marcha: 3.5",
+        "Autonomía: suggest, rebajada desde el nivel auto de la política; "
+        "`alma-ctl autonomy level auto` quita la rebaja.",
+        "Se hace por su cuenta cuando se permite: temp_cleanup.",
+        "Política: /r/system/autonomy.conf, válida, cargada 2026-11-22T10:00:00+00:00.",
     ]
+    fake.results["suggestions.list"] = [
+        {**SUGGESTION, "status": "executed", "undone": True},
+        {**SUGGESTION, "id": 4, "status": "executed", "undone": False},
+    ]
+    _, out, _ = run(capsys, *r, "suggestions", "list", "--all")
+    assert re.split(r"\s{2,}", out.splitlines()[0])[:5] == [
+        "ID",
+        "ESTADO",
+        "TIPO",
+        "ARCHIVOS",
+        "PIDE APROBACIÓN",
+    ]
+    assert out.splitlines()[1].split()[:2] == ["3", "deshecha"]
+    assert out.splitlines()[2].split()[:2] == ["4", "ejecutada"]
     _, out, _ = run(capsys, *r, "suggestions", "show", "3")
     assert "Plan (3 ops):" in out and "Pruebas:" in out
     assert "2. mover    user/proyectoY/a.jpg -> user/proyectoY/images/a.jpg" in out
@@ -451,9 +497,9 @@ def test_a_spanish_locale_gets_one_language_on_the_screen(
     # The daemon side answers in the language of the request (the wire: test_control_server).
     from policies.i18n import current_language
 
-    fake.results["autonomy.status"] = lambda args: {"configured": current_language()}
+    fake.results["autonomy.status"] = lambda args: {"effective": current_language()}
     _, out, _ = run(capsys, *r, "autonomy", "status")
-    assert out == "configurada: es\n"
+    assert out == "Autonomía: es, como dice la política.\n"
 
 
 @pytest.mark.usefixtures("daemon")

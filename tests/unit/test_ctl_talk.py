@@ -95,7 +95,8 @@ REMINDERS = {
 }
 STATUS = {
     "running": True, "ready": True, "recovered_at_start": [], "memories": None,
-    "memory": "ready", "autonomy": {"configured": "suggest", "auto_stopped_kinds": []},
+    "memory": "ready", "autonomy": {"configured": "suggest", "effective": "suggest", "paused": False,
+                 "auto_stopped_kinds": []},
 }  # fmt: skip
 
 #: Words of the wire (and of English labels) that a Spanish screen must not hold.

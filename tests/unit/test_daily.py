@@ -77,7 +77,22 @@ def test_what_alma_did_that_day_is_listed(root: Path) -> None:
         actions=[
             {"id": 7, "kind": "organize", "auto": False, "undoes": None, "status": "undone"},
             {"id": 8, "kind": "organize", "auto": False, "undoes": 7, "status": "done"},
-            {"id": 9, "kind": "duplicates", "auto": False, "undoes": None, "status": "done"},
+            {
+                "id": 9,
+                "kind": "duplicates",
+                "auto": False,
+                "undoes": None,
+                "status": "done",
+                "undoable": True,
+            },
+            {
+                "id": 10,
+                "kind": "backup",
+                "auto": True,
+                "undoes": None,
+                "status": "done",
+                "undoable": False,
+            },
         ],
         memories={"added": 5, "total": 120},
     )
@@ -87,6 +102,8 @@ def test_what_alma_did_that_day_is_listed(root: Path) -> None:
     assert "deshecha" in seven and "alma-ctl undo" not in seven  # an undo is never offered twice
     (nine,) = [line for line in text.splitlines() if "acción 9 " in line]
     assert "`alma-ctl undo 9`" in nine
+    (ten,) = [line for line in text.splitlines() if "acción 10 " in line]
+    assert ten == "- acción 10 (backup, por su cuenta)", ten  # a record: no undo offered
     assert "5 recuerdos nuevos (120 en total)" in text
 
 

@@ -549,3 +549,37 @@ def test_a_file_changed_before_year_1_stays_where_it_is_when_organizing_by_month
     moved = {op.src for op in result.plan if isinstance(op, Move)}
     assert "user/fotos/f0.jpg" not in moved and "user/fotos/f1.pdf" in moved
     assert any("user/fotos/f0.jpg" in line for line in result.evidence)
+
+
+def _tidy_and_messy(root: Path, tidy: int, per_folder: int) -> None:
+    """``tidy`` folders of ``per_folder`` photos each (nothing to organize), and one messy
+    folder, less crowded, listed after them all."""
+    for t in range(tidy):
+        folder = root / "user" / f"fotos{t:02d}"
+        folder.mkdir(parents=True)
+        for i in range(per_folder):
+            (folder / f"img{i:04d}.jpg").write_bytes(b"")
+    messy(root / "user/zz-descargas", 8)
+    ts = (OLD, OLD)
+    for path in (root / "user").rglob("*"):
+        os.utime(path, ts)
+
+
+@pytest.mark.parametrize("max_files", [20_000, 60])
+def test_tidy_folders_however_many_never_hide_a_messy_one(tmp_path: Path, max_files: int) -> None:
+    # More tidy folders than max_organize, each more crowded than the messy one; with a small
+    # bound on files the zone's scan stops before the messy folder too.
+    from agent.detectors import FileLimits
+
+    _tidy_and_messy(tmp_path, tidy=6, per_folder=20)
+    limits = FileLimits(max_organize=3, max_files=max_files)
+    found = by_kind(detect_files(tmp_path, policy(), NOW, limits=limits))
+    assert [r.target for r in found["organize"]] == ["user/zz-descargas"]
+    assert found["organize"][0].files == 8
+
+
+@pytest.mark.slow
+def test_fifty_tidy_folders_of_a_thousand_files_and_one_messy_one(tmp_path: Path) -> None:
+    _tidy_and_messy(tmp_path, tidy=50, per_folder=1000)
+    found = by_kind(detect_files(tmp_path, policy(), NOW))
+    assert [r.target for r in found["organize"]] == ["user/zz-descargas"]

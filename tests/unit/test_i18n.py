@@ -12,6 +12,7 @@ from policies import i18n
 from policies.i18n import (
     LANGUAGES,
     SOURCE_LANGUAGE,
+    Said,
     _,
     current_language,
     folder_name,
@@ -345,3 +346,48 @@ def test_a_client_whose_locale_names_no_language_speaks_its_daemons(
 )
 def test_the_language_of_a_persons_own_words(texts: list[str], expected: str | None) -> None:
     assert i18n.guess_language(texts) == expected
+
+
+def test_a_sentence_is_said_again_in_the_language_of_the_moment() -> None:
+    with language("es"):
+        said = ngettext("{n} file", "{n} files", 3)
+        title = i18n._("Organize {folder} by file type", folder="user/descargas")
+        nested = i18n._("ALMA did: {title}", title=title)
+    assert (title, said) == ("Ordenar user/descargas por tipo de archivo", "3 archivos")
+    assert isinstance(title, Said) and isinstance(said, Said) and isinstance(nested, Said)
+    with language("en"):
+        assert i18n.say_again(title.key) == "Organize user/descargas by file type"
+        assert i18n.say_again(said.key) == "3 files"
+        assert i18n.say_again(nested.key) == "ALMA did: Organize user/descargas by file type"
+    assert i18n.say_again({"m": "A sentence no catalog holds"}) == "A sentence no catalog holds"
+    with language("es"):  # a message that left the catalog: the caller keeps what it stored
+        assert i18n.say_again({"m": "A sentence no catalog holds"}) is None
+    for damaged in (None, "x", {"m": 3}, {"m": "{n} file", "p": "{n} files", "n": "3"}):
+        assert i18n.say_again(damaged) is None
+    assert i18n.say_again({"m": "Organize {folder} by file type", "v": {}}) is None
+
+
+def test_a_stored_suggestion_reads_in_the_language_it_is_shown_in(tmp_path: Path) -> None:
+    from actions.planners.base import PlanResult
+    from state.suggestions import SuggestionStore
+
+    store = SuggestionStore(tmp_path / "alma.db")
+    with language("en"):
+        finding = PlanResult(
+            "organize",
+            "user/d",
+            i18n._("Organize {folder} by file type", folder="user/d"),
+            ngettext("{n} file", "{n} files", 2),
+            [ngettext("{n} file", "{n} files", 1), "user/d/a.jpg"],
+            [],
+            2,
+            "f" * 16,
+        )
+        sid = store.propose(finding, needs_approval=True)
+    with language("es"):
+        shown = store.get(sid, with_plan=False)
+    assert shown["title"] == "Ordenar user/d por tipo de archivo"
+    assert (shown["reason"], shown["evidence"]) == ("2 archivos", ["1 archivo", "user/d/a.jpg"])
+    with language("en"):
+        assert store.list()[0]["title"] == "Organize user/d by file type"
+    store.close()

@@ -16,6 +16,7 @@ import pytest
 
 from actions.ops import Mkdir, Move
 from actions.planners import PlanResult
+from agent.backup.service import LAST_SETTING, REPO_SETTING, BackupService
 from agent.loop.autonomy import Autonomy, PolicyHolder
 from agent.loop.lifecycle import Agent
 from agent.memory.gate import MemoryGate
@@ -246,6 +247,32 @@ def test_a_failing_script_is_explained_and_a_file_finding_skips_that_step(
     ]
 
 
+def test_an_analysis_that_must_not_wait_for_the_model_leaves_its_findings_for_the_next(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not proposed without its fix, nor waited for: counted, and proposed (with the model's
+    plan) by the next analysis that may ask the model."""
+    from agent.detectors import diagnose
+
+    def explain(root: Path, finding: PlanResult, **kw: Any) -> PlanResult:
+        answer = kw["complete"]([], max_tokens=10, timeout_s=1.0)
+        return replace(finding, reason=f"{finding.reason}. {answer}")
+
+    monkeypatch.setattr(diagnose, "explain_failure", explain)
+    failing = replace(_finding("logs/backup.log", kind="repeated_failure"), plan=[], files=0)
+    world.findings = [failing, _finding("user/a")]
+    ag = world.agent()
+    ag.analyst.complete = lambda *_a, **_k: "el modelo lo explica"  # type: ignore[assignment]  # a model that answers at once
+    first = ag.analysis(trigger="event", model=False)
+    assert first["deferred"] == 1
+    assert [ag.store.row(sid)["target"] for sid in first["proposed"]] == ["user/a"]
+    assert [s["target"] for s in first["skipped"]] == ["logs/backup.log"]
+    second = ag.analysis(trigger="event")
+    assert second["deferred"] == 0
+    (sid,) = second["proposed"]
+    assert ag.store.row(sid)["reason"] == "muchos archivos sueltos. el modelo lo explica"
+
+
 def test_a_checkpoints_file_of_an_older_root_goes_at_start(world: World) -> None:
     cp = world.alma.layout.checkpoints_file
     cp.parent.mkdir(parents=True, exist_ok=True)
@@ -288,3 +315,46 @@ def test_the_noise_budget_proposes_a_few_a_day_the_most_worth_first_and_the_rest
     store.conn.commit()
     later = ag.analysis(trigger="person")["proposed"]
     assert [store.get(sid)["kind"] for sid in later] == ["organize", "organize"]
+
+
+def test_failing_backups_are_one_suggestion_that_no_used_up_budget_holds_back(
+    world: World,
+) -> None:
+    ag = world.agent()
+    store = world.stores[-1]
+    backups = BackupService(
+        world.alma.layout,
+        ag.policy,
+        store,
+        None,  # type: ignore[arg-type]  # no engine: findings read the settings only
+        None,  # type: ignore[arg-type]  # no memory store either
+        lambda action: None,
+    )
+    store.set_setting(REPO_SETTING, {"target": "/media/d/b", "password_file": "/p", "since": 0})
+    store.set_setting(LAST_SETTING, {"ok_at": 1.0, "error": None})
+    loose = [world.loose(f"user/d{i}") for i in range(7)]
+
+    def fail(n: int) -> None:
+        last = store.setting(LAST_SETTING)
+        store.set_setting(LAST_SETTING, {**last, "failed_at": 2.0 + n, "error": f"Fallo {n}."})
+        world.findings = loose + backups.findings(ag.clock())
+
+    fail(0)
+    first = ag.analysis(trigger="person")
+    kinds = sorted(store.get(sid)["kind"] for sid in first["proposed"])
+    # The warning, and the day's five ([monitor] new_per_day) for the rest: it took no room.
+    assert kinds == ["backup"] + ["organize"] * 5
+    for n in range(1, 5):  # four more failures, each in its own words, the budget used up
+        fail(n)
+        done = ag.analysis(trigger="person")
+        assert done["proposed"] == [] and all(s["kind"] != "backup" for s in done["skipped"])
+    [warning] = [s for s in store.list() if s["kind"] == "backup"]
+    assert warning["reason"].startswith("Fallo 4.")  # one suggestion, in the last words
+    # A good backup, then a failure again the same day: a new problem, told at once.
+    store.set_setting(LAST_SETTING, {"ok_at": 10.0, "error": None})
+    world.findings = loose + backups.findings(ag.clock())
+    ag.analysis(trigger="person")
+    assert store.get(warning["id"])["status"] == "expired"
+    fail(5)
+    [again] = ag.analysis(trigger="person")["proposed"]
+    assert store.get(again)["kind"] == "backup" and again != warning["id"]

@@ -33,9 +33,12 @@ class FakeBackend:
     n_ctx = 2048
     threads = 1
 
-    def __init__(self, path: str, words: int = 5, pause: float = 0.0) -> None:
+    def __init__(
+        self, path: str, words: int = 5, pause: float = 0.0, text: str | None = None
+    ) -> None:
         self.path = path
-        self.words = words
+        self.pieces = [w + " " for w in text.split()] if text else None  # else "w0 w1 ..."
+        self.words = len(self.pieces) if self.pieces else words
         self.pause = pause
         self.gate = threading.Event()
         self.gate.set()
@@ -59,7 +62,7 @@ class FakeBackend:
         for i in range(min(self.words, max_tokens)):
             self.gate.wait()
             time.sleep(self.pause)
-            yield f"w{i} ", None
+            yield self.pieces[i] if self.pieces else f"w{i} ", None
         yield "", "length" if self.words >= max_tokens else "stop"
 
     def close(self) -> None:

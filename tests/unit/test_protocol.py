@@ -231,7 +231,7 @@ def test_response_checks() -> None:
 
 def test_table_is_exactly_the_documented_commands() -> None:
     assert set(COMMANDS) == {
-        "status", "analyze",
+        "status", "reload", "analyze",
         "suggestions.list", "suggestions.show", "suggestions.accept", "suggestions.reject",
         "autonomy.off", "autonomy.on", "autonomy.status", "autonomy.level", "autonomy.allow",
         "undo", "history",
