@@ -1,13 +1,15 @@
-"""The chat's context on the blind held-out set (tests/data/heldout), reported once.
+"""The chat's context on a held-out set (tests/data/heldout, tests/data/heldout_b).
 
-``python -m tests.support.heldout_eval ROOT`` builds the grounded set's store in ROOT (or
-reopens it), adds the held-out memories to it through ``add`` (2,400+ memories in all), and
+``python -m tests.support.heldout_eval ROOT [heldout_b]`` builds the grounded set's store in
+ROOT (or reopens it), adds the set's memories to it through ``add`` (2,400+ memories in all), and
 prints, overall and per language of the question: the answer among the context's items that
 answer (``answers``: a memory handed, or a principle the chat quotes); the unrelated share of
 those items (neither the question's answer nor a memory of its subject); and, for the questions
 nothing answers, the share that get no item that answers, traps (the subject stored, the
-detail asked not) and absent subjects apart. The set was written by someone who had not seen
-the ranking, and nothing is fitted on it: the answer model was frozen before it was run.
+detail asked not) and absent subjects apart. Both sets were written by someone who had not
+seen the ranking. Set B is blind (the answer model was frozen before it was read); the first
+set was reported once, blind, and half of it is now among what the answer model is fitted
+on (``half``): its figures are a development set's.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from typing import Any
 from agent.memory.service import MemoryService
 from tests.support.grounded_eval import build_store
 
-HELDOUT = Path(__file__).resolve().parents[1] / "data" / "heldout"
+DATA = Path(__file__).resolve().parents[1] / "data"
+HELDOUT = DATA / "heldout"
 
 
 @dataclass
@@ -50,25 +53,36 @@ class Tally:
         )
 
 
-def _read(name: str) -> list[dict[str, Any]]:
-    lines = (HELDOUT / name).read_text(encoding="utf-8").splitlines()
+def _read(name: str, folder: Path = HELDOUT) -> list[dict[str, Any]]:
+    lines = (folder / name).read_text(encoding="utf-8").splitlines()
     return [json.loads(line) for line in lines if line.strip()]
 
 
-def load_heldout(svc: MemoryService, root: Path) -> None:
+def load_heldout(svc: MemoryService, root: Path, folder: Path = HELDOUT) -> None:
     """The held-out memories added to the store, once."""
-    if (root / "heldout-loaded").exists():
+    marker = root / f"{folder.name}-loaded"
+    if marker.exists():
         return
-    for m in _read("memories.jsonl"):
+    for m in _read("memories.jsonl", folder):
         extra = {"project": m["project"]} if m["project"] else {}
         svc.add(m["content"], tags=m["tags"], memory_type=m["type"], **extra)
-    (root / "heldout-loaded").write_text("yes\n")
+    marker.write_text("yes\n")
 
 
-def subjects() -> tuple[dict[str, set[str]], set[str]]:
+def subjects(folder: Path = HELDOUT) -> tuple[dict[str, set[str]], set[str]]:
     """Each answer's text with the texts of its subject (the answer and its near memories),
-    from the set's own source; and the trap questions (the others nothing answers are about
-    absent subjects)."""
+    and the trap questions (the others nothing answers are about absent subjects): from the
+    set's own source (build.py), or from each memory's ``role`` and first tag (its subject)
+    and each question's ``trap``."""
+    if not (folder / "build.py").exists():
+        memories = _read("memories.jsonl", folder)
+        by_subject: dict[str, set[str]] = defaultdict(set)
+        for m in memories:
+            if m["role"] in ("answer", "near"):
+                by_subject[m["tags"][0]].add(m["content"])
+        cases = {m["content"]: by_subject[m["tags"][0]] for m in memories if m["role"] == "answer"}
+        traps = {q["question"] for q in _read("questions.jsonl", folder) if q.get("trap")}
+        return cases, traps
     source = runpy.run_path(str(HELDOUT / "build.py"), run_name="heldout_source")
     texts: dict[str, set[str]] = {}
     for s in source["SUBJECTS"]:
@@ -110,11 +124,11 @@ def heldout_questions(
     return asked, absent, trapped
 
 
-def evaluate(svc: MemoryService) -> dict[str, Tally]:
-    contents = {m["id"]: m["content"] for m in _read("memories.jsonl")}
-    cases, traps = subjects()
+def evaluate(svc: MemoryService, folder: Path = HELDOUT) -> dict[str, Tally]:
+    contents = {m["id"]: m["content"] for m in _read("memories.jsonl", folder)}
+    cases, traps = subjects(folder)
     out: dict[str, Tally] = defaultdict(Tally)
-    for q in _read("questions.jsonl"):
+    for q in _read("questions.jsonl", folder):
         ctx = svc.context(q["question"], count_use=False)
         given = [str(i["content"]) for i in ctx["items"] if i["answers"]]
         for t in (out["all"], out[q["lang"]]):
@@ -138,11 +152,12 @@ def evaluate(svc: MemoryService) -> dict[str, Tally]:
 
 def main() -> None:
     root = Path(sys.argv[1])
+    folder = DATA / sys.argv[2] if len(sys.argv) > 2 else HELDOUT
     svc, _data = build_store(root)
     try:
-        load_heldout(svc, root)
-        print(f"{svc.count()} memories stored (the grounded set's and the held-out set's)")
-        figures = evaluate(svc)
+        load_heldout(svc, root, folder)
+        print(f"{svc.count()} memories stored (the grounded set's and {folder.name}'s)")
+        figures = evaluate(svc, folder)
         for name in ("all", "es", "en"):
             print(figures[name].line(name))
     finally:
