@@ -37,8 +37,8 @@ from tests.support.memory_eval import NOW, _logistic, open_service
 from tests.support.memory_eval import load as load_set
 from tests.support.memory_eval_data import EvalSet
 
-#: What the fit may hand: the issue's caps (20% unrelated, 5 items a question) with a margin
-#: for questions it has not seen.
+#: What the frozen selection may hand on the fit split: the issue's caps (20% unrelated, 5
+#: items a question) with a margin for questions it has not seen.
 FIT_UNRELATED = 0.18
 FIT_ITEMS = 4.0
 
