@@ -5,13 +5,15 @@
   (and ``over_budget`` says so), because silently dropping a rule the person set is worse.
 - L1 (distilled: what the person added, facts, daily summaries) and L0 (raw log paragraphs):
   the hybrid search's best ``CANDIDATES`` (``agent.memory.search``), the person's questions
-  left out. Which of them enter is decided relative to this message's candidates, never by a
-  raw score: the best must stand out from the median by ``Selection.standout`` of the spread
-  (the best candidate's rank score less the last one's), and those within ``Selection.gap``
-  of the spread below the best enter, at most ``Selection.most``. The three numbers live with the embedder's
-  calibration (its scores) and are fitted for the answer's recall under a cap on unrelated
-  items by ``python -m tests.support.grounded_eval ROOT --fit`` on the fit split of
-  tests/support/grounded_eval_data.py (docs/memory.md has the figures).
+  left out, and only when they answer the message. The answer model (``Selection`` in the
+  embedder's calibration: a logistic model over ``search.ANSWER_FEATURES``, fitted by
+  ``python -m tests.support.grounded_eval ROOT --fit SYNTHETIC_ROOT`` on questions that
+  something answers and questions nothing answers) gives each candidate its chance of
+  answering. Below ``Selection.bound`` for the best candidate, nothing answers the message and
+  no memory is handed (a small model follows whatever text it is given; the chat then says it
+  has nothing stored); otherwise the candidates at or above ``Selection.floor`` enter, at most
+  ``Selection.most``. Each item says whether it ``answers``; the principles are ranked with
+  the candidates and one answers when it reaches ``Selection.bound`` (the chat quotes it).
 - A candidate nearly identical to one already chosen (cosine at or above the embedder's
   ``merge`` mark) does not take a second place.
 
@@ -21,7 +23,6 @@ it is there: its rank score, cosine and the words of the message it holds.
 
 from __future__ import annotations
 
-import math
 import re
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -33,14 +34,25 @@ import numpy as np
 
 from actions.safe_read import read_file
 from actions.tree import Tree
-from agent.memory.search import Hit, candidates, embed_soon, load
+from agent.memory.memorize import embedding_text
+from agent.memory.search import (
+    Hit,
+    answer_chances,
+    candidates,
+    embed_soon,
+    load,
+    matched_terms,
+)
 from state.memory import MemoryRecord, MemoryStore
 from state.memory.embedder import Selection, Vectors
+from state.memory.models import RankFacts
 from state.memory.normalize import approx_tokens, search_terms
 
 CANDIDATES = 12
-#: Below this many candidates there is no spread to judge by: each may enter (a new store).
-MIN_SPREAD = 3
+#: Principles' vectors by (embedder, text): system/principles.md is read at every message,
+#: its paragraphs embedded once (a passage costs the engine tens of milliseconds).
+_PRINCIPLE_VECTORS: dict[tuple[str, str], Vectors] = {}
+_PRINCIPLE_CACHE = 512
 #: What is read of system/principles.md: a person's rules, never cut by the budget, are a
 #: page or two; a file larger than this is read up to here.
 MAX_PRINCIPLES_BYTES = 64 * 1024
@@ -61,6 +73,7 @@ class Item:
     tokens: int = 0
     why: dict[str, Any] | None = None
     created_at: str = ""
+    answers: bool = False  # it answers the message (the chat quotes what answers)
 
     def line(self) -> str:
         return f"- {' '.join(self.content.split())}  [{self.source}]"
@@ -73,6 +86,7 @@ class Item:
             "id": self.id,
             "memory_type": self.memory_type,
             "tokens": self.tokens,
+            "answers": self.answers,
         }
         if self.score is not None:
             out["score"] = round(self.score, 4)
@@ -124,6 +138,11 @@ class Context:
     items: list[Item] = field(default_factory=list)
     l0_searched: bool = False
 
+    @property
+    def answered(self) -> bool:
+        """Something ALMA knows answers the message."""
+        return any(i.answers for i in self.items)
+
     def text(self, layers: tuple[str, ...] = ("L-inf", "L1", "L0")) -> str:
         out: list[str] = []
         for layer in layers:
@@ -157,47 +176,61 @@ def ranked(
     *,
     now: datetime | None = None,
     embedding: Future[Vectors] | None = None,
+    principles: list[Hit] | None = None,
 ) -> list[Hit]:
-    """The context's candidates, best first: the hybrid search's best ``CANDIDATES``, without
-    the principles (in already) and without the person's questions (what they asked is not
-    what ALMA knows: an earlier "¿soy alérgico a algo?" never answers a later one)."""
+    """Every candidate of the hybrid search, best first, with its ``answering`` chance: the
+    principles among them (``principles``: those of system/principles.md, from
+    :func:`principle_hits`), the person's questions left out (what they asked is not what
+    ALMA knows: an earlier "¿soy alérgico a algo?" never answers a later one)."""
     # Unfiltered (a where on layer slows Chroma's search).
     found = [
         h
-        for h in candidates(store, prompt, now=now, embedding=embedding, records=False)
-        if h.facts.layer != "L-inf" and h.facts.kind != "question"
+        for h in candidates(
+            store, prompt, now=now, embedding=embedding, records=False, outside=principles or ()
+        )
+        if h.facts.kind != "question"
     ]
-    return found[:CANDIDATES]
-
-
-def standing(hits: list[Hit]) -> tuple[float, list[float]]:
-    """How far the best candidate stands above the median one, and how far below the best
-    each candidate is, both as shares of the spread (the best rank score less the last
-    candidate's): relative to this message's candidates, never a raw score, since scores
-    shift with the message and the store."""
-    fused = np.asarray([h.fused for h in hits], dtype=np.float64)
-    if len(fused) < MIN_SPREAD:
-        return math.inf, [0.0] * len(fused)  # too few to judge by a spread: each may enter
-    spread = float(fused[0] - fused.min()) or 1e-9
-    best = float(fused[0])
-    return (best - float(np.median(fused))) / spread, [(best - f) / spread for f in fused]
+    answer_chances(found, store.embedder.calibration.selection, len(search_terms(prompt)))
+    return found
 
 
 def select(hits: list[Hit], rule: Selection, merge: float) -> list[Hit]:
-    """The candidates that enter (``hits`` from :func:`ranked`): none unless the best stands
-    out (``rule.standout``); then those within ``rule.gap`` spreads of the best, at most
-    ``rule.most``, a near-duplicate (cosine at or above ``merge``) of one chosen taking no
-    place of its own."""
-    out, gaps = standing(hits)
-    if out < rule.standout:
+    """The memories that enter (``hits`` from :func:`ranked`), of the best ``CANDIDATES``
+    that are not principles: none unless the best chance of answering reaches ``rule.bound``;
+    then those whose chance reaches ``rule.floor``, at most ``rule.most``, a near-duplicate
+    (cosine at or above ``merge``) of one chosen taking no place of its own."""
+    memories = [h for h in hits if h.facts.layer != "L-inf"][:CANDIDATES]
+    if not memories or max(h.answering for h in memories) < rule.bound:
         return []
     chosen: list[Hit] = []
-    for hit, gap in zip(hits, gaps, strict=True):
-        if gap > rule.gap or len(chosen) >= rule.most:
+    for hit in memories:
+        if hit.answering < rule.floor:
+            continue
+        if len(chosen) >= rule.most:
             break
         if not any(_same(hit, other, merge) for other in chosen):
             chosen.append(hit)
     return chosen
+
+
+def principle_hits(store: MemoryStore, items: list[Item], terms: list[str]) -> list[Hit]:
+    """The principles of system/principles.md as candidates, each with the message's
+    ``terms`` it holds (their vectors cached by text)."""
+    emb = store.embedder
+    texts = [embedding_text(i.content) for i in items]
+    missing = [t for t in dict.fromkeys(texts) if (emb.name, t) not in _PRINCIPLE_VECTORS]
+    if missing:
+        if len(_PRINCIPLE_VECTORS) + len(missing) > _PRINCIPLE_CACHE:
+            _PRINCIPLE_VECTORS.clear()
+        for text, vector in zip(missing, emb.passages(missing), strict=True):
+            _PRINCIPLE_VECTORS[(emb.name, text)] = vector
+    out = []
+    for item, text in zip(items, texts, strict=True):
+        facts = RankFacts(item.source, "L-inf", "principle", 5, None, 0, frozenset())
+        hit = Hit(None, 0.0, vector=_PRINCIPLE_VECTORS[(emb.name, text)], known=facts)
+        hit.matched = matched_terms(terms, item.content)
+        out.append(hit)
+    return out
 
 
 def build_context(
@@ -210,21 +243,35 @@ def build_context(
 ) -> tuple[Context, bool]:
     """The context and whether L-inf alone went over the budget."""
     cal = store.embedder.calibration
-    embedding = embed_soon(store, prompt)  # the principles need no vector
+    embedding = embed_soon(store, prompt)  # the principles need no query vector
+    terms = search_terms(prompt)
     ctx = Context()
-    for item in read_principles(principles_file):
+    written = read_principles(principles_file)
+    for item in written:
         item.tokens = approx_tokens(item.line())
-        ctx.items.append(item)
+    ctx.items.extend(written)
     principles = sorted(store.layer("L-inf"), key=lambda r: (-r.importance, r.created_at))
     ctx.items.extend(_memory_item(r) for r in principles)
     used = sum(i.tokens for i in ctx.items)
     over = used > budget_tokens
 
-    hits = ranked(store, prompt, now=now, embedding=embedding)
-    ctx.l0_searched = any(h.facts.layer == "L0" for h in hits)
-    chosen = load(store, select(hits, cal.selection, cal.merge), search_terms(prompt))
+    hits = ranked(
+        store,
+        prompt,
+        now=now,
+        embedding=embedding,
+        principles=principle_hits(store, written, terms),
+    )
+    answering = {
+        h.id for h in hits if h.facts.layer == "L-inf" and h.answering >= cal.selection.bound
+    }
+    for item in ctx.items:
+        item.answers = (item.id or item.source) in answering
+    ctx.l0_searched = any(h.facts.layer == "L0" for h in hits[:CANDIDATES])
+    chosen = load(store, select(hits, cal.selection, cal.merge), terms)
     for hit in chosen:
         item = _memory_item(hit.record, hit)
+        item.answers = True
         if used + item.tokens > budget_tokens:
             continue  # a shorter, less relevant item may still fit
         ctx.items.append(item)

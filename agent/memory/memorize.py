@@ -110,8 +110,12 @@ class Memorizer:
     ) -> MemoryRecord | None:
         """The nearest memory ``rec`` repeats, among the stored ones and those of its batch
         not written yet (``pending``)."""
-        query = np.asarray(vec, dtype=np.float32).reshape(1, -1)
-        hits = self.store.query(query, _NEIGHBOURS, {"kind": {"$ne": "summary"}})[0]
+        # The store's exact search (the same twins in every process and every build), a few
+        # more than needed: daily summaries are left out after it.
+        near = self.store.nearest(np.asarray(vec, dtype=np.float32), _NEIGHBOURS * 3)
+        cosine = {i: cos for i, cos, _v in near}
+        stored = self.store.records([i for i, _c, _v in near])
+        hits = [(r, cosine[r.id]) for r in stored if r.kind != "summary"][:_NEIGHBOURS]
         hits += [(r, float(np.dot(v, vec))) for r, v in pending.values() if r.kind != "summary"]
         hits.sort(key=lambda h: -h[1])
         for cand, score in hits[:_NEIGHBOURS]:

@@ -23,6 +23,7 @@ found in the memory).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import InitVar, dataclass, field
 from datetime import datetime
@@ -32,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from state.memory import MemoryRecord, MemoryStore
-from state.memory.embedder import Ranking, Vectors
+from state.memory.embedder import Ranking, Selection, Vectors
 from state.memory.models import RankFacts
 from state.memory.normalize import search_terms, words
 
@@ -55,6 +56,15 @@ RANK_FEATURES = ("cosine", "semantic", "lexical", "matched_share", "summary", "c
 #: look-alikes share their words, so the lexical rank came out negative): calibration leaves
 #: that feature out and fits again.
 RANK_SIGNS = (1, 1, 1, 1, 0, -1)
+#: What the answer model (``Selection`` in the embedder's calibration) reads of a candidate,
+#: in the order of its weights: its cosine to the message; how far that is above the median
+#: cosine of the message's ``SEMANTIC`` nearest candidates (what "close" means for this
+#: message); how far its rank score is below the best candidate's; its lead over the best of
+#: the other candidates (positive only for the best: how clearly it stands out, which holds in
+#: a store of eight memories as in one of thousands, where the cosines' level does not); and
+#: the share of the message's search terms it holds. No feature reads which words they are,
+#: so a fit cannot learn a set's wording: five weights and an intercept.
+ANSWER_FEATURES = ("cosine", "above_typical", "below_best", "lead", "matched_share")
 #: Centrality is a candidate's mean cosine to the ``HUB`` nearest candidates (itself aside): a
 #: memory as close to all of them as to the question is a generic one (a templated day, "comí
 #: con X"), and a set of look-alikes crowds the top with such memories. Penalizing it is the hubness
@@ -87,6 +97,7 @@ class Hit:
     score: float  # cosine similarity
     fused: float = 0.0
     chance: float = 0.0  # softmax of ``fused`` over the candidates: the public score
+    answering: float = 0.0  # the answer model's chance that it answers (``answer_chances``)
     semantic_rank: int = 0  # 1-based, among all candidates by cosine
     lexical_rank: int = 0  # 1-based in the BM25 list; 0 when no word matched
     matched: list[str] = field(default_factory=list)  # set with the record (``load``)
@@ -149,11 +160,14 @@ def candidates(
     ranking: Ranking | None = None,
     embedding: Future[Vectors] | None = None,
     records: bool = True,
+    outside: Sequence[Hit] = (),
 ) -> list[Hit]:
     """Every candidate of both lists, fused and sorted, each with its vector (``ranking``:
     another rank model than the embedder's, for calibration; ``embedding``: the query's
     vector from ``embed_soon``, if the caller started it; ``records=False``: the records are
-    left for ``load`` to read, for the few hits a caller hands out)."""
+    left for ``load`` to read, for the few hits a caller hands out; ``outside``: candidates
+    that are not in the store, each with its vector and ``matched`` set, ranked with the
+    others: the principles of system/principles.md, with ``records=False``)."""
     pending = embedding or embed_soon(store, query)
     terms = search_terms(query)
     lex_ids = store.lexical(terms, lexical)  # beside the embedding: it needs no vector
@@ -170,6 +184,10 @@ def candidates(
         for i, (cos, vec) in found.items()
         if i in facts  # archived between the two reads
     }
+    for hit in outside:
+        if hit.vector is not None:
+            hit.score = float(np.dot(hit.vector, vector))
+            hits[hit.id] = hit
     for rank, memory_id in enumerate((i for i in lex_ids if i in hits), start=1):
         hits[memory_id].lexical_rank = rank
     ordered = sorted(hits.values(), key=lambda h: -h.score)
@@ -201,6 +219,33 @@ def candidates(
         for hit, p in zip(ordered, odds / odds.sum(), strict=True):
             hit.chance = float(p)
     return ordered
+
+
+def answer_features(hits: list[Hit], n_terms: int) -> npt.NDArray[np.float64]:
+    """One row of ``ANSWER_FEATURES`` per candidate (``hits``: a message's candidates, ranked,
+    the person's questions left out; ``n_terms``: how many search terms the message has)."""
+    if not hits:
+        return np.zeros((0, len(ANSWER_FEATURES)))
+    cosines = np.asarray([h.score for h in hits], dtype=np.float64)
+    typical = float(np.median(np.sort(cosines)[::-1][:SEMANTIC]))
+    fused = np.asarray([h.fused for h in hits], dtype=np.float64)
+    order = np.argsort(-fused, kind="stable")
+    best = float(fused[order[0]])
+    second = float(fused[order[1]]) if len(hits) > 1 else best
+    # Each candidate's lead over the best of the others: the best's over the second, every
+    # other's over the best.
+    lead = fused - np.where(np.arange(len(hits)) == order[0], second, best)
+    share = [len(h.matched) / n_terms if n_terms else 0.0 for h in hits]
+    return np.column_stack([cosines, cosines - typical, fused - best, lead, share])
+
+
+def answer_chances(hits: list[Hit], rule: Selection, n_terms: int) -> None:
+    """Set each candidate's ``answering``: the answer model's chance that it answers."""
+    if hits:
+        z = answer_features(hits, n_terms) @ np.asarray(rule.weights) + rule.intercept
+        z = np.clip(z, -50.0, 50.0)
+        for hit, p in zip(hits, 1.0 / (1.0 + np.exp(-z)), strict=True):
+            hit.answering = float(p)
 
 
 def _questions_last(ordered: list[Hit]) -> list[Hit]:

@@ -276,6 +276,7 @@ class MemoryService:
             "budget_tokens": req["budget"],
             "over_budget": over,
             "l0_searched": ctx.l0_searched,
+            "answered": ctx.answered,
         }
 
     def load_examples(self) -> dict[str, int]:

@@ -37,11 +37,16 @@ Vectors = npt.NDArray[np.float32]
 
 @dataclass(frozen=True)
 class Selection:
-    """Which of a context's candidates enter (``agent.memory.context.select``), in spreads of
-    their rank scores: fitted by ``python -m tests.support.grounded_eval ROOT --fit``."""
+    """Which of a context's candidates answer the message (``agent.memory.context.select``):
+    a logistic model over ``agent.memory.search.ANSWER_FEATURES`` gives each candidate its
+    chance of answering; the message is answered when its best candidate reaches ``bound``,
+    and then the candidates that reach ``floor`` enter, at most ``most``. Fitted by
+    ``python -m tests.support.grounded_eval ROOT --fit SYNTHETIC_ROOT``."""
 
-    standout: float  # the best must stand this far above the median candidate
-    gap: float  # a candidate enters within this far below the best (shares of the spread)
+    weights: tuple[float, ...]  # over ANSWER_FEATURES
+    intercept: float
+    bound: float  # the best candidate's chance below which nothing answers the message
+    floor: float  # a candidate's chance below which it does not enter an answered context
     most: int  # and at most this many enter
 
 
@@ -85,13 +90,18 @@ class Embedder(Protocol):
 #: Measured on multilingual-e5-small with Spanish: paraphrases 0.81-0.86 against unrelated
 #: sentences at a median of 0.79 (90th percentile 0.82); reworded repeats 0.95-0.99, but also
 #: "El disco estaba montado" vs "no estaba montado" at 0.95, hence the lexical checks.
-#: Paraphrases of one memory spread over ~0.05, so no raw-cosine constant tells a relevant
-#: memory from an unrelated one: the context's cut is relative to each message's candidates.
-#: The ranking is fitted on the fitting splits of both labelled sets, the synthetic set's
-#: tuning half and the grounded set's fit split (tests.support.memory_eval ``--calibrate``),
-#: then the selection on the grounded set's fit split (tests.support.grounded_eval ``--fit``);
-#: figures in docs/memory.md.
-E5_SELECTION = Selection(standout=0.0, gap=0.36, most=3)
+#: Paraphrases of one memory spread over ~0.05, so no raw-cosine constant alone tells a
+#: relevant memory from an unrelated one: the answer model also reads how far a candidate
+#: stands above the message's other candidates, its lead over them and the message's terms it
+#: holds. The ranking is fitted on the fitting splits of both labelled sets
+#: (tests.support.memory_eval ``--calibrate``); the answer model on those, the questions
+#: nothing answers of tests/support/answer_dev_data.py and the fitting half of
+#: tests/data/heldout (tests.support.grounded_eval ``--fit ... --heldout ...``); the bound is
+#: the lowest that keeps the grounded set's questions nothing answers empty with a margin, so
+#: that answers are lost as little as can be; figures in docs/memory.md.
+E5_SELECTION = Selection(
+    weights=(25.494, 36.705, 0.22, 0.308, 0.849), intercept=-24.502, bound=0.2, floor=0.01, most=3
+)
 E5_RANKING = Ranking(weights=(102.743, 64.484, 0.0, 1.63, -7.365, -59.045))
 E5_CALIBRATION = Calibration(duplicate=0.95, merge=0.93, selection=E5_SELECTION, ranking=E5_RANKING)
 

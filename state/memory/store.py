@@ -29,6 +29,7 @@ from policies.errors import ConfigError, UnavailableError
 from policies.i18n import _
 from policies.text import project_key, tag_key
 from state.memory.embedder import AlmaEmbeddingFunction, Embedder, Vectors
+from state.memory.exact import EXACT_MAX, ExactIndex
 from state.memory.models import MemoryRecord, RankFacts
 from state.memory.normalize import lexical_text
 from state.memory.statedb import CatalogRow, MemoryStateDB
@@ -87,6 +88,9 @@ class MemoryStore:
         self._uses_due = threading.Event()
         self._uses_writer: threading.Thread | None = None
         self._closed = False
+        self._exact: ExactIndex | None = None  # built at the first search (state.memory.exact)
+        # A Chroma server may have other writers: its index is the only one kept in step.
+        self._exact_allowed = url is None
         self._client = _client(path, url)
         self._active = self._open(ACTIVE)
         self._archive = self._open(ARCHIVE)
@@ -232,6 +236,9 @@ class MemoryStore:
         (``facts`` and ``records`` read what a search needs of them)."""
         if n <= 0:
             return []
+        exact = self._exact_index() if where is None and self._exact_allowed else None
+        if exact is not None:
+            return exact.nearest(vector, n)
         res = self._active.query(
             query_embeddings=np.atleast_2d(vector),
             n_results=n,
@@ -244,6 +251,38 @@ class MemoryStore:
                 res["ids"][0], res["distances"][0], res["embeddings"][0], strict=True
             )
         ]
+
+    def _exact_index(self) -> ExactIndex | None:
+        """The exact index of the active vectors (read from Chroma once, then kept in step by
+        every write), or None above ``EXACT_MAX`` active memories."""
+        exact = self._exact
+        if exact is not None:
+            return exact
+        with self.lock:
+            if self._exact is None:
+                if self.count() > EXACT_MAX:
+                    return None
+                ids: list[str] = []
+                vectors: list[Any] = []
+                offset = 0
+                while True:
+                    page = self._active.get(include=["embeddings"], limit=_PAGE, offset=offset)
+                    ids += page["ids"]
+                    vectors += list(page["embeddings"])
+                    if len(page["ids"]) < _PAGE:
+                        break
+                    offset += _PAGE
+                dim = self.embedder.dim
+                matrix = np.asarray(vectors, dtype=np.float32).reshape(len(ids), dim)
+                self._exact = ExactIndex(ids, matrix, dim)
+            return self._exact
+
+    def _exact_put(self, ids: Sequence[str], vectors: Any) -> None:
+        """Keep the exact index in step with a write (under the lock); past ``EXACT_MAX`` it is
+        dropped, and the next search goes to Chroma."""
+        if self._exact is not None:
+            exact = self._exact.put(ids, np.atleast_2d(vectors))
+            self._exact = exact if len(exact) <= EXACT_MAX else None
 
     def facts(self, ids: Sequence[str]) -> dict[str, RankFacts]:
         """What the ranking reads of the active memories among ``ids``, from the catalog; a
@@ -291,6 +330,7 @@ class MemoryStore:
                     documents=[r.content for r in records],
                     metadatas=metas,
                 )
+                self._exact_put([r.id for r in records], vectors)
                 self._state.catalog_put(
                     [
                         catalog_row(r.id, m, r.content, archived=False)
@@ -437,6 +477,13 @@ class MemoryStore:
                     metadatas=metas,
                 )
                 src.delete(ids=[r.id for r in moving])
+                if to_archive and self._exact is not None:
+                    self._exact = self._exact.drop([r.id for r in moving])
+                elif not to_archive:
+                    self._exact_put(
+                        [r.id for r in moving],
+                        np.asarray([vec[r.id] for r in moving], dtype=np.float32),
+                    )
                 self._state.catalog_put(
                     [
                         catalog_row(r.id, m, r.content, archived=to_archive)
@@ -465,6 +512,7 @@ class MemoryStore:
                 raise
 
     def _resync(self, ids: Sequence[str]) -> None:
+        self._exact = None  # read again from Chroma at the next search
         try:
             rows: list[CatalogRow] = []
             for archived in (False, True):

@@ -34,7 +34,9 @@ MEMORY_KEYS = {
     "use_count", "created_at", "source", "layer",
 }  # fmt: skip
 LAYERS = {"L-inf", "L1", "L0"}
-CONTEXT_KEYS = {"text", "items", "tokens", "budget_tokens", "over_budget", "l0_searched"}
+CONTEXT_KEYS = {
+    "text", "items", "tokens", "budget_tokens", "over_budget", "l0_searched", "answered",
+}  # fmt: skip
 PRINCIPLES = "system/principles.md"
 EXIT_NO_SUCH_ID = 6
 

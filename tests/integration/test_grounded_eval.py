@@ -5,7 +5,10 @@ English, near-topic distractors, questions with no answer stored) into a real st
 as the daemon does, once for this module, and measures ``context`` on the ``report`` split,
 which the selection's fit never reads: the answer in the context for at least 90% of the
 questions, at most 20% of the non-principle memories handed unrelated, at most 5 memories a
-question. Printed both ways. On the ``fit`` split, the selection frozen in the embedder's
+question, and no memory at all for at least 90% of the questions nothing answers. Printed
+both ways. The figures are the same in every process: searches are exact below 20,000
+memories (``state.memory.exact``), and so is the reinforcement that folds repeats while
+the store is built. On the ``fit`` split, the selection frozen in the embedder's
 calibration still keeps within what its fit was allowed (a ranking changed without a refit
 shows there first).
 ``ALMA_GROUNDED_ROOT=DIR`` reuses a store built by ``python -m tests.support.grounded_eval DIR``.
@@ -53,6 +56,8 @@ def test_the_answer_reaches_the_context_and_little_else(
     assert fig.unrelated_share <= 0.20, fig.line("report")
     assert fig.per_question <= 5.0, fig.line("report")
     assert fig.fact_first == fig.asked, fig.line("report")
+    # "No lo sé": a question nothing answers gets no memory at all.
+    assert fig.unanswered >= 8 and fig.nothing_share >= 0.90, fig.line("report")
 
 
 def test_the_frozen_selection_keeps_to_its_fit(grounded: tuple[MemoryService, GroundedSet]) -> None:

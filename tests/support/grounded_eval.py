@@ -2,8 +2,9 @@
 
 ``python -m tests.support.grounded_eval ROOT`` builds the store in ROOT once (chat logs
 ingested as the daemon does, the rest through ``add``) and prints both splits' figures;
-``--fit`` fits ``Selection`` (``agent.memory.context.select``) on the ``fit`` split and prints
-it with that split's figures. The figures reported are the ``report`` split's, never fitted on.
+``--fit SYNTHETIC_ROOT [--heldout HELDOUT_ROOT] [--bound B]`` fits ``Selection``'s answer
+model (``agent.memory.context.select``) on the fitting sets (``fitting_sets``) and prints what
+each bound gives on them. The figures reported are the ``report`` split's, never fitted on.
 
 For each question, of the context's non-principle items (through ``MemoryService.context``,
 read-only): whether the answer is among them, how many there are, and how many are
@@ -21,18 +22,23 @@ import sys
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from agent.memory.context import ranked, select
-from agent.memory.search import Hit, load
+import numpy as np
+
+from agent.memory.context import CANDIDATES, ranked, select
+from agent.memory.search import Hit, answer_chances, answer_features
 from agent.memory.service import MemoryService
 from state.memory.embedder import Selection
 from state.memory.normalize import search_terms
+from tests.support.answer_dev_data import MENTIONED_IN_SYNTHETIC, TRAPS, UNANSWERABLE
 from tests.support.grounded_eval_data import GroundedSet, build
-from tests.support.memory_eval import NOW, open_service
+from tests.support.memory_eval import NOW, _logistic, open_service
 from tests.support.memory_eval import load as load_set
+from tests.support.memory_eval_data import EvalSet
 
-#: What the fit may hand: the issue's caps (20% unrelated, 5 items a question) with a margin
-#: for questions it has not seen.
+#: What the frozen selection may hand on the fit split: the issue's caps (20% unrelated, 5
+#: items a question) with a margin for questions it has not seen.
 FIT_UNRELATED = 0.18
 FIT_ITEMS = 4.0
 
@@ -48,6 +54,15 @@ class Figures:
     top5: int = 0
     asked: int = 0  # questions whose case holds an earlier question of the person
     fact_first: int = 0  # ... where search never ranks that question above the answer
+    nothing: int = 0  # questions with no answer stored that get no memory and "answered" false
+
+    @property
+    def unanswered(self) -> int:
+        return self.questions - self.answerable
+
+    @property
+    def nothing_share(self) -> float:
+        return self.nothing / max(1, self.unanswered)
 
     @property
     def recall(self) -> float:
@@ -67,7 +82,8 @@ class Figures:
             f"answer in context {self.recall:.3f} ({self.in_context}), "
             f"unrelated {self.unrelated_share:.3f} "
             f"({self.unrelated} of {self.items}), {self.per_question:.2f} memories a question, "
-            f"empty {self.empty}; search: answer in top 5 {self.top5 / max(1, self.answerable):.2f}, "
+            f"empty {self.empty}, nothing handed {self.nothing}/{self.unanswered} with no answer "
+            f"stored; search: answer in top 5 {self.top5 / max(1, self.answerable):.2f}, "
             f"earlier question never above the answer {self.fact_first}/{self.asked}"
         )
 
@@ -100,6 +116,7 @@ def evaluate(svc: MemoryService, data: GroundedSet, split: str) -> Figures:
         fig.empty += not items
         if not q.expected:
             fig.unrelated += len(items)
+            fig.nothing += not items and not ctx["answered"]
             continue
         fig.answerable += 1
         answer = answers[q.expected]
@@ -116,54 +133,137 @@ def evaluate(svc: MemoryService, data: GroundedSet, split: str) -> Figures:
     return fig
 
 
-def _labelled(
-    svc: MemoryService, data: GroundedSet, split: str
-) -> list[tuple[list[Hit], list[str]]]:
-    """Each question's candidates with their labels: ``answer``, ``related``, ``unrelated``."""
+#: One question for the fit: its text, its answer's text ("" when nothing answers it) and the
+#: texts of its case (handing those is not handing something unrelated).
+Asked = tuple[str, str, list[str]]
+#: Its candidates (``context.ranked``, principles aside, the best ``CANDIDATES``), their
+#: labels (``answer``, ``related`` or ``unrelated``), whether something answers it and how
+#: many search terms it has.
+Labelled = tuple[list[Hit], list[str], bool, int]
+
+
+def grounded_questions(data: GroundedSet, split: str) -> list[Asked]:
     texts, answers, _asked = _cases(data)
+    return [
+        (q.query, answers[q.expected] if q.expected else "", texts[q.topic])
+        for q in data.split(split)
+    ]
+
+
+def synthetic_questions(data: EvalSet, split: str) -> list[Asked]:
+    texts: dict[str, list[str]] = defaultdict(list)
+    for m in data.memories:
+        texts[m.topic].append(m.content)
+    target = {m.id: m.content for m in data.memories}
+    return [(q.query, target[q.expected], texts[q.topic]) for q in data.queries if q.split == split]
+
+
+def nothing_answers(questions: tuple[str, ...]) -> list[Asked]:
+    return [(q, "", []) for q in questions]
+
+
+def labelled(svc: MemoryService, questions: list[Asked]) -> list[Labelled]:
     out = []
-    for q in data.split(split):
-        hits = load(svc.store, ranked(svc.store, q.query, now=NOW), search_terms(q.query))
+    for query, answer, texts in questions:
+        every = ranked(svc.store, query, now=NOW)
+        hits = [h for h in every if h.facts.layer != "L-inf"][:CANDIDATES]
+        # Read apart from the hits: ``load`` would set their ``matched`` from the text, and
+        # the answer model reads it as the search set it (from the lexicon).
+        content = {r.id: r.content for r in svc.store.records([h.id for h in hits])}
         labels = []
         for h in hits:
-            content = h.record.content
-            if q.expected and content == answers[q.expected]:
+            text = content.get(h.id, "")
+            if answer and text == answer:
                 labels.append("answer")
-            elif q.expected and related(content, texts[q.topic]):
+            elif answer and related(text, texts):
                 labels.append("related")
             else:
                 labels.append("unrelated")
-        out.append((hits, labels))
+        out.append((every, labels, bool(answer), len(search_terms(query))))
     return out
 
 
-def fit(svc: MemoryService, data: GroundedSet, split: str = "fit") -> Selection:
-    """The selection with the best recall of the answer whose unrelated share and items a
-    question stay within ``FIT_UNRELATED`` and ``FIT_ITEMS`` on ``split``; ties go to fewer
-    unrelated items, then fewer items."""
-    merge = svc.store.embedder.calibration.merge
-    labelled = _labelled(svc, data, split)
-    answerable = sum(bool(q.expected) for q in data.split(split)) or 1
-    best: tuple[float, float, float] | None = None
-    chosen = Selection(standout=0.0, gap=0.0, most=1)
-    standouts = [round(0.04 * i, 2) for i in range(26)]
-    gaps = [round(0.02 * i, 2) for i in range(51)]
-    for standout, gap, most in itertools.product(standouts, gaps, range(1, 6)):
-        rule = Selection(standout=standout, gap=gap, most=most)
-        found = items = unrelated = 0
-        for hits, labels in labelled:
-            picked = {id(h) for h in select(hits, rule, merge)}
-            kept = [lab for h, lab in zip(hits, labels, strict=True) if id(h) in picked]
-            found += "answer" in kept
-            items += len(kept)
-            unrelated += kept.count("unrelated")
-        share = unrelated / max(1, items)
-        if share > FIT_UNRELATED or items / len(labelled) > FIT_ITEMS:
-            continue
-        score = (found / answerable, -share, -items / len(labelled))
-        if best is None or score > best:
-            best, chosen = score, rule
-    print(f"fitted on {split}: {chosen} (answer {best[0] if best else 0:.2f})")
+@dataclass
+class Outcome:
+    answered: int = 0
+    found: int = 0
+    unanswered: int = 0
+    empty: int = 0
+    items: int = 0
+    unrelated: int = 0
+
+    def line(self) -> str:
+        return (
+            f"answer in context {self.found}/{self.answered}, "
+            f"nothing handed {self.empty}/{self.unanswered}, unrelated {self.unrelated}/{self.items}"
+        )
+
+
+def outcome(sets: list[Labelled], rule: Selection, merge: float) -> Outcome:
+    out = Outcome()
+    for every, labels, answerable, _terms in sets:
+        memories = [h for h in every if h.facts.layer != "L-inf"][:CANDIDATES]
+        picked = {id(h) for h in select(every, rule, merge)}
+        kept = [lab for h, lab in zip(memories, labels, strict=True) if id(h) in picked]
+        out.items += len(kept)
+        out.unrelated += kept.count("unrelated")
+        if answerable:
+            out.answered += 1
+            out.found += "answer" in kept
+        else:
+            out.unanswered += 1
+            out.empty += not kept
+    return out
+
+
+#: Of an answered message, the candidates whose chance reaches ``FLOOR`` enter, at most ``MOST``.
+FLOOR = 0.01
+MOST = 3
+
+
+def fit(
+    sets: dict[str, list[Labelled]],
+    merge: float,
+    shown: dict[str, list[Labelled]],
+    bound: float,
+) -> Selection:
+    """The answer model, and what each bound gives. The model: logistic regression of "this
+    candidate is the answer" on ``search.ANSWER_FEATURES``, each set weighing the same
+    whatever its size. The bound is the person's trade, not a fit: the table printed shows,
+    for each bound, every set's answers in context, questions nothing answers that get
+    nothing, and unrelated items; the one returned is ``bound`` (``floor`` and ``most`` as
+    frozen: 0.01 and 3). ``shown`` (the traps: the subject stored, the detail asked not) is
+    never fitted on: on them the answer model cannot tell the subject's other memories from
+    an answer (docs/memory.md), and what it hands there is about what was asked."""
+    rows: list[Any] = []
+    labels: list[float] = []
+    weight: list[float] = []
+    for name, questions in sets.items():
+        n = len(rows)
+        for every, labs, _answerable, n_terms in questions:
+            memories = [h for h in every if h.facts.layer != "L-inf"][:CANDIDATES]
+            x = answer_features(every, n_terms)
+            at = {id(h): i for i, h in enumerate(every)}
+            for h, lab in zip(memories, labs, strict=True):
+                rows.append(x[at[id(h)]])
+                labels.append(float(lab == "answer"))
+        weight += [1.0 / max(1, len(rows) - n)] * (len(rows) - n)
+        print(f"{name}: {len(questions)} questions, {len(rows) - n} candidates")
+    share = np.asarray(weight) * len(weight) / sum(weight)
+    x = np.column_stack([np.asarray(rows), np.ones(len(rows))])
+    w = _logistic(x, np.asarray(labels), 1.0, share)
+    weights = tuple(round(float(v), 3) for v in w[:-1])
+    intercept = round(float(w[-1]), 3)
+    model = Selection(weights, intercept, bound=1.0, floor=1.0, most=1)
+    for every, _labs, _answerable, n_terms in itertools.chain(*sets.values(), *shown.values()):
+        answer_chances(every, model, n_terms)
+    for b in [round(0.02 * i, 2) for i in range(5, 26)]:
+        rule = Selection(weights, intercept, bound=b, floor=FLOOR, most=MOST)
+        print(f"bound {b}:")
+        for name, questions in {**sets, **shown}.items():
+            print(f"  {name}: {outcome(questions, rule, merge).line()}")
+    chosen = Selection(weights, intercept, bound=bound, floor=FLOOR, most=MOST)
+    print(f"fitted: {chosen}")
     return chosen
 
 
@@ -177,15 +277,67 @@ def build_store(root: Path) -> tuple[MemoryService, GroundedSet]:
     return svc, data
 
 
+def fitting_sets(
+    svc: MemoryService, data: GroundedSet, synthetic: Path, heldout: Path | None = None
+) -> tuple[dict[str, list[Labelled]], dict[str, list[Labelled]]]:
+    """What the answer model is fitted on: the grounded set's fit split and the unanswerable
+    questions of ``answer_dev_data`` asked of its store, the synthetic set's tuning half and
+    the unanswerable questions whose subject it does not mention asked of its store
+    (``synthetic``: built by ``python -m tests.support.memory_eval DIR``), and with
+    ``heldout`` (a store built by ``python -m tests.support.heldout_eval DIR``) the fitting
+    half of tests/data/heldout (``heldout_eval.fitting_half``), its traps aside; and the traps,
+    shown beside the fit, with the held-out set's checking half."""
+    from tests.support.heldout_eval import heldout_questions
+    from tests.support.memory_eval_data import build as build_synthetic
+
+    none = tuple(q for q in UNANSWERABLE if q not in MENTIONED_IN_SYNTHETIC)
+    other = open_service(synthetic)
+    try:
+        fitted = {
+            "grounded fit": labelled(svc, grounded_questions(data, "fit")),
+            "grounded, nothing stored": labelled(svc, nothing_answers(UNANSWERABLE)),
+            "synthetic tune": labelled(other, synthetic_questions(build_synthetic(), "tune")),
+            "synthetic, nothing stored": labelled(other, nothing_answers(none)),
+        }
+        shown = {
+            "grounded, traps": labelled(svc, nothing_answers(TRAPS)),
+            "synthetic, traps": labelled(other, nothing_answers(tuple(MENTIONED_IN_SYNTHETIC))),
+        }
+    finally:
+        other.close()
+    if heldout is not None:
+        third = open_service(heldout)
+        try:
+            for half in ("fit", "check"):
+                asked, absent, traps = heldout_questions(half)
+                into = fitted if half == "fit" else shown
+                into[f"held-out {half} half"] = labelled(third, asked + absent)
+                shown[f"held-out {half} half, traps"] = labelled(third, traps)
+        finally:
+            third.close()
+    return fitted, shown
+
+
 def main() -> None:
     root = Path(sys.argv[1])
     svc, data = build_store(root)
     try:
         print(f"{svc.count()} memories stored, {len(data.queries)} questions")
         if "--fit" in sys.argv:
-            rule = fit(svc, data)
+            synthetic = Path(sys.argv[sys.argv.index("--fit") + 1])
+            heldout = (
+                Path(sys.argv[sys.argv.index("--heldout") + 1]) if "--heldout" in sys.argv else None
+            )
+            cal = svc.store.embedder.calibration
+            bound = (
+                float(sys.argv[sys.argv.index("--bound") + 1])
+                if "--bound" in sys.argv
+                else cal.selection.bound
+            )
+            fitted, shown = fitting_sets(svc, data, synthetic, heldout)
+            rule = fit(fitted, cal.merge, shown, bound)
             # This process only, to print the fitted rule's figures (the calibration is frozen).
-            object.__setattr__(svc.store.embedder.calibration, "selection", rule)
+            object.__setattr__(cal, "selection", rule)
         for split in ("fit", "report"):
             print(evaluate(svc, data, split).line(split))
     finally:

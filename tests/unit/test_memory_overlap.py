@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from agent.memory.context import CANDIDATES, build_context, select
+from agent.memory.context import CANDIDATES, build_context, ranked, select
 from agent.memory.search import candidates, search
 from state.memory import MemoryRecord, MemoryStateDB, MemoryStore, get_embedder
 from state.memory.embedder import Vectors
@@ -108,7 +108,9 @@ def test_a_search_reads_the_records_of_what_it_hands_out_only(
     read.clear()
     ctx, _over = build_context(store, tmp_path / "principles.md", question, 1500, now=now)
     # Only the candidates the selection lets in.
-    chosen = select(every[:CANDIDATES], emb.calibration.selection, emb.calibration.merge)
+    chosen = select(
+        ranked(store, question, now=now), emb.calibration.selection, emb.calibration.merge
+    )
     assert read == [h.id for h in chosen]
     assert 0 < len(read) < CANDIDATES
     assert {i.id for i in ctx.items} <= set(read) and ctx.items

@@ -180,12 +180,35 @@ def test_context_keeps_the_relevant_and_leaves_out_the_rest(svc: MemoryService) 
     assert ids[_LIFE[7]] not in got and len(got) <= 2
     first = next(i for i in ctx["items"] if i["id"] == got[0])
     assert first["why"]["matched"] and first["created_at"]
-    # Nothing stored is about this: the selection, relative to the candidates, still hands the
-    # closest few (at most Selection.most); the fitted standout gate rarely empties a context
-    # (docs/memory.md: the no-answer questions are counted in the unrelated share).
-    other = svc.context("¿Qué tal se me da la repostería francesa con masa madre?")
-    rule = svc.store.embedder.calibration.selection
-    assert len([i for i in other["items"] if i["layer"] != "L-inf"]) <= rule.most
+    assert all(i["answers"] for i in ctx["items"] if i["layer"] != "L-inf") and ctx["answered"]
+    # Nothing stored is about this: no memory is handed, and the context says so.
+    for question in (
+        "¿Qué tal se me da la repostería francesa con masa madre?",
+        "¿Qué grupo sanguíneo tengo?",
+    ):
+        other = svc.context(question)
+        assert [i for i in other["items"] if i["layer"] != "L-inf"] == [], question
+        assert other["answered"] is False and other["memories_text"] == ""
+
+
+def test_a_principle_that_answers_says_so(svc: MemoryService) -> None:
+    """Principles are always given; the one that answers the message is marked, so the chat
+    quotes it, and a message it does not answer marks none."""
+    (svc.layout.principles_file).write_text(
+        "# Principios\n\n"
+        "- Nunca arriesgar más del 2% de la cuenta en una sola operación.\n"
+        "- Dormir al menos siete horas antes de un día de obra.\n",
+        encoding="utf-8",
+    )
+    for text in _LIFE:
+        svc.add(text)
+    ctx = svc.context("¿cuánto puedo arriesgar en una operación?")
+    rules = [i for i in ctx["items"] if i["layer"] == "L-inf"]
+    assert len(rules) == 2
+    assert [i["answers"] for i in rules] == [True, False], rules
+    assert ctx["answered"] is True
+    unrelated = svc.context("¿Qué tal se me da la repostería francesa con masa madre?")
+    assert not any(i["answers"] for i in unrelated["items"]) and unrelated["answered"] is False
 
 
 def test_near_duplicates_take_one_place(svc: MemoryService) -> None:
