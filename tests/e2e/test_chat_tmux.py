@@ -132,7 +132,7 @@ def test_a_person_chats_in_a_real_terminal(alma_chat: DaemonRoot, term: Tmux) ->
     assert snapshot(alma.root / "user") != before
     term.line("!deshacer")
     term.wait(
-        lambda s: re.search(r"Action \d+: \w+ done, \d+ ops, undoing action \d+\.", after(s, PROMPT + "!deshacer")),
+        lambda s: re.search(r"Action \d+: folder tidying done, \d+ ops, undoing action \d+\.", after(s, PROMPT + "!deshacer")),
         what="the undo done",
     )  # fmt: skip
     assert snapshot(alma.root / "user") == before
