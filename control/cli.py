@@ -48,6 +48,12 @@ _INIT = Command(
 _LOCAL: dict[str, tuple[Arg, ...]] = {
     "memory.export": (
         Arg("output", "str", metavar="FILE", help=N_("write JSONL to FILE (never overwritten)")),
+        Arg(
+            "dir",
+            "str",
+            metavar="DIR",
+            help=N_("write train.jsonl and valid.jsonl into DIR (never over a file there)"),
+        ),
     ),
 }
 
@@ -130,7 +136,7 @@ class Help(Exception):
 class Line:
     """What alma-ctl's line asks for. ``command`` None is ``init``."""
 
-    __slots__ = ("args", "as_json", "command", "output", "root", "with_examples")
+    __slots__ = ("args", "as_json", "command", "folder", "output", "root", "with_examples")
 
     def __init__(
         self,
@@ -140,6 +146,7 @@ class Line:
         root: str | None,
         as_json: bool,
         output: str | None = None,
+        folder: str | None = None,
         with_examples: bool = False,
     ) -> None:
         self.command = command
@@ -147,11 +154,20 @@ class Line:
         self.root = root
         self.as_json = as_json
         self.output = output
+        self.folder = folder  # --dir: the export's folder (train.jsonl, valid.jsonl)
         self.with_examples = with_examples
 
     def _key(self) -> tuple[object, ...]:
         name = None if self.command is None else self.command.name
-        return (name, self.args, self.root, self.as_json, self.output, self.with_examples)
+        return (
+            name,
+            self.args,
+            self.root,
+            self.as_json,
+            self.output,
+            self.folder,
+            self.with_examples,
+        )
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Line) and self._key() == other._key()
@@ -230,9 +246,10 @@ def read_line(argv: list[str]) -> Line:
         return Line(None, {}, root=root, as_json=as_json, with_examples="with_examples" in values)
     command = form.command
     assert command is not None
-    output = values.pop("output", None)
+    output, folder = values.pop("output", None), values.pop("dir", None)
     assert output is None or isinstance(output, str)
-    return Line(command, values, root=root, as_json=as_json, output=output)
+    assert folder is None or isinstance(folder, str)
+    return Line(command, values, root=root, as_json=as_json, output=output, folder=folder)
 
 
 def read_options(form: Form, argv: list[str]) -> dict[str, object]:

@@ -92,31 +92,42 @@ def _jsonl(rows: object) -> str:
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in _items(rows))
 
 
-def _export(result: object, output: str | None, as_json: bool) -> _Outcome:
-    """The training export: its rows to ``output`` (a folder with ``train.jsonl`` and
-    ``valid.jsonl`` when the export is split, else one file; never over an existing file) or
-    to stdout, and what was written, dropped and withheld, said."""
+def _export(
+    result: object, output: str | None, as_json: bool, folder: str | None = None
+) -> _Outcome:
+    """The training export: its rows into ``folder`` (``train.jsonl``, and ``valid.jsonl`` when
+    the export is split), or to ``output`` (one file; a folder as ``folder`` is when the export
+    is split), never over an existing file, or to stdout; and what was written, dropped and
+    withheld, said."""
+    if output is not None and folder is not None:
+        raise BadArgumentError(
+            _("Give `--output FILE` or `--dir DIR` to `alma-ctl memory export`, not both.")
+        )
     doc = result if isinstance(result, dict) else {}
     summary = doc.get("summary") or {}
     withheld = _items(doc.get("withheld"))
     if doc.get("listing"):
         return _Outcome(doc, _withheld_listing(withheld))
     files = {"train.jsonl": _jsonl(doc.get("train")), "valid.jsonl": _jsonl(doc.get("valid"))}
+    if not doc.get("split"):  # nothing kept for validation: one file of rows
+        del files["valid.jsonl"]
+    if folder is not None:
+        output = folder
     if output is None:
         if not as_json:  # stdout is the rows; what was done goes to stderr
             sys.stderr.write(printable(_export_summary(summary, "-")) + "\n")
-        return _Outcome(doc, (files["train.jsonl"] + files["valid.jsonl"]).rstrip("\n"))
+        return _Outcome(doc, "".join(files.values()).rstrip("\n"))
     from control.rootinit import write_new
 
-    if doc.get("split"):
+    if folder is not None or doc.get("split"):
         from pathlib import Path
 
-        folder = Path(output)
-        folder.mkdir(mode=PRIVATE_DIR, exist_ok=True)  # training data is the person's, private
-        taken = [str(folder / n) for n in files if os.path.lexists(folder / n)]
+        where = Path(output)
+        where.mkdir(mode=PRIVATE_DIR, exist_ok=True)  # training data is the person's, private
+        taken = [str(where / n) for n in files if os.path.lexists(where / n)]
         if taken:
             raise AlmaError(_(_NEVER_OVERWRITES, path=taken[0]))
-        targets = {str(folder / name): text for name, text in files.items()}
+        targets = {str(where / name): text for name, text in files.items()}
     else:
         targets = {output: files["train.jsonl"]}
     for path, text in targets.items():
@@ -226,7 +237,7 @@ def _run(line: Line) -> _Outcome:
             return _status_unreachable(root, socket)
         raise
     if command.name == "memory.export":
-        return _export(result, line.output, line.as_json)
+        return _export(result, line.output, line.as_json, line.folder)
     from control.views import render_result
 
     return _Outcome(result, render_result(command.name, args, result))

@@ -111,7 +111,7 @@ def test_a_week_exported_for_every_trainer_without_its_secrets(alma: DaemonRoot)
     dropped = {"duplicate": 1, "empty": 1, "private": 1, "secret": 2}
 
     mlx = out / "mlx"
-    doc = alma.ok("memory", "export", "--format", "mlx", "--system", "--output", str(mlx))
+    doc = alma.ok("memory", "export", "--format", "mlx", "--system", "--dir", str(mlx))
     summary = doc["summary"]
     assert summary["examples"] == expected_examples and summary["dropped"] == dropped
     assert summary["train"] + summary["valid"] == expected_examples and summary["valid"] >= 1
@@ -127,7 +127,7 @@ def test_a_week_exported_for_every_trainer_without_its_secrets(alma: DaemonRoot)
 
     # The split is the same on every export: a second folder holds the same bytes.
     again = out / "mlx-again"
-    alma.ok("memory", "export", "--format", "mlx", "--system", "--output", str(again))
+    alma.ok("memory", "export", "--format", "mlx", "--system", "--dir", str(again))
     for name in ("train.jsonl", "valid.jsonl"):
         assert (again / name).read_bytes() == (mlx / name).read_bytes()
 
@@ -170,6 +170,8 @@ def test_a_week_exported_for_every_trainer_without_its_secrets(alma: DaemonRoot)
 
     # Nothing is overwritten: a second export into the same folder is refused, files kept.
     before = (mlx / "train.jsonl").read_bytes()
-    refused = alma.ctl("memory", "export", "--format", "mlx", "--output", str(mlx))
+    refused = alma.ctl("memory", "export", "--format", "mlx", "--dir", str(mlx))
     assert refused.rc == 1 and "already exists" in refused.stderr
     assert (mlx / "train.jsonl").read_bytes() == before
+    both = alma.ctl("memory", "export", "--output", str(every), "--dir", str(mlx))
+    assert both.rc == 2 and "not both" in both.stderr
