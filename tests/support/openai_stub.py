@@ -20,8 +20,6 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from agent.voice.prompt import MESSAGE_HEADER
-
 
 class ModelStub:
     """``with ModelStub("text") as stub: ... stub.url ... stub.requests``"""
@@ -128,8 +126,9 @@ class ModelStub:
             for body in bodies:
                 turns = body.get("messages") or [{}]
                 last = str(turns[-1].get("content", ""))
-                # The memories relevant to a message come with it, before its words.
-                if last == message or last.endswith(f"{MESSAGE_HEADER}\n{message}"):
+                # What the chat frames a message with (the memories relevant to it, or that
+                # nothing stored answers it) comes before its words, on lines of its own.
+                if last == message or last.endswith(f"\n{message}"):
                     out.append("\n".join(str(turn.get("content", "")) for turn in turns))
                     break
             else:
