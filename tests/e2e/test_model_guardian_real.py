@@ -219,7 +219,8 @@ def test_the_real_model_process_dies_at_any_moment_and_the_next_message_is_answe
 
     # SIGSTOP: the process hangs past the timeout, is killed, and replaced.
     pid, outcome, moment = guardian.during_answer(0.3, signal.SIGSTOP)
-    assert f"gave nothing for {TIMEOUT_S} seconds" in outcome, outcome
+    # Said in the message's language (QUESTION is Spanish).
+    assert f"no dio nada durante {TIMEOUT_S} segundos" in outcome, outcome
     took["sigstop past the timeout"] = [guardian.recovered(pid, moment + TIMEOUT_S)]
 
     assert "Exception in thread" not in alma.log()
