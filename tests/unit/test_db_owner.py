@@ -248,6 +248,7 @@ def test_a_backup_action_restore_merge_recovery_and_reopening_open_no_database_r
 ) -> None:
     secret = tmp_path / "pw"
     secret.write_bytes(b"correct horse battery\n")
+    secret.chmod(0o600)  # a password file others may read is refused
     a = memory.add("Prefiero respuestas cortas y en español.", importance=4)["id"]
     b = memory.add("Prefiero respuestas breves y en español, sin rodeos.", importance=2)["id"]
     assert a != b
