@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent.backup.service import BackupService
 from agent.loop.lifecycle import Agent
+from agent.memory import merge_actions as memory_actions
 from agent.memory.export import export as export_chats
 from agent.memory.gate import MemoryGate
 from agent.voice.chat import ChatService
@@ -140,6 +141,22 @@ class Api:
 
     def memory_show(self, id: str) -> dict[str, Any]:
         return self._mem().show(id)
+
+    def memory_edit(
+        self,
+        id: str,
+        text: str | None,
+        tags: list[str] | None,
+        importance: int | None,
+        memory_type: str | None,
+    ) -> dict[str, Any]:
+        service = self._mem()
+        changes = {"text": text, "tags": tags, "importance": importance, "memory_type": memory_type}
+        edited = self.agent.engine.run_in_daemon(
+            lambda journal: memory_actions.edit(journal, service, id, **changes)
+        )
+        self.agent.audit(self.agent.engine.journal.action(int(edited["action_id"])), None)
+        return edited
 
     def memory_forget(self, id: str) -> dict[str, Any]:
         return self._mem().forget(id)

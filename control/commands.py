@@ -420,6 +420,33 @@ _TABLE: tuple[Command, ...] = (
         timeout=_MODEL,
     ),
     Command("memory.show", N_("one memory"), (_MEMORY_ID,), timeout=_MODEL),
+    Command(
+        "memory.edit",
+        N_("change a memory's text, tags, importance or type (`alma-ctl undo` takes it back)"),
+        (
+            _MEMORY_ID,
+            Arg(
+                "text",
+                "str",
+                nullable=True,
+                non_empty=True,
+                max_len=L.CONTENT_CHARS,
+                metavar="TEXT",
+                help=N_("the memory's new text"),
+            ),
+            Arg(
+                "tags",
+                "list[str]",
+                nullable=True,
+                max_len=L.TAG_CHARS,
+                metavar="a,b",
+                help=N_("its tags instead of the ones it has, separated by commas (empty: none)"),
+            ),
+            Arg("importance", "int", nullable=True, min=1, max=5, metavar="1-5"),
+            _TYPE,
+        ),
+        timeout=_MODEL,
+    ),
     Command("memory.forget", N_("archive a memory (restorable)"), (_MEMORY_ID,), timeout=_MODEL),
     Command("memory.restore", N_("bring back a forgotten memory"), (_MEMORY_ID,), timeout=_MODEL),
     Command(

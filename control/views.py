@@ -33,6 +33,8 @@ def _op(op: object) -> str:
         where = _(
             "memories {merge} into {keep}", merge=cell(op.get("merge"), None), keep=op.get("keep")
         )
+    elif op.get("op") == "memory_edit":
+        where = _("memory {id}: {fields}", id=op.get("id"), fields=cell(op.get("fields"), None))
     else:
         where = str(op.get("path", ""))
     if op.get("op") == "create":
@@ -51,6 +53,7 @@ _OPS = {
     "edit": N_("edit"),
     "create": N_("create"),
     "memory_merge": N_("merge"),
+    "memory_edit": N_("edit"),
 }
 
 
@@ -717,6 +720,17 @@ def _render(wire: str, args: dict[str, object], result: object) -> str:
     if wire == "memory.forget":
         return _(
             "Forgot memory {id}; `alma-ctl memory restore {id}` brings it back.", id=args["id"]
+        )
+    if wire == "memory.edit" and isinstance(result, dict):
+        memory = _memory({k: v for k, v in result.items() if k != "action_id"})
+        return (
+            memory
+            + "\n"
+            + _(
+                "Edited memory {id}; `alma-ctl undo {action}` takes the edit back.",
+                id=result.get("id"),
+                action=result.get("action_id"),
+            )
         )
     if wire == "memory.examples" and isinstance(result, dict):
         return ngettext(

@@ -20,17 +20,24 @@ from agent.memory.context import build_context
 from agent.memory.enrich import Enricher, EnrichWorker, ModelMeta
 from agent.memory.examples import example_id, load_examples_file
 from agent.memory.ingest import IngestWorker, LogIngestor
-from agent.memory.memorize import Memorizer
+from agent.memory.memorize import Memorizer, embedding_text
 from agent.memory.rules import THEMES, derive
 from agent.memory.search import search as hybrid_search
 from control.commands import validate
 from policies import limits as L
-from policies.errors import NotFoundError
+from policies.errors import BadArgumentError, ConflictError, InvalidStateError, NotFoundError
 from policies.i18n import _
 from policies.layout import RootLayout
 from policies.modes import PRIVATE_DIR
 from policies.text import fold, project_key, tag_key
-from state.memory import MemoryRecord, MemoryStateDB, MemoryStore, get_embedder, layer_for
+from state.memory import (
+    KNOWN_TYPES,
+    MemoryRecord,
+    MemoryStateDB,
+    MemoryStore,
+    get_embedder,
+    layer_for,
+)
 from state.memory.store import where_all
 
 log = logging.getLogger(__name__)
@@ -44,6 +51,11 @@ def _checked(cmd: str, **args: Any) -> dict[str, Any]:
     """``args`` as the socket's command table accepts them (control.commands: the one schema),
     for the daemon's own callers too, with the whitespace around each text dropped."""
     return {name: _trimmed(value) for name, value in validate(cmd, args).items()}
+
+
+def _edited(rec: MemoryRecord) -> tuple[object, ...]:
+    """What a person's edit may change in a memory (``memory.edit``)."""
+    return rec.content, tuple(rec.tags), rec.importance, rec.memory_type, rec.layer
 
 
 def _trimmed(value: object) -> object:
@@ -223,6 +235,101 @@ class MemoryService:
     def show(self, memory_id: str) -> dict[str, Any]:
         rec, archived = self._find(memory_id)
         return rec.public(archived=archived)
+
+    def edited(
+        self,
+        memory_id: str,
+        *,
+        text: str | None = None,
+        tags: Sequence[str] | None = None,
+        importance: int | None = None,
+        memory_type: str | None = None,
+    ) -> tuple[MemoryRecord, MemoryRecord]:
+        """A memory as it is and as a person's edit would leave it, nothing written (the
+        journaled edit is agent.memory.merge_actions.edit). Each item of ``tags`` may hold
+        several tags separated by commas; an empty list clears them."""
+        req = _checked(
+            "memory.edit",
+            id=memory_id,
+            text=text,
+            tags=None if tags is None else list(tags),
+            importance=importance,
+            memory_type=memory_type,
+        )
+        changes = {k: v for k, v in req.items() if k != "id" and v is not None}
+        if not changes:
+            raise BadArgumentError(
+                _(
+                    "Say what to change in memory {id}: --text, --tags, --importance or --type.",
+                    id=req["id"],
+                )
+            )
+        rec, archived = self._find(req["id"])
+        if archived:
+            raise InvalidStateError(
+                _(
+                    "Memory {id} is forgotten; `alma-ctl memory restore {id}` brings it back, "
+                    "then it can be edited.",
+                    id=req["id"],
+                )
+            )
+        update: dict[str, Any] = {}
+        if "text" in changes:
+            update["content"] = changes["text"]
+        if "tags" in changes:
+            update["tags"] = [t for item in changes["tags"] for t in item.split(",") if t.strip()]
+        if "importance" in changes:
+            update["importance"] = changes["importance"]
+        if "memory_type" in changes:
+            kind_type = changes["memory_type"].lower()
+            known = KNOWN_TYPES | set(self.store.counts().get("by_memory_type", {}))
+            if kind_type not in known:
+                raise BadArgumentError(
+                    _(
+                        "{type} is not a memory type ALMA knows; use one of {types}.",
+                        type=repr(changes["memory_type"]),
+                        types=", ".join(sorted(known)),
+                    )
+                )
+            update["memory_type"] = kind_type
+            update["layer"] = layer_for(kind_type, rec.kind)
+        after = rec.model_copy(update=update)
+        after = MemoryRecord.model_validate(after.model_dump())  # tags cleaned as stored
+        if _edited(rec) == _edited(after):
+            raise BadArgumentError(
+                _("Memory {id} already says that; nothing was changed.", id=req["id"])
+            )
+        return rec, after
+
+    def rewrite(self, raw: dict[str, Any]) -> None:
+        """Write a memory back exactly as ``raw`` (a ``MemoryRecord`` dump: an edit, its undo,
+        a recovery), text and vector included, wherever it is now."""
+        rec = MemoryRecord.model_validate(raw)
+        vector = self.store.embedder.passages([embedding_text(rec.content)])
+        with self.store.lock:
+            found = self._still(rec.id)
+            self.store.rewrite(rec, vector, archived=found[1])
+
+    def check_edited(self, raw: dict[str, Any]) -> None:
+        """ConflictError unless what a person edits in the memory is still as in ``raw``:
+        an undo never writes over a later change."""
+        expected = MemoryRecord.model_validate(raw)
+        if _edited(self._still(expected.id)[0]) != _edited(expected):
+            raise ConflictError(
+                _(
+                    "Memory {id} changed after this edit; undo the later change first "
+                    "(`alma-ctl history` lists them).",
+                    id=expected.id,
+                )
+            )
+
+    def _still(self, memory_id: str) -> tuple[MemoryRecord, bool]:
+        found = self.store.find(memory_id)
+        if found is None:
+            raise ConflictError(
+                _("Memory {id} no longer exists; nothing was changed.", id=memory_id)
+            )
+        return found
 
     def forget(self, memory_id: str) -> dict[str, Any]:
         """Archive (restorable with ``restore``); forgetting twice is not an error."""
