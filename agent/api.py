@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from agent.backup.service import BackupService
+from agent.day.days import DaysReport, report_days
 from agent.loop.lifecycle import Agent
 from agent.memory import merge_actions as memory_actions
 from agent.memory.export import export as export_chats
@@ -110,6 +111,9 @@ class Api:
 
     def report(self, date: str | None, refresh: bool) -> dict[str, Any]:
         return self.agent.report(date, refresh=refresh)
+
+    def report_days(self, days: int) -> DaysReport:
+        return report_days(self.layout.root, self.agent.store, days)
 
     def reminders(self) -> dict[str, Any]:
         return self.agent.reminders.listing(datetime.now())

@@ -12,7 +12,7 @@ from __future__ import annotations
 from policies import limits as L
 from policies.errors import BadArgumentError, UnknownCommandError
 from policies.i18n import LANGUAGES, N_, _, language
-from policies.states import LEVELS, SUGGESTION_STATUSES
+from policies.states import LEVELS, SUGGESTION_STATUSES, UNDONE
 
 # Neither dataclasses nor typing: alma-ctl would import them at every start (docs/benchmarks.md).
 TYPE_CHECKING = False
@@ -27,6 +27,9 @@ MAX_ID = (1 << 63) - 1
 EXPORT_FORMATS = ("mlx", "chatml", "sharegpt", "alpaca")
 #: The largest share of the examples a training export keeps for validation.
 EXPORT_VALID_MAX = 0.5
+#: ``report.days``: the days the panel's plots show by default, and at most.
+REPORT_DAYS = 14
+REPORT_DAYS_MAX = 90
 VERDICTS = (N_("util"), N_("inutil"))  # a person reads (and may type) them with their accents
 
 
@@ -273,9 +276,9 @@ _TABLE: tuple[Command, ...] = (
                 "status",
                 "str",
                 nullable=True,
-                choices=SUGGESTION_STATUSES,
+                choices=(*SUGGESTION_STATUSES, UNDONE),
                 metavar="S",
-                help=N_("one status, as the list shows it (pending, rejected...)"),
+                help=N_("one status, as the list shows it (pending, rejected, undone...)"),
             ),
             Arg("all", "bool", default=False, help=N_("every status")),
         ),
@@ -364,6 +367,24 @@ _TABLE: tuple[Command, ...] = (
             ),
         ),
         timeout=_MODEL,
+    ),
+    Command(
+        "report.days",
+        N_(
+            "the last days as series: working hours, messages per hour, mood, and the "
+            "suggestions of each kind with what became of them"
+        ),
+        (
+            Arg(
+                "days",
+                "int",
+                default=REPORT_DAYS,
+                min=1,
+                max=REPORT_DAYS_MAX,
+                metavar="N",
+                help=N_("how many days, today included"),
+            ),
+        ),
     ),
     Command(
         "undo",

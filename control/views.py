@@ -629,6 +629,35 @@ def _feedback(value: object) -> str:
     return text
 
 
+def _days(value: object) -> str:
+    """``report.days``: one line a day, oldest first; the suggestions of the day counted by
+    what became of them (every kind together)."""
+    if not isinstance(value, dict) or not isinstance(value.get("days"), list):
+        return fields(value)
+    heads = {
+        "date": _("date"),
+        "hours": _("hours"),
+        "messages": _("messages"),
+        "mood": _("mood"),
+        **{outcome: _(outcome) for outcome in ("accepted", "rejected", "undone", "pending")},
+    }
+    rows: list[object] = []
+    for day in value["days"]:
+        if not isinstance(day, dict):
+            continue
+        kinds = day.get("suggestions") or {}
+        row = {
+            heads["date"]: day.get("date"),
+            heads["hours"]: day.get("hours"),
+            heads["messages"]: sum(day.get("messages_by_hour") or ()),
+            heads["mood"]: day.get("mood"),
+        }
+        for outcome in ("accepted", "rejected", "undone", "pending"):
+            row[heads[outcome]] = sum(int(c.get(outcome) or 0) for c in kinds.values())
+        rows.append(row)
+    return table(rows, tuple(heads.values()))
+
+
 def _history(value: object) -> str:
     """The actions, an undo named as the undo of the action it reverts."""
     if not isinstance(value, list):
@@ -696,6 +725,7 @@ _RENDER: dict[str, Callable[[object], str]] = {
     "trash.list": _list_or(N_("The trash is empty.")),
     "stats": _stats,
     "report": _report,
+    "report.days": _days,
     "backup.list": _snapshots,
     "backup.now": _backup_line,
     "backup.restore": _backup_line,
