@@ -21,7 +21,7 @@ from agent.memory import merge_actions as memory_actions
 from agent.memory.export import export as export_chats
 from agent.memory.gate import MemoryGate
 from agent.voice.chat import ChatService
-from control.commands import COMMANDS
+from control.commands import COMMANDS, NOTE_FORMATS
 from control.stream import StreamReply
 from policies.layout import RootLayout
 from sandbox.confine import spoken
@@ -171,12 +171,21 @@ class Api:
     def memory_export(
         self,
         format: str,
+        vault: str | None,
         valid: float | None,
         system: bool,
         include_secrets: bool,
         include: list[str],
         list_withheld: bool,
     ) -> dict[str, Any]:
+        if format in NOTE_FORMATS or vault is not None:
+            return self._mem().vault(
+                format,
+                vault,
+                include_secrets=include_secrets,
+                include=include,
+                list_withheld=list_withheld,
+            )
         # The chat logs, not the memory store: an export works while the store loads or is off.
         result = export_chats(
             self.layout.root,

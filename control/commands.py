@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 MAX_ID = (1 << 63) - 1
 #: The training export's formats (agent.memory.export writes each).
 EXPORT_FORMATS = ("mlx", "chatml", "sharegpt", "alpaca")
+#: The notes exports' formats (agent.memory.vault writes each): memories as a vault of notes.
+NOTE_FORMATS = ("obsidian",)
 #: The largest share of the examples a training export keeps for validation.
 EXPORT_VALID_MAX = 0.5
 #: ``report.days``: the days the panel's plots show by default, and at most.
@@ -472,15 +474,28 @@ _TABLE: tuple[Command, ...] = (
     Command("memory.restore", N_("bring back a forgotten memory"), (_MEMORY_ID,), timeout=_MODEL),
     Command(
         "memory.export",
-        N_("memories as training examples (JSONL)"),
+        N_("the chat logs as training examples (JSONL), or the memories as Obsidian notes"),
         (
             Arg(
                 "format",
                 "str",
                 default="chatml",
-                choices=EXPORT_FORMATS,
+                choices=(*EXPORT_FORMATS, *NOTE_FORMATS),
                 metavar="FORMAT",
-                help=N_("mlx (MLX-LM's train/valid folder), chatml, sharegpt or alpaca"),
+                help=N_(
+                    "mlx (MLX-LM's train/valid folder), chatml, sharegpt or alpaca: the chat "
+                    "logs as training examples; obsidian: the memories as a vault of notes in DIR"
+                ),
+            ),
+            Arg(
+                "vault",
+                "str",
+                nullable=True,
+                non_empty=True,
+                max_len=L.PATH_CHARS,
+                positional=True,
+                metavar="DIR",
+                help=N_("with --format obsidian: a new (or empty) folder for the vault"),
             ),
             Arg(
                 "valid",

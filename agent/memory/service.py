@@ -16,6 +16,7 @@ from typing import Any
 from agent.memory import merge as merge_mod
 from agent.memory import migrate
 from agent.memory import rules as rules_mod
+from agent.memory import vault as vault_mod
 from agent.memory.context import build_context
 from agent.memory.enrich import Enricher, EnrichWorker, ModelMeta
 from agent.memory.examples import example_id, load_examples_file
@@ -299,7 +300,9 @@ class MemoryService:
             raise BadArgumentError(
                 _("Memory {id} already says that; nothing was changed.", id=req["id"])
             )
-        return rec, after
+        return rec, after.model_copy(
+            update={"updated_at": self._clock().isoformat(timespec="seconds")}
+        )
 
     def rewrite(self, raw: dict[str, Any]) -> None:
         """Write a memory back exactly as ``raw`` (a ``MemoryRecord`` dump: an edit, its undo,
@@ -385,6 +388,23 @@ class MemoryService:
             "l0_searched": ctx.l0_searched,
             "answered": ctx.answered,
         }
+
+    def vault(
+        self,
+        fmt: str,
+        folder: str | None,
+        *,
+        include_secrets: bool = False,
+        include: Sequence[str] = (),
+        list_withheld: bool = False,
+    ) -> dict[str, Any]:
+        """The active memories as an Obsidian vault's notes (agent.memory.vault), for
+        alma-ctl to write into ``folder``; with ``list_withheld`` the withheld ones only."""
+        vault_mod.check_request(fmt, folder)
+        notes = vault_mod.vault(self.store.scan(), include_secrets=include_secrets, include=include)
+        if list_withheld:
+            notes.update(notes=[], listing=True)
+        return notes
 
     def load_examples(self) -> dict[str, int]:
         now = self._clock().isoformat(timespec="seconds")
