@@ -541,8 +541,8 @@ class MemoryService:
     def _apply_model(self, memory_id: str, meta: ModelMeta, fixed: frozenset[str]) -> None:
         with self.store.lock:
             found = self.store.get([memory_id])
-            if not found:
-                return  # archived or merged meanwhile: leave it as it is
+            if not found or found[0].updated_at:
+                return  # archived, merged or edited by the person meanwhile: theirs stands
             rec = found[0].model_copy(deep=True)
             keys = {tag_key(t) for t in rec.tags}
             rec.tags = rec.tags + [t for t in meta.tags if tag_key(t) not in keys]

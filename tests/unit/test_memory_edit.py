@@ -4,8 +4,10 @@ changed."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -159,3 +161,33 @@ def test_an_edit_interrupted_after_its_intent_is_taken_back(
     assert memory_actions.recover(journal, svc) == [aid]
     assert journal.action(aid)["status"] == "rolled_back"
     assert svc.show(mid) == before
+
+
+def test_the_model_never_writes_over_a_persons_edit(
+    root: RootLayout, journal: Journal, embedder_loaded: None
+) -> None:
+    """The model's metadata comes after the memory was stored: when the person edited it
+    meanwhile, the edit stands."""
+    asked, answer = threading.Event(), threading.Event()
+
+    def slow_model(text: str) -> Mapping[str, Any]:
+        asked.set()
+        answer.wait(30)
+        return {"importance": 5, "memory_type": "fact", "tags": ["modelo"]}
+
+    svc = MemoryService(root, model=slow_model, clock=lambda: NOW)  # type: ignore[arg-type]  # a structural stand-in for Enricher
+    try:
+        mid = svc.add("Quiero revisar las facturas del mes que viene")["id"]
+        assert asked.wait(30)
+        memory_actions.edit(journal, svc, mid, importance=2, memory_type="context", tags=["casa"])
+        answer.set()
+        svc.wait_idle()
+        shown = svc.show(mid)
+        assert (shown["importance"], shown["memory_type"], shown["tags"]) == (
+            2,
+            "context",
+            ["casa"],
+        )
+    finally:
+        answer.set()
+        svc.close()
