@@ -12,7 +12,9 @@ from actions.planners import PlanResult
 from agent.day.days import OUTCOMES, day_series, report_days
 from agent.detectors.low_mood import day_score
 from control.commands import validate
+from control.views import render_result
 from policies.errors import BadArgumentError
+from policies.i18n import language
 from state.chatlog import parse
 from state.suggestions import SuggestionStore
 
@@ -108,3 +110,15 @@ def test_suggestions_list_filters_the_undone_ones(store: SuggestionStore) -> Non
     listed = store.list(status=str(checked["status"]))
     assert [s["id"] for s in listed] == [undone]
     assert [s["id"] for s in store.list(status="executed")] == [undone, kept]
+
+
+def test_alma_ctl_prints_one_line_a_day(tmp_path: Path, store: SuggestionStore) -> None:
+    _propose(store, "organize", 1)
+    days = report_days(_root(tmp_path, date.today()), store, 2)
+    with language("es"):
+        text = render_result("report.days", {"days": 2}, days)
+    head, older, today = text.splitlines()
+    assert head.split()[:4] == ["FECHA", "HORAS", "MENSAJES", "ÁNIMO"]
+    assert older.split()[1:3] == ["0.0", "0"] and "-" in older.split()
+    assert today.split()[0] == date.today().isoformat() and today.split()[2] == "4"
+    assert today.split()[-1] == "1"  # the pending suggestion
