@@ -11,6 +11,7 @@ of an undo does the edit again.
 from __future__ import annotations
 
 import logging
+import sqlite3
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,7 @@ from actions.planners import PlanResult, fingerprint
 from policies.errors import AlmaError, ConflictError, as_alma_error
 from policies.i18n import _
 from policies.kinds import MEMORY
-from state.journal import Journal
+from state.journal import Journal, JournalRow
 
 if TYPE_CHECKING:
     from agent.memory.service import MemoryService
@@ -188,7 +189,9 @@ def undo(journal: Journal, memory: MemoryService, target: int) -> dict[str, Any]
     return journal.action(action_id)
 
 
-def _undo_edit(journal: Journal, memory: MemoryService, row: Any, done: Any) -> dict[str, Any]:
+def _undo_edit(
+    journal: Journal, memory: MemoryService, row: sqlite3.Row, done: JournalRow
+) -> dict[str, Any]:
     """The undo of an edit is an edit back: its row holds the two states swapped, so that
     undoing it in turn writes the edit again. Refused when the memory changed since."""
     state = {"before": done.aux["after"], "after": done.aux["before"]}
@@ -205,7 +208,7 @@ def _undo_edit(journal: Journal, memory: MemoryService, row: Any, done: Any) -> 
     return journal.action(action_id)
 
 
-def _write_back(memory: MemoryService, r: Any, *, forward: bool) -> None:
+def _write_back(memory: MemoryService, r: JournalRow, *, forward: bool) -> None:
     """One journal row of a memory action written to the store: an edit's ``after`` when
     it is done forward (an undo completed), its ``before`` when taken back; a merge's
     before-state either way (its undo's rows hold it too)."""
