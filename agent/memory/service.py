@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from agent.memory import edit as edit_mod
 from agent.memory import merge as merge_mod
 from agent.memory import migrate
 from agent.memory import rules as rules_mod
@@ -21,24 +22,17 @@ from agent.memory.context import build_context
 from agent.memory.enrich import Enricher, EnrichWorker, ModelMeta
 from agent.memory.examples import example_id, load_examples_file
 from agent.memory.ingest import IngestWorker, LogIngestor
-from agent.memory.memorize import Memorizer, embedding_text
+from agent.memory.memorize import Memorizer
 from agent.memory.rules import THEMES, derive
 from agent.memory.search import search as hybrid_search
 from control.commands import validate
 from policies import limits as L
-from policies.errors import BadArgumentError, ConflictError, InvalidStateError, NotFoundError
+from policies.errors import BadArgumentError, InvalidStateError, NotFoundError
 from policies.i18n import _
 from policies.layout import RootLayout
 from policies.modes import PRIVATE_DIR
 from policies.text import fold, project_key, tag_key
-from state.memory import (
-    KNOWN_TYPES,
-    MemoryRecord,
-    MemoryStateDB,
-    MemoryStore,
-    get_embedder,
-    layer_for,
-)
+from state.memory import MemoryRecord, MemoryStateDB, MemoryStore, get_embedder, layer_for
 from state.memory.store import where_all
 
 log = logging.getLogger(__name__)
@@ -52,11 +46,6 @@ def _checked(cmd: str, **args: Any) -> dict[str, Any]:
     """``args`` as the socket's command table accepts them (control.commands: the one schema),
     for the daemon's own callers too, with the whitespace around each text dropped."""
     return {name: _trimmed(value) for name, value in validate(cmd, args).items()}
-
-
-def _edited(rec: MemoryRecord) -> tuple[object, ...]:
-    """What a person's edit may change in a memory (``memory.edit``)."""
-    return rec.content, tuple(rec.tags), rec.importance, rec.memory_type, rec.layer
 
 
 def _trimmed(value: object) -> object:
@@ -274,65 +263,15 @@ class MemoryService:
                     id=req["id"],
                 )
             )
-        update: dict[str, Any] = {}
-        if "text" in changes:
-            update["content"] = changes["text"]
-        if "tags" in changes:
-            update["tags"] = [t for item in changes["tags"] for t in item.split(",") if t.strip()]
-        if "importance" in changes:
-            update["importance"] = changes["importance"]
-        if "memory_type" in changes:
-            kind_type = changes["memory_type"].lower()
-            known = KNOWN_TYPES | set(self.store.counts().get("by_memory_type", {}))
-            if kind_type not in known:
-                raise BadArgumentError(
-                    _(
-                        "{type} is not a memory type ALMA knows; use one of {types}.",
-                        type=repr(changes["memory_type"]),
-                        types=", ".join(sorted(known)),
-                    )
-                )
-            update["memory_type"] = kind_type
-            update["layer"] = layer_for(kind_type, rec.kind)
-        after = rec.model_copy(update=update)
-        after = MemoryRecord.model_validate(after.model_dump())  # tags cleaned as stored
-        if _edited(rec) == _edited(after):
-            raise BadArgumentError(
-                _("Memory {id} already says that; nothing was changed.", id=req["id"])
-            )
-        return rec, after.model_copy(
-            update={"updated_at": self._clock().isoformat(timespec="seconds")}
-        )
+        return rec, edit_mod.changed(self.store, rec, changes, self._clock())
 
     def rewrite(self, raw: dict[str, Any]) -> None:
-        """Write a memory back exactly as ``raw`` (a ``MemoryRecord`` dump: an edit, its undo,
-        a recovery), text and vector included, wherever it is now."""
-        rec = MemoryRecord.model_validate(raw)
-        vector = self.store.embedder.passages([embedding_text(rec.content)])
-        with self.store.lock:
-            found = self._still(rec.id)
-            self.store.rewrite(rec, vector, archived=found[1])
+        """Write a memory back exactly as ``raw`` (agent.memory.edit.rewrite)."""
+        edit_mod.rewrite(self.store, raw)
 
     def check_edited(self, raw: dict[str, Any]) -> None:
-        """ConflictError unless what a person edits in the memory is still as in ``raw``:
-        an undo never writes over a later change."""
-        expected = MemoryRecord.model_validate(raw)
-        if _edited(self._still(expected.id)[0]) != _edited(expected):
-            raise ConflictError(
-                _(
-                    "Memory {id} changed after this edit; undo the later change first "
-                    "(`alma-ctl history` lists them).",
-                    id=expected.id,
-                )
-            )
-
-    def _still(self, memory_id: str) -> tuple[MemoryRecord, bool]:
-        found = self.store.find(memory_id)
-        if found is None:
-            raise ConflictError(
-                _("Memory {id} no longer exists; nothing was changed.", id=memory_id)
-            )
-        return found
+        """ConflictError when the memory was edited after ``raw`` (an undo's check)."""
+        edit_mod.check_unchanged(self.store, raw)
 
     def forget(self, memory_id: str) -> dict[str, Any]:
         """Archive (restorable with ``restore``); forgetting twice is not an error."""
