@@ -15,11 +15,13 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from agent.backup.service import BackupService
+from agent.day.days import DaysReport, report_days
 from agent.loop.lifecycle import Agent
+from agent.memory import merge_actions as memory_actions
 from agent.memory.export import export as export_chats
 from agent.memory.gate import MemoryGate
 from agent.voice.chat import ChatService
-from control.commands import COMMANDS
+from control.commands import COMMANDS, NOTE_FORMATS
 from control.stream import StreamReply
 from policies.layout import RootLayout
 from sandbox.confine import spoken
@@ -110,6 +112,9 @@ class Api:
     def report(self, date: str | None, refresh: bool) -> dict[str, Any]:
         return self.agent.report(date, refresh=refresh)
 
+    def report_days(self, days: int) -> DaysReport:
+        return report_days(self.layout.root, self.agent.store, days)
+
     def reminders(self) -> dict[str, Any]:
         return self.agent.reminders.listing(datetime.now())
 
@@ -141,6 +146,22 @@ class Api:
     def memory_show(self, id: str) -> dict[str, Any]:
         return self._mem().show(id)
 
+    def memory_edit(
+        self,
+        id: str,
+        text: str | None,
+        tags: list[str] | None,
+        importance: int | None,
+        memory_type: str | None,
+    ) -> dict[str, Any]:
+        service = self._mem()
+        changes = {"text": text, "tags": tags, "importance": importance, "memory_type": memory_type}
+        edited = self.agent.engine.run_in_daemon(
+            lambda journal: memory_actions.edit(journal, service, id, **changes)
+        )
+        self.agent.audit(self.agent.engine.journal.action(int(edited["action_id"])), None)
+        return edited
+
     def memory_forget(self, id: str) -> dict[str, Any]:
         return self._mem().forget(id)
 
@@ -150,12 +171,21 @@ class Api:
     def memory_export(
         self,
         format: str,
+        vault: str | None,
         valid: float | None,
         system: bool,
         include_secrets: bool,
         include: list[str],
         list_withheld: bool,
     ) -> dict[str, Any]:
+        if format in NOTE_FORMATS or vault is not None:
+            return self._mem().vault(
+                format,
+                vault,
+                include_secrets=include_secrets,
+                include=include,
+                list_withheld=list_withheld,
+            )
         # The chat logs, not the memory store: an export works while the store loads or is off.
         result = export_chats(
             self.layout.root,

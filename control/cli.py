@@ -212,20 +212,35 @@ def _group_chooser(group: str, leaves: dict[str, Command]) -> Callable[[], Form]
     return lambda: _group_form(group, leaves)
 
 
+def _either_chooser(command: Command, leaves: dict[str, Command]) -> Callable[[], Form]:
+    def form() -> Form:
+        either = _command_form(command)
+        either.words = {leaf: _chooser(sub) for leaf, sub in leaves.items()}
+        either.listing = tuple((leaf, sub.help) for leaf, sub in leaves.items())
+        return either
+
+    return form
+
+
 def _top_form() -> Form:
     words: dict[str, Callable[[], Form]] = {"init": _chooser(_INIT)}
     groups: dict[str, dict[str, Command]] = {}
+    alone: dict[str, Command] = {}  # commands of one word, which may also be a group's
     for command in COMMANDS.values():
         if not command.cli:
             continue
         group, _dot, leaf = command.name.rpartition(".")
         if not group:
+            alone[leaf] = command
             words[leaf] = _chooser(command)
             continue
         if group not in groups:
             groups[group] = {}
             words[group] = _group_chooser(group, groups[group])
         groups[group][leaf] = command
+    for name, leaves in groups.items():
+        if name in alone:  # `report DATE` and `report days`: a leaf's word, else the command's
+            words[name] = _either_chooser(alone[name], leaves)
     listing = (_INIT, *(command for command in COMMANDS.values() if command.cli))
     return Form(
         "alma-ctl",
@@ -327,7 +342,10 @@ def _read(form: Form, argv: list[str]) -> tuple[Form, dict[str, object]]:
             ended = True
             continue
         if ended or not _is_option(token, flags):
-            if form.words is None:
+            # A command that is also a group reads a word that names none of its leaves (or
+            # any word after its first) as its own.
+            own = form.command is not None and (bool(words) or token not in (form.words or {}))
+            if form.words is None or own:
                 words.append(token)
                 continue
             choose = form.words.get(token)
@@ -363,7 +381,7 @@ def _read(form: Form, argv: list[str]) -> tuple[Form, dict[str, object]]:
             listed.append(value)
         else:
             values[spec.name] = value
-    if form.words is not None:
+    if form.words is not None and form.command is None:
         raise UsageError(form, _("the following arguments are required: %s") % _WORD.spelling)
     for spec in form.places:
         if not words:

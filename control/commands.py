@@ -12,7 +12,7 @@ from __future__ import annotations
 from policies import limits as L
 from policies.errors import BadArgumentError, UnknownCommandError
 from policies.i18n import LANGUAGES, N_, _, language
-from policies.states import LEVELS, SUGGESTION_STATUSES
+from policies.states import LEVELS, SUGGESTION_STATUSES, UNDONE
 
 # Neither dataclasses nor typing: alma-ctl would import them at every start (docs/benchmarks.md).
 TYPE_CHECKING = False
@@ -25,8 +25,13 @@ if TYPE_CHECKING:
 MAX_ID = (1 << 63) - 1
 #: The training export's formats (agent.memory.export writes each).
 EXPORT_FORMATS = ("mlx", "chatml", "sharegpt", "alpaca")
+#: The notes exports' formats (agent.memory.vault writes each): memories as a vault of notes.
+NOTE_FORMATS = ("obsidian",)
 #: The largest share of the examples a training export keeps for validation.
 EXPORT_VALID_MAX = 0.5
+#: ``report.days``: the days the panel's plots show by default, and at most.
+REPORT_DAYS = 14
+REPORT_DAYS_MAX = 90
 VERDICTS = (N_("util"), N_("inutil"))  # a person reads (and may type) them with their accents
 
 
@@ -273,9 +278,9 @@ _TABLE: tuple[Command, ...] = (
                 "status",
                 "str",
                 nullable=True,
-                choices=SUGGESTION_STATUSES,
+                choices=(*SUGGESTION_STATUSES, UNDONE),
                 metavar="S",
-                help=N_("one status, as the list shows it (pending, rejected...)"),
+                help=N_("one status, as the list shows it (pending, rejected, undone...)"),
             ),
             Arg("all", "bool", default=False, help=N_("every status")),
         ),
@@ -366,6 +371,24 @@ _TABLE: tuple[Command, ...] = (
         timeout=_MODEL,
     ),
     Command(
+        "report.days",
+        N_(
+            "the last days as series: working hours, messages per hour, mood, and the "
+            "suggestions of each kind with what became of them"
+        ),
+        (
+            Arg(
+                "days",
+                "int",
+                default=REPORT_DAYS,
+                min=1,
+                max=REPORT_DAYS_MAX,
+                metavar="N",
+                help=N_("how many days, today included"),
+            ),
+        ),
+    ),
+    Command(
         "undo",
         N_("revert the newest action not yet undone, or the one named"),
         (Arg("id", "int", nullable=True, min=1, max=MAX_ID, positional=True, metavar="ACTION_ID"),),
@@ -420,19 +443,59 @@ _TABLE: tuple[Command, ...] = (
         timeout=_MODEL,
     ),
     Command("memory.show", N_("one memory"), (_MEMORY_ID,), timeout=_MODEL),
+    Command(
+        "memory.edit",
+        N_("change a memory's text, tags, importance or type (`alma-ctl undo` takes it back)"),
+        (
+            _MEMORY_ID,
+            Arg(
+                "text",
+                "str",
+                nullable=True,
+                non_empty=True,
+                max_len=L.CONTENT_CHARS,
+                metavar="TEXT",
+                help=N_("the memory's new text"),
+            ),
+            Arg(
+                "tags",
+                "list[str]",
+                nullable=True,
+                max_len=L.TAG_CHARS,
+                metavar="a,b",
+                help=N_("its tags instead of the ones it has, separated by commas (empty: none)"),
+            ),
+            Arg("importance", "int", nullable=True, min=1, max=5, metavar="1-5"),
+            _TYPE,
+        ),
+        timeout=_MODEL,
+    ),
     Command("memory.forget", N_("archive a memory (restorable)"), (_MEMORY_ID,), timeout=_MODEL),
     Command("memory.restore", N_("bring back a forgotten memory"), (_MEMORY_ID,), timeout=_MODEL),
     Command(
         "memory.export",
-        N_("memories as training examples (JSONL)"),
+        N_("the chat logs as training examples (JSONL), or the memories as Obsidian notes"),
         (
             Arg(
                 "format",
                 "str",
                 default="chatml",
-                choices=EXPORT_FORMATS,
+                choices=(*EXPORT_FORMATS, *NOTE_FORMATS),
                 metavar="FORMAT",
-                help=N_("mlx (MLX-LM's train/valid folder), chatml, sharegpt or alpaca"),
+                help=N_(
+                    "mlx (MLX-LM's train/valid folder), chatml, sharegpt or alpaca: the chat "
+                    "logs as training examples; obsidian: the memories as a vault of notes in DIR"
+                ),
+            ),
+            Arg(
+                "vault",
+                "str",
+                nullable=True,
+                non_empty=True,
+                max_len=L.PATH_CHARS,
+                positional=True,
+                metavar="DIR",
+                help=N_("with --format obsidian: a new (or empty) folder for the vault"),
             ),
             Arg(
                 "valid",

@@ -9,6 +9,7 @@ rest lazily, so a short command starts fast (docs/benchmarks.md). Exit codes: 0 
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import os
@@ -24,6 +25,7 @@ from policies.errors import (
     EXIT_USAGE,
     AlmaError,
     BadArgumentError,
+    ConflictError,
     ErrorCode,
     exit_code_for,
 )
@@ -136,6 +138,77 @@ def _export(
     return _Outcome({**doc, "output": output}, _export_summary(summary, output))
 
 
+def _vault(result: object, folder: str) -> _Outcome:
+    """An Obsidian vault: the daemon's notes written into ``folder``, a new or empty folder,
+    all at once: into a private folder beside it first (each note a new file, never over
+    anything: control.rootinit.write_new), then renamed to ``folder``, which a rename only
+    does where nothing is or over an empty folder. Nothing is written over, nothing half."""
+    doc = result if isinstance(result, dict) else {}
+    withheld = _items(doc.get("withheld"))
+    if doc.get("listing"):
+        return _Outcome(doc, _withheld_listing(withheld, memories=True))
+    import shutil
+    import tempfile
+
+    from control.rootinit import write_new
+
+    where = os.path.normpath(folder)
+    parent, name = os.path.split(where)
+    taken = _(
+        "{path} already exists and is not an empty folder; a vault is never written over "
+        "anything: name a new folder.",
+        path=where,
+    )
+    if os.path.islink(where) or (
+        os.path.lexists(where) and (not os.path.isdir(where) or os.listdir(where))
+    ):
+        raise ConflictError(taken)
+    if not os.path.isdir(parent):
+        raise BadArgumentError(
+            _("The folder {parent} does not exist; create it first.", parent=parent)
+        )
+    stage = tempfile.mkdtemp(prefix=f".{name}.alma-export-", dir=parent)  # 0700: private
+    try:
+        notes = [n for n in _items(doc.get("notes")) if isinstance(n, dict)]
+        for note in notes:
+            file_name = str(note.get("name", ""))
+            if not file_name or file_name != os.path.basename(file_name) or file_name[0] == ".":
+                raise AlmaError(
+                    _(
+                        "The daemon sent a note name that is not safe: {name}.",
+                        name=printable_name(file_name),
+                    )
+                )
+            text = str(note.get("text", "")).encode("utf-8")
+            if not write_new(os.path.join(stage, file_name), text, PRIVATE_FILE):
+                raise AlmaError(_(_NEVER_OVERWRITES, path=os.path.join(where, file_name)))
+        try:
+            os.rename(stage, where)
+        except OSError as exc:
+            if exc.errno in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR, errno.EISDIR):
+                raise ConflictError(taken) from None
+            raise
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    summary = doc.get("summary") if isinstance(doc.get("summary"), dict) else {}
+    assert isinstance(summary, dict)
+    written = ngettext(
+        "Wrote {n} note into {path}.", "Wrote {n} notes into {path}.", len(notes), path=where
+    )
+    lines = [written]
+    dropped = summary.get("dropped") if isinstance(summary.get("dropped"), dict) else {}
+    assert isinstance(dropped, dict)
+    if dropped:
+        parts = [_export_reason(str(k), v if isinstance(v, int) else 0) for k, v in dropped.items()]
+        lines.append(_("Left out: {parts}.", parts=", ".join(parts)))
+        lines.append(
+            _("`--list-withheld` lists what was withheld; `--include ID` includes one of them.")
+        )
+    shown = {**doc, "notes": [n.get("name") for n in notes], "output": where}
+    return _Outcome(shown, "\n".join(lines))
+
+
 _NEVER_OVERWRITES = N_("{path} already exists; alma-ctl never overwrites, choose another file.")
 
 
@@ -180,16 +253,22 @@ def _export_reason(why: str, n: int) -> str:
     return _("{n} marked private", n=n)
 
 
-def _withheld_listing(withheld: list[object]) -> str:
+def _withheld_listing(withheld: list[object], *, memories: bool = False) -> str:
     if not withheld:
         return _("Nothing was withheld.")
-    lines = [
-        ngettext(
+    if memories:
+        head = ngettext(
+            "{n} memory withheld (nothing written):",
+            "{n} memories withheld (nothing written):",
+            len(withheld),
+        )
+    else:
+        head = ngettext(
             "{n} example withheld (nothing written):",
             "{n} examples withheld (nothing written):",
             len(withheld),
         )
-    ]
+    lines = [head]
     for item in withheld:
         row = item if isinstance(item, dict) else {}
         why = ", ".join(str(k) for k in _items(row.get("kinds"))) or str(row.get("why", ""))
@@ -229,6 +308,12 @@ def _run(line: Line) -> _Outcome:
         args = {**args, "target": _full(str(args["target"])), "password_file": secret}
     if command.name == "backup.restore":
         args = _names_as_hex({**args, "to": _full(str(args["to"]))})
+    if command.name == "memory.export" and args.get("vault") is not None:
+        if line.output is not None or line.folder is not None:
+            raise BadArgumentError(
+                _("A vault is written into DIR; `--output` and `--dir` are for training data.")
+            )
+        args = {**args, "vault": _full(str(args["vault"]))}
     _refuse_not_utf8(command, args)
     try:
         result = client.call(command.name, **args)
@@ -236,6 +321,8 @@ def _run(line: Line) -> _Outcome:
         if command.name == "status":
             return _status_unreachable(root, socket)
         raise
+    if command.name == "memory.export" and args.get("vault") is not None:
+        return _vault(result, str(args["vault"]))
     if command.name == "memory.export":
         return _export(result, line.output, line.as_json, line.folder)
     from control.views import render_result

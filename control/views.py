@@ -33,6 +33,8 @@ def _op(op: object) -> str:
         where = _(
             "memories {merge} into {keep}", merge=cell(op.get("merge"), None), keep=op.get("keep")
         )
+    elif op.get("op") == "memory_edit":
+        where = _("memory {id}: {fields}", id=op.get("id"), fields=cell(op.get("fields"), None))
     else:
         where = str(op.get("path", ""))
     if op.get("op") == "create":
@@ -51,6 +53,7 @@ _OPS = {
     "edit": N_("edit"),
     "create": N_("create"),
     "memory_merge": N_("merge"),
+    "memory_edit": N_("edit"),
 }
 
 
@@ -626,6 +629,35 @@ def _feedback(value: object) -> str:
     return text
 
 
+def _days(value: object) -> str:
+    """``report.days``: one line a day, oldest first; the suggestions of the day counted by
+    what became of them (every kind together)."""
+    if not isinstance(value, dict) or not isinstance(value.get("days"), list):
+        return fields(value)
+    heads = {
+        "date": _("date"),
+        "hours": _("hours"),
+        "messages": _("messages"),
+        "mood": _("mood"),
+        **{outcome: _(outcome) for outcome in ("accepted", "rejected", "undone", "pending")},
+    }
+    rows: list[object] = []
+    for day in value["days"]:
+        if not isinstance(day, dict):
+            continue
+        kinds = day.get("suggestions") or {}
+        row = {
+            heads["date"]: day.get("date"),
+            heads["hours"]: day.get("hours"),
+            heads["messages"]: sum(day.get("messages_by_hour") or ()),
+            heads["mood"]: day.get("mood"),
+        }
+        for outcome in ("accepted", "rejected", "undone", "pending"):
+            row[heads[outcome]] = sum(int(c.get(outcome) or 0) for c in kinds.values())
+        rows.append(row)
+    return table(rows, tuple(heads.values()))
+
+
 def _history(value: object) -> str:
     """The actions, an undo named as the undo of the action it reverts."""
     if not isinstance(value, list):
@@ -693,6 +725,7 @@ _RENDER: dict[str, Callable[[object], str]] = {
     "trash.list": _list_or(N_("The trash is empty.")),
     "stats": _stats,
     "report": _report,
+    "report.days": _days,
     "backup.list": _snapshots,
     "backup.now": _backup_line,
     "backup.restore": _backup_line,
@@ -717,6 +750,17 @@ def _render(wire: str, args: dict[str, object], result: object) -> str:
     if wire == "memory.forget":
         return _(
             "Forgot memory {id}; `alma-ctl memory restore {id}` brings it back.", id=args["id"]
+        )
+    if wire == "memory.edit" and isinstance(result, dict):
+        memory = _memory({k: v for k, v in result.items() if k != "action_id"})
+        return (
+            memory
+            + "\n"
+            + _(
+                "Edited memory {id}; `alma-ctl undo {action}` takes the edit back.",
+                id=result.get("id"),
+                action=result.get("action_id"),
+            )
         )
     if wire == "memory.examples" and isinstance(result, dict):
         return ngettext(

@@ -163,6 +163,7 @@ _ENTRIES = (
     Kind("organize", N_("folder tidying"), worth=1, family=SANDBOX, auto=True),
     Kind("temp_cleanup", N_("temporary files cleanup"), worth=1, family=SANDBOX, auto=True),
     Kind("memory_merge", N_("memory merge"), worth=0, family=MEMORY, auto=True),
+    Kind("memory_edit", N_("memory edit"), worth=0, family=MEMORY, proposed=False),
     Kind("backup_forget", N_("old backups forgotten"), family=BACKUP, record=True, proposed=False),
     Kind("backup_restore", N_("backup restore"), family=BACKUP, proposed=False),
 )

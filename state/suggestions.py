@@ -22,7 +22,7 @@ from actions.planners.base import PlanResult
 from policies.errors import BadArgumentError, NotFoundError
 from policies.i18n import Said, _, say_again
 from policies.modes import PRIVATE_DIR
-from policies.states import OUTCOMES, SUGGESTION_STATUSES
+from policies.states import OUTCOMES, SUGGESTION_STATUSES, UNDONE
 from state.db import connect, migrate, utcnow
 
 log = logging.getLogger(__name__)
@@ -272,6 +272,10 @@ class SuggestionStore:
     def list(self, *, status: str | None = None, all_: bool = False) -> list[dict[str, Any]]:
         if all_:
             rows = self.conn.execute(f"SELECT *, {_UNDONE} AS undone FROM suggestions ORDER BY id")
+        elif status == UNDONE:  # derived, never stored (policies.states.UNDONE)
+            rows = self.conn.execute(
+                f"SELECT *, {_UNDONE} AS undone FROM suggestions WHERE {_UNDONE} ORDER BY id"
+            )
         else:
             rows = self.conn.execute(
                 f"SELECT *, {_UNDONE} AS undone FROM suggestions WHERE status = ? ORDER BY id",
@@ -282,7 +286,8 @@ class SuggestionStore:
     def created_between(self, since: str, until: str) -> builtins.list[dict[str, Any]]:
         """Suggestions made in [since, until) (state.db.utc_stamp times), oldest first."""
         rows = self.conn.execute(
-            "SELECT * FROM suggestions WHERE created_at >= ? AND created_at < ? ORDER BY id",
+            f"SELECT *, {_UNDONE} AS undone FROM suggestions "
+            "WHERE created_at >= ? AND created_at < ? ORDER BY id",
             (since, until),
         )
         return [suggestion_json(r) for r in rows]

@@ -79,6 +79,14 @@ def _user_folders(tree: Tree) -> list[str]:
     return names
 
 
+def turn_span(paragraphs: Sequence[Paragraph]) -> tuple[Paragraph, Paragraph] | None:
+    """A day's first and last timed turns: its hours of activity (the report's, the panel's)."""
+    turns = [p for p in paragraphs if p.kind == "turn" and p.seconds is not None]
+    if not turns:
+        return None
+    return min(turns, key=lambda p: p.seconds or 0), max(turns, key=lambda p: p.seconds or 0)
+
+
 def day_facts(
     root: Path, day: date, *, memory_projects: Sequence[str] = (), policy: Policy | None = None
 ) -> DayFacts:
@@ -112,10 +120,9 @@ def day_facts(
                 entry["line"] = number
             facts.failures += sorted(seen.values(), key=lambda e: -int(e["count"]))
         folders = _user_folders(tree)
-    turns = [p for _path, p in paragraphs if p.kind == "turn" and p.seconds is not None]
-    if turns:
-        facts.first = min(turns, key=lambda p: p.seconds or 0).clock
-        facts.last = max(turns, key=lambda p: p.seconds or 0).clock
+    span = turn_span([p for _path, p in paragraphs])
+    if span is not None:
+        facts.first, facts.last = span[0].clock, span[1].clock
     person = [(path, p) for path, p in paragraphs if p.by_person]
     facts.person_turns = len({p.turn for _path, p in person if p.kind == "turn"})
     text = "\n".join(p.text for _path, p in person)

@@ -120,6 +120,10 @@ def _op_line(op: dict[str, Any]) -> str:
             keep=op["keep"],
             merged=", ".join(op["merge"]),
         )
+    if op["op"] == "memory_edit":
+        return _(
+            "- memory {id} edited: {fields}", id=op["id"], fields=", ".join(op.get("fields") or ())
+        )
     if op["op"] == "backup":
         if op.get("snapshot"):
             return _(

@@ -65,6 +65,16 @@ def negative_words(text: str) -> list[str]:
     return out
 
 
+def day_score(paragraphs: Sequence[Paragraph]) -> tuple[float, int] | None:
+    """A day's mood measure: the person's negative words per turn of theirs, and how many
+    words; None when the person wrote no turn that day (the detector's, the panel's plot)."""
+    turns = [p for p in paragraphs if p.by_person and p.kind == "turn"]
+    if not turns:
+        return None
+    words = sum(len(negative_words(p.text)) for p in turns)
+    return words / len({p.turn for p in turns}), words
+
+
 def detect_low_mood(
     days: Sequence[tuple[date, str, list[Paragraph]]], now: float
 ) -> PlanResult | None:
@@ -75,17 +85,14 @@ def detect_low_mood(
     for day, path, paragraphs in sorted(days, key=lambda d: d[0]):
         if not since <= day <= today:
             continue
-        turns = [p for p in paragraphs if p.by_person and p.kind == "turn"]
-        if not turns:
+        score = day_score(paragraphs)
+        if score is None:
             continue
-        words = 0
-        for p in turns:
-            found = negative_words(p.text)
-            words += len(found)
-            if found:
+        for p in paragraphs:
+            if p.by_person and p.kind == "turn" and negative_words(p.text):
                 shown = p.text if len(p.text) <= 120 else p.text[:119] + "…"
                 evidence.append(f"{path}:{p.line}: «{shown}»")
-        scores.append((day, words / len({p.turn for p in turns}), words))
+        scores.append((day, *score))
     if len(scores) < MIN_DAYS:
         return None
     half = len(scores) // 2

@@ -1,14 +1,17 @@
-"""Memory merges as actions: proposed like any suggestion, journaled, undoable.
+"""Memory merges and a person's memory edits as actions: journaled, undoable.
 
 They change only ALMA's own memory store, so they run in the daemon (not in the file sandbox),
-with the same protocol: the before-state of every memory involved is written to the journal
-before the merge; an interrupted merge is taken back when the store loads; undo writes the
-before-state back exactly.
+with the same protocol: the before-state of every memory involved is journaled first,
+and an interrupted one is taken back when the store loads; undo writes the
+before-state back exactly. A merge is proposed like any suggestion; an edit is the person's
+own (``memory.edit``), and its journal row holds the memory before and after it, so the undo
+of an undo does the edit again.
 """
 
 from __future__ import annotations
 
 import logging
+import sqlite3
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +20,7 @@ from actions.planners import PlanResult, fingerprint
 from policies.errors import AlmaError, ConflictError, as_alma_error
 from policies.i18n import _
 from policies.kinds import MEMORY
-from state.journal import Journal
+from state.journal import Journal, JournalRow
 
 if TYPE_CHECKING:
     from agent.memory.service import MemoryService
@@ -25,6 +28,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("alma.memory")
 SANDBOX = MEMORY
 KIND = "memory_merge"
+#: A person's edit of one memory: its kind (policies.kinds) and its op in the journal.
+EDIT = "memory_edit"
 
 
 def is_memory_plan(plan: Sequence[Op]) -> bool:
@@ -126,9 +131,45 @@ def execute(
     return journal.action(action_id)
 
 
+def edit(
+    journal: Journal,
+    memory: MemoryService,
+    memory_id: str,
+    **changes: Any,
+) -> dict[str, Any]:
+    """A person's edit of one memory (``memory.edit``: ``text``, ``tags``, ``importance``,
+    ``memory_type``), journaled before it is written: the memory as ``memory.show`` gives it,
+    with the ``action_id`` that `alma-ctl undo` takes back."""
+    before, after = memory.edited(memory_id, **changes)
+    fields = [
+        name
+        for name in ("content", "tags", "importance", "memory_type")
+        if getattr(before, name) != getattr(after, name)
+    ]
+    op = {"op": EDIT, "id": before.id, "fields": fields}
+    action_id = journal.create_action(kind=EDIT, plan=[op], sandbox=SANDBOX)
+    journal.write_intents(
+        action_id, [(0, None, None, {"before": before.model_dump(), "after": after.model_dump()})]
+    )
+    try:
+        memory.rewrite(after.model_dump())
+    except Exception as exc:
+        error = as_alma_error(exc)
+        memory.rewrite(before.model_dump())
+        journal.finish(action_id, "rolled_back", error=str(error), code=int(error.code))
+        if error is exc:
+            raise
+        raise error from exc
+    journal.mark_done(action_id, [(0, None)])
+    journal.finish(action_id, "done")
+    return memory.show(before.id) | {"action_id": action_id}
+
+
 def undo(journal: Journal, memory: MemoryService, target: int) -> dict[str, Any]:
     row = journal.action_row(target)
     rows = list(reversed(journal.rows(target)))
+    if rows and rows[0].op.get("op") == EDIT:
+        return _undo_edit(journal, memory, row, rows[0])
     plan = [{"op": "memory_unmerge", "keep": r.op["keep"], "merge": r.op["merge"]} for r in rows]
     action_id = journal.create_action(
         kind=str(row["kind"]),
@@ -148,13 +189,42 @@ def undo(journal: Journal, memory: MemoryService, target: int) -> dict[str, Any]
     return journal.action(action_id)
 
 
+def _undo_edit(
+    journal: Journal, memory: MemoryService, row: sqlite3.Row, done: JournalRow
+) -> dict[str, Any]:
+    """The undo of an edit is an edit back: its row holds the two states swapped, so that
+    undoing it in turn writes the edit again. Refused when the memory changed since."""
+    state = {"before": done.aux["after"], "after": done.aux["before"]}
+    memory.check_edited(state["before"])
+    action_id = journal.create_action(
+        kind=str(row["kind"]),
+        plan=[done.op],
+        suggestion_id=row["suggestion_id"],
+        undoes=int(row["id"]),
+        sandbox=SANDBOX,
+    )
+    journal.write_intents(action_id, [(0, None, None, state)])
+    _unmerge_all(journal, memory, action_id)
+    return journal.action(action_id)
+
+
+def _write_back(memory: MemoryService, r: JournalRow, *, forward: bool) -> None:
+    """One journal row of a memory action written to the store: an edit's ``after`` when
+    it is done forward (an undo completed), its ``before`` when taken back; a merge's
+    before-state either way (its undo's rows hold it too)."""
+    if r.op.get("op") == EDIT:
+        memory.rewrite(r.aux["after" if forward else "before"])
+    else:
+        memory.unmerge(r.aux["record"])
+
+
 def _unmerge_all(journal: Journal, memory: MemoryService, action_id: int) -> None:
-    """Write back every before-state of the action's records (idempotent), and finish it."""
+    """Take an interrupted action back, or complete an undo (idempotent), and finish it."""
     rows = journal.rows(action_id)
     undoes = journal.action_row(action_id)["undoes"]
     try:
         for r in reversed(rows) if undoes is None else rows:
-            memory.unmerge(r.aux["record"])
+            _write_back(memory, r, forward=undoes is not None)
     except Exception as exc:
         error = as_alma_error(exc)
         journal.finish(action_id, "failed", error=str(error), code=int(error.code))

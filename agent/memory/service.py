@@ -13,9 +13,11 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from agent.memory import edit as edit_mod
 from agent.memory import merge as merge_mod
 from agent.memory import migrate
 from agent.memory import rules as rules_mod
+from agent.memory import vault as vault_mod
 from agent.memory.context import build_context
 from agent.memory.enrich import Enricher, EnrichWorker, ModelMeta
 from agent.memory.examples import example_id, load_examples_file
@@ -25,7 +27,7 @@ from agent.memory.rules import THEMES, derive
 from agent.memory.search import search as hybrid_search
 from control.commands import validate
 from policies import limits as L
-from policies.errors import NotFoundError
+from policies.errors import BadArgumentError, InvalidStateError, NotFoundError
 from policies.i18n import _
 from policies.layout import RootLayout
 from policies.modes import PRIVATE_DIR
@@ -224,6 +226,53 @@ class MemoryService:
         rec, archived = self._find(memory_id)
         return rec.public(archived=archived)
 
+    def edited(
+        self,
+        memory_id: str,
+        *,
+        text: str | None = None,
+        tags: Sequence[str] | None = None,
+        importance: int | None = None,
+        memory_type: str | None = None,
+    ) -> tuple[MemoryRecord, MemoryRecord]:
+        """A memory as it is and as a person's edit would leave it, nothing written (the
+        journaled edit is agent.memory.merge_actions.edit). Each item of ``tags`` may hold
+        several tags separated by commas; an empty list clears them."""
+        req = _checked(
+            "memory.edit",
+            id=memory_id,
+            text=text,
+            tags=None if tags is None else list(tags),
+            importance=importance,
+            memory_type=memory_type,
+        )
+        changes = {k: v for k, v in req.items() if k != "id" and v is not None}
+        if not changes:
+            raise BadArgumentError(
+                _(
+                    "Say what to change in memory {id}: --text, --tags, --importance or --type.",
+                    id=req["id"],
+                )
+            )
+        rec, archived = self._find(req["id"])
+        if archived:
+            raise InvalidStateError(
+                _(
+                    "Memory {id} is forgotten; `alma-ctl memory restore {id}` brings it back, "
+                    "then it can be edited.",
+                    id=req["id"],
+                )
+            )
+        return rec, edit_mod.changed(self.store, rec, changes, self._clock())
+
+    def rewrite(self, raw: dict[str, Any]) -> None:
+        """Write a memory back exactly as ``raw`` (agent.memory.edit.rewrite)."""
+        edit_mod.rewrite(self.store, raw)
+
+    def check_edited(self, raw: dict[str, Any]) -> None:
+        """ConflictError when the memory was edited after ``raw`` (an undo's check)."""
+        edit_mod.check_unchanged(self.store, raw)
+
     def forget(self, memory_id: str) -> dict[str, Any]:
         """Archive (restorable with ``restore``); forgetting twice is not an error."""
         with self.store.lock:
@@ -278,6 +327,23 @@ class MemoryService:
             "l0_searched": ctx.l0_searched,
             "answered": ctx.answered,
         }
+
+    def vault(
+        self,
+        fmt: str,
+        folder: str | None,
+        *,
+        include_secrets: bool = False,
+        include: Sequence[str] = (),
+        list_withheld: bool = False,
+    ) -> dict[str, Any]:
+        """The active memories as an Obsidian vault's notes (agent.memory.vault), for
+        alma-ctl to write into ``folder``; with ``list_withheld`` the withheld ones only."""
+        vault_mod.check_request(fmt, folder)
+        notes = vault_mod.vault(self.store.scan(), include_secrets=include_secrets, include=include)
+        if list_withheld:
+            notes.update(notes=[], listing=True)
+        return notes
 
     def load_examples(self) -> dict[str, int]:
         now = self._clock().isoformat(timespec="seconds")
@@ -414,8 +480,8 @@ class MemoryService:
     def _apply_model(self, memory_id: str, meta: ModelMeta, fixed: frozenset[str]) -> None:
         with self.store.lock:
             found = self.store.get([memory_id])
-            if not found:
-                return  # archived or merged meanwhile: leave it as it is
+            if not found or found[0].updated_at:
+                return  # archived, merged or edited by the person meanwhile: theirs stands
             rec = found[0].model_copy(deep=True)
             keys = {tag_key(t) for t in rec.tags}
             rec.tags = rec.tags + [t for t in meta.tags if tag_key(t) not in keys]

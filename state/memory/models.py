@@ -62,6 +62,7 @@ class MemoryRecord(BaseModel):
     kind: str = "add"
     day: str = ""
     event_date: str = ""  # the day the text is about ("mañana" in a log of the 17th: the 18th)
+    updated_at: str = ""  # when a person last edited it (memory.edit); "" if never
     enriched: bool = False
     mention_ids: list[str] = Field(default_factory=list)
     reply_to: str = ""

@@ -378,6 +378,32 @@ class MemoryStore:
             self._state.catalog_put(changed)
             self._state.catalog_uses(uses, archived=archived)
 
+    def rewrite(self, record: MemoryRecord, vector: Vectors, *, archived: bool = False) -> None:
+        """Replace one memory's text, vector and metadata exactly, where it is (a person's
+        edit, or its undo): what search, list and the lexicon read all follow. The pending use
+        counts are written first, so none lands on top of the count given here."""
+        with self.lock:
+            self._write_uses()
+            col = self._col(archived)
+            old = col.get(ids=[record.id], include=["metadatas"])
+            meta = record.to_metadata()
+            if old["ids"]:
+                for key in set(old["metadatas"][0] or {}) - set(meta):
+                    meta[key] = None  # Chroma merges metadata on update
+            vectors = np.atleast_2d(np.asarray(vector, dtype=np.float32))
+            with self._writing([record.id]):
+                col.update(
+                    ids=[record.id],
+                    embeddings=vectors,
+                    documents=[record.content],
+                    metadatas=[meta],
+                )
+                if not archived:
+                    self._exact_put([record.id], vectors)
+                self._state.catalog_put(
+                    [catalog_row(record.id, meta, record.content, archived=archived)]
+                )
+
     def bump_use(self, ids: Sequence[str]) -> dict[str, int]:
         """``use_count`` + 1 for each active memory in ``ids``; returns the new counts.
 

@@ -213,6 +213,11 @@ def test_any_soup_of_tokens_is_a_valid_line_the_help_or_one_usage_sentence(
         (["backup", "restore", "s1", "--to", "/t"], Line(COMMANDS["backup.restore"], {"snapshot": "s1", "to": "/t"}, root=None, as_json=False)),
         (["memory", "export", "--output", "o.jsonl"], Line(COMMANDS["memory.export"], {}, root=None, as_json=False, output="o.jsonl")),
         (["init", "--with-examples", "--root", "/r"], Line(None, {}, root="/r", as_json=False, with_examples=True)),
+        # A command that is also a group: a leaf's word opens the leaf, any other is its own.
+        (["report", "days", "--days", "30"], Line(COMMANDS["report.days"], {"days": 30}, root=None, as_json=False)),
+        (["report", "2026-11-17"], Line(COMMANDS["report"], {"date": "2026-11-17"}, root=None, as_json=False)),
+        (["report", "--refresh"], Line(COMMANDS["report"], {"refresh": True}, root=None, as_json=False)),
+        (["memory", "edit", "abc", "--tags", "a,b", "--type", "fact"], Line(COMMANDS["memory.edit"], {"id": "abc", "tags": ["a,b"], "memory_type": "fact"}, root=None, as_json=False)),
     ],
     ids=lambda value: " ".join(value) if isinstance(value, list) else "",
 )  # fmt: skip

@@ -1,0 +1,1 @@
+"""The local web panel (docs/operations.md)."""
