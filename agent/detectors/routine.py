@@ -33,9 +33,10 @@ from datetime import date
 
 from actions.ops import Create, Mkdir, Op
 from actions.planners.base import PlanResult, cap_evidence, fingerprint
-from actions.scan import ScannedFile, TreeScan, scan_tree, with_sha256
+from actions.scan import TreeScan, scan_tree
 from actions.tree import Tree
 from agent.detectors import told
+from agent.detectors.dated import MIN_DAYS, Routine, dated, dated_folders, routines, shown
 from agent.detectors.files import scan_zones
 from policies.config import Policy
 from policies.decide import path_zone_problem
@@ -45,20 +46,11 @@ from policies.text import loose_fold
 from state.chatlog import Paragraph
 
 KIND = "routine"
-MIN_DAYS = 3
 SCRIPTS = "scripts"
-#: Bytes read per zone to find copies made under other names (only sizes seen on enough days).
-HASH_BYTES = 256 << 20
 #: A folder's name shorter than this (folded) is not looked for in the person's words.
 MIN_NAME = 4
 
 _WORD = re.compile(r"[a-z0-9]+")
-# A dated folder's name: a prefix, the date (2026-11-23, 2026_11_23, 20261123), a suffix.
-_DATED = re.compile(
-    r"^(?P<pre>.*?)(?P<y>\d{4})(?P<sep>[-_.]?)(?P<m>\d{2})(?P=sep)(?P<d>\d{2})(?P<post>\D.*)?$"
-)
-#: Today's folder when the dated folders do not show how the person names it.
-_DEFAULT_PATTERN = ("", "%Y-%m-%d", "")
 
 
 @dataclass(frozen=True)
@@ -88,166 +80,17 @@ def person_lines(days: Sequence[tuple[date, str, list[Paragraph]]]) -> list[_Lin
     return out
 
 
-@dataclass(frozen=True)
-class _Dated:
-    base: str  # the folder holding the dated folders
-    pattern: tuple[str, str, str]  # prefix, date format for `date +...`, suffix
-    day: date
-
-
-def _dated(folder: str) -> _Dated | None:
-    base, _sep, name = folder.rpartition("/")
-    m = _DATED.match(name)
-    if m is None or not base:
-        return None
-    try:
-        day = date(int(m["y"]), int(m["m"]), int(m["d"]))
-    except ValueError:
-        return None
-    sep = m["sep"]
-    fmt = f"%Y{sep}%m{sep}%d"
-    return _Dated(base, (m["pre"], fmt, m["post"] or ""), day)
-
-
-def _dated_name(name: str, day: date) -> tuple[str, str, str] | None:
-    """A file name that carries ``day``: (before, the date's format, after)."""
-    for fmt in ("%Y-%m-%d", "%Y_%m_%d", "%Y%m%d", "%d-%m-%Y", "%d_%m_%Y"):
-        text = day.strftime(fmt)
-        before, found, after = name.partition(text)
-        if found:
-            return before, fmt, after
-    return None
-
-
-@dataclass
-class _Routine:
-    base: str
-    pattern: tuple[str, str, str]
-    #: the name each file gets in today's folder -> its original, and the days it was copied on
-    sources: dict[str, str]
-    copies: dict[str, set[date]]
-    #: a file named with the day's date (before, format, after) -> the folder its original of
-    #: each day is in ("" when none is found), and the days it arrived on
-    templates: dict[tuple[str, str, str], tuple[str, set[date]]]
-
-    def days(self) -> set[date]:
-        out: set[date] = set()
-        for days in [*self.copies.values(), *(d for _f, d in self.templates.values())]:
-            out |= days
-        return out
-
-    def names(self) -> list[str]:
-        return sorted(
-            [*self.sources, *(f"{pre}{_shown(fmt)}{post}" for pre, fmt, post in self.templates)]
-        )
-
-
-def _shown(fmt: str) -> str:
-    return fmt.replace("%Y", "YYYY").replace("%m", "MM").replace("%d", "DD")
-
-
-def _routines(tree: Tree, files: Sequence[ScannedFile]) -> list[_Routine]:
-    """Per folder of dated folders named alike: the files copied into at least MIN_DAYS of
-    them, by name or (under other names) by content, whose original is found outside any
-    dated folder (the newest of the name; of the content, the copy's own name first); and the
-    files whose name carries the day's date, found on that many days."""
-    groups: dict[tuple[str, tuple[str, str, str]], list[tuple[date, ScannedFile]]] = defaultdict(
-        list
-    )
-    originals: dict[str, ScannedFile] = {}
-    for f in sorted(files, key=lambda f: f.identity.mtime_ns):
-        dated = _dated(f.folder)
-        if dated is None:
-            originals[f.name] = f  # the newest of each name wins
-        else:
-            groups[(dated.base, dated.pattern)].append((dated.day, f))
-    out = []
-    for (base, pattern), copies in sorted(groups.items()):
-        routine = _Routine(base, pattern, {}, {}, {})
-        by_name: dict[str, set[date]] = defaultdict(set)
-        for day, f in copies:
-            by_name[f.name].add(day)
-        for name, days in by_name.items():
-            if len(days) >= MIN_DAYS and name in originals:
-                routine.sources[name] = originals[name].path
-                routine.copies[name] = days
-        _by_content(tree, routine, copies, list(originals.values()))
-        _by_template(routine, copies, list(originals.values()))
-        if routine.sources or routine.templates:
-            out.append(routine)
-    return out
-
-
-def _by_template(
-    routine: _Routine, copies: Sequence[tuple[date, ScannedFile]], originals: Sequence[ScannedFile]
-) -> None:
-    """Add the files named with their folder's date, one name pattern on MIN_DAYS days; their
-    original of each day is looked for outside the dated folders, in the folder most of them
-    are found in."""
-    days_of: dict[tuple[str, str, str], set[date]] = defaultdict(set)
-    for day, f in copies:
-        if f.name in routine.sources:
-            continue
-        template = _dated_name(f.name, day)
-        if template is not None:
-            days_of[template].add(day)
-    for template, days in days_of.items():
-        if len(days) < MIN_DAYS:
-            continue
-        pre, fmt, post = template
-        where: dict[str, int] = defaultdict(int)
-        for o in originals:
-            if any(o.name == f"{pre}{d.strftime(fmt)}{post}" for d in days):
-                where[o.folder] += 1
-        folder = max(sorted(where), key=lambda k: where[k]) if where else ""
-        routine.templates[template] = (folder, days)
-
-
-def _by_content(
-    tree: Tree,
-    routine: _Routine,
-    copies: Sequence[tuple[date, ScannedFile]],
-    originals: Sequence[ScannedFile],
-) -> None:
-    """Add the files copied under other names: one content on MIN_DAYS days or more. Only
-    files of a size seen on that many days are read (within HASH_BYTES)."""
-    rest = [(day, f) for day, f in copies if f.name not in routine.sources]
-    days_of_size: dict[int, set[date]] = defaultdict(set)
-    for day, f in rest:
-        days_of_size[f.identity.size].add(day)
-    sizes = {size for size, days in days_of_size.items() if len(days) >= MIN_DAYS}
-    if not sizes:
-        return
-    day_of = {f.path: day for day, f in rest}
-    wanted = [f for _day, f in rest if f.identity.size in sizes]
-    wanted += [o for o in originals if o.identity.size in sizes]
-    hashed, _skipped = with_sha256(tree, wanted, max_bytes=HASH_BYTES)
-    days_of: dict[str, set[date]] = defaultdict(set)
-    found: dict[str, ScannedFile] = {}
-    for f in hashed:
-        digest = f.identity.sha256 or ""
-        if f.path in day_of:
-            days_of[digest].add(day_of[f.path])
-        else:
-            found.setdefault(digest, f)
-    for digest, days in days_of.items():
-        original = found.get(digest)
-        if len(days) >= MIN_DAYS and original is not None and original.name not in routine.sources:
-            routine.sources[original.name] = original.path
-            routine.copies[original.name] = days
-
-
 def _folders(zone: str, scan: TreeScan) -> dict[tuple[str, ...], str]:
     """The folders a person may name, by their folded words: never the zone itself, a dated
     folder or a short name; of two folders named alike, the one holding dated folders, then
     the one nearer the zone (two at one depth: neither)."""
-    holds_dated = {d.base for f in scan.folders if (d := _dated(f.folder)) is not None}
+    holds_dated = {d.base for f in scan.folders if (d := dated(f.folder)) is not None}
     ranked: dict[tuple[str, ...], list[tuple[int, int, str]]] = defaultdict(list)
     for f in scan.folders:
         folder = f.folder
         name = folder.rpartition("/")[2]
         words = tuple(_WORD.findall(loose_fold(name)))
-        if folder == zone or _dated(folder) is not None or len("".join(words)) < MIN_NAME:
+        if folder == zone or dated(folder) is not None or len("".join(words)) < MIN_NAME:
             continue
         ranked[words].append((folder not in holds_dated, folder.count("/"), folder))
     out: dict[tuple[str, ...], str] = {}
@@ -285,7 +128,7 @@ def _named(line: _Line, folders: dict[tuple[str, ...], str]) -> str | None:
     return None if best is None else best[1]
 
 
-def _names_files(line: _Line, routine: _Routine) -> bool:
+def _names_files(line: _Line, routine: Routine) -> bool:
     """The line names the folder the copies go to, a file, its stem or its type."""
     names: set[str] = set(_WORD.findall(loose_fold(routine.base.rpartition("/")[2])))
     for name in [*routine.copies, *(pre + post for pre, _f, post in routine.templates)]:
@@ -299,7 +142,7 @@ def _names_files(line: _Line, routine: _Routine) -> bool:
 def _told_tasks(
     lines: Sequence[_Line],
     folders: dict[tuple[str, ...], str],
-    routines: Sequence[_Routine],
+    routines: Sequence[Routine],
 ) -> dict[str, list[_Line]]:
     """The lines that tell a task done by hand, by the folder they are about: the folder they
     name, else the routine whose files they name, else the task of another day they say the
@@ -333,20 +176,6 @@ def _told_tasks(
     return dict(tasks)
 
 
-def _dated_folders(base: str, scan: TreeScan) -> tuple[tuple[str, str, str], set[date]]:
-    """How the person names the dated folders of ``base`` (the most used way), and the days
-    those folders are of."""
-    seen: dict[tuple[str, str, str], set[date]] = defaultdict(set)
-    for f in scan.folders:
-        dated = _dated(f.folder)
-        if dated is not None and dated.base == base:
-            seen[dated.pattern].add(dated.day)
-    if not seen:
-        return _DEFAULT_PATTERN, set()
-    pattern = max(sorted(seen), key=lambda k: len(seen[k]))
-    return pattern, seen[pattern]
-
-
 def _slug(text: str) -> str:
     return "-".join(_WORD.findall(loose_fold(text))) or "archivos"
 
@@ -357,7 +186,7 @@ def _today(pattern: tuple[str, str, str], before: str) -> str:
     return shlex.quote(before + pre) + f'"$(date +{fmt})"' + (shlex.quote(post) if post else "")
 
 
-def _script(routine: _Routine, script: str) -> bytes:
+def _script(routine: Routine, script: str) -> bytes:
     base = routine.base + "/"
     lines = [
         "#!/bin/sh",
@@ -413,12 +242,12 @@ def detect_routine(
             scan = scan_tree(tree, zone, now=now, settle_seconds=None, exclude=excluded)
         except (FileNotFoundError, NotADirectoryError, RefusedError):
             continue
-        found = {r.base: r for r in _routines(tree, scan.files)}
+        found = {r.base: r for r in routines(tree, scan.files)}
         tasks = _told_tasks(lines, _folders(zone, scan), list(found.values())) if lines else {}
         for base in sorted(set(found) | set(tasks)):
             said = tasks.get(base, [])
-            pattern, folder_days = _dated_folders(base, scan)
-            routine = found.get(base) or _Routine(base, pattern, {}, {}, {})
+            pattern, folder_days = dated_folders(base, scan)
+            routine = found.get(base) or Routine(base, pattern, {}, {}, {})
             if len(routine.days()) < MIN_DAYS and len({m.day for m in said}) < MIN_DAYS:
                 continue
             result = _finding(tree, policy, zone, routine, said, folder_days)
@@ -431,7 +260,7 @@ def _finding(
     tree: Tree,
     policy: Policy,
     zone: str,
-    routine: _Routine,
+    routine: Routine,
     said: Sequence[_Line],
     folder_days: set[date],
 ) -> PlanResult | None:
@@ -527,7 +356,7 @@ def _finding(
     )
 
 
-def _file_evidence(routine: _Routine) -> Iterable[str]:
+def _file_evidence(routine: Routine) -> Iterable[str]:
     sources = routine.sources
     for name in sorted(sources):
         dates = sorted(routine.copies[name])
@@ -541,11 +370,11 @@ def _file_evidence(routine: _Routine) -> Iterable[str]:
         )
     for (pre, fmt, post), (origin, days) in sorted(routine.templates.items()):
         when = ", ".join(d.isoformat() for d in sorted(days))
-        shown = f"{pre}{_shown(fmt)}{post}"
+        name = f"{pre}{shown(fmt)}{post}"
         if origin:
             yield _(
                 "{name}, from {source}, arrives in {n} dated folders of {folder}: {dates}.",
-                name=shown,
+                name=name,
                 source=origin,
                 n=len(days),
                 folder=routine.base,
@@ -554,7 +383,7 @@ def _file_evidence(routine: _Routine) -> Iterable[str]:
         else:
             yield _(
                 "{name} arrives in {n} dated folders of {folder}: {dates}.",
-                name=shown,
+                name=name,
                 n=len(days),
                 folder=routine.base,
                 dates=when,
