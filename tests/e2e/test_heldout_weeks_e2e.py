@@ -91,7 +91,8 @@ def figures(lived: list[Lived], side: str) -> tuple[float, list[str]]:
     for x in lived:
         kinds = sorted(f"{s['kind']}:{s['target']}" for s, _p in x.suggestions)
         missed = [f"{f.kind}:{f.target}" for f in x.week.findings if f not in x.found()]
-        invented = [f"{s['kind']}:{s['target']}" for s in x.invented()]
+        plans = {id(s): sorted(paths)[:3] for s, paths in x.suggestions}
+        invented = [f"{s['kind']}:{s['target']} {plans[id(s)]}" for s in x.invented()]
         lines.append(
             f"  {x.week.name}{' (calm)' if x.week.calm else ''}: {len(x.suggestions)} "
             f"suggestions; missed {missed or 'nothing'}; invented {invented or 'nothing'}; "

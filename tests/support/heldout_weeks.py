@@ -81,7 +81,8 @@ class HeldoutWeek:
                 os.utime(path, (stamp, stamp))
 
     def matches(self, finding: Finding, suggestion: dict[str, Any], paths: set[str]) -> bool:
-        """Whether an ALMA suggestion (and the paths its plan names) is this labelled finding."""
+        """Whether an ALMA suggestion (and the paths its plan names) is this labelled finding:
+        its kind, and its target, or a path of its plan that is the target or inside it."""
         if suggestion["kind"] != finding.kind:
             return False
         target = finding.target
@@ -90,7 +91,10 @@ class HeldoutWeek:
         if finding.kind == "repeated_failure":
             stem = target.rpartition(".")[0] or target
             return str(suggestion["target"]).rpartition("/")[2].startswith(stem)
-        return target == suggestion["target"] or target in paths
+        # A folder's finding whose plan works inside that folder is it, whatever folder ALMA
+        # names as its target (temp_cleanup names the zone it cleaned).
+        inside = any(p == target or p.startswith(target + "/") for p in paths)
+        return target == suggestion["target"] or inside
 
 
 def script_log(path: str) -> str:
