@@ -102,6 +102,8 @@ _EXAMPLES: tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]] | None = None
 #: Each line's vector, so that a line is embedded once however many analyses read it.
 _SEEN: dict[str, npt.NDArray[np.float32]] = {}
 _SEEN_MOST = 20_000
+#: Not empty once the embedder failed: said once in the log, not at every analysis.
+_FAILED: list[bool] = []
 
 
 def vectors(texts: Sequence[str]) -> npt.NDArray[np.float32] | None:
@@ -121,7 +123,9 @@ def vectors(texts: Sequence[str]) -> npt.NDArray[np.float32] | None:
                     _SEEN[text] = vector
             rows = [_SEEN[t] for t in texts]
     except Exception:  # the embedder missing or broken: the words are not read, files still are
-        log.exception("routine: the embedder did not load; the chat's words are not read")
+        if not _FAILED:
+            log.exception("routine: the embedder did not load; the chat's words are not read")
+        _FAILED.append(True)
         return None
     return np.asarray(rows, dtype=np.float32).reshape(len(texts), -1)
 
