@@ -236,6 +236,8 @@ def detect_routine(
 ) -> list[PlanResult]:
     """``days``: (day, log path, parsed paragraphs) of the chat logs read for the analysis."""
     lines = person_lines(days)
+    if len({line.day for line in lines}) < MIN_DAYS:
+        lines = []  # no task can be told on enough days: the embedder is not even loaded
     results: list[PlanResult] = []
     for zone, excluded in scan_zones(policy):
         try:

@@ -329,3 +329,21 @@ def test_an_ordinary_week_that_names_its_folders_is_no_routine(tmp_path: Path) -
         files[f"logs/{day.isoformat()}.md"] = chat(day, line)
         files[f"user/Facturas/{day.isoformat()}/factura_{back}.pdf"] = f"%PDF {back}".encode()
     assert routines(AlmaRoot(tmp_path).build(files)) == []
+
+
+def test_the_words_of_fewer_days_than_a_routine_needs_are_not_embedded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent.detectors import told
+
+    def refuse(texts: object) -> None:
+        raise AssertionError("embedded")
+
+    monkeypatch.setattr(told, "vectors", refuse)
+    alma = week(tmp_path, copied_days=5, said_days=2)
+    kept = {f"{(TODAY - timedelta(days=back)).isoformat()}.md" for back in (0, 1)}
+    for log in alma.path("logs").glob("*.md"):  # the person wrote on two days only
+        if log.name not in kept:
+            log.unlink()
+    (found,) = routines(alma)  # the files alone, the two days' words never read
+    assert "recibió el mismo archivo" in found.reason
