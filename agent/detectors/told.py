@@ -3,9 +3,9 @@ that they moved files by hand (copied, dragged, passed, put them somewhere), and
 those tell the same task on other days.
 
 No word list decides it: each line is embedded by the packaged embedder the memory uses
-(``state.memory.embedder.get_embedder``: multilingual-e5-small, in this process, loaded once
-whoever asks first) and compared with two small sets of sentences written for ALMA, in Spanish
-and English: lines that tell such a task (:data:`TOLD`) and lines of an ordinary working day
+(``state.memory.sentences``: multilingual-e5-small through ``get_embedder``, in this process,
+loaded once whoever asks first; each line embedded once) and compared with two small sets of
+sentences written for ALMA, in Spanish and English: lines that tell such a task (:data:`TOLD`) and lines of an ordinary working day
 that do not (:data:`NOT_TOLD`: exporting, sending, backing up, tidying, promising). A line
 tells a task when its nearest examples are told ones by :data:`MARGIN`. What is exact stays
 exact: the folder a line is about is a folder of the tree it names
@@ -18,7 +18,6 @@ files still stands on its own.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -97,37 +96,22 @@ NOT_TOLD = (
     "Hice la copia de seguridad del portátil en el disco externo.",
 )
 
-_LOCK = threading.Lock()
 _EXAMPLES: tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]] | None = None
-#: Each line's vector, so that a line is embedded once however many analyses read it.
-_SEEN: dict[str, npt.NDArray[np.float32]] = {}
-_SEEN_MOST = 20_000
 #: Not empty once the embedder failed: said once in the log, not at every analysis.
 _FAILED: list[bool] = []
 
 
 def vectors(texts: Sequence[str]) -> npt.NDArray[np.float32] | None:
     """The lines' vectors (one row each, normalized), or None when the embedder is not there."""
-    import numpy as np  # imported late: the detectors' other rules never pay for it
-
     try:
-        from state.memory.embedder import get_embedder
+        from state.memory.sentences import sentence_vectors  # numpy and the model: late
 
-        emb = get_embedder(EMBEDDER)
-        with _LOCK:
-            missing = sorted({t for t in texts if t not in _SEEN})
-            if missing:
-                if len(_SEEN) + len(missing) > _SEEN_MOST:
-                    _SEEN.clear()
-                for text, vector in zip(missing, emb.passages(missing), strict=True):
-                    _SEEN[text] = vector
-            rows = [_SEEN[t] for t in texts]
+        return sentence_vectors(texts, EMBEDDER)
     except Exception:  # the embedder missing or broken: the words are not read, files still are
         if not _FAILED:
             log.exception("routine: the embedder did not load; the chat's words are not read")
         _FAILED.append(True)
         return None
-    return np.asarray(rows, dtype=np.float32).reshape(len(texts), -1)
 
 
 def _examples() -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]] | None:
