@@ -110,7 +110,7 @@ def vectors(texts: Sequence[str]) -> npt.NDArray[np.float32] | None:
     except Exception:  # the embedder missing or broken: the words are not read, files still are
         if not _FAILED:
             log.exception("routine: the embedder did not load; the chat's words are not read")
-        _FAILED.append(True)
+            _FAILED.append(True)
         return None
 
 

@@ -347,3 +347,19 @@ def test_the_words_of_fewer_days_than_a_routine_needs_are_not_embedded(
             log.unlink()
     (found,) = routines(alma)  # the files alone, the two days' words never read
     assert "recibió el mismo archivo" in found.reason
+
+
+def test_without_the_embedder_the_files_still_count(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from state.memory import sentences
+
+    def broken(texts: object, embedder: str = "") -> None:
+        raise RuntimeError("no model")
+
+    monkeypatch.setattr(sentences, "sentence_vectors", broken)
+    monkeypatch.setattr("agent.detectors.told._EXAMPLES", None)
+    monkeypatch.setattr("agent.detectors.told._FAILED", [])
+    assert routines(week(tmp_path, copied_days=2, said_days=5)) == []  # words unread
+    (found,) = routines(week(tmp_path / "b", copied_days=5, said_days=5))
+    assert "recibió el mismo archivo" in found.reason
