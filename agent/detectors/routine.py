@@ -284,7 +284,9 @@ def _finding(
         plan.append(Mkdir(folder))
     plan.append(Create(script, content))
     names = routine.names()
-    command = f"sh {script}" + ("" if names else " " + _("FILE..."))
+    # Nothing the files show can be copied by the script alone: it copies what it is given.
+    found = routine.sources or any(origin for origin, _days in routine.templates.values())
+    command = f"sh {script}" + ("" if found else " " + _("FILE..."))
     said_days = len({m.day for m in said})
     evidence = [f"{m.where}: «{m.text}»" for m in said]
     evidence += _file_evidence(routine)

@@ -363,3 +363,14 @@ def test_without_the_embedder_the_files_still_count(
     assert routines(week(tmp_path, copied_days=2, said_days=5)) == []  # words unread
     (found,) = routines(week(tmp_path / "b", copied_days=5, said_days=5))
     assert "recibió el mismo archivo" in found.reason
+
+
+def test_a_dated_file_with_no_original_is_copied_from_the_command_line(tmp_path: Path) -> None:
+    files: dict[str, bytes] = {}
+    for back in range(1, 4):
+        d = (TODAY - timedelta(days=back)).isoformat()
+        files[f"user/reports/{d}/orders_{d}.csv"] = f"{d};1\n".encode()
+    (found,) = routines(AlmaRoot(tmp_path).build(files))
+    evidence = "\n".join(found.evidence)
+    assert "orders_YYYY-MM-DD.csv llega a 3 carpetas con fecha de user/reports" in evidence
+    assert "sh user/scripts/copiar-reports.sh ARCHIVO..." in evidence
