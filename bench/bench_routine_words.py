@@ -1,6 +1,6 @@
 """What reading the person's words by meaning costs the log detectors (``detect_logs``): the
 routine's words go through the packaged embedder (agent.detectors.told), loaded in the daemon's
-process at the first analysis whose chat logs span 3 days or more.
+process at the first analysis whose chat logs span enough days for a routine.
 
     .venv/bin/python bench/bench_routine_words.py            # the fit week w1, 5 warm runs
     .venv/bin/python bench/bench_routine_words.py --runs 20
