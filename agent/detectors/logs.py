@@ -5,8 +5,9 @@ except ``routine``'s, which proposes a script.
 - ``long_hours`` (:mod:`agent.detectors.long_hours`) and ``pending_task``
   (:mod:`agent.detectors.pending`) and ``low_mood`` (:mod:`agent.detectors.low_mood`, off
   with ``[monitor] low_mood = false``): from the chat logs ``logs/YYYY-MM-DD.md``;
-- ``routine`` (:mod:`agent.detectors.routine`): a copy the chat logs say was done by hand on
-  several days, and the dated copies in the writable zones; its plan writes a script.
+- ``routine`` (:mod:`agent.detectors.routine`): a copy done by hand on several days, told in
+  the chat logs or seen in the dated copies of the writable zones (either is enough); its plan
+  writes a script.
 
 Only chat days that can matter are read: the last ``pending.MAX_AGE_DAYS`` days (long hours
 look at fewer). Titles and reasons are in Spanish, the person's language.

@@ -21,7 +21,7 @@ from policies.i18n import _, ngettext
 from state.chatlog import Paragraph
 
 KIND = "long_hours"
-LONG_DAY_HOURS = 10
+LONG_DAY_HOURS = 12
 NIGHT_ENDS_HOUR = 5
 MIN_LONG_DAYS = 2
 WINDOW_DAYS = 7

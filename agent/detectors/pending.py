@@ -102,13 +102,18 @@ _DOING = re.compile(
     r"|\b(?P<for>(?:te|le|les|os)(?: (?:lo|la|los|las))?|se (?:lo|la|los|las)) )"
     r"(?P<verb>[a-zñ]{2,}o|[a-zñ]+(?:[aei]re|dre))\b(?P<rest>.*)"
 )
-#: Words in those places that are not a task's verb (or not one the person commits to).
+#: Words in those places that are not a task's verb (or not one the person commits to), and
+#: the strong preterites that end as a first person present does ("hoy vino mi hija": the past,
+#: someone else's).
 _NOT_DOING_WORDS = """
     tengo yo lo no como todo algo solo pero creo pienso espero supongo quiero puedo necesito
     prefiero siento digo sere estare tendre habre podre sabre querre libro otro poco mucho
     claro dentro cuando casi tanto cuanto pasado madre padre
+    vino hizo puso dijo tuvo pudo supo quiso trajo estuvo anduvo condujo produjo
 """
 _NOT_DOING = frozenset(_NOT_DOING_WORDS.split())
+#: A participle ("llamado a la imprenta": done, not promised); a present in -ado is rare.
+_PARTICIPLE = re.compile(r"[a-zñ]+ado")
 #: What the verb acts on: an article, a person ("a Juan", "al técnico"), "por"/"con" an errand.
 _OBJECT = re.compile(
     r"^ (?:el|la|los|las|lo|un|una|unos|unas|al|a|mi|mis|tu|tus|su|sus|este|esta|estos|estas"
@@ -155,7 +160,9 @@ def _commitment(folded: str) -> bool:
     for m in _DOING.finditer(folded):
         before = folded[: m.start()]
         verb, rest = m["verb"], m["rest"]
-        if verb in _NOT_DOING or _NEGATED.search(before) or _HEDGED.search(before):
+        if verb in _NOT_DOING or _PARTICIPLE.fullmatch(verb):
+            continue
+        if _NEGATED.search(before) or _HEDGED.search(before):
             continue
         said_before = m["lead"] or m["for"] or ""
         has_object = bool(

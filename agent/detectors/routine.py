@@ -1,21 +1,25 @@
-"""``routine``: the same manual copy on several days, seen in the chat logs and in the files.
+"""``routine``: the same manual copy on several days, seen in the files, told in the chat, or both.
 
-Both must show it, on at least :data:`MIN_DAYS` distinct days:
+Either kind of evidence is enough on its own, on at least :data:`MIN_DAYS` distinct days; both
+together make the finding's evidence stronger (it lists both):
 
-- the logs: the person's own lines (never ALMA's) that say they copied something ("copiando a
-  mano los CSV a entregas", "otra vez copiar el informe a la carpeta de hoy", "copied the
-  report again"; a "copia de seguridad" is a backup, not a copy), naming the file, its type
-  or the folder the copies go to;
-- the files: one file (the same name, or the same content under other names) in dated folders
-  side by side (``entregas/2026-11-23/``, ``entregas/2026-11-24/``...), with its original
-  outside any dated folder of the zone.
+- the files: in dated folders side by side (``entregas/2026-11-23/``, ``entregas/2026-11-24/``...)
+  one file under one name, or one content under other names, with its original outside any
+  dated folder; or a file whose name carries the day's date (``pedidos_2026-11-23.csv``),
+  found on that many days;
+- the words: the person's own lines (never ALMA's) that tell, in any phrasing and either
+  language, that they moved files by hand (read by meaning: :mod:`agent.detectors.told`), about
+  one folder of the tree they name (matched exactly, case and accents folded) or about the
+  files of a routine the files show; a told line naming no folder joins the task of another
+  day it says the same as.
 
 The finding proposes a plan the person can accept: ``mkdir`` of ``scripts/`` in the zone when
 missing, and ``create`` of a short POSIX ``sh`` script there that makes today's dated folder
-and copies the files in, never over a file that is there. Accepting only writes the script, for
-the person to read; ALMA never runs it. The exact command is in the evidence. The logs are read
-first: without the log signal no file is listed. The fingerprint is the folder, the file names
-and the plan, so the same routine is proposed once however many days it goes on.
+and copies the files in, never over a file that is there: the originals the files show, today's
+file of a dated name, and any file named on its command line. Accepting only writes the
+script, for the person to read; ALMA never runs it. The exact command is in the evidence. The
+fingerprint is the folder, the file names and the plan, so the same routine is proposed once
+however many days it goes on.
 """
 
 from __future__ import annotations
@@ -23,14 +27,16 @@ from __future__ import annotations
 import re
 import shlex
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
 
 from actions.ops import Create, Mkdir, Op
 from actions.planners.base import PlanResult, cap_evidence, fingerprint
-from actions.scan import ScannedFile, scan_tree, with_sha256
+from actions.scan import TreeScan, scan_tree
 from actions.tree import Tree
+from agent.detectors import told
+from agent.detectors.dated import MIN_DAYS, Routine, dated, dated_folders, routines, shown
 from agent.detectors.files import scan_zones
 from policies.config import Policy
 from policies.decide import path_zone_problem
@@ -40,167 +46,148 @@ from policies.text import loose_fold
 from state.chatlog import Paragraph
 
 KIND = "routine"
-MIN_DAYS = 3
 SCRIPTS = "scripts"
-#: Bytes read per zone to find copies made under other names (only sizes seen on enough days).
-HASH_BYTES = 256 << 20
+#: A folder's name shorter than this (folded) is not looked for in the person's words.
+MIN_NAME = 4
 
-# Folded text (lower case, no accents). A copy verb; "copia(s) de seguridad" is a backup.
-_COPY = re.compile(
-    r"\b(?:copi(?:ar|o|as|a|amos|ais|an|ando|ado|ada|ados|adas|e|aste|aron)"
-    r"|vuelvo a copiar|pasar a mano|copy|copies|copying|copied)\b"
-)
-_BACKUP = re.compile(r"\bcopias? de seguridad\b|\bbackups?\b")
 _WORD = re.compile(r"[a-z0-9]+")
-# A dated folder's name: a prefix, the date (2026-11-23, 2026_11_23, 20261123), a suffix.
-_DATED = re.compile(
-    r"^(?P<pre>.*?)(?P<y>\d{4})(?P<sep>[-_.]?)(?P<m>\d{2})(?P=sep)(?P<d>\d{2})(?P<post>\D.*)?$"
-)
 
 
 @dataclass(frozen=True)
-class _Mention:
+class _Line:
+    """One of the person's lines in a chat log."""
+
     day: date
     where: str  # log path:line
     text: str
-    words: frozenset[str]
+    words: tuple[str, ...]  # folded, in order
 
 
-def copy_mentions(days: Sequence[tuple[date, str, list[Paragraph]]]) -> list[_Mention]:
-    """The person's lines that say they copied something, oldest first."""
-    out: list[_Mention] = []
+def person_lines(days: Sequence[tuple[date, str, list[Paragraph]]]) -> list[_Line]:
+    """The person's own lines (never ALMA's), oldest first."""
+    out: list[_Line] = []
     for day, path, paragraphs in sorted(days, key=lambda d: d[0]):
         for p in paragraphs:
             if not p.by_person:
                 continue
             for offset, line in enumerate(p.text.splitlines()):
-                folded = loose_fold(line)
-                if not _COPY.search(folded) or _BACKUP.search(folded):
-                    continue
                 shown = line.strip()
+                if not shown:
+                    continue
                 shown = shown if len(shown) <= 120 else shown[:119] + "…"
-                out.append(
-                    _Mention(
-                        day, f"{path}:{p.line + offset}", shown, frozenset(_WORD.findall(folded))
-                    )
-                )
+                words = tuple(_WORD.findall(loose_fold(line)))
+                out.append(_Line(day, f"{path}:{p.line + offset}", shown, words))
     return out
 
 
-@dataclass(frozen=True)
-class _Dated:
-    base: str  # the folder holding the dated folders
-    pattern: tuple[str, str, str]  # prefix, date format for `date +...`, suffix
-    day: date
-
-
-def _dated(folder: str) -> _Dated | None:
-    base, _sep, name = folder.rpartition("/")
-    m = _DATED.match(name)
-    if m is None or not base:
-        return None
-    try:
-        day = date(int(m["y"]), int(m["m"]), int(m["d"]))
-    except ValueError:
-        return None
-    sep = m["sep"]
-    fmt = f"%Y{sep}%m{sep}%d"
-    return _Dated(base, (m["pre"], fmt, m["post"] or ""), day)
-
-
-@dataclass
-class _Routine:
-    base: str
-    pattern: tuple[str, str, str]
-    #: the name each file gets in today's folder -> its original, and the days it was copied on
-    sources: dict[str, str]
-    copies: dict[str, set[date]]
-
-
-def _routines(tree: Tree, files: Sequence[ScannedFile]) -> list[_Routine]:
-    """Per folder of dated folders named alike: the files copied into at least MIN_DAYS of
-    them, by name or (under other names) by content, whose original is found outside any
-    dated folder (the newest of the name; of the content, the copy's own name first)."""
-    groups: dict[tuple[str, tuple[str, str, str]], list[tuple[date, ScannedFile]]] = defaultdict(
-        list
-    )
-    originals: dict[str, ScannedFile] = {}
-    for f in sorted(files, key=lambda f: f.identity.mtime_ns):
-        dated = _dated(f.folder)
-        if dated is None:
-            originals[f.name] = f  # the newest of each name wins
-        else:
-            groups[(dated.base, dated.pattern)].append((dated.day, f))
-    out = []
-    for (base, pattern), copies in sorted(groups.items()):
-        routine = _Routine(base, pattern, {}, {})
-        by_name: dict[str, set[date]] = defaultdict(set)
-        for day, f in copies:
-            by_name[f.name].add(day)
-        for name, days in by_name.items():
-            if len(days) >= MIN_DAYS and name in originals:
-                routine.sources[name] = originals[name].path
-                routine.copies[name] = days
-        _by_content(tree, routine, copies, list(originals.values()))
-        if routine.sources:
-            out.append(routine)
+def _folders(zone: str, scan: TreeScan) -> dict[tuple[str, ...], str]:
+    """The folders a person may name, by their folded words: never the zone itself, a dated
+    folder or a short name; of two folders named alike, the one holding dated folders, then
+    the one nearer the zone (two at one depth: neither)."""
+    holds_dated = {d.base for f in scan.folders if (d := dated(f.folder)) is not None}
+    ranked: dict[tuple[str, ...], list[tuple[int, int, str]]] = defaultdict(list)
+    for f in scan.folders:
+        folder = f.folder
+        name = folder.rpartition("/")[2]
+        words = tuple(_WORD.findall(loose_fold(name)))
+        if folder == zone or dated(folder) is not None or len("".join(words)) < MIN_NAME:
+            continue
+        ranked[words].append((folder not in holds_dated, folder.count("/"), folder))
+    out: dict[tuple[str, ...], str] = {}
+    for words, choices in ranked.items():
+        choices.sort()
+        if len(choices) == 1 or choices[0][:2] != choices[1][:2]:
+            out[words] = choices[0][2]
     return out
 
 
-def _by_content(
-    tree: Tree,
-    routine: _Routine,
-    copies: Sequence[tuple[date, ScannedFile]],
-    originals: Sequence[ScannedFile],
-) -> None:
-    """Add the files copied under other names: one content on MIN_DAYS days or more. Only
-    files of a size seen on that many days are read (within HASH_BYTES)."""
-    rest = [(day, f) for day, f in copies if f.name not in routine.sources]
-    days_of_size: dict[int, set[date]] = defaultdict(set)
-    for day, f in rest:
-        days_of_size[f.identity.size].add(day)
-    sizes = {size for size, days in days_of_size.items() if len(days) >= MIN_DAYS}
-    if not sizes:
-        return
-    day_of = {f.path: day for day, f in rest}
-    wanted = [f for _day, f in rest if f.identity.size in sizes]
-    wanted += [o for o in originals if o.identity.size in sizes]
-    hashed, _skipped = with_sha256(tree, wanted, max_bytes=HASH_BYTES)
-    days_of: dict[str, set[date]] = defaultdict(set)
-    found: dict[str, ScannedFile] = {}
-    for f in hashed:
-        digest = f.identity.sha256 or ""
-        if f.path in day_of:
-            days_of[digest].add(day_of[f.path])
+#: Before a folder's name, the words that make it where the files come from, not where they
+#: go ("desde Descargas", "from exports"); "de" too, unless it follows the word for a folder
+#: ("la carpeta de entregas" names the folder).
+_FROM = frozenset({"desde", "from", "de", "del"})
+_FOLDER_WORDS = frozenset(
+    {"carpeta", "carpetas", "carpetita", "directorio", "folder", "subcarpeta"}
+)
+
+
+def _named(line: _Line, folders: dict[tuple[str, ...], str]) -> str | None:
+    """The folder of the tree the line names as where files go (its words, in order), the
+    longest name first."""
+    best: tuple[int, str] | None = None
+    words = line.words
+    for name, folder in folders.items():
+        n = len(name)
+        for i in range(len(words) - n + 1):
+            if words[i : i + n] != name:
+                continue
+            before = words[i - 1] if i else ""
+            if before in _FROM and not (i >= 2 and words[i - 2] in _FOLDER_WORDS):
+                continue  # where the files come from
+            if best is None or n > best[0]:
+                best = (n, folder)
+    return None if best is None else best[1]
+
+
+def _names_files(line: _Line, routine: Routine) -> bool:
+    """The line names the folder the copies go to, a file, its stem or its type."""
+    names: set[str] = set(_WORD.findall(loose_fold(routine.base.rpartition("/")[2])))
+    for name in [*routine.copies, *(pre + post for pre, _f, post in routine.templates)]:
+        stem, dot, ext = name.rpartition(".")
+        names.update(_WORD.findall(loose_fold(stem if dot else name)))
+        if dot:
+            names.add(loose_fold(ext))
+    return bool(set(line.words) & names)
+
+
+def _told_tasks(
+    lines: Sequence[_Line],
+    folders: dict[tuple[str, ...], str],
+    routines: Sequence[Routine],
+) -> dict[str, list[_Line]]:
+    """The lines that tell a task done by hand, by the folder they are about: the folder they
+    name, else the routine whose files they name, else the task of another day they say the
+    same as."""
+    scores = told.scores([line.text for line in lines])
+    if scores is None:
+        return {}
+    telling = [line for line, score in zip(lines, scores, strict=True) if score >= told.MARGIN]
+    tasks: dict[str, list[_Line]] = defaultdict(list)
+    unnamed: list[_Line] = []
+    for line in telling:
+        folder = _named(line, folders)
+        if folder is None:
+            folder = next((r.base for r in routines if _names_files(line, r)), None)
+        if folder is None:
+            unnamed.append(line)
         else:
-            found.setdefault(digest, f)
-    for digest, days in days_of.items():
-        original = found.get(digest)
-        if len(days) >= MIN_DAYS and original is not None and original.name not in routine.sources:
-            routine.sources[original.name] = original.path
-            routine.copies[original.name] = days
+            tasks[folder].append(line)
+    for line in unnamed:
+        best = max(
+            (
+                (told.similarity(line.text, other.text), folder)
+                for folder, said in tasks.items()
+                for other in said
+                if other.day != line.day
+            ),
+            default=None,
+        )
+        if best is not None and best[0] >= told.SAME_TASK:
+            tasks[best[1]].append(line)
+    return dict(tasks)
 
 
 def _slug(text: str) -> str:
     return "-".join(_WORD.findall(loose_fold(text))) or "archivos"
 
 
-def _related(m: _Mention, routine: _Routine) -> bool:
-    """The line names the folder the copies go to, a file, its stem or its type."""
-    names: set[str] = set(_WORD.findall(loose_fold(routine.base.rpartition("/")[2])))
-    for name in routine.copies:
-        stem, dot, ext = name.rpartition(".")
-        names.update(_WORD.findall(loose_fold(stem if dot else name)))
-        if dot:
-            names.add(loose_fold(ext))
-    return bool(m.words & names)
+def _today(pattern: tuple[str, str, str], before: str) -> str:
+    """A shell word for today's name in ``pattern``, after ``before``."""
+    pre, fmt, post = pattern
+    return shlex.quote(before + pre) + f'"$(date +{fmt})"' + (shlex.quote(post) if post else "")
 
 
-def _script(routine: _Routine, script: str) -> bytes:
-    pre, fmt, post = routine.pattern
-    today = f'{shlex.quote(routine.base + "/" + pre)}"$(date +{fmt})"' + (
-        shlex.quote(post) if post else ""
-    )
+def _script(routine: Routine, script: str) -> bytes:
+    base = routine.base + "/"
     lines = [
         "#!/bin/sh",
         "# " + _("Written by ALMA for you to read: it does what you did by hand every day."),
@@ -209,14 +196,17 @@ def _script(routine: _Routine, script: str) -> bytes:
             "It creates today's folder in {folder} and copies these files into it,",
             folder=routine.base,
         ),
+        "# " + _("and the files you name after the command,"),
         "# " + _("never over a file that is already there. ALMA never runs it."),
         "# " + _("To run it, from the ALMA folder: {command}", command=f"sh {script}"),
         "set -eu",
         'cd "$(dirname "$0")/' + "/".join([".."] * script.count("/")) + '"',
-        f"dest={today}",
+        f"dest={_today(routine.pattern, base)}",
         'mkdir -p "$dest"',
         "copy_in() {",
-        '\tif [ -e "$dest/$2" ]; then',
+        '\tif [ ! -e "$1" ]; then',
+        '\t\techo "' + _("Not found, not copied: {path}", path="$1") + '"',
+        '\telif [ -e "$dest/$2" ]; then',
         '\t\techo "' + _("Already there, left as it is: {path}", path="$dest/$2") + '"',
         "\telse",
         '\t\tcp -p -- "$1" "$dest/$2"',
@@ -226,6 +216,11 @@ def _script(routine: _Routine, script: str) -> bytes:
     ]
     sources = routine.sources
     lines += [f"copy_in {shlex.quote(sources[n])} {shlex.quote(n)}" for n in sorted(sources)]
+    for (pre, fmt, post), (folder, _days) in sorted(routine.templates.items()):
+        if folder:
+            name = _today(("", fmt, post), pre)
+            lines.append(f"copy_in {_today((pre, fmt, post), folder + '/')} {name}")
+    lines += ['for f in "$@"; do', '\tcopy_in "$f" "$(basename -- "$f")"', "done"]
     return ("\n".join(lines) + "\n").encode()
 
 
@@ -240,20 +235,26 @@ def detect_routine(
     now: float,
 ) -> list[PlanResult]:
     """``days``: (day, log path, parsed paragraphs) of the chat logs read for the analysis."""
-    mentions = copy_mentions(days)
-    if len({m.day for m in mentions}) < MIN_DAYS:
-        return []  # the logs do not show it: the files are not even listed
+    lines = person_lines(days)
+    if len({line.day for line in lines}) < MIN_DAYS:
+        lines = []  # no task can be told on enough days: the embedder is not even loaded
     results: list[PlanResult] = []
     for zone, excluded in scan_zones(policy):
         try:
             scan = scan_tree(tree, zone, now=now, settle_seconds=None, exclude=excluded)
         except (FileNotFoundError, NotADirectoryError, RefusedError):
             continue
-        files = scan.files
-        for routine in _routines(tree, files):
-            found = _finding(tree, policy, zone, routine, mentions)
-            if found is not None:
-                results.append(found)
+        found = {r.base: r for r in routines(tree, scan.files)}
+        tasks = _told_tasks(lines, _folders(zone, scan), list(found.values())) if lines else {}
+        for base in sorted(set(found) | set(tasks)):
+            said = tasks.get(base, [])
+            pattern, folder_days = dated_folders(base, scan)
+            routine = found.get(base) or Routine(base, pattern, {}, {}, {})
+            if len(routine.days()) < MIN_DAYS and len({m.day for m in said}) < MIN_DAYS:
+                continue
+            result = _finding(tree, policy, zone, routine, said, folder_days)
+            if result is not None:
+                results.append(result)
     return results
 
 
@@ -261,13 +262,12 @@ def _finding(
     tree: Tree,
     policy: Policy,
     zone: str,
-    routine: _Routine,
-    mentions: Sequence[_Mention],
+    routine: Routine,
+    said: Sequence[_Line],
+    folder_days: set[date],
 ) -> PlanResult | None:
-    said = [m for m in mentions if _related(m, routine)]
-    if len({m.day for m in said}) < MIN_DAYS:
-        return None
-    sources = routine.sources
+    """The finding, with the evidence there is: the person's words, the files, and (for
+    words alone) the dated folders made on the days they told it."""
     folder = f"{zone}/{SCRIPTS}"
     # The script is a file of the person's, named and written in the daemon's language as the
     # folders organize makes are, whoever asked for the analysis.
@@ -277,23 +277,28 @@ def _finding(
         content = _script(routine, script)
     if tree.lstat(script) is not None or path_zone_problem(policy, script) is not None:
         return None  # a script of that name is there already (maybe this very one)
+    if path_zone_problem(policy, routine.base + "/x") is not None:
+        return None  # today's folder could not be made there
     plan: list[Op] = []
     if tree.lstat(folder) is None:
         plan.append(Mkdir(folder))
     plan.append(Create(script, content))
-    names = ", ".join(sorted(sources))
-    command = f"sh {script}"
+    names = routine.names()
+    # Nothing the files show can be copied by the script alone: it copies what it is given.
+    found = routine.sources or any(origin for origin, _days in routine.templates.values())
+    command = f"sh {script}" + ("" if found else " " + _("FILE..."))
+    said_days = len({m.day for m in said})
     evidence = [f"{m.where}: «{m.text}»" for m in said]
-    for name in sorted(sources):
-        dates = sorted(routine.copies[name])
+    evidence += _file_evidence(routine)
+    files_days = len(routine.days())
+    made = sorted(folder_days & {m.day for m in said})
+    if not files_days and len(made) >= MIN_DAYS:
+        files_days = len(made)
         evidence.append(
             _(
-                "{name}, from {source}, is copied into {n} dated folders of {folder}: {dates}.",
-                name=name,
-                source=sources[name],
-                n=len(dates),
+                "{folder} has a dated folder of each of those days: {dates}.",
                 folder=routine.base,
-                dates=", ".join(d.isoformat() for d in dates),
+                dates=", ".join(d.isoformat() for d in made),
             )
         )
     evidence.append(_("To run it, from the ALMA folder: {command}", command=command))
@@ -304,20 +309,43 @@ def _finding(
             script=script,
         )
     )
+    if said_days >= MIN_DAYS and files_days >= MIN_DAYS:
+        reason = _(
+            "On {days} days your notes say you copied them by hand, and {folder} has a dated "
+            "copy of each day: a short script can do it in one command.",
+            days=said_days,
+            folder=routine.base,
+        )
+    elif said_days >= MIN_DAYS:
+        reason = _(
+            "On {days} days your notes say you did it by hand: a short script can make "
+            "today's folder in {folder} and copy the files in one command.",
+            days=said_days,
+            folder=routine.base,
+        )
+    else:
+        reason = _(
+            "{folder} got the same file in a dated folder on {days} days: a short script can "
+            "do it in one command.",
+            days=files_days,
+            folder=routine.base,
+        )
+    title = (
+        _(
+            "You copy {names} into a dated folder of {folder} by hand",
+            names=", ".join(names),
+            folder=routine.base,
+        )
+        if names
+        else _(
+            "You copy the day's files into a dated folder of {folder} by hand", folder=routine.base
+        )
+    )
     return PlanResult(
         kind=KIND,
         target=routine.base,
-        title=_(
-            "You copy {names} into a dated folder of {folder} by hand",
-            names=names,
-            folder=routine.base,
-        ),
-        reason=_(
-            "On {days} days your notes say you copied them by hand, and {folder} has a dated "
-            "copy of each day: a short script can do it in one command.",
-            days=len({m.day for m in said}),
-            folder=routine.base,
-        ),
+        title=title,
+        reason=reason,
         evidence=cap_evidence(evidence),
         plan=plan,
         files=1,
@@ -325,6 +353,42 @@ def _finding(
         # made meanwhile makes the old plan fail and a new one is proposed; the same plan is
         # never proposed twice however many days go by.
         fingerprint=fingerprint(
-            KIND, routine.base, [*(f"{n} {p}" for n, p in sources.items()), *_shape(plan)]
+            KIND,
+            routine.base,
+            [*(f"{n} {p}" for n, p in routine.sources.items()), *names, *_shape(plan)],
         ),
     )
+
+
+def _file_evidence(routine: Routine) -> Iterable[str]:
+    sources = routine.sources
+    for name in sorted(sources):
+        dates = sorted(routine.copies[name])
+        yield _(
+            "{name}, from {source}, is copied into {n} dated folders of {folder}: {dates}.",
+            name=name,
+            source=sources[name],
+            n=len(dates),
+            folder=routine.base,
+            dates=", ".join(d.isoformat() for d in dates),
+        )
+    for (pre, fmt, post), (origin, days) in sorted(routine.templates.items()):
+        when = ", ".join(d.isoformat() for d in sorted(days))
+        name = f"{pre}{shown(fmt)}{post}"
+        if origin:
+            yield _(
+                "{name}, from {source}, arrives in {n} dated folders of {folder}: {dates}.",
+                name=name,
+                source=origin,
+                n=len(days),
+                folder=routine.base,
+                dates=when,
+            )
+        else:
+            yield _(
+                "{name} arrives in {n} dated folders of {folder}: {dates}.",
+                name=name,
+                n=len(days),
+                folder=routine.base,
+                dates=when,
+            )

@@ -1,5 +1,6 @@
-"""The ``routine`` detector: a copy done by hand on three days or more, in the chat logs and in
-the dated folders both, becomes a script to review; a calm week gives nothing."""
+"""The ``routine`` detector: a copy done by hand on three days or more, told in the chat logs
+(in any words) or seen in the dated folders, or both, becomes a script to review; a calm week
+gives nothing."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 from actions.ops import Create, Mkdir
 from actions.planners import PlanResult
 from agent.detectors.logs import detect_logs
-from agent.detectors.routine import copy_mentions
+from agent.detectors.routine import person_lines
 from policies import i18n
 from policies.config import Policy
 from policies.i18n import language
@@ -135,17 +136,35 @@ def test_a_script_already_there_is_not_proposed_again(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("copied", "said"),
-    [(2, 5), (1, 5), (5, 2), (5, 1), (0, 0), (2, 2)],
-    ids=["copied-twice", "copied-once", "said-twice", "said-once", "calm", "both-twice"],
+    ("copied", "said"), [(0, 0), (2, 2), (1, 2), (2, 0)], ids=["calm", "both-twice", "1-2", "2-0"]
 )
 def test_a_calm_week_gives_no_routine(tmp_path: Path, copied: int, said: int) -> None:
     assert routines(week(tmp_path, copied_days=copied, said_days=said)) == []
 
 
-def test_logs_that_speak_of_other_copies_do_not_make_the_files_a_routine(
-    tmp_path: Path,
-) -> None:
+@pytest.mark.parametrize(("copied", "said"), [(2, 5), (1, 5), (1, 3)])
+def test_the_words_alone_are_enough(tmp_path: Path, copied: int, said: int) -> None:
+    (found,) = routines(week(tmp_path, copied_days=copied, said_days=said))
+    assert found.target == "user/entregas"
+    assert "tus notas dicen que lo hiciste a mano" in found.reason
+    evidence = "\n".join(found.evidence)
+    assert "sh user/scripts/copiar-entregas.sh ARCHIVO..." in evidence
+
+
+@pytest.mark.parametrize(("copied", "said"), [(5, 2), (5, 1), (3, 0)])
+def test_the_files_alone_are_enough(tmp_path: Path, copied: int, said: int) -> None:
+    (found,) = routines(week(tmp_path, copied_days=copied, said_days=said))
+    assert found.target == "user/entregas"
+    assert "recibió el mismo archivo en una carpeta con fecha" in found.reason
+    assert "ventas.csv, desde user/datos/ventas.csv" in "\n".join(found.evidence)
+
+
+def test_a_folder_the_files_come_from_is_not_where_they_go(tmp_path: Path) -> None:
+    # No folder of entregas: the words name user/datos only as where the CSV come from.
+    assert routines(week(tmp_path, copied_days=0, said_days=5)) == []
+
+
+def test_logs_that_speak_of_other_copies_are_not_its_evidence(tmp_path: Path) -> None:
     alma = week(tmp_path, copied_days=5, said_days=0)
     for back in range(5):
         day = TODAY - timedelta(days=back)
@@ -153,7 +172,9 @@ def test_logs_that_speak_of_other_copies_do_not_make_the_files_a_routine(
             f"logs/{day.isoformat()}.md",
             chat(day, "Hice la copia de seguridad del portátil.", "Copié las fotos al disco."),
         )
-    assert routines(alma) == []
+    (found,) = routines(alma)
+    assert not any("portátil" in e or "fotos" in e for e in found.evidence)
+    assert "recibió el mismo archivo" in found.reason
 
 
 def test_only_the_persons_lines_count_and_accents_fold() -> None:
@@ -161,8 +182,8 @@ def test_only_the_persons_lines_count_and_accents_fold() -> None:
         "# 2026-11-23\n\n## 09:00:00 · usuario\nCOPIÉ a mano el informe\n\n"
         "## 09:00:05 · alma\nPuedo copiar el informe por ti.\n\n"
     )
-    (mention,) = copy_mentions([(date(2026, 11, 23), "logs/2026-11-23.md", parse(text))])
-    assert mention.where == "logs/2026-11-23.md:4" and "informe" in mention.words
+    (line,) = person_lines([(date(2026, 11, 23), "logs/2026-11-23.md", parse(text))])
+    assert line.where == "logs/2026-11-23.md:4" and "copie" in line.words
 
 
 def test_the_script_names_todays_folder_as_the_person_does(tmp_path: Path) -> None:
@@ -231,3 +252,125 @@ def test_an_english_week_gets_an_english_script(tmp_path: Path) -> None:
     create = found.plan[-1]
     assert isinstance(create, Create) and create.path == "user/scripts/copy-deliveries.sh"
     assert "To run it, from the ALMA folder: sh user/scripts/copy-deliveries.sh" in found.evidence
+
+
+def test_a_file_named_with_its_days_date_is_a_routine_from_the_files_alone(
+    tmp_path: Path,
+) -> None:
+    files: dict[str, bytes] = {}
+    for back in range(4):
+        d = (TODAY - timedelta(days=back)).isoformat()
+        files[f"user/exports/pedidos_{d}.csv"] = f"{d};1\n".encode()
+        if back:  # today's is not copied yet
+            files[f"user/reports/{d}/pedidos_{d}.csv"] = f"{d};1\n".encode()
+    alma = AlmaRoot(tmp_path).build(files)
+    (found,) = routines(alma)
+    assert found.target == "user/reports"
+    assert "pedidos_YYYY-MM-DD.csv, desde user/exports, llega a 3 carpetas" in "\n".join(
+        found.evidence
+    )
+    op = found.plan[-1]
+    assert isinstance(op, Create)
+    target = alma.path(op.path)
+    target.parent.mkdir(parents=True)
+    target.write_bytes(op.content)
+    run = subprocess.run(["sh", op.path], cwd=alma.root, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    today = TODAY.isoformat()
+    copied = alma.path(f"user/reports/{today}/pedidos_{today}.csv")
+    assert copied.read_bytes() == f"{today};1\n".encode()
+
+
+def test_a_task_told_in_other_words_on_three_days_is_a_routine(tmp_path: Path) -> None:
+    told = (
+        "Arrastré a Pedidos lo que salió del escáner, y la carpeta del día la hice yo.",
+        "Hoy también he metido yo misma los albaranes en pedidos, cada uno en su fecha.",
+        "Moved today's scans into Pedidos by hand again, one more dated folder.",
+    )
+    files: dict[str, bytes] = {}
+    for back, line in enumerate(told):
+        day = TODAY - timedelta(days=back + 1)
+        files[f"logs/{day.isoformat()}.md"] = chat(day, "Buenos días.", line)
+        files[f"user/Pedidos/{day.isoformat()}/albaran_{back}.pdf"] = f"%PDF {back}".encode()
+    alma = AlmaRoot(tmp_path).build(files)
+    (found,) = routines(alma)
+    assert found.target == "user/Pedidos"
+    evidence = "\n".join(found.evidence)
+    assert all(line[:40] in evidence for line in told)
+    assert "Buenos días" not in evidence
+    op = found.plan[-1]
+    assert isinstance(op, Create) and op.path == "user/scripts/copiar-pedidos.sh"
+    # Nothing the files show to copy: the script copies what it is given into today's folder.
+    target = alma.path(op.path)
+    target.parent.mkdir(parents=True)
+    target.write_bytes(op.content)
+    alma.write("user/escaner/hoja.pdf", b"%PDF hoy\n")
+    run = subprocess.run(
+        ["sh", op.path, "user/escaner/hoja.pdf"],
+        cwd=alma.root,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    made = alma.path(f"user/Pedidos/{TODAY.isoformat()}/hoja.pdf")
+    assert made.read_bytes() == b"%PDF hoy\n"
+
+
+def test_an_ordinary_week_that_names_its_folders_is_no_routine(tmp_path: Path) -> None:
+    ordinary = (
+        "He guardado la factura de la luz en Facturas.",
+        "Hoy reviso las facturas del mes y llamo al gestor.",
+        "Facturas al día, qué alivio.",
+        "I saved the invoice in Facturas, all good.",
+    )
+    files: dict[str, bytes] = {}
+    for back, line in enumerate(ordinary):
+        day = TODAY - timedelta(days=back + 1)
+        files[f"logs/{day.isoformat()}.md"] = chat(day, line)
+        files[f"user/Facturas/{day.isoformat()}/factura_{back}.pdf"] = f"%PDF {back}".encode()
+    assert routines(AlmaRoot(tmp_path).build(files)) == []
+
+
+def test_the_words_of_fewer_days_than_a_routine_needs_are_not_embedded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent.detectors import told
+
+    def refuse(texts: object) -> None:
+        raise AssertionError("embedded")
+
+    monkeypatch.setattr(told, "vectors", refuse)
+    alma = week(tmp_path, copied_days=5, said_days=2)
+    kept = {f"{(TODAY - timedelta(days=back)).isoformat()}.md" for back in (0, 1)}
+    for log in alma.path("logs").glob("*.md"):  # the person wrote on two days only
+        if log.name not in kept:
+            log.unlink()
+    (found,) = routines(alma)  # the files alone, the two days' words never read
+    assert "recibió el mismo archivo" in found.reason
+
+
+def test_without_the_embedder_the_files_still_count(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from state.memory import sentences
+
+    def broken(texts: object, embedder: str = "") -> None:
+        raise RuntimeError("no model")
+
+    monkeypatch.setattr(sentences, "sentence_vectors", broken)
+    monkeypatch.setattr("agent.detectors.told._EXAMPLES", None)
+    monkeypatch.setattr("agent.detectors.told._FAILED", [])
+    assert routines(week(tmp_path, copied_days=2, said_days=5)) == []  # words unread
+    (found,) = routines(week(tmp_path / "b", copied_days=5, said_days=5))
+    assert "recibió el mismo archivo" in found.reason
+
+
+def test_a_dated_file_with_no_original_is_copied_from_the_command_line(tmp_path: Path) -> None:
+    files: dict[str, bytes] = {}
+    for back in range(1, 4):
+        d = (TODAY - timedelta(days=back)).isoformat()
+        files[f"user/reports/{d}/orders_{d}.csv"] = f"{d};1\n".encode()
+    (found,) = routines(AlmaRoot(tmp_path).build(files))
+    evidence = "\n".join(found.evidence)
+    assert "orders_YYYY-MM-DD.csv llega a 3 carpetas con fecha de user/reports" in evidence
+    assert "sh user/scripts/copiar-reports.sh ARCHIVO..." in evidence
