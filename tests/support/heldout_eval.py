@@ -100,19 +100,20 @@ def half(question: dict[str, Any]) -> str:
 
 
 def heldout_questions(
-    which: str,
+    which: str, folder: Path = HELDOUT
 ) -> tuple[
     list[tuple[str, str, list[str]]],
     list[tuple[str, str, list[str]]],
     list[tuple[str, str, list[str]]],
 ]:
-    """One half's questions as the answer model's fit reads them (question, answer's text,
-    its subject's texts): those something answers, those about an absent subject, the traps."""
-    contents = {m["id"]: m["content"] for m in _read("memories.jsonl")}
-    cases, traps = subjects()
+    """One half's questions (``which``: ``fit``, ``check`` or ``all``) as the answer model's
+    fit reads them (question, answer's text, its subject's texts): those something answers,
+    those about an absent subject, the traps."""
+    contents = {m["id"]: m["content"] for m in _read("memories.jsonl", folder)}
+    cases, traps = subjects(folder)
     asked, absent, trapped = [], [], []
-    for q in _read("questions.jsonl"):
-        if half(q) != which:
+    for q in _read("questions.jsonl", folder):
+        if which != "all" and half(q) != which:
             continue
         if q["kind"] != "unanswerable":
             answer = contents[q["answer_ids"][0]]
