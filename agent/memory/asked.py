@@ -1,4 +1,5 @@
-"""What kind of detail a message asks for, and whether a memory holds one.
+"""What kind of detail a message asks for, whether a memory holds one, and whether it names
+whom or what the message names.
 
 A question that asks for a time, a date, an amount, an age, a number, a name or place, a
 contact or a code is answered only by a memory that holds one that the question does not
@@ -121,6 +122,7 @@ _HOLDS: dict[str, re.Pattern[str]] = {
     ),
 }
 _WORDS = re.compile(r"[\w'@.:/-]+")
+_NAMED = re.compile(r"[\w'-]+")
 _CAPITAL = re.compile(r"[A-ZÁÉÍÓÚÑ][\w'-]+")
 _PLACE = re.compile(
     r"(?:^|\s)/\w|\ben (?:el|la|los|las|casa|mi|mis|su|sus|un|una|del)\b|\bcalle\b"
@@ -179,6 +181,27 @@ def holds(asked: frozenset[str], content: str, message: str) -> bool:
         if found:
             return True
     return False
+
+
+def names(message: str) -> list[str]:
+    """What ``message`` names, folded: its capitalised words after the first ("¿Cuándo es el
+    cumpleaños de Martí?"), ALMA aside; a possessive's "'s" off."""
+    tokens = _NAMED.findall(message)
+    return [
+        fold(t).removesuffix("'s")
+        for i, t in enumerate(tokens)
+        if i > 0 and _CAPITAL.match(t) and fold(t) not in STOPWORDS and fold(t) != "alma"
+    ]
+
+
+def unnamed(named: list[str], content: str) -> float:
+    """1.0 when ``content`` lacks one of the ``named`` (a word of it starting with the name's
+    first five letters: "Martí" and "Martín's" meet), else 0.0: the answer model's
+    ``unnamed`` feature. A memory of another person or place answers nothing about this one."""
+    if not named:
+        return 0.0
+    found = _NAMED.findall(fold(content))
+    return 0.0 if all(any(w.startswith(n[:5]) for w in found) for n in named) else 1.0
 
 
 def lacks(asked: frozenset[str], content: str, message: str) -> float:

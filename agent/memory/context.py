@@ -10,7 +10,7 @@
   ``python -m tests.support.grounded_eval ROOT --fit SYNTHETIC_ROOT`` on questions that
   something answers and questions nothing answers) gives each candidate its chance of
   answering; a candidate that lacks the kind of detail the message asks for (a time, an
-  amount, a name: ``agent.memory.asked``) has less. Below ``Selection.bound`` for the best
+  amount, a name) or a name the message names (``agent.memory.asked``) has less. Below ``Selection.bound`` for the best
   candidate, nothing answers the message and no memory is handed (a small model follows
   whatever text it is given; the chat then says it has nothing stored); otherwise the
   candidates at or above ``Selection.floor`` and ``Selection.share`` of the best one's chance
@@ -36,7 +36,7 @@ import numpy as np
 
 from actions.safe_read import read_file
 from actions.tree import Tree
-from agent.memory.asked import kinds, lacks
+from agent.memory.asked import kinds, lacks, names, unnamed
 from agent.memory.memorize import embedding_text
 from agent.memory.search import (
     Hit,
@@ -195,9 +195,11 @@ def ranked(
         if h.facts.kind != "question"
     ]
     wanted = kinds(prompt)
-    if wanted:
+    named = names(prompt)
+    if wanted or named:
         # What may enter (the best ``CANDIDATES`` memories, every principle) is read now, to
-        # see whether it holds the detail asked; the records are kept for what is handed.
+        # see whether it holds the detail asked and the names; the records are kept for what
+        # is handed.
         memories = [h for h in found if h.facts.layer != "L-inf"][:CANDIDATES]
         stored = [h for h in found if h.facts.layer == "L-inf" and h.loaded is None]
         readable = [h for h in memories + stored if h.loaded is None and h.id not in outside]
@@ -206,6 +208,7 @@ def ranked(
             hit.loaded = by_id.get(hit.id)
             if hit.loaded is not None:
                 hit.lacks = lacks(wanted, hit.loaded.content, prompt)
+                hit.unnamed = unnamed(named, hit.loaded.content)
     answer_chances(found, store.embedder.calibration.selection, len(search_terms(prompt)))
     return found
 
@@ -239,9 +242,11 @@ def select(hits: list[Hit], rule: Selection, merge: float) -> list[Hit]:
 
 def principle_hits(store: MemoryStore, items: list[Item], prompt: str) -> list[Hit]:
     """The principles of system/principles.md as candidates, each with the search terms of
-    ``prompt`` it holds and whether it lacks the detail asked (their vectors cached by text)."""
+    ``prompt`` it holds and whether it lacks the detail asked or a name (their vectors cached
+    by text)."""
     terms = search_terms(prompt)
     wanted = kinds(prompt)
+    named = names(prompt)
     emb = store.embedder
     texts = [embedding_text(i.content) for i in items]
     missing = [t for t in dict.fromkeys(texts) if (emb.name, t) not in _PRINCIPLE_VECTORS]
@@ -256,6 +261,7 @@ def principle_hits(store: MemoryStore, items: list[Item], prompt: str) -> list[H
         hit = Hit(None, 0.0, vector=_PRINCIPLE_VECTORS[(emb.name, text)], known=facts)
         hit.matched = matched_terms(terms, item.content)
         hit.lacks = lacks(wanted, item.content, prompt)
+        hit.unnamed = unnamed(named, item.content)
         out.append(hit)
     return out
 

@@ -100,11 +100,12 @@ class Embedder(Protocol):
 #: nothing answers of tests/support/answer_dev_data.py and the fitting half of
 #: tests/data/heldout (tests.support.grounded_eval ``--fit ... --heldout ...``); the bound is
 #: the lowest that keeps the grounded set's questions nothing answers empty with a margin, so
-#: that answers are lost as little as can be. The weight of ``lacks`` (the detail asked is
-#: not there) and ``share`` are chosen on the development sets, the five others frozen
-#: (tests.support.grounded_eval ``--detail``); figures in docs/memory.md.
+#: that answers are lost as little as can be. The weights of ``lacks`` (the detail asked is
+#: not there) and ``unnamed`` (a name asked about is not there) and ``share`` are chosen on
+#: the development sets, the five others frozen (tests.support.grounded_eval ``--detail``);
+#: figures in docs/memory.md.
 E5_SELECTION = Selection(
-    weights=(25.494, 36.705, 0.22, 0.308, 0.849, -4.0),
+    weights=(25.494, 36.705, 0.22, 0.308, 0.849, -4.0, -4.0),
     intercept=-24.502,
     bound=0.2,
     floor=0.01,

@@ -269,26 +269,29 @@ def fit(
     return chosen
 
 
-#: What ``--detail`` tries: the weight of ``lacks`` and the share of the best chance.
-DETAIL_WEIGHTS = (0.0, -1.0, -2.0, -4.0, -8.0)
+#: What ``--detail`` tries: the weights of ``lacks`` and ``unnamed``, the share of the best
+#: chance.
+DETAIL_WEIGHTS = (0.0, -2.0, -4.0, -8.0)
 DETAIL_SHARES = (0.0, 0.05, 0.1)
 
 
 def detail(sets: dict[str, list[Labelled]], rule: Selection, merge: float) -> None:
-    """What each weight of ``lacks`` and each ``share`` give on ``sets``, the other weights,
-    the bound, the floor and ``most`` as ``rule`` has them: the two settings a fit of "this
-    candidate is the answer" weighs badly, since the subject's other memories, which hold
-    the words asked and often lack the detail, are labelled as not the answer whether they
-    help or not. The setting kept is the one that keeps the grounded fit split's answers and
+    """What each weight of ``lacks`` and of ``unnamed`` and each ``share`` give on ``sets``,
+    the other weights, the bound, the floor and ``most`` as ``rule`` has them: the settings a
+    fit of "this candidate is the answer" weighs badly, since the subject's other memories,
+    which hold the words asked and often lack the detail, are labelled as not the answer
+    whether they help or not. The setting kept keeps the grounded fit split's answers and
     empties the most questions nothing answers across the sets, each set read alone."""
-    for weight in DETAIL_WEIGHTS:
-        for share in DETAIL_SHARES:
-            tried = replace(rule, weights=(*rule.weights[:-1], weight), share=share)
-            print(f"lacks {weight}, share {share}:")
-            for name, questions in sets.items():
-                for every, _labs, _answerable, n_terms in questions:
-                    answer_chances(every, tried, n_terms)
-                print(f"  {name}: {outcome(questions, tried, merge).line()}")
+    for lacking in DETAIL_WEIGHTS:
+        for naming in DETAIL_WEIGHTS:
+            for share in DETAIL_SHARES:
+                weights = (*rule.weights[:-2], lacking, naming)
+                tried = replace(rule, weights=weights, share=share)
+                print(f"lacks {lacking}, unnamed {naming}, share {share}:")
+                for name, questions in sets.items():
+                    for every, _labs, _answerable, n_terms in questions:
+                        answer_chances(every, tried, n_terms)
+                    print(f"  {name}: {outcome(questions, tried, merge).line()}")
 
 
 def detail_sets(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.memory.asked import holds, kinds, lacks
+from agent.memory.asked import holds, kinds, lacks, names, unnamed
 
 
 @pytest.mark.parametrize(
@@ -74,3 +74,14 @@ def test_the_question_own_details_do_not_count() -> None:
     assert holds(kinds(message), "Sergio tiene un hijo, Dani.", message)
     message = "¿Cuántos km hice con Noah el día 12?"
     assert not holds(kinds(message), "Caminé con Noah el día 12.", message)
+
+
+def test_a_memory_of_another_person_lacks_the_name_asked_about() -> None:
+    message = "¿Cuándo es el cumpleaños de Martí?"
+    assert names(message) == ["marti"]
+    assert unnamed(names(message), "El cumpleaños de mi suegra Maite es el 26 de marzo.") == 1.0
+    assert unnamed(names(message), "Martí cumple años el 2 de junio.") == 0.0
+    assert names("What is Carmen's surname?") == ["carmen"]
+    # Nothing named (the first word, ALMA): nothing to lack.
+    assert names("Toby come pienso") == [] and names("ALMA, ¿qué sabes?") == []
+    assert unnamed([], "cualquier cosa") == 0.0
