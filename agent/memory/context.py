@@ -10,12 +10,13 @@
   ``python -m tests.support.grounded_eval ROOT --fit SYNTHETIC_ROOT`` on questions that
   something answers and questions nothing answers) gives each candidate its chance of
   answering; a candidate that lacks the kind of detail the message asks for (a time, an
-  amount, a name) or a name the message names (``agent.memory.asked``) has less. Below ``Selection.bound`` for the best
-  candidate, nothing answers the message and no memory is handed (a small model follows
-  whatever text it is given; the chat then says it has nothing stored); otherwise the
-  candidates at or above ``Selection.floor`` and ``Selection.share`` of the best one's chance
-  enter, at most ``Selection.most``. Each item says whether it ``answers``; the principles
-  compete with the memories for those places, and one chosen answers (the chat quotes it).
+  amount, a name) or a name the message names (``agent.memory.asked``) has less. Below
+  ``Selection.bound`` for the best candidate, nothing answers the message and no memory is
+  handed (a small model follows whatever text it is given; the chat then says it has
+  nothing stored); otherwise the candidates at or above ``Selection.floor`` and
+  ``Selection.share`` of the best one's chance enter, at most ``Selection.most``. Each item
+  says whether it ``answers``; the principles compete with the memories for those places,
+  and one chosen answers (the chat quotes it).
 - A candidate nearly identical to one already chosen (cosine at or above the embedder's
   ``merge`` mark) does not take a second place.
 
@@ -201,8 +202,8 @@ def ranked(
         # see whether it holds the detail asked and the names; the records are kept for what
         # is handed.
         memories = [h for h in found if h.facts.layer != "L-inf"][:CANDIDATES]
-        stored = [h for h in found if h.facts.layer == "L-inf" and h.loaded is None]
-        readable = [h for h in memories + stored if h.loaded is None and h.id not in outside]
+        stored = [h for h in found if h.facts.layer == "L-inf" and h.id not in outside]
+        readable = [h for h in memories + stored if h.loaded is None]
         by_id = {r.id: r for r in store.records([h.id for h in readable])}
         for hit in readable:
             hit.loaded = by_id.get(hit.id)
