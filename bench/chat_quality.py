@@ -4,11 +4,13 @@
     .venv/bin/python bench/chat_quality.py /tmp/grounded                     # grounded set, embedded model
     .venv/bin/python bench/chat_quality.py /tmp/grounded --set heldout       # the frozen held-out set
     .venv/bin/python bench/chat_quality.py /tmp/grounded --set heldout --stub
+    .venv/bin/python bench/chat_quality.py /tmp/grounded --set heldout_b     # any set in tests/data
     .venv/bin/python bench/chat_quality.py /tmp/grounded --model URL         # an OpenAI-compatible one
 
 The store is the grounded set's (tests/support/grounded_eval_data.py: 2,000+ memories); with
-``--set heldout`` the held-out memories (tests/data/heldout/memories.jsonl, written blind and
-frozen) are added to it once, and its questions are asked. The chat answers through the
+``--set NAME`` a held-out set's memories (tests/data/NAME/memories.jsonl, written blind and
+frozen) are added to it once, as ``tests.support.heldout_eval`` adds them (a store of one set
+each), and its questions are asked. The chat answers through the
 daemon's own ChatService (the context, the quoted block, the prompt, the one check of the
 model's text, the history) and the daemon's own model loader, one session of ``--questions``
 turns spread over the set. The stub answers every message with the same made-up sentences
@@ -48,10 +50,10 @@ from policies.i18n import language
 from policies.layout import RootLayout
 from state.memory.normalize import content_words
 from tests.support.grounded_eval import build_store
+from tests.support.heldout_eval import DATA, load_heldout
 from tests.support.invented import invented_in
 from tests.support.openai_stub import ModelStub
 
-HELDOUT = Path(__file__).resolve().parent.parent / "tests" / "data" / "heldout"
 INVENTS = (
     "Según mis notas, te llamas Ramiro Olmedo y vives en Cuenca desde 2011. ¡Espero que te ayude!"
 )
@@ -84,21 +86,15 @@ def holds(text: str, answer: str) -> bool:
     return len(words & content_words(text)) >= max(1, len(words) - 1)
 
 
-def heldout(svc: MemoryService, root: Path) -> list[Question]:
-    """The held-out memories added to the store (once), and its questions."""
-    memories = [json.loads(line) for line in (HELDOUT / "memories.jsonl").read_text().splitlines()]
-    marker = root / "heldout-loaded"
-    if not marker.exists():
-        for m in memories:
-            svc.add(
-                m["content"],
-                tags=m.get("tags") or [],
-                memory_type="principle" if m.get("type") == "principle" else None,
-            )
-        marker.write_text("yes\n")
+def heldout(svc: MemoryService, root: Path, name: str) -> list[Question]:
+    """The held-out set ``name``'s memories added to the store (once, as its context eval
+    adds them), and its questions."""
+    folder = DATA / name
+    load_heldout(svc, root, folder)
+    memories = [json.loads(line) for line in (folder / "memories.jsonl").read_text().splitlines()]
     texts = {m["id"]: m["content"] for m in memories}
     out = []
-    for line in (HELDOUT / "questions.jsonl").read_text().splitlines():
+    for line in (folder / "questions.jsonl").read_text().splitlines():
         q = json.loads(line)
         out.append(
             Question(
@@ -122,7 +118,11 @@ def spread(questions: list[Question], n: int) -> list[Question]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("root", type=Path)
-    parser.add_argument("--set", choices=("grounded", "heldout"), default="grounded")
+    parser.add_argument(
+        "--set",
+        default="grounded",
+        help="grounded (its report split), or a held-out set of tests/data: heldout, heldout_b, ...",
+    )
     parser.add_argument("--model", default="embedded")
     parser.add_argument(
         "--stub", action="store_true", help="an OpenAI-compatible stub that invents"
@@ -135,9 +135,11 @@ def main() -> None:
     parser.add_argument("--show", action="store_true", help="print each answer")
     args = parser.parse_args()
 
+    if args.set != "grounded" and not (DATA / args.set / "questions.jsonl").is_file():
+        parser.error(f"no held-out set {args.set!r} in {DATA}")
     svc, data = build_store(args.root)
-    if args.set == "heldout":
-        every = heldout(svc, args.root)
+    if args.set != "grounded":
+        every = heldout(svc, args.root, args.set)
     else:
         answers = {m.id: m.content for m in data.memories}
         every = [

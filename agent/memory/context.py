@@ -9,11 +9,14 @@
   embedder's calibration: a logistic model over ``search.ANSWER_FEATURES``, fitted by
   ``python -m tests.support.grounded_eval ROOT --fit SYNTHETIC_ROOT`` on questions that
   something answers and questions nothing answers) gives each candidate its chance of
-  answering. Below ``Selection.bound`` for the best candidate, nothing answers the message and
-  no memory is handed (a small model follows whatever text it is given; the chat then says it
-  has nothing stored); otherwise the candidates at or above ``Selection.floor`` enter, at most
-  ``Selection.most``. Each item says whether it ``answers``; the principles are ranked with
-  the candidates and one answers when it reaches ``Selection.bound`` (the chat quotes it).
+  answering; a candidate that lacks the kind of detail the message asks for (a time, an
+  amount, a name) or a name the message names (``agent.memory.asked``) has less. Below
+  ``Selection.bound`` for the best candidate, nothing answers the message and no memory is
+  handed (a small model follows whatever text it is given; the chat then says it has
+  nothing stored); otherwise the candidates at or above ``Selection.floor`` and
+  ``Selection.share`` of the best one's chance enter, at most ``Selection.most``. Each item
+  says whether it ``answers``; the principles compete with the memories for those places,
+  and one chosen answers (the chat quotes it).
 - A candidate nearly identical to one already chosen (cosine at or above the embedder's
   ``merge`` mark) does not take a second place.
 
@@ -34,6 +37,7 @@ import numpy as np
 
 from actions.safe_read import read_file
 from actions.tree import Tree
+from agent.memory.asked import kinds, lacks, names, unnamed
 from agent.memory.memorize import embedding_text
 from agent.memory.search import (
     Hit,
@@ -182,6 +186,7 @@ def ranked(
     principles among them (``principles``: those of system/principles.md, from
     :func:`principle_hits`), the person's questions left out (what they asked is not what
     ALMA knows: an earlier "¿soy alérgico a algo?" never answers a later one)."""
+    outside = {h.id for h in principles or ()}  # their ``lacks`` set by principle_hits
     # Unfiltered (a where on layer slows Chroma's search).
     found = [
         h
@@ -190,21 +195,44 @@ def ranked(
         )
         if h.facts.kind != "question"
     ]
+    wanted = kinds(prompt)
+    named = names(prompt)
+    if wanted or named:
+        # What may enter (the best ``CANDIDATES`` memories, every principle) is read now, to
+        # see whether it holds the detail asked and the names; the records are kept for what
+        # is handed.
+        memories = [h for h in found if h.facts.layer != "L-inf"][:CANDIDATES]
+        stored = [h for h in found if h.facts.layer == "L-inf" and h.id not in outside]
+        readable = [h for h in memories + stored if h.loaded is None]
+        by_id = {r.id: r for r in store.records([h.id for h in readable])}
+        for hit in readable:
+            hit.loaded = by_id.get(hit.id)
+            if hit.loaded is not None:
+                hit.lacks = lacks(wanted, hit.loaded.content, prompt)
+                hit.unnamed = unnamed(named, hit.loaded.content)
     answer_chances(found, store.embedder.calibration.selection, len(search_terms(prompt)))
     return found
 
 
 def select(hits: list[Hit], rule: Selection, merge: float) -> list[Hit]:
-    """The memories that enter (``hits`` from :func:`ranked`), of the best ``CANDIDATES``
-    that are not principles: none unless the best chance of answering reaches ``rule.bound``;
-    then those whose chance reaches ``rule.floor``, at most ``rule.most``, a near-duplicate
-    (cosine at or above ``merge``) of one chosen taking no place of its own."""
+    """What enters (``hits`` from :func:`ranked`): of the best ``CANDIDATES`` memories and
+    every principle, in rank order, none unless the best chance of answering reaches
+    ``rule.bound``; then those whose chance reaches ``rule.floor`` and ``rule.share`` of the
+    best one's, at most ``rule.most``, a near-duplicate (cosine at or above ``merge``) of one
+    chosen taking no place of its own. A principle competes like a memory: the chat quotes
+    it when it is chosen."""
     memories = [h for h in hits if h.facts.layer != "L-inf"][:CANDIDATES]
-    if not memories or max(h.answering for h in memories) < rule.bound:
+    taken = {id(h) for h in memories}
+    pool = [h for h in hits if id(h) in taken or h.facts.layer == "L-inf"]
+    if not pool:
         return []
+    best = max(h.answering for h in pool)
+    if best < rule.bound:
+        return []
+    least = max(rule.floor, rule.share * best)
     chosen: list[Hit] = []
-    for hit in memories:
-        if hit.answering < rule.floor:
+    for hit in pool:
+        if hit.answering < least:
             continue
         if len(chosen) >= rule.most:
             break
@@ -213,9 +241,13 @@ def select(hits: list[Hit], rule: Selection, merge: float) -> list[Hit]:
     return chosen
 
 
-def principle_hits(store: MemoryStore, items: list[Item], terms: list[str]) -> list[Hit]:
-    """The principles of system/principles.md as candidates, each with the message's
-    ``terms`` it holds (their vectors cached by text)."""
+def principle_hits(store: MemoryStore, items: list[Item], prompt: str) -> list[Hit]:
+    """The principles of system/principles.md as candidates, each with the search terms of
+    ``prompt`` it holds and whether it lacks the detail asked or a name (their vectors cached
+    by text)."""
+    terms = search_terms(prompt)
+    wanted = kinds(prompt)
+    named = names(prompt)
     emb = store.embedder
     texts = [embedding_text(i.content) for i in items]
     missing = [t for t in dict.fromkeys(texts) if (emb.name, t) not in _PRINCIPLE_VECTORS]
@@ -229,6 +261,8 @@ def principle_hits(store: MemoryStore, items: list[Item], terms: list[str]) -> l
         facts = RankFacts(item.source, "L-inf", "principle", 5, None, 0, frozenset())
         hit = Hit(None, 0.0, vector=_PRINCIPLE_VECTORS[(emb.name, text)], known=facts)
         hit.matched = matched_terms(terms, item.content)
+        hit.lacks = lacks(wanted, item.content, prompt)
+        hit.unnamed = unnamed(named, item.content)
         out.append(hit)
     return out
 
@@ -260,15 +294,14 @@ def build_context(
         prompt,
         now=now,
         embedding=embedding,
-        principles=principle_hits(store, written, terms),
+        principles=principle_hits(store, written, prompt),
     )
-    answering = {
-        h.id for h in hits if h.facts.layer == "L-inf" and h.answering >= cal.selection.bound
-    }
+    picked = select(hits, cal.selection, cal.merge)
+    answering = {h.id for h in picked if h.facts.layer == "L-inf"}
     for item in ctx.items:
         item.answers = (item.id or item.source) in answering
     ctx.l0_searched = any(h.facts.layer == "L0" for h in hits[:CANDIDATES])
-    chosen = load(store, select(hits, cal.selection, cal.merge), terms)
+    chosen = load(store, [h for h in picked if h.facts.layer != "L-inf"], terms)
     for hit in chosen:
         item = _memory_item(hit.record, hit)
         item.answers = True

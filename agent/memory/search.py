@@ -62,9 +62,21 @@ RANK_SIGNS = (1, 1, 1, 1, 0, -1)
 #: message); how far its rank score is below the best candidate's; its lead over the best of
 #: the other candidates (positive only for the best: how clearly it stands out, which holds in
 #: a store of eight memories as in one of thousands, where the cosines' level does not); and
-#: the share of the message's search terms it holds. No feature reads which words they are,
-#: so a fit cannot learn a set's wording: five weights and an intercept.
-ANSWER_FEATURES = ("cosine", "above_typical", "below_best", "lead", "matched_share")
+#: the share of the message's search terms it holds; and whether the message asks for a kind
+#: of detail (a time, a date, an amount, a name...) that it does not hold (``asked.lacks``:
+#: what a memory of the right subject that answers nothing looks like); and whether it lacks
+#: a name the message names (``asked.unnamed``: a memory of another person or place). No
+#: feature reads which words they are, so a fit cannot learn a set's wording: seven weights
+#: and an intercept.
+ANSWER_FEATURES = (
+    "cosine",
+    "above_typical",
+    "below_best",
+    "lead",
+    "matched_share",
+    "lacks",
+    "unnamed",
+)
 #: Centrality is a candidate's mean cosine to the ``HUB`` nearest candidates (itself aside): a
 #: memory as close to all of them as to the question is a generic one (a templated day, "comí
 #: con X"), and a set of look-alikes crowds the top with such memories. Penalizing it is the hubness
@@ -98,6 +110,8 @@ class Hit:
     fused: float = 0.0
     chance: float = 0.0  # softmax of ``fused`` over the candidates: the public score
     answering: float = 0.0  # the answer model's chance that it answers (``answer_chances``)
+    lacks: float = 0.0  # 1.0: it lacks the kind of detail the message asks for (``asked``)
+    unnamed: float = 0.0  # 1.0: it lacks a name the message names (``asked.unnamed``)
     semantic_rank: int = 0  # 1-based, among all candidates by cosine
     lexical_rank: int = 0  # 1-based in the BM25 list; 0 when no word matched
     matched: list[str] = field(default_factory=list)  # set with the record (``load``)
@@ -236,7 +250,9 @@ def answer_features(hits: list[Hit], n_terms: int) -> npt.NDArray[np.float64]:
     # other's over the best.
     lead = fused - np.where(np.arange(len(hits)) == order[0], second, best)
     share = [len(h.matched) / n_terms if n_terms else 0.0 for h in hits]
-    return np.column_stack([cosines, cosines - typical, fused - best, lead, share])
+    lacks = [h.lacks for h in hits]
+    unnamed = [h.unnamed for h in hits]
+    return np.column_stack([cosines, cosines - typical, fused - best, lead, share, lacks, unnamed])
 
 
 def answer_chances(hits: list[Hit], rule: Selection, n_terms: int) -> None:

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.support.daemon import DaemonRoot
+from tests.support.tmux import term as term  # the one terminal fixture, for the chat's tests
 
 
 @pytest.fixture

@@ -8,15 +8,13 @@ with a generous bound, so a machine loaded by others only makes the test slower.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from datetime import date, timedelta
-from pathlib import Path
 
 import pytest
 
 from state import chatlog
-from tests.support.daemon import ALMA_CTL, DaemonRoot, wait_for
-from tests.support.tmux import TMUX, Tmux, after, environment_for
+from tests.support.daemon import DaemonRoot, wait_for
+from tests.support.tmux import ALMA, PROMPT, TMUX, Tmux, after, answered, environment_for
 from tests.support.trees import snapshot
 
 pytestmark = [
@@ -26,31 +24,7 @@ pytestmark = [
     pytest.mark.skipif(TMUX is None, reason="tmux is not installed"),
 ]
 
-ALMA = str(Path(ALMA_CTL).parent / "alma")
-PROMPT = "› "
 LONG = "Escribe una lista larga de veinte frutas, con una frase sobre cada una."
-
-
-@pytest.fixture
-def term() -> Iterator[Tmux]:
-    t = Tmux()
-    try:
-        yield t
-    finally:
-        t.close()
-
-
-def answered(term: Tmux, sent: str, *, timeout: float = 300.0) -> str:
-    """Wait until the answer to the line ``sent`` is over (the prompt is back); return it."""
-    marker = PROMPT + sent
-
-    def done(screen: str) -> bool:
-        rest = after(screen, marker)
-        return bool(rest) and ("\n" + PROMPT.rstrip()) in rest
-
-    screen = term.wait(done, what=f"the answer to {sent!r} to end", timeout=timeout)
-    rest = after(screen, marker)
-    return rest[: rest.rfind("\n" + PROMPT.rstrip())]
 
 
 def answer_text(shown: str) -> str:

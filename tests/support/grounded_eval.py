@@ -4,7 +4,9 @@
 ingested as the daemon does, the rest through ``add``) and prints both splits' figures;
 ``--fit SYNTHETIC_ROOT [--heldout HELDOUT_ROOT] [--bound B]`` fits ``Selection``'s answer
 model (``agent.memory.context.select``) on the fitting sets (``fitting_sets``) and prints what
-each bound gives on them. The figures reported are the ``report`` split's, never fitted on.
+each bound gives on them; ``--detail HELDOUT_ROOT...`` prints what each weight of ``lacks``
+and each ``share`` give on the development sets (``detail``). The figures reported are the
+``report`` split's, never fitted on.
 
 For each question, of the context's non-principle items (through ``MemoryService.context``,
 read-only): whether the answer is among them, how many there are, and how many are
@@ -20,7 +22,7 @@ from __future__ import annotations
 import itertools
 import sys
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -267,6 +269,57 @@ def fit(
     return chosen
 
 
+#: What ``--detail`` tries: the weights of ``lacks`` and ``unnamed``, the share of the best
+#: chance.
+DETAIL_WEIGHTS = (0.0, -2.0, -4.0, -8.0)
+DETAIL_SHARES = (0.0, 0.05, 0.1)
+
+
+def detail(sets: dict[str, list[Labelled]], rule: Selection, merge: float) -> None:
+    """What each weight of ``lacks`` and of ``unnamed`` and each ``share`` give on ``sets``,
+    the other weights, the bound, the floor and ``most`` as ``rule`` has them: the settings a
+    fit of "this candidate is the answer" weighs badly, since the subject's other memories,
+    which hold the words asked and often lack the detail, are labelled as not the answer
+    whether they help or not. The setting kept keeps the grounded fit split's answers and
+    empties the most questions nothing answers across the sets, each set read alone."""
+    for lacking in DETAIL_WEIGHTS:
+        for naming in DETAIL_WEIGHTS:
+            for share in DETAIL_SHARES:
+                weights = (*rule.weights[:-2], lacking, naming)
+                tried = replace(rule, weights=weights, share=share)
+                print(f"lacks {lacking}, unnamed {naming}, share {share}:")
+                for name, questions in sets.items():
+                    for every, _labs, _answerable, n_terms in questions:
+                        answer_chances(every, tried, n_terms)
+                    print(f"  {name}: {outcome(questions, tried, merge).line()}")
+
+
+def detail_sets(
+    svc: MemoryService, data: GroundedSet, heldouts: list[Path]
+) -> dict[str, list[Labelled]]:
+    """The development sets ``--detail`` reads: the grounded fit split with its questions
+    nothing answers and its traps, and each held-out store of ``heldouts`` (built by
+    ``python -m tests.support.heldout_eval DIR [SET]``; its set read from its marker file)
+    whole, traps included."""
+    from tests.support.heldout_eval import DATA, heldout_questions
+
+    sets = {
+        "grounded fit": labelled(svc, grounded_questions(data, "fit")),
+        "grounded, nothing stored": labelled(svc, nothing_answers(UNANSWERABLE)),
+        "grounded, traps": labelled(svc, nothing_answers(TRAPS)),
+    }
+    for root in heldouts:
+        (marker,) = root.glob("*-loaded")
+        name = marker.name.removesuffix("-loaded")
+        asked, absent, traps = heldout_questions("all", DATA / name)
+        other = open_service(root)
+        try:
+            sets[name] = labelled(other, asked + absent + traps)
+        finally:
+            other.close()
+    return sets
+
+
 def build_store(root: Path) -> tuple[MemoryService, GroundedSet]:
     """The set loaded into ROOT (once: a later call reopens it)."""
     data = build()
@@ -323,6 +376,11 @@ def main() -> None:
     svc, data = build_store(root)
     try:
         print(f"{svc.count()} memories stored, {len(data.queries)} questions")
+        if "--detail" in sys.argv:
+            heldouts = [Path(p) for p in sys.argv[sys.argv.index("--detail") + 1 :]]
+            cal = svc.store.embedder.calibration
+            detail(detail_sets(svc, data, heldouts), cal.selection, cal.merge)
+            return
         if "--fit" in sys.argv:
             synthetic = Path(sys.argv[sys.argv.index("--fit") + 1])
             heldout = (

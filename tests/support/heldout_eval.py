@@ -1,15 +1,16 @@
-"""The chat's context on a held-out set (tests/data/heldout, tests/data/heldout_b).
+"""The chat's context on a held-out set (tests/data/heldout, heldout_b, heldout_c).
 
-``python -m tests.support.heldout_eval ROOT [heldout_b]`` builds the grounded set's store in
-ROOT (or reopens it), adds the set's memories to it through ``add`` (2,400+ memories in all), and
+``python -m tests.support.heldout_eval ROOT [SET]`` builds the grounded set's store in ROOT
+(or reopens it), adds the set's memories to it through ``add`` (2,400+ memories in all), and
 prints, overall and per language of the question: the answer among the context's items that
 answer (``answers``: a memory handed, or a principle the chat quotes); the unrelated share of
 those items (neither the question's answer nor a memory of its subject); and, for the questions
 nothing answers, the share that get no item that answers, traps (the subject stored, the
-detail asked not) and absent subjects apart. Both sets were written by someone who had not
-seen the ranking. Set B is blind (the answer model was frozen before it was read); the first
-set was reported once, blind, and half of it is now among what the answer model is fitted
-on (``half``): its figures are a development set's.
+detail asked not) and absent subjects apart. Every set was written by someone who had not
+seen the ranking, and each was reported once, blind, before it was read: the first set and B
+are development sets since (half of the first is among what the answer model is fitted on,
+``half``; both are read by ``grounded_eval --detail``); C was run once on the frozen second
+pass (docs/memory.md).
 """
 
 from __future__ import annotations
@@ -100,19 +101,20 @@ def half(question: dict[str, Any]) -> str:
 
 
 def heldout_questions(
-    which: str,
+    which: str, folder: Path = HELDOUT
 ) -> tuple[
     list[tuple[str, str, list[str]]],
     list[tuple[str, str, list[str]]],
     list[tuple[str, str, list[str]]],
 ]:
-    """One half's questions as the answer model's fit reads them (question, answer's text,
-    its subject's texts): those something answers, those about an absent subject, the traps."""
-    contents = {m["id"]: m["content"] for m in _read("memories.jsonl")}
-    cases, traps = subjects()
+    """One half's questions (``which``: ``fit``, ``check`` or ``all``) as the answer model's
+    fit reads them (question, answer's text, its subject's texts): those something answers,
+    those about an absent subject, the traps."""
+    contents = {m["id"]: m["content"] for m in _read("memories.jsonl", folder)}
+    cases, traps = subjects(folder)
     asked, absent, trapped = [], [], []
-    for q in _read("questions.jsonl"):
-        if half(q) != which:
+    for q in _read("questions.jsonl", folder):
+        if which != "all" and half(q) != which:
             continue
         if q["kind"] != "unanswerable":
             answer = contents[q["answer_ids"][0]]

@@ -11,11 +11,17 @@ import shlex
 import shutil
 import subprocess
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
 
-from tests.support.daemon import wait_for
+import pytest
+
+from tests.support.daemon import ALMA_CTL, wait_for
 
 TMUX = shutil.which("tmux")
+#: ``alma chat`` of the venv under test, and the prompt it shows when it waits for a line.
+ALMA = str(Path(ALMA_CTL).parent / "alma")
+PROMPT = "› "
 
 
 class Tmux:
@@ -103,6 +109,31 @@ class Tmux:
         if self.started:
             self._tmux("kill-server", check=False)
             self.started = False
+
+
+@pytest.fixture
+def term() -> Iterator[Tmux]:
+    """A terminal of its own for one test (tests/e2e/conftest.py hands it out), its tmux
+    server killed after the test."""
+    t = Tmux()
+    try:
+        yield t
+    finally:
+        t.close()
+
+
+def answered(term: Tmux, sent: str, *, timeout: float = 300.0) -> str:
+    """Wait until the chat's answer to the line ``sent`` is over (the prompt is back);
+    return it."""
+    marker = PROMPT + sent
+
+    def done(screen: str) -> bool:
+        rest = after(screen, marker)
+        return bool(rest) and ("\n" + PROMPT.rstrip()) in rest
+
+    screen = term.wait(done, what=f"the answer to {sent!r} to end", timeout=timeout)
+    rest = after(screen, marker)
+    return rest[: rest.rfind("\n" + PROMPT.rstrip())]
 
 
 def after(screen: str, marker: str) -> str:

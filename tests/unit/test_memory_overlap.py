@@ -105,13 +105,19 @@ def test_a_search_reads_the_records_of_what_it_hands_out_only(
     hits = search(store, question, 3, now=now)
     assert len(read) == 3
     assert [(h.record, h.why()) for h in hits] == [(h.record, h.why()) for h in every[:3]]
+    # A message that asks for no kind of detail: only the candidates the selection lets in.
+    plain = "¿Qué pasó con la copia del disco?"
     read.clear()
-    ctx, _over = build_context(store, tmp_path / "principles.md", question, 1500, now=now)
-    # Only the candidates the selection lets in.
-    chosen = select(
-        ranked(store, question, now=now), emb.calibration.selection, emb.calibration.merge
-    )
+    ctx, _over = build_context(store, tmp_path / "principles.md", plain, 1500, now=now)
+    chosen = select(ranked(store, plain, now=now), emb.calibration.selection, emb.calibration.merge)
     assert read == [h.id for h in chosen]
     assert 0 < len(read) < CANDIDATES
+    assert {i.id for i in ctx.items} <= set(read) and ctx.items
+    # One that asks for a date: the best CANDIDATES, each once (whether each holds a date),
+    # and nothing more for what is handed out.
+    read.clear()
+    ctx, _over = build_context(store, tmp_path / "principles.md", question, 1500, now=now)
+    best = [h.id for h in candidates(store, question, now=now, records=False)][:CANDIDATES]
+    assert sorted(read) == sorted(best)
     assert {i.id for i in ctx.items} <= set(read) and ctx.items
     store.close()
