@@ -269,33 +269,8 @@ class Chat:
                 self._screen.thinking(printable(text))
 
     def _after(self, result: object) -> None:
-        if not isinstance(result, dict):
-            return
-        stopped = result.get("stopped")
-        if stopped == "cancelled":
-            self._screen.note(_("Answer stopped."))
-        elif stopped == "max_tokens":
-            self._screen.note(_("The answer reached its length limit."))
-        elif stopped == "timeout":
-            self._screen.note(_("The answer reached its time limit."))
-        elif stopped == "loop":
-            self._screen.note(_("The answer started repeating itself, so ALMA cut it there."))
-        dropped = result.get("dropped_note")
-        if isinstance(dropped, str) and dropped:  # written by the daemon, in the message's language
-            self._screen.note(printable(dropped))
-        if result.get("invented_citations"):
-            self._screen.note(
-                _("ALMA left out a citation of a source that does not exist in its memory.")
-            )
-        if result.get("message_cut"):
-            self._screen.note(
-                _(
-                    "Your message was longer than the model can read at once: its middle was "
-                    "left out, its start and end were read."
-                )
-            )
-        if not result.get("text") and stopped == "done":
-            self._screen.note(_("The model gave an empty answer."))
+        for note in answer_notes(result):
+            self._screen.note(note)
 
 
 def _local_day(memory: object) -> date | None:
@@ -333,6 +308,38 @@ def _arguments(argv: list[str]) -> tuple[str | None, str | None]:
     root, message = values.get("root"), values.get("once")
     assert (root is None or isinstance(root, str)) and (message is None or isinstance(message, str))
     return root, message
+
+
+def answer_notes(result: object) -> list[str]:
+    """What is said under an answer (it was stopped, cut, something was left out): alma chat
+    and the web panel's chat say the same."""
+    if not isinstance(result, dict):
+        return []
+    notes: list[str] = []
+    stopped = result.get("stopped")
+    if stopped == "cancelled":
+        notes.append(_("Answer stopped."))
+    elif stopped == "max_tokens":
+        notes.append(_("The answer reached its length limit."))
+    elif stopped == "timeout":
+        notes.append(_("The answer reached its time limit."))
+    elif stopped == "loop":
+        notes.append(_("The answer started repeating itself, so ALMA cut it there."))
+    dropped = result.get("dropped_note")
+    if isinstance(dropped, str) and dropped:  # written by the daemon, in the message's language
+        notes.append(printable(dropped))
+    if result.get("invented_citations"):
+        notes.append(_("ALMA left out a citation of a source that does not exist in its memory."))
+    if result.get("message_cut"):
+        notes.append(
+            _(
+                "Your message was longer than the model can read at once: its middle was "
+                "left out, its start and end were read."
+            )
+        )
+    if not result.get("text") and stopped == "done":
+        notes.append(_("The model gave an empty answer."))
+    return notes
 
 
 def _utf8(stream: object) -> None:

@@ -44,6 +44,13 @@ _INIT = Command(
     N_("create the root's folders and default files (no daemon)"),
     (Arg("with_examples", "bool", help=N_("also store example memories")),),
 )
+#: ``web`` asks the panel (control.web) for its login address: the panel, not the daemon,
+#: answers it, so it is not in the socket's table either.
+WEB = Command(
+    "web",
+    N_("the local web panel: its address with a one-time login token"),
+    (Arg("open", "bool", help=N_("open it in the browser")),),
+)
 #: Options alma-ctl reads for itself, never sent to the daemon.
 _LOCAL: dict[str, tuple[Arg, ...]] = {
     "memory.export": (
@@ -213,7 +220,7 @@ def _group_chooser(group: str, leaves: dict[str, Command]) -> Callable[[], Form]
 
 
 def _top_form() -> Form:
-    words: dict[str, Callable[[], Form]] = {"init": _chooser(_INIT)}
+    words: dict[str, Callable[[], Form]] = {"init": _chooser(_INIT), "web": _chooser(WEB)}
     groups: dict[str, dict[str, Command]] = {}
     for command in COMMANDS.values():
         if not command.cli:
@@ -226,7 +233,7 @@ def _top_form() -> Form:
             groups[group] = {}
             words[group] = _group_chooser(group, groups[group])
         groups[group][leaf] = command
-    listing = (_INIT, *(command for command in COMMANDS.values() if command.cli))
+    listing = (_INIT, *(command for command in COMMANDS.values() if command.cli), WEB)
     return Form(
         "alma-ctl",
         N_("Control alma-agentd, ALMA's background service, for one ALMA root."),

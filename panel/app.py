@@ -1,0 +1,570 @@
+"""The panel's pages: an ASGI app (Starlette) whose every answer comes from the daemon's
+commands, through the same client, table and views as alma-ctl (docs/panel.md).
+
+:class:`Guard` stands before every route: the Host, the session, the Origin of a request that
+changes something, the security headers. A route that changes something is declared with
+:func:`mutation`, which reads the form and checks its CSRF token before the route runs; there
+is no other way to declare one. Each decision is a plain HTML form POSTed and answered with a
+redirect and the sentence alma-ctl prints (:func:`control.views.render_result`); the page's
+script only adds live updates (new suggestions, the chat's stream).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.requests import Request
+from starlette.responses import (
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from control.chat import answer_notes
+from control.client import DaemonUnreachable
+from control.render import word
+from control.views import op_line, render_result
+from panel.daemon import Daemon
+from panel.security import (
+    SECURITY_HEADERS,
+    Session,
+    Sessions,
+    allowed_hosts,
+    allowed_origins,
+    cookie_name,
+    csrf_ok,
+)
+from panel.today import today_figures
+from panel.words import words
+from policies.errors import AlmaError
+from policies.i18n import N_, _, current_language
+from policies.states import LEVELS, shown_status
+from policies.text import printable
+
+HERE = Path(__file__).resolve().parent
+#: The largest form the panel reads (a memory's text is the longest field).
+MAX_FORM_BYTES = 256 * 1024
+#: Chat turns a session keeps to show without JavaScript.
+MAX_TURNS = 50
+
+_REFUSED_HOST = N_("This address is not the panel's: open the address `alma-ctl web` prints.")
+_REFUSED_ORIGIN = N_("Refused: this request did not come from the panel's own page.")
+_REFUSED_CSRF = N_("Refused: this form is not from your panel session; reload the page.")
+_TOO_LARGE = N_("Refused: the form is too large.")
+
+Handler = Callable[[Request, Session, dict[str, str]], Awaitable[Response]]
+
+
+def _environment() -> Environment:
+    return Environment(
+        loader=FileSystemLoader(str(HERE / "templates")),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+class Panel:
+    """The panel for one root on one port: its sessions, its way to the daemon, its app."""
+
+    def __init__(self, root: str, port: int, daemon: Daemon | None = None) -> None:
+        self.root = root
+        self.port = port
+        self.daemon = daemon or Daemon(root)
+        self.sessions = Sessions()
+        self.env = _environment()
+        self.cookie = cookie_name(port)
+        routes = [
+            Route("/login", self.login),
+            Route("/", self.today),
+            Route("/suggestions", self.suggestions),
+            Route("/suggestions/pending.json", self.pending_json),
+            Route("/suggestions/{id:int}", self.suggestion),
+            Route("/suggestions/{id:int}/accept", mutation(self.accept), methods=["POST"]),
+            Route("/suggestions/{id:int}/reject", mutation(self.reject), methods=["POST"]),
+            Route("/history", self.history),
+            Route("/history/{id:int}/undo", mutation(self.undo), methods=["POST"]),
+            Route("/memory", self.memory),
+            Route("/memory/{id}", self.memory_page),
+            Route("/memory/{id}/edit", mutation(self.memory_edit), methods=["POST"]),
+            Route("/memory/{id}/forget", mutation(self.memory_forget), methods=["POST"]),
+            Route("/memory/{id}/restore", mutation(self.memory_restore), methods=["POST"]),
+            Route("/chat", self.chat),
+            Route("/chat", mutation(self.chat_send), methods=["POST"]),
+            Route("/chat/stream", mutation(self.chat_stream), methods=["POST"]),
+            Route("/system", self.system),
+            Route("/system/backup", mutation(self.backup_now), methods=["POST"]),
+            Route("/system/restore", mutation(self.backup_restore), methods=["POST"]),
+            Route("/system/model", mutation(self.model_use), methods=["POST"]),
+            Route("/system/autonomy", mutation(self.autonomy), methods=["POST"]),
+            Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
+        ]
+        self.app: ASGIApp = Guard(Starlette(routes=routes), self)
+
+    # ------------------------------------------------------------------ helpers
+    async def call(self, cmd: str, **args: object) -> Any:
+        return await run_in_threadpool(self.daemon.call, cmd, **args)
+
+    def page(
+        self, request: Request, template: str, status: int = 200, **context: object
+    ) -> HTMLResponse:
+        session = _session(request)
+        flashes = list(session.flashes) if session is not None else []
+        if session is not None:
+            session.flashes.clear()
+        html = self.env.get_template(template).render(
+            w=words(),
+            csrf=session.csrf if session is not None else "",
+            flashes=flashes,
+            path=request.url.path,
+            lang=current_language(),
+            **context,
+        )
+        return HTMLResponse(html, status_code=status)
+
+    def hint(self, request: Request, status: int = 401) -> HTMLResponse:
+        """What a request without a session gets: how to open the panel, and nothing else."""
+        return self.page(request, "login.html", status)
+
+    def failed(self, request: Request, exc: AlmaError) -> HTMLResponse:
+        status = 503 if isinstance(exc, DaemonUnreachable) else 400
+        return self.page(request, "error.html", status, message=exc.message)
+
+    @staticmethod
+    def back(to: str) -> RedirectResponse:
+        return RedirectResponse(to, status_code=303)
+
+    async def decide(
+        self, session: Session, cmd: str, args: dict[str, object], to: str
+    ) -> RedirectResponse:
+        """Run a command a person decided on and say what alma-ctl says, then show ``to``."""
+        try:
+            result = await self.call(cmd, **args)
+        except AlmaError as exc:
+            session.flashes.append(("error", exc.message))
+        else:
+            session.flashes.append(("ok", render_result(cmd, args, result)))
+        return self.back(to)
+
+    # ------------------------------------------------------------------ login
+    async def login(self, request: Request) -> Response:
+        token = request.query_params.get("token", "")
+        sid = self.sessions.login(token) if token else None
+        if sid is None:
+            return self.hint(request, 403)
+        response = self.back("/")
+        response.set_cookie(
+            self.cookie, sid, httponly=True, samesite="strict", path="/", secure=False
+        )
+        return response
+
+    # ------------------------------------------------------------------ today
+    async def today(self, request: Request) -> Response:
+        try:
+            report = await self.call("report")
+            days = await self.call("report.days") if self.daemon.offers("report.days") else None
+        except AlmaError as exc:
+            return self.failed(request, exc)
+        figures = {key: Markup(svg) for key, svg in today_figures(days).items()}
+        text = render_result("report", {}, report)
+        return self.page(request, "today.html", report=text, figures=figures)
+
+    # ------------------------------------------------------------------ suggestions
+    async def suggestions(self, request: Request) -> Response:
+        try:
+            rows = await self.call("suggestions.list", all=True)
+        except AlmaError as exc:
+            return self.failed(request, exc)
+        items = [_suggestion_row(row) for row in _dicts(rows)]
+        pending = [row for row in items if row["status"] == "pending"]
+        decided = [row for row in items if row["status"] != "pending"]
+        return self.page(request, "suggestions.html", pending=pending, decided=decided)
+
+    async def pending_json(self, request: Request) -> Response:
+        try:
+            rows = await self.call("suggestions.list")
+        except AlmaError as exc:
+            return JSONResponse({"error": exc.message}, status_code=503)
+        return JSONResponse({"ids": [row.get("id") for row in _dicts(rows)]})
+
+    async def suggestion(self, request: Request) -> Response:
+        sid = int(request.path_params["id"])
+        try:
+            shown = await self.call("suggestions.show", id=sid, all=True)
+        except AlmaError as exc:
+            return self.failed(request, exc)
+        item = _suggestion_row(shown if isinstance(shown, dict) else {})
+        return self.page(
+            request,
+            "suggestion.html",
+            s=item,
+            plan=[op_line(op) for op in item.get("plan") or []],
+            diffs=_diffs(item.get("diffs")),
+        )
+
+    async def accept(self, request: Request, session: Session, form: dict[str, str]) -> Response:
+        sid = int(request.path_params["id"])
+        return await self.decide(session, "suggestions.accept", {"id": sid}, "/suggestions")
+
+    async def reject(self, request: Request, session: Session, form: dict[str, str]) -> Response:
+        sid = int(request.path_params["id"])
+        reason = form.get("reason", "").strip() or None
+        return await self.decide(
+            session, "suggestions.reject", {"id": sid, "reason": reason}, "/suggestions"
+        )
+
+    # ------------------------------------------------------------------ history
+    async def history(self, request: Request) -> Response:
+        try:
+            rows = await self.call("history", limit=200)
+        except AlmaError as exc:
+            return self.failed(request, exc)
+        actions = [_action_row(row) for row in _dicts(rows)]
+        return self.page(request, "history.html", actions=actions)
+
+    async def undo(self, request: Request, session: Session, form: dict[str, str]) -> Response:
+        aid = int(request.path_params["id"])
+        return await self.decide(session, "undo", {"id": aid}, "/history")
+
+    # ------------------------------------------------------------------ memory
+    async def memory(self, request: Request) -> Response:
+        query = request.query_params.get("q", "").strip()
+        archived = request.query_params.get("archived") == "1"
+        try:
+            if query:
+                found = await self.call("memory.search", query=query, limit=20)
+            else:
+                found = await self.call("memory.list", limit=50, archived=archived)
+            principles = await self.call("memory.list", limit=100, memory_type="principle")
+        except AlmaError as exc:
+            return self.failed(request, exc)
+        listed = [m for m in _dicts(found) if query or m.get("memory_type") != "principle"]
+        return self.page(
+            request,
+            "memory.html",
+            query=query,
+            archived=archived,
+            memories=[_memory_row(m) for m in listed],
+            principles=[_memory_row(m) for m in _dicts(principles)],
+        )
+
+    async def memory_page(self, request: Request) -> Response:
+        mid = str(request.path_params["id"])
+        try:
+            memory = await self.call("memory.show", id=mid)
+        except AlmaError as exc:
+            return self.failed(request, exc)
+        row = _memory_row(memory if isinstance(memory, dict) else {})
+        return self.page(
+            request,
+            "memory_page.html",
+            m=row,
+            can_edit=self.daemon.offers("memory.edit"),
+            importances=range(1, 6),
+        )
+
+    async def memory_edit(
+        self, request: Request, session: Session, form: dict[str, str]
+    ) -> Response:
+        mid = str(request.path_params["id"])
+        to = f"/memory/{mid}"
+        args: dict[str, object] = {"id": mid}
+        if "text" in form:
+            args["text"] = form["text"]
+        if "tags" in form:
+            args["tags"] = [t.strip().lstrip("#") for t in form["tags"].split(",") if t.strip()]
+        if form.get("importance", "").isdigit():
+            args["importance"] = int(form["importance"])
+        if form.get("memory_type", "").strip():
+            args["memory_type"] = form["memory_type"].strip()
+        try:
+            result = await self.call("memory.edit", **args)
+        except AlmaError as exc:
+            session.flashes.append(("error", exc.message))
+            return self.back(to)
+        action = result.get("action_id") if isinstance(result, dict) else None
+        session.flashes.append(
+            (
+                "ok",
+                _(
+                    "Saved memory {id}; undo takes the edit back (action {action}).",
+                    id=mid,
+                    action=action,
+                ),
+            )
+        )
+        return self.back(to)
+
+    async def memory_forget(
+        self, request: Request, session: Session, form: dict[str, str]
+    ) -> Response:
+        mid = str(request.path_params["id"])
+        return await self.decide(session, "memory.forget", {"id": mid}, f"/memory/{mid}")
+
+    async def memory_restore(
+        self, request: Request, session: Session, form: dict[str, str]
+    ) -> Response:
+        mid = str(request.path_params["id"])
+        return await self.decide(session, "memory.restore", {"id": mid}, f"/memory/{mid}")
+
+    # ------------------------------------------------------------------ chat
+    async def _chat_session(self, session: Session) -> tuple[str, str]:
+        """The daemon's chat session of this panel session (started once), and its greeting."""
+        started = await self.call("chat.start")
+        if session.chat is None and isinstance(started, dict):
+            session.chat = str(started.get("session"))
+        return session.chat or "", render_result("chat.start", {}, started)
+
+    async def chat(self, request: Request) -> Response:
+        session = _session(request)
+        assert session is not None
+        try:
+            _sid, greeting = await self._chat_session(session)
+        except AlmaError as exc:
+            return self.failed(request, exc)
+        return self.page(request, "chat.html", greeting=greeting, turns=session.turns)
+
+    def _turn(self, session: Session, message: str) -> Iterator[dict[str, str]]:
+        """One message through the daemon's chat, as events the page shows: what ALMA knows,
+        the answer's text, the notes under it; the turn is kept for the page without JS."""
+        turn = {"you": message, "known": "", "answer": "", "notes": ""}
+        try:
+            with self.daemon.stream(
+                "chat.send", session=session.chat or "", message=message
+            ) as stream:
+                for event in stream:
+                    kind, text = event.get("type"), event.get("text")
+                    if not isinstance(text, str):
+                        continue
+                    if kind == "known":
+                        turn["known"] += printable(text)
+                        yield {"type": "known", "text": printable(text)}
+                    elif kind == "token":
+                        turn["answer"] += printable(text)
+                        yield {"type": "token", "text": printable(text)}
+                notes = answer_notes(stream.result)
+        except AlmaError as exc:
+            notes = [exc.message]
+        turn["notes"] = "\n".join(notes)
+        if notes:
+            yield {"type": "note", "text": turn["notes"]}
+        session.turns.append(turn)
+        del session.turns[:-MAX_TURNS]
+
+    async def chat_send(self, request: Request, session: Session, form: dict[str, str]) -> Response:
+        message = form.get("message", "").strip()
+        if message:
+            try:
+                await self._chat_session(session)
+            except AlmaError as exc:
+                session.flashes.append(("error", exc.message))
+                return self.back("/chat")
+            await run_in_threadpool(lambda: list(self._turn(session, message)))
+        return self.back("/chat")
+
+    async def chat_stream(
+        self, request: Request, session: Session, form: dict[str, str]
+    ) -> Response:
+        message = form.get("message", "").strip()
+        try:
+            await self._chat_session(session)
+        except AlmaError as exc:
+            return JSONResponse({"type": "note", "text": exc.message}, status_code=503)
+
+        def lines() -> Iterator[str]:
+            if message:
+                for event in self._turn(session, message):
+                    yield json.dumps(event, ensure_ascii=False) + "\n"
+            yield json.dumps({"type": "done"}) + "\n"
+
+        return StreamingResponse(lines(), media_type="application/x-ndjson")
+
+    # ------------------------------------------------------------------ backups, model, autonomy
+    async def system(self, request: Request) -> Response:
+        shown: dict[str, str] = {}
+        autonomy: dict[str, Any] = {}
+        for cmd in ("autonomy.status", "model.status", "backup.list"):
+            try:
+                result = await self.call(cmd)
+            except DaemonUnreachable as exc:
+                return self.failed(request, exc)
+            except AlmaError as exc:
+                shown[cmd] = exc.message
+                continue
+            shown[cmd] = render_result(cmd, {}, result)
+            if cmd == "autonomy.status" and isinstance(result, dict):
+                autonomy = result
+        configured = str(autonomy.get("configured", "off"))
+        lower = [
+            lv
+            for lv in LEVELS
+            if configured in LEVELS and LEVELS.index(lv) < LEVELS.index(configured)
+        ]
+        return self.page(
+            request,
+            "system.html",
+            autonomy=shown["autonomy.status"],
+            paused=bool(autonomy.get("paused")),
+            model=shown["model.status"],
+            backups=shown["backup.list"],
+            lower=lower,
+        )
+
+    async def backup_now(
+        self, request: Request, session: Session, form: dict[str, str]
+    ) -> Response:
+        return await self.decide(session, "backup.now", {}, "/system")
+
+    async def backup_restore(
+        self, request: Request, session: Session, form: dict[str, str]
+    ) -> Response:
+        args: dict[str, object] = {
+            "snapshot": form.get("snapshot", "").strip(),
+            "to": form.get("to", "").strip(),
+        }
+        return await self.decide(session, "backup.restore", args, "/system")
+
+    async def model_use(self, request: Request, session: Session, form: dict[str, str]) -> Response:
+        return await self.decide(
+            session, "model.use", {"path": form.get("path", "").strip()}, "/system"
+        )
+
+    async def autonomy(self, request: Request, session: Session, form: dict[str, str]) -> Response:
+        what = form.get("do", "")
+        if what in ("off", "on"):
+            return await self.decide(session, f"autonomy.{what}", {}, "/system")
+        return await self.decide(
+            session, "autonomy.level", {"level": form.get("level", "")}, "/system"
+        )
+
+
+# ---------------------------------------------------------------------- the guard
+
+
+class Guard:
+    """Before every route: the Host (DNS rebinding), the session (or the page that says how to
+    open the panel), the Origin of anything but GET and HEAD; after: the security headers."""
+
+    def __init__(self, app: ASGIApp, panel: Panel) -> None:
+        self.app = app
+        self.panel = panel
+        self.hosts = allowed_hosts(panel.port)
+        self.origins = allowed_origins(panel.port)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def secured(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for name, value in SECURITY_HEADERS.items():
+                    headers[name] = value
+            await send(message)
+
+        headers = Headers(scope=scope)
+        state = scope.setdefault("state", {})
+        request = Request(scope)
+        response: Response | None = None
+        method = scope["method"]
+        if headers.get("host") not in self.hosts:
+            response = PlainTextResponse(_(_REFUSED_HOST), status_code=421)
+        else:
+            session = self.panel.sessions.get(request.cookies.get(self.panel.cookie))
+            state["session"] = session
+            public = scope["path"] == "/login" or scope["path"].startswith("/static/")
+            if method not in ("GET", "HEAD", "POST"):
+                response = PlainTextResponse("", status_code=405)
+            elif method == "POST" and headers.get("origin") not in self.origins:
+                response = self.panel.page(request, "error.html", 403, message=_(_REFUSED_ORIGIN))
+            elif session is None and not public:
+                response = self.panel.hint(request)
+        if response is not None:
+            await response(scope, receive, secured)
+            return
+        await self.app(scope, receive, secured)
+
+
+def _session(request: Request) -> Session | None:
+    session = request.scope.get("state", {}).get("session")
+    return session if isinstance(session, Session) else None
+
+
+def mutation(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+    """A route that changes something: its form is read (bounded) and its CSRF token checked
+    against the session's before ``handler`` runs (the Guard has checked session and Origin)."""
+
+    async def endpoint(request: Request) -> Response:
+        session = _session(request)
+        if session is None:  # the Guard answers first; never reached without a session
+            return PlainTextResponse("", status_code=401)
+        body = bytearray()
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > MAX_FORM_BYTES:
+                return PlainTextResponse(_(_TOO_LARGE), status_code=413)
+        form = {
+            key: values[0]
+            for key, values in parse_qs(
+                body.decode("utf-8", "replace"), keep_blank_values=True
+            ).items()
+        }
+        if not csrf_ok(session, form.get("csrf")):
+            return PlainTextResponse(_(_REFUSED_CSRF), status_code=403)
+        return await handler(request, session, form)
+
+    return endpoint
+
+
+# ---------------------------------------------------------------------- rows for the pages
+
+
+def _dicts(value: object) -> list[dict[str, Any]]:
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+def _suggestion_row(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **row,
+        "kind_label": word(row.get("kind", ""), "kind"),
+        "status_label": word(shown_status(row)),
+        "evidence": [str(e) for e in row.get("evidence") or []],
+    }
+
+
+def _diffs(value: object) -> list[dict[str, str]]:
+    if isinstance(value, dict):
+        return [{"path": str(k), "diff": str(v)} for k, v in value.items()]
+    return [
+        {"path": str(item.get("path", "")), "diff": str(item.get("diff", ""))}
+        for item in _dicts(value)
+    ]
+
+
+def _action_row(row: dict[str, Any]) -> dict[str, Any]:
+    kind = (
+        _("undoes action {id}", id=row["undoes"])
+        if row.get("undoes") is not None
+        else word(row.get("kind", ""), "kind")
+    )
+    return {**row, "kind_label": kind, "status_label": word(row.get("status", ""))}
+
+
+def _memory_row(row: dict[str, Any]) -> dict[str, Any]:
+    return {**row, "tags": [str(t) for t in row.get("tags") or []]}
