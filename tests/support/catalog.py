@@ -21,7 +21,7 @@ from actions.planners.categories import CATEGORIES
 from policies.i18n import _CONTEXT_SEP, LANGUAGES, SOURCE_LANGUAGE, catalog_path, parse_po
 
 REPO = Path(__file__).resolve().parents[2]
-PACKAGES = ("agent", "policies", "actions", "sandbox", "state", "control")
+PACKAGES = ("agent", "policies", "actions", "sandbox", "state", "control", "panel")
 _MARKERS = frozenset({"_", "N_", "ngettext", "pgettext"})
 
 
