@@ -491,7 +491,11 @@ class Daemon:
         server = ControlServer(socket_path, api.dispatch, logger=logging.getLogger("alma.control"))
         server.start()
         # The panel is a client of the socket: started once the socket answers.
-        panel = PanelKeeper(str(layout.root), settings.web.port).start() if settings.web.enabled else None
+        panel = (
+            PanelKeeper(str(layout.root), settings.web.port).start()
+            if settings.web.enabled
+            else None
+        )
         watcher.start()  # seconds for tens of thousands of folders; `status` answers meanwhile
         system_watcher.start()
 

@@ -26,7 +26,7 @@ MAX_TOKENS = 64
 MAX_SESSIONS = 64
 
 #: What every answer of the panel tells the browser: only the panel's own files, no inline
-#: script, no framing, no form or connection elsewhere, no referrer (a URL may hold a token).
+#: script, no framing, no form or connection elsewhere, no referrer to another site (a URL may hold a token).
 SECURITY_HEADERS: dict[str, str] = {
     "Content-Security-Policy": (
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -34,7 +34,9 @@ SECURITY_HEADERS: dict[str, str] = {
     ),
     "X-Frame-Options": "DENY",
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    # same-origin, not no-referrer: with no-referrer chromium sends ``Origin: null`` on a
+    # form's POST, and the Origin check needs the page's own origin there.
+    "Referrer-Policy": "same-origin",
     "Cross-Origin-Opener-Policy": "same-origin",
     "Cross-Origin-Resource-Policy": "same-origin",
     "Cache-Control": "no-store",

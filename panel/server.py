@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import sys
 import threading
@@ -50,7 +51,18 @@ def main(argv: list[str] | None = None) -> int:
         if server.started:
             login.start()
 
+    parent = os.getppid()
+
+    def orphaned() -> None:
+        # The daemon is this process's parent: killed outright, it cannot stop the panel, so
+        # the panel notices it was left alone and goes too (it would answer for nobody).
+        while not server.should_exit:
+            if os.getppid() != parent:
+                server.should_exit = True
+            time.sleep(1.0)
+
     threading.Thread(target=open_login, daemon=True).start()
+    threading.Thread(target=orphaned, daemon=True).start()
     # uvicorn stops gracefully on SIGTERM and then raises the signal again: it must reach this
     # handler (an exit), not the default one, so that the login socket is removed below.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))

@@ -91,7 +91,6 @@ WORDS: dict[str, str] = {
     "level": N_("Level"),
     "raise_note": N_("Raising the level is done by editing system/autonomy.conf, never from here."),
     "live_note": N_("This page updates itself when JavaScript is on."),
-    "unreachable_title": N_("The daemon is not answering"),
 }
 
 
