@@ -186,7 +186,7 @@ def test_a_foreign_origin_or_a_missing_csrf_token_changes_nothing(panel: Panel) 
     # The same request with its token is accepted: the refusals above were the guards'.
     status, headers, _p = panel.request(
         "POST",
-        f"/history/999999/undo",
+        "/history/999999/undo",
         headers={"Cookie": cookie, "Origin": panel.origin},
         body=accept_form(csrf),
     )
