@@ -1,0 +1,264 @@
+"""The panel's guards and pages in process: Starlette's test client, and a fake daemon that
+answers the commands the pages ask (the browser tests run the real one, tests/e2e)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from panel import security
+from panel.app import Panel
+from policies.errors import NotFoundError
+
+PORT = 18765
+ORIGIN = f"http://127.0.0.1:{PORT}"
+
+SUGGESTION = {
+    "id": 3,
+    "kind": "organize",
+    "status": "pending",
+    "title": "Organize <script>alert(1)</script>",
+    "reason": "31 loose files",
+    "target": "user/p",
+    "files": 31,
+    "needs_approval": True,
+    "created_at": "2026-11-22T10:00:00+00:00",
+    "evidence": ["<img src=x onerror=alert(1)>.jpg"],
+    "plan": [{"op": "move", "src": "user/p/<b>.jpg", "dst": "user/p/images/<b>.jpg"}],
+}
+ACTION = {
+    "id": 7,
+    "suggestion_id": 3,
+    "kind": "organize",
+    "status": "done",
+    "ops": 2,
+    "auto": False,
+    "started_at": "x",
+    "finished_at": "y",
+    "undone_by": None,
+    "undoable": True,
+}
+MEMORY = {
+    "id": "m1",
+    "content": "<script>alert(2)</script>",
+    "tags": ["db"],
+    "importance": 3,
+    "memory_type": "fact",
+    "archived": False,
+}
+
+
+class FakeDaemon:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, dict[str, object]]] = []
+        self.answers: dict[str, object] = {
+            "report": {"text": "# Hoy\n<b>nada</b>", "date": "2026-11-28"},
+            "suggestions.list": [SUGGESTION],
+            "suggestions.show": SUGGESTION,
+            "suggestions.accept": ACTION,
+            "suggestions.reject": {"id": 3, "status": "rejected"},
+            "history": [ACTION],
+            "undo": {**ACTION, "id": 8, "undoes": 7},
+            "memory.list": [MEMORY],
+            "memory.search": [{**MEMORY, "score": 0.8}],
+            "memory.show": MEMORY,
+            "chat.start": {"session": "s1", "pending": [], "model": {"path": "", "state": ""}},
+            "autonomy.status": {"configured": "suggest", "effective": "suggest", "paused": False},
+            "model.status": {"path": "embedded", "backend": "llama-cpp", "loaded": False},
+            "backup.list": [],
+        }
+
+    def call(self, cmd: str, **args: object) -> object:
+        self.calls.append((cmd, args))
+        if cmd not in self.answers:
+            raise NotFoundError(f"no {cmd}")
+        return self.answers[cmd]
+
+    def offers(self, cmd: str) -> bool:
+        return cmd in self.answers
+
+
+@pytest.fixture
+def fake() -> FakeDaemon:
+    return FakeDaemon()
+
+
+@pytest.fixture
+def panel(fake: FakeDaemon) -> Panel:
+    return Panel("/nowhere", PORT, fake)  # type: ignore[arg-type]  # the fake answers as the daemon
+
+
+def client(panel: Panel, *, login: bool = True) -> TestClient:
+    c = TestClient(panel.app, base_url=ORIGIN, follow_redirects=False)
+    if login:
+        answer = c.get(f"/login?token={panel.sessions.mint()}")
+        assert answer.status_code == 303
+    return c
+
+
+def csrf_of(c: TestClient) -> str:
+    found = re.search(r'data-csrf="([^"]+)"', c.get("/suggestions").text)
+    assert found is not None
+    return found.group(1)
+
+
+def test_a_token_logs_in_once_and_becomes_an_httponly_strict_cookie(panel: Panel) -> None:
+    c = client(panel, login=False)
+    token = panel.sessions.mint()
+    first = c.get(f"/login?token={token}")
+    cookie = first.headers["set-cookie"]
+    assert first.status_code == 303 and first.headers["location"] == "/"
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie and token not in cookie
+    again = TestClient(panel.app, base_url=ORIGIN).get(f"/login?token={token}")
+    assert again.status_code == 403 and "set-cookie" not in again.headers
+
+
+def test_a_token_expires(panel: Panel, monkeypatch: pytest.MonkeyPatch) -> None:
+    now = [1000.0]
+    monkeypatch.setattr(panel.sessions, "_now", lambda: now[0])
+    token = panel.sessions.mint()
+    now[0] += security.TOKEN_TTL_S + 1
+    assert panel.sessions.login(token) is None
+
+
+def test_without_a_session_every_page_says_how_to_open_the_panel(panel: Panel) -> None:
+    c = client(panel, login=False)
+    for path in ("/", "/suggestions", "/history", "/memory", "/chat", "/system", "/memory/m1"):
+        answer = c.get(path)
+        assert answer.status_code == 401 and "alma-ctl web" in answer.text
+        assert "suggestion-" not in answer.text and "memory-m1" not in answer.text
+
+
+def test_a_foreign_host_is_refused_even_with_a_session(panel: Panel) -> None:
+    c = client(panel)
+    for host in ("evil.example", f"evil.example:{PORT}", "127.0.0.1", f"localhost:{PORT + 1}"):
+        assert c.get("/", headers={"Host": host}).status_code == 421
+    assert c.get("/", headers={"Host": f"localhost:{PORT}"}).status_code == 200
+
+
+def test_a_post_needs_the_same_origin_and_the_csrf_token(panel: Panel, fake: FakeDaemon) -> None:
+    c = client(panel)
+    csrf = csrf_of(c)
+    url = "/suggestions/3/accept"
+    assert c.post(url, data={"csrf": csrf}).status_code == 403  # no Origin
+    assert c.post(url, data={"csrf": csrf}, headers={"Origin": "null"}).status_code == 403
+    bad = {"Origin": "http://evil.example"}
+    assert c.post(url, data={"csrf": csrf}, headers=bad).status_code == 403
+    good = {"Origin": ORIGIN}
+    assert c.post(url, data={}, headers=good).status_code == 403
+    assert c.post(url, data={"csrf": csrf + "x"}, headers=good).status_code == 403
+    assert not [name for name, _args in fake.calls if name == "suggestions.accept"]
+    done = c.post(url, data={"csrf": csrf}, headers=good)
+    assert done.status_code == 303 and done.headers["location"] == "/suggestions"
+    assert ("suggestions.accept", {"id": 3}) in fake.calls
+    assert "Action 7" in c.get("/suggestions").text  # alma-ctl's sentence, shown once
+
+
+def test_a_rejection_sends_its_reason(panel: Panel, fake: FakeDaemon) -> None:
+    c = client(panel)
+    csrf = csrf_of(c)
+    c.post(
+        "/suggestions/3/reject",
+        data={"csrf": csrf, "reason": "a mano"},
+        headers={"Origin": ORIGIN},
+    )
+    assert ("suggestions.reject", {"id": 3, "reason": "a mano"}) in fake.calls
+
+
+def test_every_answer_carries_the_security_headers(panel: Panel) -> None:
+    c = client(panel)
+    for path in ("/", "/suggestions", "/login", "/static/panel.js", "/nothing-here"):
+        headers = c.get(path).headers
+        for name, value in security.SECURITY_HEADERS.items():
+            assert headers[name] == value, (path, name)
+    assert c.get("/", headers={"Host": "evil.example"}).headers["X-Frame-Options"] == "DENY"
+
+
+def test_every_page_escapes_what_the_daemon_says(panel: Panel) -> None:
+    c = client(panel)
+    for path in ("/", "/suggestions", "/suggestions/3", "/history", "/memory", "/memory/m1"):
+        page = c.get(path)
+        assert page.status_code == 200, path
+        assert "<script>alert" not in page.text and "<img src=x" not in page.text, path
+        assert "<b>" not in page.text, path
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in c.get("/suggestions").text
+
+
+def test_no_page_has_an_inline_script_or_a_remote_asset(panel: Panel) -> None:
+    c = client(panel)
+    for path in ("/", "/suggestions", "/suggestions/3", "/history", "/memory", "/chat", "/system"):
+        page = c.get(path).text
+        assert re.findall(r"<script(?![^>]*\bsrc=\"/static/)", page) == [], path
+        assert not re.search(r'(src|href)="(https?:)?//', page), path
+        assert not re.search(r"<[^>]+\son[a-z]+=", page), path
+
+
+def test_the_test_ids_of_the_contract_are_on_the_pages(panel: Panel) -> None:
+    c = client(panel)
+    today = c.get("/").text
+    for chart in ("chart-hours", "chart-mood", "chart-kinds"):
+        assert f'data-testid="{chart}"' in today
+    listed = c.get("/suggestions").text
+    for tid in ("suggestion-3", "accept-3", "reject-3", "reason-3"):
+        assert f'data-testid="{tid}"' in listed
+    assert 'data-testid="undo-7"' in c.get("/history").text
+    memory = c.get("/memory").text
+    assert 'data-testid="memory-query"' in memory and 'data-testid="memory-m1"' in memory
+    assert 'data-testid="chat-input"' in c.get("/chat").text
+
+
+def test_no_undo_button_where_the_journal_says_undo_is_impossible(
+    panel: Panel, fake: FakeDaemon
+) -> None:
+    fake.answers["history"] = [{**ACTION, "status": "undone", "undoable": False}]
+    assert 'data-testid="undo-7"' not in client(panel).get("/history").text
+
+
+def test_a_daemon_error_is_its_sentence(panel: Panel, fake: FakeDaemon) -> None:
+    c = client(panel)
+    del fake.answers["memory.show"]
+    page = c.get("/memory/zzz")
+    assert page.status_code == 400 and "no memory.show" in page.text
+
+
+def test_raising_the_autonomy_level_is_not_offered(panel: Panel) -> None:
+    page = client(panel).get("/system").text
+    levels = re.findall(r'<option value="([a-z]+)"', page)
+    assert levels == ["off", "manual"]  # configured "suggest": only below it
+
+
+def test_the_memory_edit_form_sends_the_fields_memory_edit_takes(
+    panel: Panel, fake: FakeDaemon
+) -> None:
+    fake.answers["memory.edit"] = {**MEMORY, "action_id": 9}
+    c = client(panel)
+    csrf = csrf_of(c)
+    c.post(
+        "/memory/m1/edit",
+        data={
+            "csrf": csrf,
+            "text": "nuevo",
+            "tags": "db, #sqlite, ",
+            "importance": "5",
+            "memory_type": "fact",
+        },
+        headers={"Origin": ORIGIN},
+    )
+    assert (
+        "memory.edit",
+        {"id": "m1", "text": "nuevo", "tags": ["db", "sqlite"], "importance": 5, "memory_type": "fact"},
+    ) in fake.calls
+
+
+def test_a_form_too_large_is_refused_before_anything_runs(panel: Panel, fake: FakeDaemon) -> None:
+    from panel.app import MAX_FORM_BYTES
+
+    c = client(panel)
+    csrf = csrf_of(c)
+    big: dict[str, Any] = {"csrf": csrf, "reason": "x" * (MAX_FORM_BYTES + 1)}
+    answer = c.post("/suggestions/3/reject", data=big, headers={"Origin": ORIGIN})
+    assert answer.status_code == 413
+    assert not [name for name, _args in fake.calls if name == "suggestions.reject"]
