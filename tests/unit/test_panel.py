@@ -3,7 +3,9 @@ answers the commands the pages ask (the browser tests run the real one, tests/e2
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,7 +13,7 @@ from starlette.testclient import TestClient
 
 from panel import security
 from panel.app import Panel
-from policies.errors import NotFoundError
+from policies.errors import NotFoundError, UnavailableError
 
 PORT = 18765
 ORIGIN = f"http://127.0.0.1:{PORT}"
@@ -249,7 +251,13 @@ def test_the_memory_edit_form_sends_the_fields_memory_edit_takes(
     )
     assert (
         "memory.edit",
-        {"id": "m1", "text": "nuevo", "tags": ["db", "sqlite"], "importance": 5, "memory_type": "fact"},
+        {
+            "id": "m1",
+            "text": "nuevo",
+            "tags": ["db", "sqlite"],
+            "importance": 5,
+            "memory_type": "fact",
+        },
     ) in fake.calls
 
 
@@ -262,3 +270,46 @@ def test_a_form_too_large_is_refused_before_anything_runs(panel: Panel, fake: Fa
     answer = c.post("/suggestions/3/reject", data=big, headers={"Origin": ORIGIN})
     assert answer.status_code == 413
     assert not [name for name, _args in fake.calls if name == "suggestions.reject"]
+
+
+@pytest.fixture
+def runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    run = tmp_path / "run"
+    run.mkdir(mode=0o700)
+    (run / "alma").mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(run))
+    return tmp_path
+
+
+def test_alma_ctl_web_without_the_daemon_is_the_usual_sentence_and_exit_3(
+    runtime: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from control.ctl import main
+
+    root = str(runtime / "ALMA")
+    assert main(["--root", root, "init"]) == 0
+    capsys.readouterr()
+    assert main(["--root", root, "web"]) == 3
+    assert "alma-agentd is not reachable" in capsys.readouterr().err  # as every command
+    assert main(["--root", root, "--json", "web", "--open"]) == 3
+    assert '"ok": false' in capsys.readouterr().out
+
+
+def test_the_login_socket_gives_a_url_whose_token_logs_in(runtime: Path, panel: Panel) -> None:
+    from control.web import login_url, panel_socket_name
+    from panel.login import LoginSocket
+
+    root = str(runtime / "ALMA")
+    socket = LoginSocket(panel_socket_name(root), PORT, panel.sessions.mint).start()
+    try:
+        assert os.stat(panel_socket_name(root)).st_mode & 0o777 == 0o600
+        url = login_url(root)
+        assert url.startswith(f"{ORIGIN}/login?token=")
+        c = TestClient(panel.app, base_url=ORIGIN, follow_redirects=False)
+        assert c.get(url.removeprefix(ORIGIN)).status_code == 303
+        assert c.get("/suggestions").status_code == 200
+    finally:
+        socket.close()
+    assert not Path(panel_socket_name(root)).exists()
+    with pytest.raises(UnavailableError, match="web panel is not running"):
+        login_url(root, wait_s=0.0)
