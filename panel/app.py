@@ -12,7 +12,9 @@ script only adds live updates (new suggestions, the chat's stream).
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Awaitable, Callable, Iterator
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
@@ -59,6 +61,9 @@ from policies.text import printable
 HERE = Path(__file__).resolve().parent
 #: The largest form the panel reads (a memory's text is the longest field).
 MAX_FORM_BYTES = 256 * 1024
+#: How many memories a search shows (the ranking is memory search's), and the newest listed.
+SEARCH_LIMIT = 10
+LIST_LIMIT = 30
 #: Chat turns a session keeps to show without JavaScript.
 MAX_TURNS = 50
 
@@ -66,6 +71,9 @@ _REFUSED_HOST = N_("This address is not the panel's: open the address `alma-ctl 
 _REFUSED_ORIGIN = N_("Refused: this request did not come from the panel's own page.")
 _REFUSED_CSRF = N_("Refused: this form is not from your panel session; reload the page.")
 _TOO_LARGE = N_("Refused: the form is too large.")
+
+#: The time this request spent waiting for the daemon's commands (Server-Timing).
+_daemon_time: ContextVar[list[float]] = ContextVar("_daemon_time")
 
 Handler = Callable[[Request, Session, dict[str, str]], Awaitable[Response]]
 
@@ -118,7 +126,13 @@ class Panel:
 
     # ------------------------------------------------------------------ helpers
     async def call(self, cmd: str, **args: object) -> Any:
-        return await run_in_threadpool(self.daemon.call, cmd, **args)
+        began = time.perf_counter()
+        try:
+            return await run_in_threadpool(self.daemon.call, cmd, **args)
+        finally:
+            spent = _daemon_time.get(None)
+            if spent is not None:
+                spent.append(time.perf_counter() - began)
 
     def page(
         self, request: Request, template: str, status: int = 200, **context: object
@@ -246,11 +260,12 @@ class Panel:
         query = request.query_params.get("q", "").strip()
         archived = request.query_params.get("archived") == "1"
         try:
+            principles: object = []
             if query:
-                found = await self.call("memory.search", query=query, limit=20)
+                found = await self.call("memory.search", query=query, limit=SEARCH_LIMIT)
             else:
-                found = await self.call("memory.list", limit=50, archived=archived)
-            principles = await self.call("memory.list", limit=100, memory_type="principle")
+                found = await self.call("memory.list", limit=LIST_LIMIT, archived=archived)
+                principles = await self.call("memory.list", limit=100, memory_type="principle")
         except AlmaError as exc:
             return self.failed(request, exc)
         listed = [m for m in _dicts(found) if query or m.get("memory_type") != "principle"]
@@ -323,21 +338,24 @@ class Panel:
         return await self.decide(session, "memory.restore", {"id": mid}, f"/memory/{mid}")
 
     # ------------------------------------------------------------------ chat
-    async def _chat_session(self, session: Session) -> tuple[str, str]:
-        """The daemon's chat session of this panel session (started once), and its greeting."""
-        started = await self.call("chat.start")
-        if session.chat is None and isinstance(started, dict):
-            session.chat = str(started.get("session"))
-        return session.chat or "", render_result("chat.start", {}, started)
+    async def _chat_session(self, session: Session) -> str:
+        """The daemon's chat session of this panel session, started once (its greeting kept:
+        the model and the pending suggestions when it started, as alma chat shows them)."""
+        if session.chat is None:
+            started = await self.call("chat.start")
+            if isinstance(started, dict):
+                session.chat = str(started.get("session"))
+                session.greeting = render_result("chat.start", {}, started)
+        return session.chat or ""
 
     async def chat(self, request: Request) -> Response:
         session = _session(request)
         assert session is not None
         try:
-            _sid, greeting = await self._chat_session(session)
+            await self._chat_session(session)
         except AlmaError as exc:
             return self.failed(request, exc)
-        return self.page(request, "chat.html", greeting=greeting, turns=session.turns)
+        return self.page(request, "chat.html", greeting=session.greeting, turns=session.turns)
 
     def _turn(self, session: Session, message: str) -> Iterator[dict[str, str]]:
         """One message through the daemon's chat, as events the page shows: what ALMA knows,
@@ -471,11 +489,20 @@ class Guard:
             await self.app(scope, receive, send)
             return
 
+        began = time.perf_counter()
+        spent: list[float] = []
+        _daemon_time.set(spent)
+
         async def secured(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = MutableHeaders(scope=message)
                 for name, value in SECURITY_HEADERS.items():
                     headers[name] = value
+                # This answer's time, and the part of it the daemon's commands took
+                # (bench/bench_panel.py reads both).
+                took = (time.perf_counter() - began) * 1000
+                daemon = sum(spent) * 1000
+                headers["Server-Timing"] = f"app;dur={took:.1f}, daemon;dur={daemon:.1f}"
             await send(message)
 
         headers = Headers(scope=scope)

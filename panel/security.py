@@ -64,6 +64,7 @@ class Session:
     seen: float
     flashes: list[tuple[str, str]] = field(default_factory=list)  # (level, sentence)
     chat: str | None = None  # the daemon's chat session id
+    greeting: str = ""  # what the chat said when it started (the model, pending suggestions)
     turns: list[dict[str, str]] = field(default_factory=list)  # the chat shown without JS
 
 
