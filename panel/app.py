@@ -55,6 +55,7 @@ from panel.today import today_figures
 from panel.words import words
 from policies.errors import AlmaError
 from policies.i18n import N_, _, current_language
+from policies.limits import LIST_MAX
 from policies.states import LEVELS, shown_status
 from policies.text import printable
 
@@ -64,6 +65,8 @@ MAX_FORM_BYTES = 256 * 1024
 #: How many memories a search shows (the ranking is memory search's), and the newest listed.
 SEARCH_LIMIT = 10
 LIST_LIMIT = 30
+#: The newest actions History shows first; "more" doubles it, up to the table's limit.
+HISTORY_LIMIT = 50
 #: Chat turns a session keeps to show without JavaScript.
 MAX_TURNS = 50
 
@@ -244,12 +247,15 @@ class Panel:
 
     # ------------------------------------------------------------------ history
     async def history(self, request: Request) -> Response:
+        asked = request.query_params.get("limit", "")
+        limit = min(int(asked), LIST_MAX) if asked.isdigit() and int(asked) > 0 else HISTORY_LIMIT
         try:
-            rows = await self.call("history", limit=200)
+            rows = await self.call("history", limit=limit)
         except AlmaError as exc:
             return self.failed(request, exc)
         actions = [_action_row(row) for row in _dicts(rows)]
-        return self.page(request, "history.html", actions=actions)
+        more = min(limit * 2, LIST_MAX) if len(actions) == limit < LIST_MAX else None
+        return self.page(request, "history.html", actions=actions, more=more)
 
     async def undo(self, request: Request, session: Session, form: dict[str, str]) -> Response:
         aid = int(request.path_params["id"])

@@ -56,6 +56,7 @@ WORDS: dict[str, str] = {
     "ops": N_("Ops"),
     "undo": N_("Undo"),
     "no_actions": N_("No actions yet."),
+    "more": N_("Older actions"),
     "search": N_("Search"),
     "memory_query": N_("Search your memories"),
     "principles": N_("Principles"),

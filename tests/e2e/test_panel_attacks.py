@@ -5,17 +5,22 @@ token, a foreign Host (DNS rebinding), a foreign Origin on a POST, a POST withou
 token; in a real browser: the panel framed by a page of another origin, and markup where ALMA
 shows text (a file named ``<img src=x onerror=alert(1)>.jpg``, a memory holding ``<script>``,
 a model answer holding HTML), shown as text while no dialog fires. After every attack the
-suggestions, the history, the autonomy and the files are as they were.
+suggestions, the history, the autonomy and the files are as they were. Last, the panel killed
+outright: the daemon answers throughout and starts a new panel, which logs in again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import http.client
+import os
 import re
+import signal
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -276,3 +281,32 @@ def test_markup_from_files_memories_and_the_model_is_shown_as_text(panel: Panel)
     assert dialogs == []
     after = state(alma)
     assert after == before
+
+
+def panel_pid(daemon: int) -> int | None:
+    for task in Path(f"/proc/{daemon}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            with contextlib.suppress(OSError):
+                if b"panel" in Path(f"/proc/{child}/cmdline").read_bytes():
+                    return int(child)
+    return None
+
+
+def test_a_panel_that_crashes_is_started_again_and_the_daemon_never_notices(
+    panel: Panel,
+) -> None:
+    alma = panel.alma
+    daemon = alma.pid
+    first = alma.wait_for(lambda: panel_pid(daemon), timeout=30, what="the panel process")
+    os.kill(first, signal.SIGKILL)
+    status = alma.ok("status")
+    assert status["running"] and status["pid"] == daemon
+    again = alma.wait_for(
+        lambda: (pid := panel_pid(daemon)) not in (None, first) and pid,
+        timeout=60,
+        what="a new panel process",
+    )
+    assert again != first
+    parts = urlsplit(login_url(alma))  # alma-ctl web waits for a panel being started
+    assert panel.request("GET", f"{parts.path}?{parts.query}")[0] == 303
+    assert alma.ok("status")["pid"] == daemon

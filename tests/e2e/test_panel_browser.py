@@ -114,12 +114,16 @@ def test_accept_moves_the_files_and_undo_brings_them_back_byte_exact(world: Worl
     assert snapshot(alma.root / "user" / "proyecto") == before
 
 
-def test_a_rejection_with_a_reason_shows_in_alma_ctl(world: World) -> None:
+def test_a_new_suggestion_appears_and_its_rejection_with_a_reason_shows_in_alma_ctl(
+    world: World,
+) -> None:
     alma, page = world.alma, world.page
+    world.goto("/suggestions")
     alma.messy_folder("user/papeles", n=24, exts=("pdf", "txt", "csv", "odt"))
     alma.analyze()
     sid = alma.wait_suggestion(kind="organize", target="user/papeles", timeout=120)["id"]
-    world.goto("/suggestions")
+    # The page shows it without being reloaded by the test (its script asks for new ones).
+    page.get_by_test_id(f"reason-{sid}").wait_for(state="visible", timeout=60_000)
     reason = "Prefiero ordenarlos a mano este mes"
     page.get_by_test_id(f"reason-{sid}").fill(reason)
     page.get_by_test_id(f"reject-{sid}").click()

@@ -313,3 +313,16 @@ def test_the_login_socket_gives_a_url_whose_token_logs_in(runtime: Path, panel: 
     assert not Path(panel_socket_name(root)).exists()
     with pytest.raises(UnavailableError, match="web panel is not running"):
         login_url(root, wait_s=0.0)
+
+
+def test_history_shows_the_newest_and_links_to_older_ones(panel: Panel, fake: FakeDaemon) -> None:
+    from panel.app import HISTORY_LIMIT
+
+    fake.answers["history"] = [{**ACTION, "id": i} for i in range(HISTORY_LIMIT, 0, -1)]
+    c = client(panel)
+    page = c.get("/history").text
+    assert ("history", {"limit": HISTORY_LIMIT}) in fake.calls
+    assert f'href="/history?limit={2 * HISTORY_LIMIT}"' in page
+    fake.answers["history"] = [ACTION]
+    assert "history-more" not in c.get("/history?limit=5000").text
+    assert ("history", {"limit": 1000}) in fake.calls  # the table's limit, never more
