@@ -202,10 +202,7 @@ class Chat:
             self._memory_today()
         elif name == "context_last":
             if self.last_message is None:
-                self._failed(
-                    _("No message yet: write one first, or give the text (!contexto TEXT)."),
-                    EXIT_USAGE,
-                )
+                self._failed(_(NO_MESSAGE_YET), EXIT_USAGE)
             else:
                 self._run("context", {"prompt": self.last_message})
         return True
@@ -226,13 +223,7 @@ class Chat:
         return Client(client.socket_path, timeout, start_hint=client.start_hint)
 
     def _memory_today(self) -> None:
-        result = self._call("memory.list", {"limit": 1000})
-        today = date.today()
-        mine = [m for m in result if _local_day(m) == today] if isinstance(result, list) else []
-        if not mine:
-            self._screen.show(_("No memories stored today."))
-            return
-        self._screen.show(render_result("memory.list", {}, mine))
+        self._screen.show(memories_today(self._call("memory.list", {"limit": 1000})))
 
     # -- a message -----------------------------------------------------------------------
     def _send(self, text: str) -> None:
@@ -271,6 +262,20 @@ class Chat:
     def _after(self, result: object) -> None:
         for note in answer_notes(result):
             self._screen.note(note)
+
+
+#: ``!contexto`` alone before any message (alma chat and the web panel's chat).
+NO_MESSAGE_YET = N_("No message yet: write one first, or give the text (!contexto TEXT).")
+
+
+def memories_today(listed: object) -> str:
+    """``!memoria hoy``: the memories of ``listed`` (memory.list's answer) stored today, as
+    alma chat and the web panel's chat show them."""
+    today = date.today()
+    mine = [m for m in listed if _local_day(m) == today] if isinstance(listed, list) else []
+    if not mine:
+        return _("No memories stored today.")
+    return render_result("memory.list", {}, mine)
 
 
 def _local_day(memory: object) -> date | None:

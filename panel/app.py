@@ -37,7 +37,9 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from control.chat import answer_notes
+from control import chat_commands
+from control.chat import NO_MESSAGE_YET, answer_notes, memories_today
+from control.chat_commands import Local, Run, Usage, help_text, parse_line
 from control.client import DaemonUnreachable
 from control.render import word
 from control.views import op_line, render_result
@@ -363,10 +365,43 @@ class Panel:
             return self.failed(request, exc)
         return self.page(request, "chat.html", greeting=session.greeting, turns=session.turns)
 
+    def _command(self, session: Session, decision: Run | Local | Usage) -> str:
+        """A ``!`` line, done as alma chat does it (control.chat_commands reads it): its answer
+        in the sentences alma chat shows."""
+        if isinstance(decision, Usage):
+            return decision.sentence
+        if isinstance(decision, Run):
+            args = dict(decision.args)
+            return render_result(decision.cmd, args, self.daemon.call(decision.cmd, **args))
+        if decision.name == "help":
+            return help_text()
+        if decision.name == "memory_today":
+            return memories_today(self.daemon.call("memory.list", limit=1000))
+        if decision.name == "context_last":
+            said = [t["you"] for t in session.turns if t.get("said") == "message"]
+            if not said:
+                return _(NO_MESSAGE_YET)
+            return render_result("context", {}, self.daemon.call("context", prompt=said[-1]))
+        return _("Here the chat ends when you leave the page.")  # !salir
+
     def _turn(self, session: Session, message: str) -> Iterator[dict[str, str]]:
-        """One message through the daemon's chat, as events the page shows: what ALMA knows,
-        the answer's text, the notes under it; the turn is kept for the page without JS."""
-        turn = {"you": message, "known": "", "answer": "", "notes": ""}
+        """One line through the daemon's chat, as events the page shows: what ALMA knows,
+        the answer's text, the notes under it; the turn is kept for the page without JS.
+        A ``!`` command is done as in alma chat, never sent to the model."""
+        turn = {"you": message, "known": "", "answer": "", "notes": "", "said": "message"}
+        decision = parse_line(message)
+        if decision is not None and not isinstance(decision, chat_commands.Send):
+            turn["said"] = "command"
+            try:
+                turn["answer"] = printable(self._command(session, decision))
+            except AlmaError as exc:
+                turn["notes"] = exc.message
+            yield {"type": "token", "text": turn["answer"]}
+            if turn["notes"]:
+                yield {"type": "note", "text": turn["notes"]}
+            session.turns.append(turn)
+            del session.turns[:-MAX_TURNS]
+            return
         try:
             with self.daemon.stream(
                 "chat.send", session=session.chat or "", message=message

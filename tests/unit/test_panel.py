@@ -326,3 +326,21 @@ def test_history_shows_the_newest_and_links_to_older_ones(panel: Panel, fake: Fa
     fake.answers["history"] = [ACTION]
     assert "history-more" not in c.get("/history?limit=5000").text
     assert ("history", {"limit": 1000}) in fake.calls  # the table's limit, never more
+
+
+def test_a_bang_command_in_the_chat_runs_as_in_alma_chat_never_to_the_model(
+    panel: Panel, fake: FakeDaemon
+) -> None:
+    c = client(panel)
+    csrf = csrf_of(c)
+    for line in ("!ayuda", "!buscar respaldo", "!aceptar 3", "!nada"):
+        answer = c.post("/chat", data={"csrf": csrf, "message": line}, headers={"Origin": ORIGIN})
+        assert answer.status_code == 303
+    page = c.get("/chat").text
+    assert "!buscar" in page and "Action 7" in page  # the help, and accept's sentence
+    assert ("memory.search", {"query": "respaldo"}) in [
+        (name, {k: v for k, v in args.items() if k == "query"}) for name, args in fake.calls
+    ]
+    assert ("suggestions.accept", {"id": 3}) in fake.calls
+    assert not [name for name, _args in fake.calls if name == "chat.send"]
+    assert page.count('data-testid="chat-answer"') == 4
