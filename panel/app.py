@@ -1,10 +1,10 @@
 """The panel's pages: an ASGI app (Starlette) whose every answer comes from the daemon's
 commands, through the same client, table and views as alma-ctl (docs/panel.md).
 
-:class:`Guard` stands before every route: the Host, the session, the Origin of a request that
-changes something, the security headers. A route that changes something is declared with
-:func:`mutation`, which reads the form and checks its CSRF token before the route runs; there
-is no other way to declare one. Each decision is a plain HTML form POSTed and answered with a
+:class:`panel.guard.Guard` stands before every route: the Host, the session, the Origin of a
+request that changes something, the security headers. A route that changes something is
+declared with :func:`panel.guard.mutation`, which reads the form and checks its CSRF token
+before the route runs; there is no other way to declare one here. Each decision is a plain HTML form POSTed and answered with a
 redirect and the sentence alma-ctl prints (:func:`control.views.render_result`); the page's
 script only adds live updates (new suggestions, the chat's stream).
 """
@@ -13,57 +13,48 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Awaitable, Callable, Iterator
-from contextvars import ContextVar
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import Headers, MutableHeaders
 from starlette.requests import Request
 from starlette.responses import (
     HTMLResponse,
     JSONResponse,
-    PlainTextResponse,
     RedirectResponse,
     Response,
     StreamingResponse,
 )
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp
 
 from control import chat_commands
 from control.chat import NO_MESSAGE_YET, answer_notes, memories_today
 from control.chat_commands import Local, Run, Usage, help_text, parse_line
 from control.client import DaemonUnreachable
-from control.render import word
 from control.views import op_line, render_result
 from panel.daemon import Daemon
+from panel.guard import Guard, daemon_time, mutation, session_of
+from panel.rows import action_row, dicts, diffs, memory_row, suggestion_row
 from panel.security import (
-    SECURITY_HEADERS,
     Session,
     Sessions,
-    allowed_hosts,
-    allowed_origins,
     cookie_name,
-    csrf_ok,
 )
 from panel.today import today_figures
 from panel.words import words
 from policies.errors import AlmaError
-from policies.i18n import N_, _, current_language
+from policies.i18n import _, current_language
 from policies.limits import LIST_MAX
-from policies.states import LEVELS, shown_status
+from policies.states import LEVELS
 from policies.text import printable
 
 HERE = Path(__file__).resolve().parent
-#: The largest form the panel reads (a memory's text is the longest field).
-MAX_FORM_BYTES = 256 * 1024
 #: How many memories a search shows (the ranking is memory search's), and the newest listed.
 SEARCH_LIMIT = 10
 LIST_LIMIT = 30
@@ -71,16 +62,6 @@ LIST_LIMIT = 30
 HISTORY_LIMIT = 50
 #: Chat turns a session keeps to show without JavaScript.
 MAX_TURNS = 50
-
-_REFUSED_HOST = N_("This address is not the panel's: open the address `alma-ctl web` prints.")
-_REFUSED_ORIGIN = N_("Refused: this request did not come from the panel's own page.")
-_REFUSED_CSRF = N_("Refused: this form is not from your panel session; reload the page.")
-_TOO_LARGE = N_("Refused: the form is too large.")
-
-#: The time this request spent waiting for the daemon's commands (Server-Timing).
-_daemon_time: ContextVar[list[float]] = ContextVar("_daemon_time")
-
-Handler = Callable[[Request, Session, dict[str, str]], Awaitable[Response]]
 
 
 def _environment() -> Environment:
@@ -135,14 +116,14 @@ class Panel:
         try:
             return await run_in_threadpool(self.daemon.call, cmd, **args)
         finally:
-            spent = _daemon_time.get(None)
+            spent = daemon_time.get(None)
             if spent is not None:
                 spent.append(time.perf_counter() - began)
 
     def page(
         self, request: Request, template: str, status: int = 200, **context: object
     ) -> HTMLResponse:
-        session = _session(request)
+        session = session_of(request)
         flashes = list(session.flashes) if session is not None else []
         if session is not None:
             session.flashes.clear()
@@ -159,6 +140,9 @@ class Panel:
     def hint(self, request: Request, status: int = 401) -> HTMLResponse:
         """What a request without a session gets: how to open the panel, and nothing else."""
         return self.page(request, "login.html", status)
+
+    def refused(self, request: Request, status: int, sentence: str) -> HTMLResponse:
+        return self.page(request, "error.html", status, message=sentence)
 
     def failed(self, request: Request, exc: AlmaError) -> HTMLResponse:
         status = 503 if isinstance(exc, DaemonUnreachable) else 400
@@ -209,7 +193,7 @@ class Panel:
             rows = await self.call("suggestions.list", all=True)
         except AlmaError as exc:
             return self.failed(request, exc)
-        items = [_suggestion_row(row) for row in _dicts(rows)]
+        items = [suggestion_row(row) for row in dicts(rows)]
         pending = [row for row in items if row["status"] == "pending"]
         decided = [row for row in items if row["status"] != "pending"]
         return self.page(request, "suggestions.html", pending=pending, decided=decided)
@@ -219,7 +203,7 @@ class Panel:
             rows = await self.call("suggestions.list")
         except AlmaError as exc:
             return JSONResponse({"error": exc.message}, status_code=503)
-        return JSONResponse({"ids": [row.get("id") for row in _dicts(rows)]})
+        return JSONResponse({"ids": [row.get("id") for row in dicts(rows)]})
 
     async def suggestion(self, request: Request) -> Response:
         sid = int(request.path_params["id"])
@@ -227,13 +211,13 @@ class Panel:
             shown = await self.call("suggestions.show", id=sid, all=True)
         except AlmaError as exc:
             return self.failed(request, exc)
-        item = _suggestion_row(shown if isinstance(shown, dict) else {})
+        item = suggestion_row(shown if isinstance(shown, dict) else {})
         return self.page(
             request,
             "suggestion.html",
             s=item,
             plan=[op_line(op) for op in item.get("plan") or []],
-            diffs=_diffs(item.get("diffs")),
+            diffs=diffs(item.get("diffs")),
         )
 
     async def accept(self, request: Request, session: Session, form: dict[str, str]) -> Response:
@@ -255,7 +239,7 @@ class Panel:
             rows = await self.call("history", limit=limit)
         except AlmaError as exc:
             return self.failed(request, exc)
-        actions = [_action_row(row) for row in _dicts(rows)]
+        actions = [action_row(row) for row in dicts(rows)]
         more = min(limit * 2, LIST_MAX) if len(actions) == limit < LIST_MAX else None
         return self.page(request, "history.html", actions=actions, more=more)
 
@@ -276,14 +260,14 @@ class Panel:
                 principles = await self.call("memory.list", limit=100, memory_type="principle")
         except AlmaError as exc:
             return self.failed(request, exc)
-        listed = [m for m in _dicts(found) if query or m.get("memory_type") != "principle"]
+        listed = [m for m in dicts(found) if query or m.get("memory_type") != "principle"]
         return self.page(
             request,
             "memory.html",
             query=query,
             archived=archived,
-            memories=[_memory_row(m) for m in listed],
-            principles=[_memory_row(m) for m in _dicts(principles)],
+            memories=[memory_row(m) for m in listed],
+            principles=[memory_row(m) for m in dicts(principles)],
         )
 
     async def memory_page(self, request: Request) -> Response:
@@ -292,7 +276,7 @@ class Panel:
             memory = await self.call("memory.show", id=mid)
         except AlmaError as exc:
             return self.failed(request, exc)
-        row = _memory_row(memory if isinstance(memory, dict) else {})
+        row = memory_row(memory if isinstance(memory, dict) else {})
         return self.page(
             request,
             "memory_page.html",
@@ -357,7 +341,7 @@ class Panel:
         return session.chat or ""
 
     async def chat(self, request: Request) -> Response:
-        session = _session(request)
+        session = session_of(request)
         assert session is not None
         try:
             await self._chat_session(session)
@@ -510,129 +494,3 @@ class Panel:
         return await self.decide(
             session, "autonomy.level", {"level": form.get("level", "")}, "/system"
         )
-
-
-# ---------------------------------------------------------------------- the guard
-
-
-class Guard:
-    """Before every route: the Host (DNS rebinding), the session (or the page that says how to
-    open the panel), the Origin of anything but GET and HEAD; after: the security headers."""
-
-    def __init__(self, app: ASGIApp, panel: Panel) -> None:
-        self.app = app
-        self.panel = panel
-        self.hosts = allowed_hosts(panel.port)
-        self.origins = allowed_origins(panel.port)
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
-        began = time.perf_counter()
-        spent: list[float] = []
-        _daemon_time.set(spent)
-
-        async def secured(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers = MutableHeaders(scope=message)
-                for name, value in SECURITY_HEADERS.items():
-                    headers[name] = value
-                # This answer's time, and the part of it the daemon's commands took
-                # (bench/bench_panel.py reads both).
-                took = (time.perf_counter() - began) * 1000
-                daemon = sum(spent) * 1000
-                headers["Server-Timing"] = f"app;dur={took:.1f}, daemon;dur={daemon:.1f}"
-            await send(message)
-
-        headers = Headers(scope=scope)
-        state = scope.setdefault("state", {})
-        request = Request(scope)
-        response: Response | None = None
-        method = scope["method"]
-        if headers.get("host") not in self.hosts:
-            response = PlainTextResponse(_(_REFUSED_HOST), status_code=421)
-        else:
-            session = self.panel.sessions.get(request.cookies.get(self.panel.cookie))
-            state["session"] = session
-            public = scope["path"] == "/login" or scope["path"].startswith("/static/")
-            if method not in ("GET", "HEAD", "POST"):
-                response = PlainTextResponse("", status_code=405)
-            elif method == "POST" and headers.get("origin") not in self.origins:
-                response = self.panel.page(request, "error.html", 403, message=_(_REFUSED_ORIGIN))
-            elif session is None and not public:
-                response = self.panel.hint(request)
-        if response is not None:
-            await response(scope, receive, secured)
-            return
-        await self.app(scope, receive, secured)
-
-
-def _session(request: Request) -> Session | None:
-    session = request.scope.get("state", {}).get("session")
-    return session if isinstance(session, Session) else None
-
-
-def mutation(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
-    """A route that changes something: its form is read (bounded) and its CSRF token checked
-    against the session's before ``handler`` runs (the Guard has checked session and Origin)."""
-
-    async def endpoint(request: Request) -> Response:
-        session = _session(request)
-        if session is None:  # the Guard answers first; never reached without a session
-            return PlainTextResponse("", status_code=401)
-        body = bytearray()
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > MAX_FORM_BYTES:
-                return PlainTextResponse(_(_TOO_LARGE), status_code=413)
-        form = {
-            key: values[0]
-            for key, values in parse_qs(
-                body.decode("utf-8", "replace"), keep_blank_values=True
-            ).items()
-        }
-        if not csrf_ok(session, form.get("csrf")):
-            return PlainTextResponse(_(_REFUSED_CSRF), status_code=403)
-        return await handler(request, session, form)
-
-    return endpoint
-
-
-# ---------------------------------------------------------------------- rows for the pages
-
-
-def _dicts(value: object) -> list[dict[str, Any]]:
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
-
-
-def _suggestion_row(row: dict[str, Any]) -> dict[str, Any]:
-    return {
-        **row,
-        "kind_label": word(row.get("kind", ""), "kind"),
-        "status_label": word(shown_status(row)),
-        "evidence": [str(e) for e in row.get("evidence") or []],
-    }
-
-
-def _diffs(value: object) -> list[dict[str, str]]:
-    if isinstance(value, dict):
-        return [{"path": str(k), "diff": str(v)} for k, v in value.items()]
-    return [
-        {"path": str(item.get("path", "")), "diff": str(item.get("diff", ""))}
-        for item in _dicts(value)
-    ]
-
-
-def _action_row(row: dict[str, Any]) -> dict[str, Any]:
-    kind = (
-        _("undoes action {id}", id=row["undoes"])
-        if row.get("undoes") is not None
-        else word(row.get("kind", ""), "kind")
-    )
-    return {**row, "kind_label": kind, "status_label": word(row.get("status", ""))}
-
-
-def _memory_row(row: dict[str, Any]) -> dict[str, Any]:
-    return {**row, "tags": [str(t) for t in row.get("tags") or []]}

@@ -36,6 +36,11 @@ function chatForm(form) {
       credentials: "same-origin",
       headers: { "Content-Type": "application/x-www-form-urlencoded" },
     });
+    if (!response.ok || !response.body) {
+      note.textContent = response.statusText || String(response.status);
+      answer.setAttribute("aria-busy", "false");
+      return;
+    }
     const reader = response.body.getReader();
     const decoder = new TextDecoder();
     let buffered = "";

@@ -262,7 +262,7 @@ def test_the_memory_edit_form_sends_the_fields_memory_edit_takes(
 
 
 def test_a_form_too_large_is_refused_before_anything_runs(panel: Panel, fake: FakeDaemon) -> None:
-    from panel.app import MAX_FORM_BYTES
+    from panel.guard import MAX_FORM_BYTES
 
     c = client(panel)
     csrf = csrf_of(c)
