@@ -344,3 +344,27 @@ def test_a_bang_command_in_the_chat_runs_as_in_alma_chat_never_to_the_model(
     assert ("suggestions.accept", {"id": 3}) in fake.calls
     assert not [name for name, _args in fake.calls if name == "chat.send"]
     assert page.count('data-testid="chat-answer"') == 4
+
+
+def test_alma_ctl_web_prints_the_url_and_open_opens_it(
+    runtime: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+    import webbrowser
+
+    import control.web
+    from control.client import Client
+    from control.ctl import main
+
+    url = f"{ORIGIN}/login?token=abc"
+    asked: list[str] = []
+    opened: list[str] = []
+    monkeypatch.setattr(Client, "call", lambda self, cmd, **args: asked.append(cmd) or {})
+    monkeypatch.setattr(control.web, "login_url", lambda root: url)
+    monkeypatch.setattr(webbrowser, "open", lambda target: opened.append(target) or True)
+    root = str(runtime / "ALMA")
+    assert main(["--root", root, "--json", "web"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"url": url} and opened == []
+    assert main(["--root", root, "web", "--open"]) == 0
+    assert capsys.readouterr().out.strip() == url and opened == [url]
+    assert asked == ["status", "status"]  # the daemon is asked first, as every command does
