@@ -11,6 +11,7 @@ script only adds live updates (new suggestions, the chat's stream).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Iterator
@@ -118,7 +119,7 @@ class Panel:
         finally:
             spent = daemon_time.get(None)
             if spent is not None:
-                spent.append(time.perf_counter() - began)
+                spent.append((began, time.perf_counter()))
 
     def page(
         self, request: Request, template: str, status: int = 200, **context: object
@@ -255,9 +256,11 @@ class Panel:
             principles: object = []
             if query:
                 found = await self.call("memory.search", query=query, limit=SEARCH_LIMIT)
-            else:
-                found = await self.call("memory.list", limit=LIST_LIMIT, archived=archived)
-                principles = await self.call("memory.list", limit=100, memory_type="principle")
+            else:  # two reads of the daemon, asked at once
+                found, principles = await asyncio.gather(
+                    self.call("memory.list", limit=LIST_LIMIT, archived=archived),
+                    self.call("memory.list", limit=100, memory_type="principle"),
+                )
         except AlmaError as exc:
             return self.failed(request, exc)
         listed = [m for m in dicts(found) if query or m.get("memory_type") != "principle"]

@@ -368,3 +368,11 @@ def test_alma_ctl_web_prints_the_url_and_open_opens_it(
     assert main(["--root", root, "web", "--open"]) == 0
     assert capsys.readouterr().out.strip() == url and opened == [url]
     assert asked == ["status", "status"]  # the daemon is asked first, as every command does
+
+
+def test_the_daemons_part_of_an_answer_counts_overlapping_commands_once() -> None:
+    from panel.guard import waited
+
+    assert waited([]) == 0.0
+    assert waited([(0.0, 1.0), (0.5, 2.0), (3.0, 4.0)]) == 3.0
+    assert waited([(0.0, 5.0), (1.0, 2.0)]) == 5.0
