@@ -67,6 +67,7 @@ WORDS: dict[str, str] = {
     "no_memories": N_("No memories found."),
     "content": N_("Text"),
     "tags": N_("Tags (separated by commas)"),
+    "tags_shown": N_("Tags"),
     "importance": N_("Importance"),
     "memory_type": N_("Type"),
     "save": N_("Save"),

@@ -3,8 +3,8 @@ that runs the real panel process, opened with the URL ``alma-ctl web`` prints.
 
 A messy folder's suggestion accepted in the page moves the files, and undone in the page brings
 them back byte for byte; a rejection with a reason typed in the page is what
-``alma-ctl suggestions list --all`` shows; a memory found by the page's search and edited in it
-is what ``alma-ctl memory show`` prints, and its undo restores it; a chat message streams into
+``alma-ctl suggestions list --all`` shows; a memory found by the page's search is forgotten and
+restored there, and edited in it is what ``alma-ctl memory show`` prints, and its undo restores it; a chat message streams into
 the page. Each page's screenshot goes to docs/panel/. The model is a stub OpenAI-compatible
 server (the chat's e2e tests use it too): what it says is the test's to decide.
 """
@@ -142,6 +142,12 @@ def test_a_memory_found_and_edited_in_the_page_is_what_memory_show_prints(world:
     page.get_by_test_id("memory-query").press("Enter")
     page.get_by_test_id(f"memory-{mid}").get_by_role("link").click()
     world.shot("memory")
+    page.get_by_test_id("memory-forget").click()
+    page.wait_for_url(f"**/memory/{mid}")
+    assert alma.ok("memory", "show", mid)["archived"] is True
+    page.get_by_test_id("memory-restore").click()
+    page.wait_for_url(f"**/memory/{mid}")
+    assert alma.ok("memory", "show", mid)["archived"] is False
     if page.get_by_test_id("memory-save").count() == 0:
         pytest.skip("this tree's daemon has no memory.edit command yet (the edit form is shown)")
     new_text = "Decidí usar SQLite con WAL para la base de memorias"
