@@ -15,6 +15,8 @@ import subprocess
 import sys
 import threading
 
+from policies.i18n import current_language
+
 log = logging.getLogger("alma.web")
 
 #: The first pause before a panel that exited is started again, and the longest one.
@@ -40,7 +42,10 @@ class PanelKeeper:
         return self
 
     def _spawn(self) -> subprocess.Popen[bytes]:
+        # The daemon's language, decided from its settings, locale or the person's words: the
+        # panel speaks it without reading anything of the root (.alma/language) itself.
         command = [sys.executable, "-m", "panel", "--root", self.root, "--port", str(self.port)]
+        command += ["--language", current_language()]
         # Its own session: a Ctrl-C meant for a foreground daemon is the daemon's to handle.
         return subprocess.Popen(command, stdin=subprocess.DEVNULL, start_new_session=True)
 

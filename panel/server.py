@@ -17,8 +17,8 @@ import uvicorn
 from control.web import panel_socket_name
 from panel.app import Panel
 from panel.login import LoginSocket
-from policies.i18n import follow_root_language
-from policies.layout import language_file, root_name
+from policies.i18n import LANGUAGES, set_language
+from policies.layout import root_name
 
 HOST = "127.0.0.1"
 
@@ -27,9 +27,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m panel")
     parser.add_argument("--root", required=True)
     parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--language", choices=LANGUAGES, help="the daemon's language")
     options = parser.parse_args(argv)
     root = root_name(options.root)
-    follow_root_language(language_file(root))
+    set_language(options.language)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="alma-panel: %(message)s")
     panel = Panel(root, options.port)
     config = uvicorn.Config(
