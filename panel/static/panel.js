@@ -75,6 +75,11 @@ function liveSuggestions(section) {
     if (!response.ok) return;
     const ids = (await response.json()).ids.join(" ");
     if (ids === shown) return;
+    // Never under the person's hands: a reason being typed waits for the next round.
+    const typing = [...document.querySelectorAll("main input[type=text]")].some(
+      (field) => field.value || field === document.activeElement,
+    );
+    if (typing) return;
     const page = await fetch(location.pathname, { credentials: "same-origin" });
     const doc = new DOMParser().parseFromString(await page.text(), "text/html");
     const fresh = doc.querySelector("main");
