@@ -4,9 +4,10 @@ takes the panel's place: what is tested is the keeping, not the panel."""
 
 from __future__ import annotations
 
+import itertools
 import subprocess
-from collections.abc import Callable
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -49,7 +50,7 @@ def test_a_panel_that_exits_is_started_again_after_a_doubling_pause(
     finally:
         keeper.close()
     times = starts(log)
-    gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
     # Pauses of 0.05, 0.1 and 0.2 s: each at least its bound (a loaded machine only adds).
     assert gaps[1] >= 0.1 and gaps[2] >= 0.2, gaps
 
