@@ -181,12 +181,20 @@ class Panel:
     async def today(self, request: Request) -> Response:
         try:
             report = await self.call("report")
-            days = await self.call("report.days") if self.daemon.offers("report.days") else None
         except AlmaError as exc:
             return self.failed(request, exc)
+        days: object = None
+        problem = ""
+        if self.daemon.offers("report.days"):
+            try:
+                days = await self.call("report.days")
+            except DaemonUnreachable as exc:
+                return self.failed(request, exc)
+            except AlmaError as exc:  # the report stands without its plots
+                problem = exc.message
         figures = {key: Markup(svg) for key, svg in today_figures(days).items()}
         text = render_result("report", {}, report)
-        return self.page(request, "today.html", report=text, figures=figures)
+        return self.page(request, "today.html", report=text, figures=figures, problem=problem)
 
     # ------------------------------------------------------------------ suggestions
     async def suggestions(self, request: Request) -> Response:

@@ -376,3 +376,18 @@ def test_the_daemons_part_of_an_answer_counts_overlapping_commands_once() -> Non
     assert waited([]) == 0.0
     assert waited([(0.0, 1.0), (0.5, 2.0), (3.0, 4.0)]) == 3.0
     assert waited([(0.0, 5.0), (1.0, 2.0)]) == 5.0
+
+
+def test_today_shows_the_report_when_its_series_fail(panel: Panel, fake: FakeDaemon) -> None:
+    fake.answers["report.days"] = None  # offered by this daemon...
+    original = fake.call
+
+    def failing(cmd: str, **args: object) -> object:
+        if cmd == "report.days":
+            raise NotFoundError("no series for these days")
+        return original(cmd, **args)
+
+    fake.call = failing  # type: ignore[method-assign]  # ...and failing
+    page = client(panel).get("/")
+    assert page.status_code == 200 and "no series for these days" in page.text
+    assert "# Hoy" in page.text and 'data-testid="chart-hours"' in page.text
