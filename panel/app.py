@@ -41,7 +41,7 @@ from control.client import DaemonUnreachable
 from control.views import op_line, render_result
 from panel.daemon import Daemon
 from panel.guard import Guard, daemon_time, mutation, session_of
-from panel.rows import action_row, dicts, diffs, memory_row, suggestion_row
+from panel.rows import action_row, dicts, diffs, memory_row, report_blocks, suggestion_row
 from panel.security import (
     Session,
     Sessions,
@@ -193,8 +193,8 @@ class Panel:
             except AlmaError as exc:  # the report stands without its plots
                 problem = exc.message
         figures = {key: Markup(svg) for key, svg in today_figures(days).items()}
-        text = render_result("report", {}, report)
-        return self.page(request, "today.html", report=text, figures=figures, problem=problem)
+        blocks = report_blocks(render_result("report", {}, report))
+        return self.page(request, "today.html", report=blocks, figures=figures, problem=problem)
 
     # ------------------------------------------------------------------ suggestions
     async def suggestions(self, request: Request) -> Response:

@@ -43,3 +43,26 @@ def action_row(row: dict[str, Any]) -> dict[str, Any]:
 
 def memory_row(row: dict[str, Any]) -> dict[str, Any]:
     return {**row, "tags": [str(t) for t in row.get("tags") or []]}
+
+
+def report_blocks(text: str) -> list[dict[str, Any]]:
+    """The day's report (Markdown as logs/alma/ keeps it) as blocks a page shows: headings,
+    lists of items and paragraphs, each still plain text (the template escapes it); anything
+    else of Markdown is shown as written."""
+    blocks: list[dict[str, Any]] = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped:
+            continue
+        hashes = len(stripped) - len(stripped.lstrip("#"))
+        if 0 < hashes <= 6 and stripped[hashes : hashes + 1] == " ":
+            blocks.append(
+                {"kind": "heading", "level": min(hashes + 2, 6), "text": stripped[hashes + 1 :]}
+            )
+        elif stripped.startswith(("- ", "* ")):
+            if not blocks or blocks[-1]["kind"] != "list":
+                blocks.append({"kind": "list", "items": []})
+            blocks[-1]["items"].append(stripped[2:])
+        else:
+            blocks.append({"kind": "text", "text": stripped})
+    return blocks

@@ -390,4 +390,17 @@ def test_today_shows_the_report_when_its_series_fail(panel: Panel, fake: FakeDae
     fake.call = failing  # type: ignore[method-assign]  # ...and failing
     page = client(panel).get("/")
     assert page.status_code == 200 and "no series for these days" in page.text
-    assert "# Hoy" in page.text and 'data-testid="chart-hours"' in page.text
+    assert "<h3>Hoy</h3>" in page.text and 'data-testid="chart-hours"' in page.text
+
+
+def test_the_report_reads_as_headings_lists_and_text_all_escaped() -> None:
+    from panel.rows import report_blocks
+
+    text = "# Día\n\n## Fallos\n- uno <b>\n- dos\nnota #tag\n#sin espacio"
+    assert report_blocks(text) == [
+        {"kind": "heading", "level": 3, "text": "Día"},
+        {"kind": "heading", "level": 4, "text": "Fallos"},
+        {"kind": "list", "items": ["uno <b>", "dos"]},
+        {"kind": "text", "text": "nota #tag"},
+        {"kind": "text", "text": "#sin espacio"},
+    ]
