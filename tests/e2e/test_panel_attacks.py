@@ -142,12 +142,18 @@ def test_a_wrong_token_or_cookie_logs_nobody_in(panel: Panel) -> None:
     status, headers, page = panel.request("GET", "/login?token=not-the-token")
     assert status == 403 and "set-cookie" not in headers and "login-hint" in page
     url = urlsplit(login_url(panel.alma))
-    assert panel.request("GET", f"{url.path}?{url.query}")[0] == 303
+    status, headers, _page = panel.request("GET", f"{url.path}?{url.query}")
+    assert status == 303
+    session = headers["set-cookie"].split(";", 1)[0].split("=", 1)[1]
     status, headers, _page = panel.request("GET", f"{url.path}?{url.query}")  # used: spent
     assert status == 403 and "set-cookie" not in headers
     forged = f"alma_panel_{panel.port}=forged"
     assert panel.request("GET", "/suggestions", headers={"Cookie": forged})[0] == 401
     assert state(panel.alma) == before
+    # Neither the token nor the session it became is in the log (the panel's goes there too).
+    token = url.query.removeprefix("token=")
+    log = panel.alma.log()
+    assert "alma.web" in log and token not in log and session not in log
 
 
 def test_a_foreign_host_is_refused(panel: Panel) -> None:
