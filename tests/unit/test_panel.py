@@ -404,3 +404,18 @@ def test_the_report_reads_as_headings_lists_and_text_all_escaped() -> None:
         {"kind": "text", "text": "nota #tag"},
         {"kind": "text", "text": "#sin espacio"},
     ]
+
+
+def test_a_missing_browser_is_a_skip_with_its_sentence_and_a_failure_in_ci(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tests.support import panel as support
+
+    monkeypatch.setattr(support, "CHROMIUM", "/nonexistent/chromium")
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match=r"alma\.sh setup"), support.browser():
+        pass
+    monkeypatch.setenv("CI", "true")
+    failed = pytest.raises(pytest.fail.Exception, match="CI: a missing browser is a failure")
+    with failed, support.browser():
+        pass
