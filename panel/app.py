@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -50,7 +51,7 @@ from panel.security import (
 from panel.today import today_figures
 from panel.words import words
 from policies.errors import AlmaError
-from policies.i18n import _, current_language
+from policies.i18n import N_, _, current_language
 from policies.limits import LIST_MAX
 from policies.states import LEVELS
 from policies.text import printable
@@ -61,6 +62,10 @@ SEARCH_LIMIT = 10
 LIST_LIMIT = 30
 #: The newest actions History shows first; "more" doubles it, up to the table's limit.
 HISTORY_LIMIT = 50
+_FULL_PATH = N_(
+    "{path} is not a full path: give the model file's whole path (/home/…/model.gguf), "
+    "`embedded`, or a server's URL."
+)
 #: Chat turns a session keeps to show without JavaScript.
 MAX_TURNS = 50
 
@@ -494,9 +499,13 @@ class Panel:
         return await self.decide(session, "backup.restore", args, "/system")
 
     async def model_use(self, request: Request, session: Session, form: dict[str, str]) -> Response:
-        return await self.decide(
-            session, "model.use", {"path": form.get("path", "").strip()}, "/system"
-        )
+        # A page has no working folder: a relative path would be read from the daemon's.
+        path = os.path.expanduser(form.get("path", "").strip())
+        named = path == "embedded" or path.startswith(("http://", "https://", "/"))
+        if path and not named:
+            session.flashes.append(("error", _(_FULL_PATH, path=path)))
+            return self.back("/system")
+        return await self.decide(session, "model.use", {"path": path}, "/system")
 
     async def autonomy(self, request: Request, session: Session, form: dict[str, str]) -> Response:
         what = form.get("do", "")

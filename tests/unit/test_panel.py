@@ -419,3 +419,12 @@ def test_a_missing_browser_is_a_skip_with_its_sentence_and_a_failure_in_ci(
     failed = pytest.raises(pytest.fail.Exception, match="CI: a missing browser is a failure")
     with failed, support.browser():
         pass
+
+
+def test_model_use_from_the_page_needs_a_full_path(panel: Panel, fake: FakeDaemon) -> None:
+    fake.answers["model.use"] = {"path": "/m/a.gguf", "backend": "llama-cpp", "loaded": True}
+    c = client(panel)
+    csrf = csrf_of(c)
+    for path in ("modelo.gguf", "/m/a.gguf"):
+        c.post("/system/model", data={"csrf": csrf, "path": path}, headers={"Origin": ORIGIN})
+    assert [args for name, args in fake.calls if name == "model.use"] == [{"path": "/m/a.gguf"}]
