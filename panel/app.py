@@ -66,6 +66,9 @@ _FULL_PATH = N_(
     "{path} is not a full path: give the model file's whole path (/home/…/model.gguf), "
     "`embedded`, or a server's URL."
 )
+_FULL_FOLDER = N_(
+    "{path} is not a full path: give the new folder's whole path (/media/…/restored)."
+)
 #: Chat turns a session keeps to show without JavaScript.
 MAX_TURNS = 50
 
@@ -492,10 +495,11 @@ class Panel:
     async def backup_restore(
         self, request: Request, session: Session, form: dict[str, str]
     ) -> Response:
-        args: dict[str, object] = {
-            "snapshot": form.get("snapshot", "").strip(),
-            "to": form.get("to", "").strip(),
-        }
+        to = os.path.expanduser(form.get("to", "").strip())
+        if to and not os.path.isabs(to):  # no working folder here either
+            session.flashes.append(("error", _(_FULL_FOLDER, path=to)))
+            return self.back("/system")
+        args: dict[str, object] = {"snapshot": form.get("snapshot", "").strip(), "to": to}
         return await self.decide(session, "backup.restore", args, "/system")
 
     async def model_use(self, request: Request, session: Session, form: dict[str, str]) -> Response:

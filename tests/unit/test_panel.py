@@ -428,3 +428,14 @@ def test_model_use_from_the_page_needs_a_full_path(panel: Panel, fake: FakeDaemo
     for path in ("modelo.gguf", "/m/a.gguf"):
         c.post("/system/model", data={"csrf": csrf, "path": path}, headers={"Origin": ORIGIN})
     assert [args for name, args in fake.calls if name == "model.use"] == [{"path": "/m/a.gguf"}]
+
+
+def test_a_restore_from_the_page_needs_a_full_path(panel: Panel, fake: FakeDaemon) -> None:
+    fake.answers["backup.restore"] = {"snapshot": "latest", "to": "/r"}
+    c = client(panel)
+    csrf = csrf_of(c)
+    for to in ("restaurado", "/r"):
+        form = {"csrf": csrf, "snapshot": "latest", "to": to}
+        c.post("/system/restore", data=form, headers={"Origin": ORIGIN})
+    restores = [args for name, args in fake.calls if name == "backup.restore"]
+    assert restores == [{"snapshot": "latest", "to": "/r"}]
