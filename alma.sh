@@ -21,6 +21,9 @@ setup_system() {
     command -v bwrap >/dev/null || missing+=(bubblewrap)
     command -v firejail >/dev/null || missing+=(firejail)
     command -v restic >/dev/null || missing+=(restic)
+    # The web panel's browser tests drive Debian's chromium through Playwright (pip, dev extra);
+    # `playwright install` would download a browser, which fails offline.
+    [ -x /usr/bin/chromium ] || missing+=(chromium)
     [ ${#missing[@]} -eq 0 ] && return 0
     local sudo=""
     if [ "$(id -u)" -ne 0 ]; then

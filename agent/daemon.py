@@ -41,6 +41,7 @@ from agent.voice.model import Backend as ModelBackend
 from agent.voice.model import Complete, ModelRuntime
 from agent.voice.process import ProcessOptions, fingerprint
 from agent.watch import Debouncer, Watcher
+from agent.web import PanelKeeper
 from control.protocol import socket_path_for
 from control.server import ControlServer
 from policies.errors import AlmaError, ConfigError, UnavailableError
@@ -489,6 +490,12 @@ class Daemon:
         )
         server = ControlServer(socket_path, api.dispatch, logger=logging.getLogger("alma.control"))
         server.start()
+        # The panel is a client of the socket: started once the socket answers.
+        panel = (
+            PanelKeeper(str(layout.root), settings.web.port).start()
+            if settings.web.enabled
+            else None
+        )
         watcher.start()  # seconds for tens of thousands of folders; `status` answers meanwhile
         system_watcher.start()
 
@@ -530,6 +537,8 @@ class Daemon:
                     reload("SIGHUP")
         finally:
             log.info("stopping: finishing the action in flight, if any")
+            if panel is not None:
+                panel.close()
             server.close(timeout=30.0)
             debounce.close()
             watcher.stop()

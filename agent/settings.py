@@ -92,6 +92,14 @@ class Memory(_Section):
     )
 
 
+class Web(_Section):
+    """The local web panel (panel/, docs/panel.md): the daemon runs it as a child of its own,
+    on 127.0.0.1 only, and restarts it when it dies."""
+
+    enabled: bool = True
+    port: int = Field(8765, ge=1024, le=65535)
+
+
 #: What load_settings read from alma.toml and checked: the file is read once (a second read
 #: may see another version, saved between the two, that nobody checked).
 _file_data: ContextVar[dict[str, Any]] = ContextVar("_file_data")
@@ -112,6 +120,7 @@ class Settings(BaseSettings):
     schedule: Schedule = Field(default_factory=Schedule)
     model: Model = Field(default_factory=Model)
     memory: Memory = Field(default_factory=Memory)
+    web: Web = Field(default_factory=Web)
 
     @classmethod
     def settings_customise_sources(

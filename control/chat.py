@@ -202,10 +202,7 @@ class Chat:
             self._memory_today()
         elif name == "context_last":
             if self.last_message is None:
-                self._failed(
-                    _("No message yet: write one first, or give the text (!contexto TEXT)."),
-                    EXIT_USAGE,
-                )
+                self._failed(_(NO_MESSAGE_YET), EXIT_USAGE)
             else:
                 self._run("context", {"prompt": self.last_message})
         return True
@@ -226,13 +223,7 @@ class Chat:
         return Client(client.socket_path, timeout, start_hint=client.start_hint)
 
     def _memory_today(self) -> None:
-        result = self._call("memory.list", {"limit": 1000})
-        today = date.today()
-        mine = [m for m in result if _local_day(m) == today] if isinstance(result, list) else []
-        if not mine:
-            self._screen.show(_("No memories stored today."))
-            return
-        self._screen.show(render_result("memory.list", {}, mine))
+        self._screen.show(memories_today(self._call("memory.list", {"limit": 1000})))
 
     # -- a message -----------------------------------------------------------------------
     def _send(self, text: str) -> None:
@@ -269,33 +260,22 @@ class Chat:
                 self._screen.thinking(printable(text))
 
     def _after(self, result: object) -> None:
-        if not isinstance(result, dict):
-            return
-        stopped = result.get("stopped")
-        if stopped == "cancelled":
-            self._screen.note(_("Answer stopped."))
-        elif stopped == "max_tokens":
-            self._screen.note(_("The answer reached its length limit."))
-        elif stopped == "timeout":
-            self._screen.note(_("The answer reached its time limit."))
-        elif stopped == "loop":
-            self._screen.note(_("The answer started repeating itself, so ALMA cut it there."))
-        dropped = result.get("dropped_note")
-        if isinstance(dropped, str) and dropped:  # written by the daemon, in the message's language
-            self._screen.note(printable(dropped))
-        if result.get("invented_citations"):
-            self._screen.note(
-                _("ALMA left out a citation of a source that does not exist in its memory.")
-            )
-        if result.get("message_cut"):
-            self._screen.note(
-                _(
-                    "Your message was longer than the model can read at once: its middle was "
-                    "left out, its start and end were read."
-                )
-            )
-        if not result.get("text") and stopped == "done":
-            self._screen.note(_("The model gave an empty answer."))
+        for note in answer_notes(result):
+            self._screen.note(note)
+
+
+#: ``!contexto`` alone before any message (alma chat and the web panel's chat).
+NO_MESSAGE_YET = N_("No message yet: write one first, or give the text (!contexto TEXT).")
+
+
+def memories_today(listed: object) -> str:
+    """``!memoria hoy``: the memories of ``listed`` (memory.list's answer) stored today, as
+    alma chat and the web panel's chat show them."""
+    today = date.today()
+    mine = [m for m in listed if _local_day(m) == today] if isinstance(listed, list) else []
+    if not mine:
+        return _("No memories stored today.")
+    return render_result("memory.list", {}, mine)
 
 
 def _local_day(memory: object) -> date | None:
@@ -333,6 +313,38 @@ def _arguments(argv: list[str]) -> tuple[str | None, str | None]:
     root, message = values.get("root"), values.get("once")
     assert (root is None or isinstance(root, str)) and (message is None or isinstance(message, str))
     return root, message
+
+
+def answer_notes(result: object) -> list[str]:
+    """What is said under an answer (it was stopped, cut, something was left out): alma chat
+    and the web panel's chat say the same."""
+    if not isinstance(result, dict):
+        return []
+    notes: list[str] = []
+    stopped = result.get("stopped")
+    if stopped == "cancelled":
+        notes.append(_("Answer stopped."))
+    elif stopped == "max_tokens":
+        notes.append(_("The answer reached its length limit."))
+    elif stopped == "timeout":
+        notes.append(_("The answer reached its time limit."))
+    elif stopped == "loop":
+        notes.append(_("The answer started repeating itself, so ALMA cut it there."))
+    dropped = result.get("dropped_note")
+    if isinstance(dropped, str) and dropped:  # written by the daemon, in the message's language
+        notes.append(printable(dropped))
+    if result.get("invented_citations"):
+        notes.append(_("ALMA left out a citation of a source that does not exist in its memory."))
+    if result.get("message_cut"):
+        notes.append(
+            _(
+                "Your message was longer than the model can read at once: its middle was "
+                "left out, its start and end were read."
+            )
+        )
+    if not result.get("text") and stopped == "done":
+        notes.append(_("The model gave an empty answer."))
+    return notes
 
 
 def _utf8(stream: object) -> None:

@@ -44,6 +44,13 @@ _INIT = Command(
     N_("create the root's folders and default files (no daemon)"),
     (Arg("with_examples", "bool", help=N_("also store example memories")),),
 )
+#: ``web`` asks the panel (control.web) for its login address: the panel, not the daemon,
+#: answers it, so it is not in the socket's table either.
+WEB = Command(
+    "web",
+    N_("the local web panel: its address with a one-time login token"),
+    (Arg("open", "bool", help=N_("open it in the browser")),),
+)
 #: Options alma-ctl reads for itself, never sent to the daemon.
 _LOCAL: dict[str, tuple[Arg, ...]] = {
     "memory.export": (
@@ -223,7 +230,7 @@ def _either_chooser(command: Command, leaves: dict[str, Command]) -> Callable[[]
 
 
 def _top_form() -> Form:
-    words: dict[str, Callable[[], Form]] = {"init": _chooser(_INIT)}
+    words: dict[str, Callable[[], Form]] = {"init": _chooser(_INIT), "web": _chooser(WEB)}
     groups: dict[str, dict[str, Command]] = {}
     alone: dict[str, Command] = {}  # commands of one word, which may also be a group's
     for command in COMMANDS.values():
@@ -241,7 +248,7 @@ def _top_form() -> Form:
     for name, leaves in groups.items():
         if name in alone:  # `report DATE` and `report days`: a leaf's word, else the command's
             words[name] = _either_chooser(alone[name], leaves)
-    listing = (_INIT, *(command for command in COMMANDS.values() if command.cli))
+    listing = (_INIT, *(command for command in COMMANDS.values() if command.cli), WEB)
     return Form(
         "alma-ctl",
         N_("Control alma-agentd, ALMA's background service, for one ALMA root."),

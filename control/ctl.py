@@ -15,7 +15,7 @@ import json
 import os
 import sys
 
-from control.cli import Help, Line, UsageError, read_line
+from control.cli import WEB, Help, Line, UsageError, read_line
 from control.commands import Command
 from control.protocol import daemon_start_hint
 from policies.errors import (
@@ -32,6 +32,10 @@ from policies.errors import (
 from policies.i18n import N_, _, ngettext
 from policies.modes import PRIVATE_DIR, PRIVATE_FILE
 from policies.text import name_hex, printable, printable_name
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from control.client import Client
 
 
 class _Outcome:
@@ -314,6 +318,8 @@ def _run(line: Line) -> _Outcome:
                 _("A vault is written into DIR; `--output` and `--dir` are for training data.")
             )
         args = {**args, "vault": _full(str(args["vault"]))}
+    if command is WEB:
+        return _web(client, root, bool(args.get("open")))
     _refuse_not_utf8(command, args)
     try:
         result = client.call(command.name, **args)
@@ -328,6 +334,20 @@ def _run(line: Line) -> _Outcome:
     from control.views import render_result
 
     return _Outcome(result, render_result(command.name, args, result))
+
+
+def _web(client: Client, root: str, open_it: bool) -> _Outcome:
+    """The panel's login address: the daemon must answer first (exit 3 as any command when it
+    does not), then the panel, which the daemon runs, mints a one-time token."""
+    from control.web import login_url
+
+    client.call("status")
+    url = login_url(root)
+    if open_it:
+        import webbrowser
+
+        webbrowser.open(url)
+    return _Outcome({"url": url}, url)
 
 
 def _names_as_hex(args: dict[str, object]) -> dict[str, object]:

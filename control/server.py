@@ -241,6 +241,18 @@ def _bind_private(path: Path, uid: int) -> socket.socket:
     return listener
 
 
+def listen_private(path: Path) -> socket.socket:
+    """A private listening socket at ``path`` (a stale one there removed), as the daemon's
+    own: the web panel's login socket is made the same way (panel.login)."""
+    _clear_stale_socket(path)
+    return _bind_private(path, os.getuid())
+
+
+def peer_uid(conn: socket.socket) -> int:
+    """The uid of the process at the other end of ``conn`` (-1 when the kernel will not say)."""
+    return _peer_credentials(conn)[1]
+
+
 def _finish(conn: socket.socket, answer: bytes, linger: float = 0.5) -> None:
     """Send a last answer, then discard what the peer is still sending before closing.
 

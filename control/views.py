@@ -42,6 +42,11 @@ def _op(op: object) -> str:
     return f"{shown:<8} {where}"  # an edit's bytes are shown as a diff below the plan
 
 
+def op_line(op: object) -> str:
+    """One op of a plan as alma-ctl shows it, for the web panel's plan, op by op."""
+    return printable(_op(op))
+
+
 #: The ops of a plan as a person reads them (the plan's JSON keeps the op names).
 _OPS = {
     "mkdir": N_("mkdir"),

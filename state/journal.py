@@ -361,7 +361,8 @@ class Journal:
 
     def history(self, limit: int = 20) -> list[dict[str, Any]]:
         rows = self.conn.execute("SELECT * FROM actions ORDER BY id DESC LIMIT ?", (limit,))
-        return [action_json(r) for r in rows]
+        # ``undoable``: whoever offers an undo (the web panel's buttons) asks the one rule.
+        return [{**action_json(r), "undoable": undo_refusal(r) is None} for r in rows]
 
     def done_of_kind(self, kind: str) -> list[int]:
         """The ids of the done actions of ``kind``, oldest first."""

@@ -155,6 +155,8 @@ class DaemonRoot:
             XDG_RUNTIME_DIR=str(self.runtime),
             ALMA_NOTIFY="0",
             ALMA_MEMORY__ENABLED="true" if self.memory else "false",
+            # The web panel listens on a TCP port: only the panel's tests turn it on (extra_env).
+            ALMA_WEB__ENABLED="false",
             PYTHONDONTWRITEBYTECODE="1",
         )
         env.update(self.extra_env)

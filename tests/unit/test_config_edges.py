@@ -82,7 +82,11 @@ def test_the_sample_alma_toml_in_the_docs_keeps_the_defaults(layout: RootLayout)
     layout.settings_file.write_text(sample[1], encoding="utf-8")
     loaded, defaults = load_settings(layout.settings_file), Settings()
     assert loaded.memory == defaults.memory and loaded.memory.enabled
-    assert (loaded.schedule, loaded.model) == (defaults.schedule, defaults.model)
+    assert (loaded.schedule, loaded.model, loaded.web) == (
+        defaults.schedule,
+        defaults.model,
+        defaults.web,
+    )
     layout.settings_file.write_text('[memory]\nchroma_url = ""\n', encoding="utf-8")
     assert load_settings(layout.settings_file).memory.chroma_url is None
 

@@ -335,6 +335,11 @@ def test_history_has_the_contract_shape(alma: AlmaRoot, engine: Engine) -> None:
     assert (undo_row["status"], undo_row["undone_by"], undo_row["undoes"]) == ("done", None, 1)
     assert (done_row["status"], done_row["undone_by"]) == ("undone", undo["id"])
     assert (done_row["suggestion_id"], done_row["kind"], done_row["ops"]) == (3, "organize", 7)
+    # ``undoable`` is the journal's one rule (undo_refusal), for whoever offers an undo button.
+    for action in history:
+        refusal = engine.journal.undo_refusal(action["id"])
+        assert action["undoable"] is (refusal is None), action
+    assert (cleanup["undoable"], done_row["undoable"]) == (True, False)
 
 
 def test_trash_empty_removes_only_what_is_older_than_asked(alma: AlmaRoot, engine: Engine) -> None:
