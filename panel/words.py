@@ -28,6 +28,7 @@ WORDS: dict[str, str] = {
     "report": N_("The day's report"),
     "plots": N_("The last 14 days"),
     "chart_hours": N_("Working hours per day"),
+    "chart_messages": N_("Messages per hour of the day"),
     "chart_mood": N_("Mood"),
     "chart_kinds": N_("Suggestions by kind and what became of them"),
     "chart_empty": N_("No plot yet."),

@@ -439,3 +439,21 @@ def test_a_restore_from_the_page_needs_a_full_path(panel: Panel, fake: FakeDaemo
         c.post("/system/restore", data=form, headers={"Origin": ORIGIN})
     restores = [args for name, args in fake.calls if name == "backup.restore"]
     assert restores == [{"snapshot": "latest", "to": "/r"}]
+
+
+def test_today_draws_the_plots_of_report_days_each_test_id_once(
+    panel: Panel, fake: FakeDaemon
+) -> None:
+    day = {
+        "date": "2026-11-27",
+        "hours": 9.5,
+        "messages_by_hour": [0] * 9 + [4] + [0] * 14,
+        "mood": 0.2,
+        "suggestions": {"<script>x</script>": {"accepted": 1}},
+    }
+    fake.answers["report.days"] = {"days": [day], "outcomes": ["accepted"]}
+    page = client(panel).get("/").text
+    for chart in ("chart-hours", "chart-messages", "chart-mood", "chart-kinds"):
+        assert page.count(f'data-testid="{chart}"') == 1, chart
+        assert re.search(rf'<svg[^>]*data-testid="{chart}"', page), chart
+    assert "<script>x" not in page and "&lt;script&gt;x" in page
