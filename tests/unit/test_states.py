@@ -35,7 +35,8 @@ def test_the_store_and_the_commands_know_the_same_statuses() -> None:
     assert check is not None
     assert tuple(w.strip(" '\n") for w in check[1].split(",")) == states.SUGGESTION_STATUSES
     listed = {a.name: a for a in COMMANDS["suggestions.list"].args}
-    assert listed["status"].choices == states.SUGGESTION_STATUSES
+    # The list also filters by what the store derives: an executed suggestion undone since.
+    assert listed["status"].choices == (*states.SUGGESTION_STATUSES, states.UNDONE)
     lowered = {a.name: a for a in COMMANDS["autonomy.level"].args}
     assert lowered["level"].choices == states.LEVELS
 
