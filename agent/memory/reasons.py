@@ -138,9 +138,7 @@ class ReasonReader:
         self._lock = threading.Lock()
         self._seen: dict[tuple[str, str, str, tuple[str, ...]], Reading] = {}
 
-    def read(
-        self, text: str, kind: str, folder: str, folders: Collection[str] = ()
-    ) -> Reading:
+    def read(self, text: str, kind: str, folder: str, folders: Collection[str] = ()) -> Reading:
         """The intent of ``text`` (a reason for rejecting a suggestion of ``kind`` about
         ``folder``) and its target; ``folders`` are the root's folders a reason may name."""
         key = (text, kind, folder, tuple(sorted(folders)))
@@ -215,9 +213,7 @@ _FOLDER_PHRASE = re.compile(
 _BEFORE_NAME = r"(?:\bthe|\bmy|\bcarpeta(?:\s+de)?|\bla\s+de|\bde)\s+"
 _PATH = re.compile(r"(?<![\w/.-])(user(?:/[^\s/,;:«»\"'“”]+)+)")
 _QUOTED = re.compile(r"(?<!\w)['\"«“‘`]([^'\"«»“”‘’`]{1,80})['\"»”’`](?!\w)")
-_EXT_NAME = re.compile(
-    r"(?<![\w/])([~$\w][\w~$.-]*(?:\s\(\d+\))?\.[A-Za-z0-9]{1,5})(?![\w/])"
-)
+_EXT_NAME = re.compile(r"(?<![\w/])([~$\w][\w~$.-]*(?:\s\(\d+\))?\.[A-Za-z0-9]{1,5})(?![\w/])")
 _CALLED = re.compile(
     r"\b(?:archivo|fichero|file)\s+(?:(?:llamado|que\s+se\s+llama|called|named|literally"
     r"\s+called)\s+)?([A-Za-zÁÉÍÓÚÑ][\w~$.-]*)"
@@ -236,6 +232,9 @@ def _words(text: str) -> set[str]:
 def named_folder(text: str, folder: str, folders: Collection[str]) -> str | None:
     """The folder ``text`` names: the suggestion's own (by name, alias or "ahí"), another of
     ``folders``, or one named as "la carpeta X" / "the X folder"; None when it names none."""
+    path = _PATH.search(text)
+    if path:
+        return path[1].rstrip(_TRAILING).rstrip("/")
     words = _words(text)
     # The suggestion's folder in either language's name; another folder by its own name only
     # (an alias of another folder is as often a common noun: "imágenes" in "pdf/imágenes").
@@ -304,8 +303,8 @@ def target_of(intent: str, text: str, folder: str, folders: Collection[str] = ()
             return name
         # "el archivo X de descargas": the folder named beside the file, else the suggestion's.
         rest = text.replace(name, " ")
-        where = named_folder(rest, folder, folders) or folder
-        return f"{where}/{name}"
+        beside = named_folder(rest, folder, folders) or folder
+        return f"{beside}/{name}"
     where = named_folder(text, folder, folders)
     if intent == NOT_NOW:
         return where

@@ -111,7 +111,9 @@ def fit_model(
         weights=np.zeros((len(INTENTS), vectors.shape[1] + len(KINDS))),
         bias=np.zeros(len(INTENTS)),
     )
-    x = np.stack([base.features(v.astype(np.float32), k) for v, k in zip(vectors, kinds)])
+    x = np.stack(
+        [base.features(v.astype(np.float32), k) for v, k in zip(vectors, kinds, strict=True)]
+    )
     y = np.zeros((len(intents), len(INTENTS)))
     for i, intent in enumerate(intents):
         y[i, INTENTS.index(intent)] = 1.0
@@ -155,9 +157,7 @@ class Report:
     def lines(self) -> list[str]:
         out = ["intent            lang   n  intent  target"]
         for (intent, lang), c in sorted(self.cells.items()):
-            out.append(
-                f"{intent:17} {lang:4} {c.n:3}  {c.intent / c.n:.3f}   {c.target / c.n:.3f}"
-            )
+            out.append(f"{intent:17} {lang:4} {c.n:3}  {c.intent / c.n:.3f}   {c.target / c.n:.3f}")
         total = Cell()
         for c in self.cells.values():
             total.n += c.n
@@ -207,12 +207,14 @@ def cross_validate(embed: Callable[[str], Vector], folds: int = 5) -> Report:
     own = _read(OWN)
     vec_fit = _matrix(fit_half, embed)
     vec_own = _matrix(own, embed)
-    cache = {r["text"]: v for r, v in zip(fit_half + own, np.vstack([vec_fit, vec_own]))}
+    cache = {
+        r["text"]: v for r, v in zip(fit_half + own, np.vstack([vec_fit, vec_own]), strict=True)
+    }
     fold_of = [int(_hash(r), 16) % folds for r in fit_half]
     report = Report()
     for k in range(folds):
-        train = [r for r, f in zip(fit_half, fold_of) if f != k] + own
-        test = [r for r, f in zip(fit_half, fold_of) if f == k]
+        train = [r for r, f in zip(fit_half, fold_of, strict=True) if f != k] + own
+        test = [r for r, f in zip(fit_half, fold_of, strict=True) if f == k]
         model = fit_model(
             np.stack([cache[r["text"]] for r in train]),
             [r["kind"] for r in train],
