@@ -157,10 +157,18 @@ class ReasonReader:
     def intent(self, text: str, kind: str) -> tuple[str, float]:
         if not text.strip():
             return NONE, 1.0
-        p = self.model.probabilities(self._embed(text), kind) * possible(self.model.intents, kind)
+        vector = self._embed(as_read(text))
+        p = self.model.probabilities(vector, kind) * possible(self.model.intents, kind)
         p = p / p.sum()
         best = int(np.argmax(p))
         return self.model.intents[best], float(p[best])
+
+
+def as_read(text: str) -> str:
+    """The reason as the model reads it: shouted text in lower case (the embedder's vocabulary
+    is cased, and a reason in capitals means what it means in lower case)."""
+    text = text.strip()
+    return text.lower() if text.isupper() else text
 
 
 def possible(intents: Sequence[str], kind: str) -> npt.NDArray[np.float64]:

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agent.memory.reasons import INTENTS, ReasonModel, ReasonReader, Vector
+from agent.memory.reasons import INTENTS, ReasonModel, ReasonReader, Vector, as_read
 from policies.text import loose_fold
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -93,7 +93,7 @@ def embedder() -> Callable[[str], Vector]:
 def _matrix(
     rows: Sequence[dict[str, Any]], embed: Callable[[str], Vector]
 ) -> npt.NDArray[np.float64]:
-    return np.stack([np.asarray(embed(r["text"]), dtype=np.float64) for r in rows])
+    return np.stack([np.asarray(embed(as_read(r["text"])), dtype=np.float64) for r in rows])
 
 
 def fit_model(
@@ -209,7 +209,8 @@ def cross_validate(embed: Callable[[str], Vector], folds: int = 5) -> Report:
     vec_fit = _matrix(fit_half, embed)
     vec_own = _matrix(own, embed)
     cache = {
-        r["text"]: v for r, v in zip(fit_half + own, np.vstack([vec_fit, vec_own]), strict=True)
+        as_read(r["text"]): v
+        for r, v in zip(fit_half + own, np.vstack([vec_fit, vec_own]), strict=True)
     }
     fold_of = [int(_hash(r), 16) % folds for r in fit_half]
     report = Report()
@@ -217,7 +218,7 @@ def cross_validate(embed: Callable[[str], Vector], folds: int = 5) -> Report:
         train = [r for r, f in zip(fit_half, fold_of, strict=True) if f != k] + own
         test = [r for r, f in zip(fit_half, fold_of, strict=True) if f == k]
         model = fit_model(
-            np.stack([cache[r["text"]] for r in train]),
+            np.stack([cache[as_read(r["text"])] for r in train]),
             [r["kind"] for r in train],
             [r["intent"] for r in train],
         )
