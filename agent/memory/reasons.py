@@ -42,7 +42,7 @@ NOT_NOW = "not_now"
 GROUP_BY_DATE = "group_by_date"
 GROUP_BY_PROJECT = "group_by_project"
 KEEP_FILE = "keep_file"
-STOP_KIND = "stop_kind"
+STOP_KIND_INTENT = "stop_kind"
 NONE = "none"
 INTENTS = (
     FLAT,
@@ -52,11 +52,11 @@ INTENTS = (
     GROUP_BY_DATE,
     GROUP_BY_PROJECT,
     KEEP_FILE,
-    STOP_KIND,
+    STOP_KIND_INTENT,
     NONE,
 )
 #: Intents about no place.
-_NO_TARGET = frozenset({STOP_KIND, NONE})
+_NO_TARGET = frozenset({STOP_KIND_INTENT, NONE})
 
 MODEL_FILE = "reasons.json"
 #: The reasons read and kept per process (a person's decisions are few; each is read once).
@@ -177,7 +177,7 @@ def possible(intents: Sequence[str], kind: str) -> npt.NDArray[np.float64]:
     or nothing apply; only organize makes subfolders, so only its reasons ask for none or for
     another grouping."""
     if kind in kinds.KINDS and kinds.of(kind).family is None:
-        allowed = {STOP_KIND, NOT_NOW, NONE}
+        allowed = {STOP_KIND_INTENT, NOT_NOW, NONE}
     elif kind != ORGANIZE:
         allowed = set(intents) - {FLAT, GROUP_BY_DATE, GROUP_BY_PROJECT}
     else:

@@ -37,7 +37,7 @@ from actions.planners.base import PlanResult
 from actions.planners.organize import KIND as ORGANIZE
 from agent.memory import reasons as R
 from agent.memory.reasons import Reading, ReasonReader
-from policies.i18n import _
+from policies.i18n import N_, _
 from policies.text import loose_fold
 
 #: Memories listed per role per analysis (principles and decisions are few and short).
@@ -136,7 +136,7 @@ def _decision(
     if reading.intent in (R.NEVER_DELETE, R.KEEP_FILE):
         # That folder, or that file, is protected for every kind, as a principle protects it.
         return MemoryNote(mid, content, "principle", (place,), True, None, reason, reading)
-    stops = reading.intent in (R.SELF_ORGANIZE, R.STOP_KIND) or (
+    stops = reading.intent in (R.SELF_ORGANIZE, R.STOP_KIND_INTENT) or (
         reading.intent == R.FLAT and kind == ORGANIZE
     )
     return MemoryNote(
@@ -148,7 +148,7 @@ def _decision(
         kind,
         reason,
         reading,
-        everywhere=reading.intent == R.STOP_KIND,
+        everywhere=reading.intent == R.STOP_KIND_INTENT,
     )
 
 
@@ -199,6 +199,20 @@ def taken(notes: Sequence[MemoryNote]) -> list[dict[str, str]]:
     return out
 
 
+#: What a reason asking for another grouping is answered with, beside the reason itself: the
+#: planner groups every folder one way (the policy's ``[monitor] organize_by``), not one alone.
+_GROUPINGS = {
+    R.GROUP_BY_DATE: N_(
+        "You asked for this folder by date: ALMA groups by month only in every folder at once, "
+        'with organize_by = "month" in [monitor] of system/autonomy.conf.'
+    ),
+    R.GROUP_BY_PROJECT: N_(
+        "You asked for this folder by project: ALMA cannot group by project yet; reject it "
+        "again or organize it yourself."
+    ),
+}
+
+
 def _under(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder + "/")
 
@@ -247,6 +261,9 @@ def apply_recall(finding: PlanResult, notes: Sequence[MemoryNote]) -> Recall:
                     "I remember (memory {id}) that you rejected something like this", id=note.id
                 )
             evidence.append(said)
+            grouping = _GROUPINGS.get(note.reading.intent) if note.reading else None
+            if grouping is not None:
+                evidence.append(_(grouping))
             used.append(note.id)
             continue
         if not note.forbids:

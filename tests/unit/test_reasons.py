@@ -100,14 +100,14 @@ def test_the_target_is_the_folder_named_in_any_form_or_the_suggestions_own() -> 
     )
     assert target_of(R.NOT_NOW, "hoy no", own, FOLDERS) is None
     assert target_of(R.NOT_NOW, "ahí hoy no", own, FOLDERS) == own
-    assert target_of(R.STOP_KIND, "nunca más en Descargas", own, FOLDERS) is None
+    assert target_of(R.STOP_KIND_INTENT, "nunca más en Descargas", own, FOLDERS) is None
 
 
 def test_a_notice_is_read_as_stop_not_now_or_nothing_and_only_organize_as_flat() -> None:
     model = packaged_model()
     notice = R.possible(model.intents, "long_hours")
     assert {i for i, ok in zip(model.intents, notice, strict=True) if ok} == {
-        R.STOP_KIND,
+        R.STOP_KIND_INTENT,
         R.NOT_NOW,
         R.NONE,
     }
@@ -148,7 +148,7 @@ def test_stop_this_kind_everywhere_stops_it_in_every_folder(reader: ReasonReader
     assert apply_recall(_organize("user/Descargas"), notes).finding is None
     assert apply_recall(_temp("user/Descargas"), notes).finding is not None
     (took,) = taken(notes)
-    assert took["intent"] == R.STOP_KIND and "anywhere" in took["took"]
+    assert took["intent"] == R.STOP_KIND_INTENT and "anywhere" in took["took"]
 
 
 def test_keep_this_one_file_keeps_it_out_of_the_plan_and_the_rest_stays(
@@ -178,3 +178,15 @@ def test_without_a_reader_a_reason_is_only_shown() -> None:
     notes = recall_notes(FakeMemory([_decision("r5", "organize", "user/Descargas", reason)]))
     out = apply_recall(_organize("user/Descargas"), notes)
     assert out.finding is not None and any(reason in e for e in out.finding.evidence)
+
+
+def test_another_grouping_is_shown_with_what_alma_can_do_about_it(reader: ReasonReader) -> None:
+    reason = "prefiero que lo agrupes por año"
+    notes = recall_notes(
+        FakeMemory([_decision("r6", "organize", "user/Descargas", reason)]), reader
+    )
+    out = apply_recall(_organize("user/Descargas"), notes)
+    assert out.finding is not None and out.finding.plan == _organize("user/Descargas").plan
+    assert any(reason in e for e in out.finding.evidence)
+    assert any("organize_by" in e for e in out.finding.evidence)
+    assert taken(notes) == []
