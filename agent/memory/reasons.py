@@ -129,39 +129,40 @@ def packaged_model() -> ReasonModel:
 
 class ReasonReader:
     """Reads reasons with ``embed`` (text -> the embedder's L2-normalized query vector).
-    Readings are kept by text, kind and folder: a decision memory is read once per process,
-    not at every analysis."""
+    Intents are kept by text and kind: a decision memory is embedded once per process, not
+    at every analysis (its target, a few rules, is read each time: folders come and go)."""
 
     def __init__(self, embed: Callable[[str], Vector], model: ReasonModel | None = None) -> None:
         self._embed = embed
         self.model = model or packaged_model()
         self._lock = threading.Lock()
-        self._seen: dict[tuple[str, str, str, tuple[str, ...]], Reading] = {}
+        self._seen: dict[tuple[str, str], tuple[str, float]] = {}
 
     def read(self, text: str, kind: str, folder: str, folders: Collection[str] = ()) -> Reading:
         """The intent of ``text`` (a reason for rejecting a suggestion of ``kind`` about
         ``folder``) and its target; ``folders`` are the root's folders a reason may name."""
-        key = (text, kind, folder, tuple(sorted(folders)))
+        intent, confidence = self.intent(text, kind)
+        return Reading(intent, target_of(intent, text, folder, folders), confidence)
+
+    def intent(self, text: str, kind: str) -> tuple[str, float]:
+        """The intent of ``text`` and the model's probability of it."""
+        if not text.strip():
+            return NONE, 1.0
+        key = (text, kind)
         with self._lock:
             seen = self._seen.get(key)
         if seen is not None:
             return seen
-        intent, confidence = self.intent(text, kind)
-        reading = Reading(intent, target_of(intent, text, folder, folders), confidence)
-        with self._lock:
-            if len(self._seen) >= CACHE_SIZE:
-                self._seen.clear()
-            self._seen[key] = reading
-        return reading
-
-    def intent(self, text: str, kind: str) -> tuple[str, float]:
-        if not text.strip():
-            return NONE, 1.0
         vector = self._embed(as_read(text))
         p = self.model.probabilities(vector, kind) * possible(self.model.intents, kind)
         p = p / p.sum()
         best = int(np.argmax(p))
-        return self.model.intents[best], float(p[best])
+        read = (self.model.intents[best], float(p[best]))
+        with self._lock:
+            if len(self._seen) >= CACHE_SIZE:
+                self._seen.clear()
+            self._seen[key] = read
+        return read
 
 
 def as_read(text: str) -> str:

@@ -190,3 +190,16 @@ def test_another_grouping_is_shown_with_what_alma_can_do_about_it(reader: Reason
     assert any(reason in e for e in out.finding.evidence)
     assert any("organize_by" in e for e in out.finding.evidence)
     assert taken(notes) == []
+
+
+def test_a_reason_is_embedded_once_however_often_it_is_read(reader: ReasonReader) -> None:
+    calls: list[str] = []
+
+    def embed(text: str) -> R.Vector:
+        calls.append(text)
+        return reader._embed(text)
+
+    counted = ReasonReader(embed)
+    for folders in ([], FOLDERS, [*FOLDERS, "user/Nueva"]):
+        counted.read("ya la ordeno yo", "organize", "user/Descargas", folders)
+    assert calls == ["ya la ordeno yo"]
