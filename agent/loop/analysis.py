@@ -16,6 +16,7 @@ Each step is a method of :class:`Analyst`, whose collaborators are given to it e
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -43,6 +44,9 @@ from state.db import utc_stamp
 from state.suggestions import SuggestionStore
 
 log = logging.getLogger("alma.agent")
+
+#: The folders of user/ a reason may name by name alone (a person sees a few dozen).
+MAX_NAMED_FOLDERS = 500
 
 Detect = Callable[[float], Sequence[PlanResult]]
 Notify = Callable[[str, str], None]
@@ -264,10 +268,24 @@ class Analyst:
         if self.memory is None or not self.memory.loaded:
             return []
         try:
-            return recall_notes(self.memory.service)
+            service = self.memory.service
+            return recall_notes(service, service.reason_reader(), self.folders())
         except Exception:  # proposing goes on without what memory would have added
             log.exception("recall failed; proposing without memory this time")
             return []
+
+    def folders(self) -> list[str]:
+        """The folders directly in ``user/``, root-relative: those a person's reason may name
+        by name alone ("la carpeta Clases"); a deeper one is named by its path."""
+        out: list[str] = []
+        try:
+            with os.scandir(self.layout.user) as top:
+                tops = sorted(e.name for e in top if e.is_dir(follow_symlinks=False))
+        except OSError:
+            return out
+        for name in tops[:MAX_NAMED_FOLDERS]:
+            out.append(f"user/{name}")
+        return out
 
     def gate(self, finding: PlanResult) -> tuple[Verdict, str]:
         """The policy's verdict with nobody's approval: ALLOW (runs on its own), ASK, REFUSE."""

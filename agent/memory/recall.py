@@ -1,19 +1,26 @@
 """Recall: what ALMA remembers that bears on a finding, and what it does to the proposal.
 
-Two kinds of memory change a proposal, read by rule (folded Spanish: case and accents ignored):
+Two kinds of memory change a proposal:
 
 - a *principle* that forbids touching a path ("Nunca toques user/proyectos/tesis", "jamás
-  muevas nada de user/x", "no borres user/y"): a finding whose target is that path or inside it
-  is not proposed; a plan that only partly touches it loses the ops that would, and its evidence
-  names the memory;
+  muevas nada de user/x", "no borres user/y"), read by rule (folded Spanish: case and accents
+  ignored): a finding whose target is that path or inside it is not proposed; a plan that only
+  partly touches it loses the ops that would, and its evidence names the memory;
 - a *decision* memory, written by the loop's learn node when the person rejects a suggestion
   (:func:`rejection_memory` is the one writer of that text, :func:`recall_notes` its one
-  reader): a reason that claims the folder ("esa carpeta la ordeno yo", "no la toques", "de eso
-  me encargo yo") or, for organize, asks for no subfolders ("no quiero subcarpetas") stops the
-  same kind being proposed for that folder; a reason that forbids as a principle does ("nunca
-  borres nada de user/Fotos") protects the folder it names, or the one rejected, for every
-  kind; any other reason is shown with the next proposal of that kind there, so the person sees
-  that ALMA remembers. Forgetting the memory (``alma-ctl memory forget ID``) undoes the effect.
+  reader), whose reason is read for its meaning (:mod:`agent.memory.reasons`: the intent and
+  its target, whatever the words):
+
+  - keep it flat (organize) or I organize this myself: that kind is not proposed again for
+    the target folder (organizing a folder is making subfolders in it);
+  - never delete here: the target folder is protected for every kind, as a principle
+    protects it; keep this one file: that file is, the rest of a plan stays;
+  - stop this kind everywhere: that kind is not proposed anywhere;
+  - not now, group it another way, none: shown with the next proposal of that kind there,
+    so the person sees that ALMA remembers.
+
+  Forgetting the memory (``alma-ctl memory forget ID``) undoes the effect; :func:`taken`
+  lists every reading with that command.
 
 Every effect names the memory id that caused it.
 """
@@ -27,7 +34,10 @@ from typing import Any, Literal, Protocol
 
 from actions.ops import Keep, Mkdir, Move, Op, Restore, Trash
 from actions.planners.base import PlanResult
-from policies.i18n import _
+from actions.planners.organize import KIND as ORGANIZE
+from agent.memory import reasons as R
+from agent.memory.reasons import Reading, ReasonReader
+from policies.i18n import N_, _
 from policies.text import loose_fold
 
 #: Memories listed per role per analysis (principles and decisions are few and short).
@@ -43,20 +53,6 @@ _DECISION = re.compile(
     r"^Rechazaste la sugerencia (?P<sid>\d+) \((?P<kind>[\w-]+)\) para (?P<target>\S+)\."
     r"(?: Motivo: «(?P<reason>.*)»)?$",
     re.DOTALL,
-)
-_OWN = re.compile(
-    r"\b(?:la|lo|las|los)\s+(?:ordeno|hago|llevo|organizo|gestiono|muevo|limpio)\s+yo\b"
-    r"|\byo\s+(?:me\s+encargo|la\s+ordeno|lo\s+ordeno|la\s+organizo|lo\s+hago)\b"
-    r"|\bme\s+encargo\s+yo\b|\bde\s+eso\s+me\s+(?:ocupo|encargo)\b"
-    r"|\bno\s+(?:la|lo|las|los|me\s+la|me\s+lo)?\s*toques\b|\bdejal[ao]s?\b"
-    r"|\bes\s+mi[ao]\b|\bno\s+quiero\s+que\s+(?:la|lo)\s+toques\b"
-)
-
-
-#: Organizing a folder is making subfolders in it: a person who asks for none gets none.
-_NO_SUBFOLDERS = re.compile(
-    r"\b(?:no|sin|ni)\s+(?:quiero\s+|me\s+gustan\s+|hagas\s+|crees\s+|pongas\s+)?(?:mas\s+)?"
-    r"(?:sub)?carpetas\b|\b(?:no|without)\s+(?:more\s+)?(?:sub)?folders\b"
 )
 
 
@@ -77,6 +73,8 @@ class MemoryNote:
     forbids: bool
     kind: str | None  # decisions: the kind rejected
     reason: str | None  # decisions: the person's reason
+    reading: Reading | None = None  # decisions: what the reason asks (None: not read)
+    everywhere: bool = False  # the kind is stopped wherever it is found
 
 
 @dataclass
@@ -94,37 +92,18 @@ def rejection_memory(sid: int, kind: str, target: str, reason: str | None) -> st
     return f"{text} Motivo: «{reason.strip()}»" if reason and reason.strip() else text
 
 
-def _note(memory: dict[str, Any], role: Literal["principle", "decision"]) -> MemoryNote | None:
+def _note(
+    memory: dict[str, Any],
+    role: Literal["principle", "decision"],
+    reader: ReasonReader | None,
+    folders: Sequence[str],
+) -> MemoryNote | None:
     content = str(memory.get("content", ""))
     if role == "decision":
         m = _DECISION.match(content.strip())
         if m is None:
             return None
-        reason = m["reason"]
-        said = loose_fold(reason) if reason else ""
-        if _FORBID.search(said):
-            # "Nunca borres nada de user/Fotos": that folder (the one rejected, when none is
-            # named) is protected for every kind, as a principle protects it.
-            named = tuple(p.rstrip("/.") for p in _PATH.findall(reason or ""))
-            return MemoryNote(
-                id=str(memory["id"]),
-                content=content,
-                role="principle",
-                paths=named or (m["target"],),
-                forbids=True,
-                kind=None,
-                reason=reason,
-            )
-        flat = m["kind"] == "organize" and bool(_NO_SUBFOLDERS.search(said))
-        return MemoryNote(
-            id=str(memory["id"]),
-            content=content,
-            role=role,
-            paths=(m["target"],),
-            forbids=bool(_OWN.search(said)) or flat,
-            kind=m["kind"],
-            reason=reason,
-        )
+        return _decision(str(memory["id"]), content, m, reader, folders)
     paths = tuple(p.rstrip("/.") for p in _PATH.findall(content))
     if not paths:
         return None
@@ -139,14 +118,54 @@ def _note(memory: dict[str, Any], role: Literal["principle", "decision"]) -> Mem
     )
 
 
-def recall_notes(memory: MemoryReader | None) -> list[MemoryNote]:
-    """The principles and past decisions that name a path, read once per analysis."""
+def _decision(
+    mid: str,
+    content: str,
+    m: re.Match[str],
+    reader: ReasonReader | None,
+    folders: Sequence[str],
+) -> MemoryNote:
+    """A rejection as recall acts on it: what its reason asks, read by ``reader`` (without
+    one, or without a reason, it is only shown with the next proposal)."""
+    kind, target, reason = m["kind"], m["target"], m["reason"]
+    shown = MemoryNote(mid, content, "decision", (target,), False, kind, reason)
+    if reader is None or not reason or not reason.strip():
+        return shown
+    reading = reader.read(reason, kind, target, [*folders, target])
+    place = reading.target or target
+    if reading.intent in (R.NEVER_DELETE, R.KEEP_FILE):
+        # That folder, or that file, is protected for every kind, as a principle protects it.
+        return MemoryNote(mid, content, "principle", (place,), True, None, reason, reading)
+    stops = reading.intent in (R.SELF_ORGANIZE, R.STOP_KIND_INTENT) or (
+        reading.intent == R.FLAT and kind == ORGANIZE
+    )
+    return MemoryNote(
+        mid,
+        content,
+        "decision",
+        (place,),
+        stops,
+        kind,
+        reason,
+        reading,
+        everywhere=reading.intent == R.STOP_KIND_INTENT,
+    )
+
+
+def recall_notes(
+    memory: MemoryReader | None,
+    reader: ReasonReader | None = None,
+    folders: Sequence[str] = (),
+) -> list[MemoryNote]:
+    """The principles that name a path and the past decisions, read once per analysis;
+    ``reader`` reads the decisions' reasons (``folders``: the root's folders a reason may
+    name)."""
     if memory is None:
         return []
     notes: list[MemoryNote] = []
     for role in ("principle", "decision"):
         for item in memory.list(limit=MAX_NOTES, memory_type=role):
-            note = _note(item, role)
+            note = _note(item, role, reader, folders)
             if note is not None:
                 notes.append(note)
     return notes
@@ -164,17 +183,34 @@ def taken(notes: Sequence[MemoryNote]) -> list[dict[str, str]]:
                 "nothing in {folders} is touched, whatever the suggestion",
                 folders=", ".join(note.paths),
             )
+        elif note.everywhere:
+            took = _("{kind} is not proposed anywhere", kind=note.kind)
         else:
             took = _("{kind} is not proposed for {folder}", kind=note.kind, folder=note.paths[0])
         out.append(
             {
                 "memory": note.id,
                 "reason": note.reason,
+                "intent": note.reading.intent if note.reading else "",
                 "took": took,
                 "undo": f"alma-ctl memory forget {note.id}",
             }
         )
     return out
+
+
+#: What a reason asking for another grouping is answered with, beside the reason itself: the
+#: planner groups every folder one way (the policy's ``[monitor] organize_by``), not one alone.
+_GROUPINGS = {
+    R.GROUP_BY_DATE: N_(
+        "You asked for this folder by date: ALMA groups by month only in every folder at once, "
+        'with organize_by = "month" in [monitor] of system/autonomy.conf.'
+    ),
+    R.GROUP_BY_PROJECT: N_(
+        "You asked for this folder by project: ALMA cannot group by project yet; reject it "
+        "again or organize it yourself."
+    ),
+}
 
 
 def _under(path: str, folder: str) -> bool:
@@ -203,7 +239,7 @@ def apply_recall(finding: PlanResult, notes: Sequence[MemoryNote]) -> Recall:
     used: list[str] = []
     for note in notes:
         if note.role == "decision":
-            if note.kind != finding.kind or not _under(target, note.paths[0]):
+            if note.kind != finding.kind or not (note.everywhere or _under(target, note.paths[0])):
                 continue
             if note.forbids:
                 why = _(
@@ -225,6 +261,9 @@ def apply_recall(finding: PlanResult, notes: Sequence[MemoryNote]) -> Recall:
                     "I remember (memory {id}) that you rejected something like this", id=note.id
                 )
             evidence.append(said)
+            grouping = _GROUPINGS.get(note.reading.intent) if note.reading else None
+            if grouping is not None:
+                evidence.append(_(grouping))
             used.append(note.id)
             continue
         if not note.forbids:

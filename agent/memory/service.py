@@ -23,6 +23,7 @@ from agent.memory.enrich import Enricher, EnrichWorker, ModelMeta
 from agent.memory.examples import example_id, load_examples_file
 from agent.memory.ingest import IngestWorker, LogIngestor
 from agent.memory.memorize import Memorizer
+from agent.memory.reasons import ReasonReader, packaged_model
 from agent.memory.rules import THEMES, derive
 from agent.memory.search import search as hybrid_search
 from control.commands import validate
@@ -90,6 +91,18 @@ class MemoryService:
             settle_seconds=settle_seconds,
         )
         self._worker = IngestWorker(self._ingestor, rescan_seconds=rescan_seconds)
+        self._reasons: ReasonReader | None = None
+
+    def reason_reader(self) -> ReasonReader | None:
+        """Reads rejection reasons with this store's embedder, in this process (a query
+        vector each, as a search is); None when the shipped model was fitted on another
+        embedder's vectors: reasons are then only shown."""
+        if self._reasons is None:
+            embedder = self.store.embedder
+            if packaged_model().embedder != embedder.name:
+                return None
+            self._reasons = ReasonReader(embedder.query)
+        return self._reasons
 
     # -- memories ------------------------------------------------------------------------
     def add(

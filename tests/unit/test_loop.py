@@ -56,6 +56,9 @@ class _Memory:
     def start_merge_scan(self) -> None:
         return None
 
+    def reason_reader(self) -> None:
+        return None  # reasons only shown: reading them is tests/unit/test_reasons.py's
+
     def add(self, text: str, *, memory_type: str, **_: Any) -> dict[str, Any]:
         self.added.append((memory_type, text))
         return {"id": f"d{len(self.added)}"}

@@ -5,9 +5,19 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+import pytest
+
 from actions.ops import Keep, Mkdir, Move, Trash
 from actions.planners import PlanResult
+from agent.memory.reasons import ReasonReader
 from agent.memory.recall import MemoryNote, apply_recall, recall_notes, rejection_memory
+from state.memory import get_embedder
+
+
+@pytest.fixture(scope="module")
+def reader() -> ReasonReader:
+    """Reasons read as the daemon reads them: the packaged embedder and model."""
+    return ReasonReader(get_embedder("e5-small").query)
 
 
 def _finding(target: str = "user/proyectos/tesis", kind: str = "organize") -> PlanResult:
@@ -100,9 +110,11 @@ def test_negation_of_the_prohibition_is_read_in_spanish_with_accents() -> None:
     assert apply_recall(_finding(), notes).finding is None
 
 
-def test_a_rejection_reason_of_ownership_suppresses_the_next_proposal_there() -> None:
+def test_a_rejection_reason_of_ownership_suppresses_the_next_proposal_there(
+    reader: ReasonReader,
+) -> None:
     text = rejection_memory(7, "organize", "user/fotos", "esa carpeta la ordeno yo")
-    notes = recall_notes(FakeMemory([_mem("r1", text, "decision")]))
+    notes = recall_notes(FakeMemory([_mem("r1", text, "decision")]), reader)
     out = apply_recall(_finding("user/fotos"), notes)
     assert out.finding is None
     assert out.by == ["r1"] and "esa carpeta la ordeno yo" in out.why
@@ -111,9 +123,9 @@ def test_a_rejection_reason_of_ownership_suppresses_the_next_proposal_there() ->
     assert apply_recall(_finding("user/otra"), notes).finding is not None
 
 
-def test_another_rejection_reason_is_shown_with_the_next_proposal() -> None:
+def test_another_rejection_reason_is_shown_with_the_next_proposal(reader: ReasonReader) -> None:
     text = rejection_memory(7, "organize", "user/fotos", "prefiero por año")
-    notes = recall_notes(FakeMemory([_mem("r1", text, "decision")]))
+    notes = recall_notes(FakeMemory([_mem("r1", text, "decision")]), reader)
     out = apply_recall(_finding("user/fotos"), notes)
     assert out.finding is not None
     assert any("r1" in e and "prefiero por año" in e for e in out.finding.evidence)
@@ -169,23 +181,23 @@ def test_a_principle_on_a_folder_above_the_plans_files_cuts_only_those_below_it(
     assert out.finding.files == 2
 
 
-def test_a_reason_asking_for_no_subfolders_gives_no_mkdir_there_again() -> None:
+def test_a_reason_asking_for_no_subfolders_gives_no_mkdir_there_again(reader: ReasonReader) -> None:
     for reason in (
         "No quiero subcarpetas en Descargas",
         "sin subcarpetas, gracias",
         "no subfolders",
     ):
         text = rejection_memory(4, "organize", "user/Descargas", reason)
-        notes = recall_notes(FakeMemory([_mem("r4", text, "decision")]))
+        notes = recall_notes(FakeMemory([_mem("r4", text, "decision")]), reader)
         out = apply_recall(_finding("user/Descargas"), notes)
         assert out.finding is None, reason  # organizing is making subfolders: nothing to offer
         assert out.by == ["r4"] and reason in out.why
         assert "parecido" not in out.why and "something like this" not in out.why
 
 
-def test_never_delete_anything_of_a_folder_protects_it_for_every_kind() -> None:
+def test_never_delete_anything_of_a_folder_protects_it_for_every_kind(reader: ReasonReader) -> None:
     text = rejection_memory(5, "duplicates", "user", "Nunca borres nada de user/fotos")
-    notes = recall_notes(FakeMemory([_mem("r5", text, "decision")]))
+    notes = recall_notes(FakeMemory([_mem("r5", text, "decision")]), reader)
     out = apply_recall(_dupes(), notes)
     assert out.finding is not None
     assert [op.path for op in out.finding.plan if isinstance(op, Trash)] == [
@@ -197,13 +209,17 @@ def test_never_delete_anything_of_a_folder_protects_it_for_every_kind() -> None:
     assert apply_recall(_finding("user/otra"), notes).finding is not None
 
 
-def test_a_protecting_reason_without_a_path_protects_the_rejected_target() -> None:
+def test_a_protecting_reason_without_a_path_protects_the_rejected_target(
+    reader: ReasonReader,
+) -> None:
     text = rejection_memory(6, "temp_cleanup", "user/fotos", "nunca borres nada de aquí")
-    notes = recall_notes(FakeMemory([_mem("r6", text, "decision")]))
+    notes = recall_notes(FakeMemory([_mem("r6", text, "decision")]), reader)
     assert apply_recall(_finding("user/fotos", kind="duplicates"), notes).finding is None
 
 
-def test_what_was_taken_from_a_reason_is_listed_with_the_memory_that_undoes_it() -> None:
+def test_what_was_taken_from_a_reason_is_listed_with_the_memory_that_undoes_it(
+    reader: ReasonReader,
+) -> None:
     from agent.memory.recall import taken
 
     notes = recall_notes(
@@ -222,7 +238,8 @@ def test_what_was_taken_from_a_reason_is_listed_with_the_memory_that_undoes_it()
                 ),
                 _mem("p1", "Nunca toques user/tesis", "principle"),
             ]
-        )
+        ),
+        reader,
     )
     got = {t["memory"]: t for t in taken(notes)}
     assert sorted(got) == ["r1", "r2"]  # a reason only shown, and a principle, take nothing

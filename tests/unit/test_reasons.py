@@ -1,0 +1,205 @@
+"""Reasons read for their meaning: the target rules, and what recall does with each intent."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from actions.ops import Mkdir, Move, Trash
+from actions.planners import PlanResult
+from agent.memory import reasons as R
+from agent.memory.reasons import ReasonReader, named_file, packaged_model, target_of
+from agent.memory.recall import apply_recall, recall_notes, rejection_memory, taken
+from state.memory import get_embedder
+
+FOLDERS = ["user/Clases", "user/Descargas", "user/Escritorio", "user/Facturas", "user/music"]
+
+
+@pytest.fixture(scope="module")
+def reader() -> ReasonReader:
+    return ReasonReader(get_embedder("e5-small").query)
+
+
+class FakeMemory:
+    def __init__(self, memories: list[dict[str, Any]]) -> None:
+        self.memories = memories
+
+    def list(self, *, limit: int = 20, memory_type: str | None = None, **_: Any) -> list[Any]:
+        return [m for m in self.memories if memory_type in (None, m["memory_type"])][:limit]
+
+
+def _decision(mid: str, kind: str, target: str, reason: str) -> dict[str, Any]:
+    return {
+        "id": mid,
+        "content": rejection_memory(1, kind, target, reason),
+        "memory_type": "decision",
+    }
+
+
+def _organize(folder: str) -> PlanResult:
+    return PlanResult(
+        kind="organize",
+        target=folder,
+        title=f"Ordenar {folder}",
+        reason="archivos sueltos",
+        evidence=[],
+        plan=[
+            Mkdir(f"{folder}/pdf"),
+            Move(f"{folder}/CV.pdf", f"{folder}/pdf/CV.pdf"),
+            Move(f"{folder}/b.pdf", f"{folder}/pdf/b.pdf"),
+        ],
+        files=2,
+        fingerprint="f" * 16,
+    )
+
+
+def _temp(folder: str) -> PlanResult:
+    return PlanResult(
+        kind="temp_cleanup",
+        target=folder,
+        title=f"Temporales de {folder}",
+        reason="temporales viejos",
+        evidence=[],
+        plan=[Trash(f"{folder}/a.tmp")],
+        files=1,
+        fingerprint="t" * 16,
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("deja el CV.pdf donde está", "CV.pdf"),
+        ("el 'recibo luz.jpg' no lo muevas", "recibo luz.jpg"),
+        ("ese 'duplicado' foto_3.jpg es otra versión", "foto_3.jpg"),
+        ("there's a file called 'Music' in here, not a folder", "Music"),
+        ("no toques user/Documentos/~$acta.docx", "user/Documentos/~$acta.docx"),
+        ("informe (2).pdf es el bueno", "informe (2).pdf"),
+        ("it's fine", None),
+    ],
+)
+def test_the_file_a_reason_names_is_read_as_written(text: str, name: str | None) -> None:
+    assert named_file(text) == name
+
+
+def test_the_target_is_the_folder_named_in_any_form_or_the_suggestions_own() -> None:
+    own = "user/Descargas"
+    for text in ("todo suelto en Descargas", "en la carpeta de descargas no", "downloads flat"):
+        assert target_of(R.FLAT, text, own, FOLDERS) == own, text
+    assert target_of(R.FLAT, "ahí todo suelto", own, FOLDERS) == own
+    assert target_of(R.FLAT, "la carpeta Clases sin subcarpetas", own, FOLDERS) == "user/Clases"
+    # a folder's name as a common noun in lower case is not that folder
+    assert target_of(R.SELF_ORGANIZE, "las facturas las ordeno yo", own, FOLDERS) == own
+    assert target_of(R.NEVER_DELETE, "nunca borres nada de user/Fotos/2024", own) == (
+        "user/Fotos/2024"
+    )
+    assert target_of(R.KEEP_FILE, "el mapa.kmz de Descargas déjalo", "user/x", FOLDERS) == (
+        "user/Descargas/mapa.kmz"
+    )
+    assert target_of(R.NOT_NOW, "hoy no", own, FOLDERS) is None
+    assert target_of(R.NOT_NOW, "ahí hoy no", own, FOLDERS) == own
+    assert target_of(R.STOP_KIND_INTENT, "nunca más en Descargas", own, FOLDERS) is None
+
+
+def test_a_notice_is_read_as_stop_not_now_or_nothing_and_only_organize_as_flat() -> None:
+    model = packaged_model()
+    notice = R.possible(model.intents, "long_hours")
+    assert {i for i, ok in zip(model.intents, notice, strict=True) if ok} == {
+        R.STOP_KIND_INTENT,
+        R.NOT_NOW,
+        R.NONE,
+    }
+    dupes = R.possible(model.intents, "duplicates")
+    assert not any(
+        ok for i, ok in zip(model.intents, dupes, strict=True) if i in (R.FLAT, R.GROUP_BY_DATE)
+    )
+
+
+def test_the_same_reason_reads_the_same_every_time(reader: ReasonReader) -> None:
+    text = "quiero todo suelto ahí, sin carpetas"
+    first = ReasonReader(reader._embed).read(text, "organize", "user/Descargas")
+    again = ReasonReader(reader._embed).read(text, "organize", "user/Descargas")
+    assert first == again and first.intent == R.FLAT
+    vector = reader._embed(text)
+    p = packaged_model().probabilities(vector, "organize")
+    assert np.isclose(p.sum(), 1.0)
+
+
+def test_keep_it_flat_in_words_no_rule_lists_leaves_no_mkdir(reader: ReasonReader) -> None:
+    memory = FakeMemory(
+        [_decision("r1", "organize", "user/Descargas", "quiero todo suelto ahí, sin carpetas")]
+    )
+    notes = recall_notes(memory, reader, FOLDERS)
+    out = apply_recall(_organize("user/Descargas"), notes)
+    assert out.finding is None and out.by == ["r1"]
+    assert apply_recall(_organize("user/Escritorio"), notes).finding is not None
+    assert apply_recall(_temp("user/Descargas"), notes).finding is not None
+    (took,) = taken(notes)
+    assert took["intent"] == R.FLAT and took["undo"] == "alma-ctl memory forget r1"
+
+
+def test_stop_this_kind_everywhere_stops_it_in_every_folder(reader: ReasonReader) -> None:
+    reason = "no me propongas ordenar ninguna carpeta más, en ningún sitio"
+    notes = recall_notes(
+        FakeMemory([_decision("r2", "organize", "user/Escritorio", reason)]), reader
+    )
+    assert apply_recall(_organize("user/Descargas"), notes).finding is None
+    assert apply_recall(_temp("user/Descargas"), notes).finding is not None
+    (took,) = taken(notes)
+    assert took["intent"] == R.STOP_KIND_INTENT and "anywhere" in took["took"]
+
+
+def test_keep_this_one_file_keeps_it_out_of_the_plan_and_the_rest_stays(
+    reader: ReasonReader,
+) -> None:
+    reason = "vale, pero deja el CV.pdf donde está"
+    notes = recall_notes(
+        FakeMemory([_decision("r3", "organize", "user/Descargas", reason)]), reader
+    )
+    out = apply_recall(_organize("user/Descargas"), notes)
+    assert out.finding is not None and out.by == ["r3"]
+    moved = [op.src for op in out.finding.plan if isinstance(op, Move)]
+    assert moved == ["user/Descargas/b.pdf"]
+
+
+def test_a_negated_permission_is_not_never_delete(reader: ReasonReader) -> None:
+    reason = "no me molesta que tires los temporales, le di al botón equivocado"
+    notes = recall_notes(
+        FakeMemory([_decision("r4", "temp_cleanup", "user/Descargas", reason)]), reader
+    )
+    assert apply_recall(_temp("user/Descargas"), notes).finding is not None
+    assert taken(notes) == []
+
+
+def test_without_a_reader_a_reason_is_only_shown() -> None:
+    reason = "quiero todo suelto ahí, sin carpetas"
+    notes = recall_notes(FakeMemory([_decision("r5", "organize", "user/Descargas", reason)]))
+    out = apply_recall(_organize("user/Descargas"), notes)
+    assert out.finding is not None and any(reason in e for e in out.finding.evidence)
+
+
+def test_another_grouping_is_shown_with_what_alma_can_do_about_it(reader: ReasonReader) -> None:
+    reason = "prefiero que lo agrupes por año"
+    notes = recall_notes(
+        FakeMemory([_decision("r6", "organize", "user/Descargas", reason)]), reader
+    )
+    out = apply_recall(_organize("user/Descargas"), notes)
+    assert out.finding is not None and out.finding.plan == _organize("user/Descargas").plan
+    assert any(reason in e for e in out.finding.evidence)
+    assert any("organize_by" in e for e in out.finding.evidence)
+    assert taken(notes) == []
+
+
+def test_a_reason_is_embedded_once_however_often_it_is_read(reader: ReasonReader) -> None:
+    calls: list[str] = []
+
+    def embed(text: str) -> R.Vector:
+        calls.append(text)
+        return reader._embed(text)
+
+    counted = ReasonReader(embed)
+    for folders in ([], FOLDERS, [*FOLDERS, "user/Nueva"]):
+        counted.read("ya la ordeno yo", "organize", "user/Descargas", folders)
+    assert calls == ["ya la ordeno yo"]
