@@ -22,6 +22,7 @@ from agent.voice.chat import ChatService
 from control.commands import COMMANDS
 from control.stream import StreamReply
 from policies.layout import RootLayout
+from policies.results import Context, ExamplesAdded, Memory, MemoryStats, Report, Suggestion
 from sandbox.confine import spoken
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ class Api:
         return self.handlers[cmd](**args)
 
     # -- suggestions, autonomy, actions ---------------------------------------------------------
-    def suggestions_list(self, status: str | None, all: bool) -> list[dict[str, Any]]:
+    def suggestions_list(self, status: str | None, all: bool) -> list[Suggestion]:
         return self.agent.store.list(status=status, all_=all)
 
     def suggestions_show(self, id: int, all: bool) -> dict[str, Any]:
@@ -83,7 +84,7 @@ class Api:
     def suggestions_accept(self, id: int) -> dict[str, Any]:
         return self.agent.accept(id)
 
-    def suggestions_reject(self, id: int, reason: str | None) -> dict[str, Any]:
+    def suggestions_reject(self, id: int, reason: str | None) -> Suggestion:
         return self.agent.reject(id, reason)
 
     def autonomy_off(self) -> dict[str, Any]:
@@ -107,7 +108,7 @@ class Api:
     def stats(self) -> dict[str, Any]:
         return self.agent.stats()
 
-    def report(self, date: str | None, refresh: bool) -> dict[str, Any]:
+    def report(self, date: str | None, refresh: bool) -> Report:
         return self.agent.report(date, refresh=refresh)
 
     def reminders(self) -> dict[str, Any]:
@@ -129,22 +130,22 @@ class Api:
         return self.agent.trash_restore(id, path)
 
     # -- memory: the service's methods take the commands' arguments as they are ----------------
-    def memory_add(self, **args: Any) -> dict[str, Any]:
+    def memory_add(self, **args: Any) -> Memory:
         return self._mem().add(**args)
 
-    def memory_search(self, **args: Any) -> list[dict[str, Any]]:
+    def memory_search(self, **args: Any) -> list[Memory]:
         return self._mem().search(**args)
 
-    def memory_list(self, **args: Any) -> list[dict[str, Any]]:
+    def memory_list(self, **args: Any) -> list[Memory]:
         return self._mem().list(**args)
 
-    def memory_show(self, id: str) -> dict[str, Any]:
+    def memory_show(self, id: str) -> Memory:
         return self._mem().show(id)
 
-    def memory_forget(self, id: str) -> dict[str, Any]:
+    def memory_forget(self, id: str) -> Memory:
         return self._mem().forget(id)
 
-    def memory_restore(self, id: str) -> dict[str, Any]:
+    def memory_restore(self, id: str) -> Memory:
         return self._mem().restore(id)
 
     def memory_export(
@@ -170,13 +171,13 @@ class Api:
             result.update(train=[], valid=[], listing=True)
         return result
 
-    def memory_examples(self) -> dict[str, int]:
+    def memory_examples(self) -> ExamplesAdded:
         return self._mem().load_examples()
 
-    def memory_stats(self) -> dict[str, Any]:
+    def memory_stats(self) -> MemoryStats:
         return self._mem().stats()
 
-    def context(self, **args: Any) -> dict[str, Any]:
+    def context(self, **args: Any) -> Context:
         return self._mem().context(**args)
 
     # -- the model, the chat, backups -------------------------------------------------------

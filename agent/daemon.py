@@ -62,6 +62,7 @@ from policies.modes import (
     keep_private,
     private_file,
 )
+from policies.results import Context
 from sandbox.confine import Backend, Confinement, choose
 from sandbox.engine import Engine
 from state.chatlog import persons_words
@@ -169,14 +170,16 @@ def _memory_context(gate: MemoryGate, layout: RootLayout) -> ContextFn:
     """The ``context`` result for a message (principles and relevant memories); the
     principles alone while the memory store loads or when it is off."""
 
-    def context(message: str, budget_tokens: int) -> dict[str, Any]:
+    def context(message: str, budget_tokens: int) -> Context:
         if gate.loaded:
             return gate.service.context(message, budget=budget_tokens)
         from agent.memory.context import read_principles
 
         principles = read_principles(layout.principles_file)
+        text = "\n".join(item.line() for item in principles)
         return {
-            "principles_text": "\n".join(item.line() for item in principles),
+            "text": text,
+            "principles_text": text,
             "items": [item.public() for item in principles],
         }
 

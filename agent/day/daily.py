@@ -38,6 +38,7 @@ from policies import kinds
 from policies.config import Policy
 from policies.errors import RefusedError
 from policies.i18n import N_, _, language, ngettext, process_language
+from policies.results import Action, Suggestion
 from policies.text import clean_tag, hashtags
 from state.chatlog import MAX_DAY_BYTES, Paragraph, parse
 
@@ -150,8 +151,8 @@ _STATUS = {
 def render(
     facts: DayFacts,
     *,
-    suggestions: Sequence[dict[str, Any]],
-    actions: Sequence[dict[str, Any]],
+    suggestions: Sequence[Suggestion],
+    actions: Sequence[Action],
     memories: dict[str, int] | None,
     summary: str | None = None,
 ) -> str:
@@ -163,8 +164,8 @@ def render(
 
 def _render(
     facts: DayFacts,
-    suggestions: Sequence[dict[str, Any]],
-    actions: Sequence[dict[str, Any]],
+    suggestions: Sequence[Suggestion],
+    actions: Sequence[Action],
     memories: dict[str, int] | None,
     summary: str | None,
 ) -> str:

@@ -39,6 +39,7 @@ from policies.errors import (
 )
 from policies.i18n import _
 from policies.layout import RootLayout
+from policies.results import Report, Suggestion
 from sandbox.engine import Engine
 from state.db import utcnow
 from state.journal import Journal
@@ -314,7 +315,7 @@ class Agent:
         diffs = diagnose.edit_diffs(self.layout.root, edits)
         return {**out, "diffs": diffs} if diffs else out
 
-    def reject(self, sid: int, reason: str | None) -> dict[str, Any]:
+    def reject(self, sid: int, reason: str | None) -> Suggestion:
         with self._lock:
             row = self.store.row(sid)
             if row["status"] not in ("pending", "failed"):
@@ -366,10 +367,10 @@ class Agent:
         return {**action, "audit_problem": self.audit_problem}
 
     # -- the day's report ----------------------------------------------------------------------
-    def daily_report(self) -> dict[str, Any]:
+    def daily_report(self) -> Report:
         return self.reports.scheduled()
 
-    def report(self, day: str | None, *, refresh: bool = False) -> dict[str, Any]:
+    def report(self, day: str | None, *, refresh: bool = False) -> Report:
         return self.reports.show(day, refresh=refresh)
 
     def _undone(self, original: dict[str, Any]) -> None:

@@ -23,11 +23,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from actions.ops import Keep, Mkdir, Move, Op, Restore, Trash
 from actions.planners.base import PlanResult
 from policies.i18n import _
+from policies.results import Memory
 from policies.text import loose_fold
 
 #: Memories listed per role per analysis (principles and decisions are few and short).
@@ -63,7 +64,7 @@ _NO_SUBFOLDERS = re.compile(
 class MemoryReader(Protocol):
     """The part of the memory service recall reads (agent.memory.service.MemoryService)."""
 
-    def list(self, *, limit: int = 20, memory_type: str | None = None) -> list[dict[str, Any]]: ...
+    def list(self, *, limit: int = 20, memory_type: str | None = None) -> list[Memory]: ...
 
 
 @dataclass(frozen=True)
@@ -94,8 +95,8 @@ def rejection_memory(sid: int, kind: str, target: str, reason: str | None) -> st
     return f"{text} Motivo: «{reason.strip()}»" if reason and reason.strip() else text
 
 
-def _note(memory: dict[str, Any], role: Literal["principle", "decision"]) -> MemoryNote | None:
-    content = str(memory.get("content", ""))
+def _note(memory: Memory, role: Literal["principle", "decision"]) -> MemoryNote | None:
+    content = memory["content"]
     if role == "decision":
         m = _DECISION.match(content.strip())
         if m is None:

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from policies.results import Why
 from state.memory import MemoryRecord, MemoryStore
 from state.memory.embedder import Ranking, Selection, Vectors
 from state.memory.models import RankFacts
@@ -122,7 +123,7 @@ class Hit:
             raise LookupError(f"memory {self.id}: its record was not read (search.load)")
         return self.loaded
 
-    def why(self) -> dict[str, Any]:
+    def why(self) -> Why:
         return {
             "cosine": round(self.score, 4),
             "fused": round(self.fused, 4),

@@ -40,6 +40,7 @@ from control.stream import StreamReply
 from policies.errors import AlmaError, NotFoundError, UnavailableError
 from policies.i18n import _, current_language, language, message_language
 from policies.layout import RootLayout
+from policies.results import Context, ContextItem, Suggestion
 
 log = logging.getLogger("alma.chat")
 
@@ -97,24 +98,24 @@ class Session:
                     self.tokens.popleft()
 
 
-ContextFn = Callable[[str, int], dict[str, Any]]
-PendingFn = Callable[[], list[dict[str, Any]]]
+ContextFn = Callable[[str, int], Context]
+PendingFn = Callable[[], list[Suggestion]]
 AsksFn = Callable[[str], bool]
 
 
-def answers(item: dict[str, Any]) -> bool:
+def answers(item: ContextItem) -> bool:
     """Whether a context item answers the message: its ``answers`` when the context says,
     else a memory does (it was selected for the message) and a principle does not (every
     principle is handed whatever the message)."""
     said = item.get("answers")
-    if isinstance(said, bool):
+    if said is not None:
         return said
-    return item.get("layer") in ("L1", "L0")
+    return item["layer"] in ("L1", "L0")
 
 
-def answering(ctx: dict[str, Any]) -> tuple[list[dict[str, Any]], bool]:
+def answering(ctx: Context) -> tuple[list[ContextItem], bool]:
     """The items that answer the message (quoted to the person), and whether any does."""
-    items = [i for i in ctx.get("items", []) if isinstance(i, dict) and answers(i)]
+    items = [i for i in ctx["items"] if answers(i)]
     answered = ctx.get("answered")
     return items, answered if isinstance(answered, bool) else bool(items)
 
@@ -213,8 +214,8 @@ class ChatService:
             persona = self.persona()
             prompt = assemble(
                 persona=persona,
-                context=str(ctx.get("principles_text", "")),
-                memories=str(ctx.get("memories_text", "")),
+                context=ctx.get("principles_text", ""),
+                memories=ctx.get("memories_text", ""),
                 history=list(session.turns),
                 message=message,
                 n_ctx=backend.n_ctx,
@@ -225,7 +226,7 @@ class ChatService:
                 answered=answered,
             )
             grounds = grounds_of(
-                [i for i in ctx.get("items", []) if isinstance(i, dict)],
+                ctx["items"],
                 message=message,
                 extra=[persona],
                 framing=framing(),
@@ -292,13 +293,13 @@ class ChatService:
             }
         )
 
-    def _context(self, message: str, backend: Backend) -> dict[str, Any]:
+    def _context(self, message: str, backend: Backend) -> Context:
         budget = max(100, min(self.limits.context_budget, backend.n_ctx // CONTEXT_SHARE))
         try:
             return self.context(message, budget)
         except AlmaError as exc:  # memory still loading or off: answer without it
             log.info("chat without memories: %s", exc.message)
-            return {}
+            return {"text": "", "items": []}
 
     def persona(self) -> str:
         """``system/persona.md``, read the one safe way (actions.safe_read.read_file: no link, no FIFO,
@@ -321,7 +322,7 @@ def nothing_stored() -> str:
     )
 
 
-def known_block(items: list[dict[str, Any]]) -> str:
+def known_block(items: list[ContextItem]) -> str:
     """The memories that answer a message as the person sees them: each quoted with the day
     it was stated and where it comes from."""
     lines = [_("What ALMA knows about this:")]
