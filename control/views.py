@@ -247,7 +247,7 @@ def _stats(value: Stats) -> str:
         out += ["", table(folders, ("kind", "folder", *COUNTED_OUTCOMES))]
     for stop in value["stopped"]:
         out += ["", _("No longer proposed: {kind} in {folder}: {why}.", **_labelled(stop))]
-    for reason in value["reasons"]:
+    for reason in value.get("reasons", []):
         out += [
             "",
             _(

@@ -90,10 +90,12 @@ class SuggestionShown(SuggestionPlanned):
 class Skipped(TypedDict):
     """A finding the analysis did not propose, and why."""
 
-    kind: KindName
+    kind: str
     target: str
     title: str
     why: str
+    #: The memory ids that decided it, if any.
+    by: list[str]
 
 
 @final
@@ -232,7 +234,7 @@ class Feedback(TypedDict):
 class KindCounts(TypedDict):
     """One kind's counts (policies.states.COUNTED_OUTCOMES)."""
 
-    kind: KindName
+    kind: str
     proposed: int
     accepted: int
     rejected: int
@@ -246,20 +248,20 @@ class FolderCounts(KindCounts):
 
 
 class Stopped(TypedDict):
-    kind: KindName
+    kind: str
     folder: str
     why: str
     lift: str
 
 
 class AutoStopped(TypedDict):
-    kind: KindName
+    kind: str
     why: str
     lift: str
 
 
 class Promotable(TypedDict):
-    kind: KindName
+    kind: str
     accepted: int
     file: str
     section: str
@@ -284,9 +286,9 @@ class TrackSummary(TypedDict):
 
 
 class Stats(TrackSummary):
-    """``stats``."""
+    """``stats``: the track record, and what ALMA took from a person's reasons."""
 
-    reasons: list[Taken]
+    reasons: NotRequired[list[Taken]]
 
 
 class Break(TypedDict):
@@ -418,16 +420,27 @@ class ExportSummary(TypedDict):
     system: bool
 
 
+class Withheld(TypedDict):
+    """An example left out of an export, masked (agent.memory.export)."""
+
+    id: str
+    day: str
+    why: str
+    kinds: list[str]
+    preview: str
+
+
 class MemoryExport(TypedDict):
     """``memory export``: the examples in the format asked, and what was withheld
     (agent.memory.export); ``listing``: only what would be withheld was asked."""
 
     format: str
     split: bool
+    #: The examples in the format asked (chatml's ``messages``, alpaca's fields...).
     train: list[dict[str, object]]
     valid: list[dict[str, object]]
     summary: ExportSummary
-    withheld: list[dict[str, object]]
+    withheld: list[Withheld]
     listing: NotRequired[bool]
 
 

@@ -278,8 +278,9 @@ class SuggestionStore:
             return ""  # none stored: a damaged plan
         return str(row[0])
 
-    def list(self, *, status: str | None = None, all_: bool = False) -> list[Suggestion]:
-        if all_:
+    def list(self, status: str | None = None, all: bool = False) -> list[Suggestion]:
+        """The suggestions of ``status`` (pending by default), or ``all`` of them."""
+        if all:
             rows = self.conn.execute(f"SELECT *, {_UNDONE} AS undone FROM suggestions ORDER BY id")
         else:
             rows = self.conn.execute(

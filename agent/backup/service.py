@@ -39,7 +39,7 @@ from actions.safe_read import read_secret
 from agent.backup import restore as backup_restore
 from agent.backup.restic import LONG_S, DiskFullError, Restic, snapshot_id
 from agent.backup.restore import inside
-from agent.loop.autonomy import PolicyHolder
+from agent.loop.autonomy import Autonomy, PolicyHolder
 from agent.memory.gate import MemoryGate
 from policies import limits as L
 from policies.errors import (
@@ -54,6 +54,7 @@ from policies.i18n import _
 from policies.kinds import BACKUP
 from policies.layout import RootLayout, is_database, is_database_side_file
 from policies.modes import PRIVATE_DIR
+from policies.results import Snapshot
 from policies.text import clip, name_from_hex
 from sandbox.engine import Engine
 from state.db import copy_database
@@ -116,6 +117,7 @@ class BackupService:
         audit: Audit,
         *,
         clock: Callable[[], float] = time.time,
+        autonomy: Autonomy | None = None,
     ) -> None:
         self.layout = layout
         self.policy = policy
@@ -124,6 +126,7 @@ class BackupService:
         self.memory = memory
         self.audit = audit
         self.clock = clock
+        self.autonomy = autonomy
 
     # -- the repository ----------------------------------------------------------------------
     def _configured_target(self) -> str:
@@ -353,10 +356,11 @@ class BackupService:
         return {"snapshot": op.get("snapshot"), "files": op.get("files"), "bytes": op.get("bytes")}
 
     # -- the repository's contents -----------------------------------------------------------
-    def list(self, every: bool = False) -> builtins.list[dict[str, Any]]:
+    def list(self, all: bool = False) -> builtins.list[Snapshot]:
         """Snapshots oldest first: id, time, files, bytes (from the journal of the backup that
-        made them, else from ``restic stats``); ``every``: all roots', each with its host and
+        made them, else from ``restic stats``); ``all``: every root's, each with its host and
         folder, and whether it is this root's (or of the roots it is a copy of)."""
+        every = all
         repo = self.repo()
         known = self._recorded()
         out = []
@@ -367,13 +371,11 @@ class BackupService:
             if files is None:
                 stats = repo.json(["stats", "--mode", "restore-size", "--", snap["id"]])
                 files, size = stats.get("total_file_count"), stats.get("total_size")
-            row = {"id": short, "time": snap.get("time"), "files": files, "bytes": size}
+            row: Snapshot = {"id": short, "time": snap["time"], "files": files, "bytes": size}
             if every:
-                row.update(
-                    host=snap.get("hostname"),
-                    root=_root_of(snap.get("paths") or []),
-                    mine=bool(mine & set(snap.get("tags") or ())),
-                )
+                row["host"] = str(snap.get("hostname") or "")
+                row["root"] = _root_of(snap.get("paths") or [])
+                row["mine"] = bool(mine & set(snap.get("tags") or ()))
             out.append(row)
         return out
 
@@ -455,7 +457,10 @@ class BackupService:
     # -- the schedule and the suggestions ----------------------------------------------------
     def tick(self) -> bool:
         """The schedule's call: a backup when one is due and the target is present (a disk not
-        plugged in is no error); True when one was tried and failed."""
+        plugged in is no error); True when one was tried and failed. Never while autonomy is
+        off: paused, ALMA does nothing on its own, a backup neither."""
+        if self.autonomy is not None and self.autonomy.effective() == "off":
+            return False
         settings = self.policy().backup
         remembered = self.store.setting(REPO_SETTING)
         if settings.schedule != "daily" or not isinstance(remembered, dict):

@@ -65,13 +65,14 @@ class DailyReports:
             return kept[0]
         return self._write_report(day)
 
-    def show(self, day: str | None, *, refresh: bool = False) -> Report:
+    def show(self, date: str | None, refresh: bool = False) -> Report:
         """The day's analysis, logs/alma/DATE-analisis.md (today by default): as it is when it
         was written already (contract §2: a model's summary or a person's note in it stays);
         else, or with ``refresh``, built now from what the day's logs and ALMA's records hold."""
+        day = date  # the command's argument, named as alma-ctl names it
         today = datetime.fromtimestamp(self.clock()).date()
         try:
-            when = date.fromisoformat(day) if day else today
+            when = Day.fromisoformat(day) if day else today
         except ValueError:
             raise BadArgumentError(
                 _("{day} is not a date; write it as YYYY-MM-DD.", day=repr(day))
@@ -182,6 +183,10 @@ class DailyReports:
         )
         path = report.write_own(self.layout, _report_name(when), text, append=False)
         return {"date": when.isoformat(), "path": path, "text": text, "written": True}
+
+
+#: The date type: ``show`` takes the command's ``date`` argument by its name.
+Day = date
 
 
 def _day_span(day: date) -> tuple[float, float]:

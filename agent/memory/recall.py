@@ -28,7 +28,7 @@ from typing import Literal, Protocol
 from actions.ops import Keep, Mkdir, Move, Op, Restore, Trash
 from actions.planners.base import PlanResult
 from policies.i18n import _
-from policies.results import Memory
+from policies.results import Memory, Taken
 from policies.text import loose_fold
 
 #: Memories listed per role per analysis (principles and decisions are few and short).
@@ -153,10 +153,10 @@ def recall_notes(memory: MemoryReader | None) -> list[MemoryNote]:
     return notes
 
 
-def taken(notes: Sequence[MemoryNote]) -> list[dict[str, str]]:
+def taken(notes: Sequence[MemoryNote]) -> list[Taken]:
     """What ALMA took from the reasons a person gave when rejecting (``alma-ctl stats``), each
     with the memory that holds it: forgetting that memory undoes it."""
-    out: list[dict[str, str]] = []
+    out: list[Taken] = []
     for note in notes:
         if note.reason is None or not note.forbids:
             continue  # a principle written as such, or a reason only shown with the next proposal

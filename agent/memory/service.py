@@ -225,12 +225,13 @@ class MemoryService:
         full = self.store.get(ids, archived=req["archived"])
         return [r.public(archived=req["archived"]) for r in full]
 
-    def show(self, memory_id: str) -> Memory:
-        rec, archived = self._find(memory_id)
+    def show(self, id: str) -> Memory:
+        rec, archived = self._find(id)
         return rec.public(archived=archived)
 
-    def forget(self, memory_id: str) -> Memory:
+    def forget(self, id: str) -> Memory:
         """Archive (restorable with ``restore``); forgetting twice is not an error."""
+        memory_id = id
         with self.store.lock:
             rec, archived = self._find(memory_id)
             if not archived:
@@ -238,7 +239,8 @@ class MemoryService:
                 rec, archived = self._find(memory_id)
         return rec.public(archived=archived)
 
-    def restore(self, memory_id: str) -> Memory:
+    def restore(self, id: str) -> Memory:
+        memory_id = id
         with self.store.lock:
             rec, archived = self._find(memory_id)
             if archived:

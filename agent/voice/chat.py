@@ -153,12 +153,13 @@ class ChatService:
                 self._sessions.popitem(last=False)
         return {"session": session.id, "pending": self.pending(), "model": self.runtime.status()}
 
-    def send(self, session_id: str, message: str) -> StreamReply:
+    def send(self, session: str, message: str) -> StreamReply:
+        session_id = session
         with self._lock:
-            session = self._sessions.get(session_id)
-            if session is not None:
+            found = self._sessions.get(session_id)
+            if found is not None:
                 self._sessions.move_to_end(session_id)
-        if session is None:
+        if found is None:
             raise NotFoundError(
                 _(
                     "No chat session {session} (the daemon may have restarted); start a new one.",
@@ -176,7 +177,7 @@ class ChatService:
 
         def job(backend: Backend | None) -> None:
             with language(lang):
-                self._answer(backend, session, message, asked_at, reply, lang)
+                self._answer(backend, found, message, asked_at, reply, lang)
 
         try:
             self.runtime.submit_chat(job)

@@ -34,6 +34,7 @@ from typing import Any, Literal, Protocol
 from agent.voice.files import check_adapter, check_gguf, resolve_model_path
 from policies.errors import AlmaError, BadArgumentError, ErrorCode, UnavailableError
 from policies.i18n import N_, _, current_language, language
+from policies.results import ModelStatus
 
 log = logging.getLogger("alma.model")
 
@@ -211,11 +212,11 @@ class ModelRuntime:
 
     # ------------------------------------------------------------------ what callers use
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> ModelStatus:
         """A snapshot; never waits for the worker."""
         with self._lock:
             backend = self._backend
-            out: dict[str, Any] = {
+            out: ModelStatus = {
                 "path": backend.path if backend else self._display_path(),
                 "backend": backend.kind if backend else self._kind_of(self._path),
                 "loaded": backend is not None,
@@ -269,7 +270,7 @@ class ModelRuntime:
     def configured(self) -> bool:
         return bool(self._path)
 
-    def use(self, path: str, lora: str | None = None, timeout_s: float = 600.0) -> dict[str, Any]:
+    def use(self, path: str, lora: str | None = None, timeout_s: float = 600.0) -> ModelStatus:
         """Load ``path`` (with the LoRA adapter ``lora`` applied, if given) and answer with it
         from now on; on any failure the old model stays. ``use`` of a model without ``lora``
         drops the adapter.
@@ -300,7 +301,7 @@ class ModelRuntime:
 
         lang = current_language()
 
-        def load(_backend: Backend | None) -> dict[str, Any]:
+        def load(_backend: Backend | None) -> ModelStatus:
             with language(lang):  # its refusal is for the person who asked
                 try:
                     if lora is not None:

@@ -70,3 +70,9 @@ def test_the_type_checkers_statuses_are_the_tuples() -> None:
     assert _literal(states, "Outcome") == states.OUTCOMES
     assert _literal(states, "Level") == states.LEVELS
     assert journal.ACTION_STATUSES == states.ACTION_STATUSES
+
+
+def test_the_typed_counts_are_the_counted_outcomes() -> None:
+    from policies.results import KindCounts
+
+    assert tuple(KindCounts.__annotations__)[1:] == states.COUNTED_OUTCOMES
