@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from control.commands import COMMANDS
 from policies.layout import RootLayout
-from policies.results import Status, WatchStatus
+from policies.results import JSONObject, Status, WatchStatus
 from sandbox.confine import spoken
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ class Api:
                 takes(getattr(kind, method), tuple(command.by_name), name)
             self.handlers[name] = (service, method)
 
-    def dispatch(self, cmd: str, args: dict[str, Any]) -> Any:
+    def dispatch(self, cmd: str, args: JSONObject) -> Any:
         service, method = self.handlers[cmd]
         if isinstance(service, Later):
             service = service.get()

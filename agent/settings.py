@@ -11,7 +11,7 @@ import logging
 import threading
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_settings import (
@@ -27,7 +27,7 @@ from policies import limits as L
 from policies.config import load_config
 from policies.errors import AlmaError, ConfigError
 from policies.layout import RootLayout
-from policies.results import Reloaded, ReloadResult
+from policies.results import JSONObject, Reloaded, ReloadResult
 
 log = logging.getLogger("alma.daemon")
 
@@ -101,7 +101,7 @@ class Memory(_Section):
 
 #: What load_settings read from alma.toml and checked: the file is read once (a second read
 #: may see another version, saved between the two, that nobody checked).
-_file_data: ContextVar[dict[str, Any]] = ContextVar("_file_data")
+_file_data: ContextVar[JSONObject] = ContextVar("_file_data")
 
 
 class Settings(BaseSettings):
@@ -138,7 +138,7 @@ def load_settings(path: Path) -> Settings:
     return load_config(path, read_config(path) or "", _from_file_and_environment, env=True)
 
 
-def _from_file_and_environment(data: dict[str, Any]) -> Settings:
+def _from_file_and_environment(data: JSONObject) -> Settings:
     token = _file_data.set(data)
     try:
         return Settings()
@@ -150,8 +150,8 @@ def _from_file_and_environment(data: dict[str, Any]) -> Settings:
 _POLICY_AT_START = ("zones.writable", "sandbox.backend", "sandbox.allow_unconfined")
 
 
-def _flat(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _flat(data: JSONObject, prefix: str = "") -> JSONObject:
+    out: JSONObject = {}
     for key, value in data.items():
         if isinstance(value, dict):
             out.update(_flat(value, f"{prefix}{key}."))
@@ -160,7 +160,7 @@ def _flat(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def _changed(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+def _changed(before: JSONObject, after: JSONObject) -> list[str]:
     old, new = _flat(before), _flat(after)
     return sorted(key for key in old.keys() | new.keys() if old.get(key) != new.get(key))
 

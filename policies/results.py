@@ -14,7 +14,7 @@ the record's keys), so a reader works with whatever holds the contract.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict, cast, final
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, cast, final
 
 if TYPE_CHECKING:  # Literals for the type checker only (policies.kinds, policies.states)
     from policies.kinds import KindName
@@ -22,6 +22,11 @@ if TYPE_CHECKING:  # Literals for the type checker only (policies.kinds, policie
 
 #: The memory layers (contract §3).
 Layer = Literal["L-inf", "L1", "L0"]
+
+#: The JSON edge: an object as JSON gives it (a child process's or a server's answer, a
+#: stored op), before it is read into a typed record, or as it is sent. Named, so a typed
+#: record is never one by mistake.
+JSONObject = dict[str, Any]
 
 
 # -- suggestions ------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from actions.scan import local_time
 from actions.tree import Tree
@@ -47,6 +47,15 @@ _HOURS_LATE = 23
 log = logging.getLogger("alma.agent")
 
 
+class Failure(TypedDict):
+    """A script's failure on the day: its log, how many times, an example and its line."""
+
+    log: str
+    count: int
+    example: str
+    line: int
+
+
 @dataclass
 class DayFacts:
     day: date
@@ -55,7 +64,7 @@ class DayFacts:
     person_turns: int = 0
     topics: list[str] = field(default_factory=list)  # hashtags, most used first
     projects: list[str] = field(default_factory=list)
-    failures: list[dict[str, Any]] = field(default_factory=list)  # log, count, example, line
+    failures: list[Failure] = field(default_factory=list)
     promises: list[dict[str, str]] = field(default_factory=list)  # text, where
     folders: list[str] = field(default_factory=list)  # user/'s folders: what could be named
     #: What returns day after day, as of the day's end: a script failing night after night, a
@@ -104,14 +113,14 @@ def day_facts(
             text, first = read
             when = local_time(f.identity.mtime_ns / 1e9)  # undated lines: no day if no date
             fallback = date.min if when is None else when.date()
-            seen: dict[str, dict[str, Any]] = {}
+            seen: dict[str, Failure] = {}
             for sig, d, number, raw in failures(text, first, fallback):
                 if d != day:
                     continue
-                entry = seen.setdefault(sig, {"log": f.path, "count": 0, "example": raw})
+                entry = seen.setdefault(sig, {"log": f.path, "count": 0, "example": raw, "line": 0})
                 entry["count"] += 1
                 entry["line"] = number
-            facts.failures += sorted(seen.values(), key=lambda e: -int(e["count"]))
+            facts.failures += sorted(seen.values(), key=lambda e: -e["count"])
         folders = _user_folders(tree)
     turns = [p for _path, p in paragraphs if p.kind == "turn" and p.seconds is not None]
     if turns:

@@ -46,6 +46,7 @@ from policies.results import (
     AutonomyStatus,
     Break,
     Feedback,
+    JSONObject,
     Skipped,
     Stats,
     Suggestion,
@@ -363,7 +364,7 @@ class Agent:
         as it is summarized (``all``: every op); an edit in it comes with its diff
         (``diffs``)."""
         sid = id
-        edits: list[dict[str, Any]] = []
+        edits: list[JSONObject] = []
 
         def plan() -> Iterator[Any]:
             for op in self.store.iter_plan(sid):

@@ -27,12 +27,11 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import InitVar, dataclass, field
 from datetime import datetime
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from policies.results import Why
+from policies.results import JSONObject, Why
 from state.memory import MemoryRecord, MemoryStore
 from state.memory.embedder import Ranking, Selection, Vectors
 from state.memory.models import RankFacts
@@ -137,7 +136,7 @@ def search(
     store: MemoryStore,
     query: str,
     limit: int,
-    where: dict[str, Any] | None = None,
+    where: JSONObject | None = None,
     *,
     now: datetime | None = None,
     weights: RankWeights = WEIGHTS,
@@ -152,7 +151,7 @@ def search(
 def candidates(
     store: MemoryStore,
     query: str,
-    where: dict[str, Any] | None = None,
+    where: JSONObject | None = None,
     *,
     now: datetime | None = None,
     weights: RankWeights = WEIGHTS,

@@ -29,7 +29,7 @@ from policies.errors import NotFoundError
 from policies.i18n import _
 from policies.layout import RootLayout
 from policies.modes import PRIVATE_DIR
-from policies.results import Context, ExamplesAdded, Memory, MemoryStats
+from policies.results import Context, ExamplesAdded, JSONObject, Memory, MemoryStats
 from policies.text import fold, project_key, tag_key
 from state.memory import MemoryRecord, MemoryStateDB, MemoryStore, get_embedder, layer_for
 from state.memory.store import where_all
@@ -41,7 +41,7 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def _checked(cmd: str, **args: Any) -> dict[str, Any]:
+def _checked(cmd: str, **args: Any) -> JSONObject:
     """``args`` as the socket's command table accepts them (control.commands: the one schema),
     for the daemon's own callers too, with the whitespace around each text dropped."""
     return {name: _trimmed(value) for name, value in validate(cmd, args).items()}
@@ -350,13 +350,13 @@ class MemoryService:
         """Start the full scan for merge candidates on its own thread when one is due."""
         self._candidates.start(self.store)
 
-    def merge(self, keep_id: str, other_ids: builtins.list[str]) -> dict[str, Any]:
+    def merge(self, keep_id: str, other_ids: builtins.list[str]) -> JSONObject:
         return merge_mod.merge(self._mem, keep_id, list(other_ids))
 
-    def merge_record(self, keep_id: str, other_ids: builtins.list[str]) -> dict[str, Any]:
+    def merge_record(self, keep_id: str, other_ids: builtins.list[str]) -> JSONObject:
         return merge_mod.record_for(self.store, keep_id, list(other_ids))
 
-    def unmerge(self, record: dict[str, Any]) -> None:
+    def unmerge(self, record: JSONObject) -> None:
         merge_mod.unmerge(self.store, record)
 
     # -- ingestion and lifetime --------------------------------------------------------------

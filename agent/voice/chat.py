@@ -28,7 +28,6 @@ from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from actions.safe_read import read_file
 from actions.tree import Tree
@@ -40,7 +39,7 @@ from control.stream import StreamReply
 from policies.errors import AlmaError, NotFoundError, UnavailableError
 from policies.i18n import _, current_language, language, message_language
 from policies.layout import RootLayout
-from policies.results import Context, ContextItem, Suggestion
+from policies.results import ChatStart, Context, ContextItem, Suggestion
 
 log = logging.getLogger("alma.chat")
 
@@ -145,7 +144,7 @@ class ChatService:
         self._sessions: OrderedDict[str, Session] = OrderedDict()
         self._lock = threading.Lock()
 
-    def start(self) -> dict[str, Any]:
+    def start(self) -> ChatStart:
         session = Session(secrets.token_hex(8))
         with self._lock:
             self._sessions[session.id] = session

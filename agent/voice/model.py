@@ -34,7 +34,7 @@ from typing import Any, Literal, Protocol
 from agent.voice.files import check_adapter, check_gguf, resolve_model_path
 from policies.errors import AlmaError, BadArgumentError, ErrorCode, UnavailableError
 from policies.i18n import N_, _, current_language, language
-from policies.results import ModelStatus
+from policies.results import JSONObject, ModelStatus
 
 log = logging.getLogger("alma.model")
 
@@ -104,7 +104,7 @@ class Backend(Protocol):
         messages: Sequence[Message],
         *,
         max_tokens: int,
-        json_schema: dict[str, Any] | None = None,
+        json_schema: JSONObject | None = None,
         sampling: Sampling = CHAT_SAMPLING,
     ) -> Iterator[Chunk]: ...
 
@@ -140,7 +140,7 @@ class Complete(Protocol):
         messages: Sequence[Message],
         *,
         max_tokens: int,
-        json_schema: dict[str, Any] | None = None,
+        json_schema: JSONObject | None = None,
         timeout_s: float,
     ) -> str | None: ...
 
@@ -364,7 +364,7 @@ class ModelRuntime:
         messages: Sequence[Message],
         *,
         max_tokens: int,
-        json_schema: dict[str, Any] | None = None,
+        json_schema: JSONObject | None = None,
         timeout_s: float,
     ) -> str | None:
         """The model's whole answer for background work, or None when there is no model, it
@@ -634,7 +634,7 @@ def generate(
     max_tokens: int,
     deadline: float,
     cancelled: Callable[[], bool],
-    json_schema: dict[str, Any] | None = None,
+    json_schema: JSONObject | None = None,
     on_text: Callable[[str], None] | None = None,
     sampling: Sampling = CHAT_SAMPLING,
 ) -> Generation:
