@@ -52,6 +52,10 @@ class Api:
             if command.answered_by is None:
                 continue  # the server answers it on its connection
             owner, method = command.answered_by.split(".", 1)
+            if owner not in services:
+                raise TypeError(
+                    f"{name}: answered by {command.answered_by}, but no {owner} service"
+                )
             service = services[owner]
             kind = service.kind if isinstance(service, Later) else type(service)
             if kind is not None:

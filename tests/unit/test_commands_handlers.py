@@ -64,6 +64,9 @@ def test_a_method_that_does_not_take_the_arguments_stops_the_daemon_at_start() -
     services["backup"] = Later(Backups, dict)
     with pytest.raises(TypeError, match=r"^backup\.restore: "):
         Api(services)
+    del services["backup"]
+    with pytest.raises(TypeError, match=r"^backup\.init: answered by backup\.init, but no "):
+        Api(services)
 
 
 class _Backup(BackupService):
