@@ -39,8 +39,10 @@ from policies.text import printable
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from types import FrameType
+    from typing import Any
 
     from control.client import Stream
+    from policies.results import ChatAnswer
 
 # --------------------------------------------------------------------------- the screens
 
@@ -268,9 +270,13 @@ class Chat:
             elif kind == "status" and thinking:
                 self._screen.thinking(printable(text))
 
-    def _after(self, result: object) -> None:
-        if not isinstance(result, dict):
-            return
+    def _after(self, answer: Any) -> None:
+        record: ChatAnswer = answer  # the JSON edge: chat.send's answer, when it is an object
+        if isinstance(answer, dict):
+            self._ended(record)
+
+    def _ended(self, result: ChatAnswer) -> None:
+        """What the person is told about how the answer ended, under it."""
         stopped = result.get("stopped")
         if stopped == "cancelled":
             self._screen.note(_("Answer stopped."))
@@ -280,8 +286,7 @@ class Chat:
             self._screen.note(_("The answer reached its time limit."))
         elif stopped == "loop":
             self._screen.note(_("The answer started repeating itself, so ALMA cut it there."))
-        dropped = result.get("dropped_note")
-        if isinstance(dropped, str) and dropped:  # written by the daemon, in the message's language
+        if dropped := result.get("dropped_note"):  # the daemon's, in the message's language
             self._screen.note(printable(dropped))
         if result.get("invented_citations"):
             self._screen.note(

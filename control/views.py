@@ -399,7 +399,7 @@ def _reload(value: ReloadResult) -> str:
 
 def _model_line(model: ModelStatus) -> str:
     name = os.path.basename(model["path"] or "") or _("no model set")
-    return _("model: {name} ({state})", name=name, state=cell(word(model["state"])))
+    return _("model: {name} ({state})", name=name, state=cell(word(model.get("state"))))
 
 
 def _model(value: ModelStatus) -> str:
@@ -532,7 +532,7 @@ def _chat_model(model: ModelStatus) -> str:
     name = os.path.basename(model["path"])
     backend = model["backend"] or "?"
     line = _("Model: {name} ({backend}). !ayuda lists the commands.", name=name, backend=backend)
-    if model["state"] == "unusable" and (error := model.get("error")):
+    if model.get("state") == "unusable" and (error := model.get("error")):
         line += "\n" + error
     return line
 

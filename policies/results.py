@@ -23,6 +23,9 @@ if TYPE_CHECKING:  # Literals for the type checker only (policies.kinds, policie
 #: The memory layers (contract §3).
 Layer = Literal["L-inf", "L1", "L0"]
 
+#: Why a model's answer ended (agent.voice.model).
+AnswerEnd = Literal["done", "cancelled", "max_tokens", "timeout"]
+
 #: The JSON edge: an object as JSON gives it (a child process's or a server's answer, a
 #: stored op), before it is read into a typed record, or as it is sent. Named, so a typed
 #: record is never one by mistake.
@@ -460,7 +463,7 @@ class ModelStatus(TypedDict):
     threads: int | None
     tokens_per_second: NotRequired[float | None]
     busy: NotRequired[bool]
-    state: str
+    state: NotRequired[str]
     crashes: NotRequired[int]
     embedded: NotRequired[bool]
     lora: NotRequired[str]
@@ -471,6 +474,29 @@ class ModelStatus(TypedDict):
     error: NotRequired[str]
     #: Why the model was given up (it stays so across restarts until ``model use``).
     unusable: NotRequired[str]
+
+
+class ChatAnswer(TypedDict):
+    """``chat.send``'s answer, after its events: what the person was shown and why it ended."""
+
+    text: str
+    #: Why it ended: the model's reason, or ``loop`` when the check cut a repeating answer.
+    stopped: AnswerEnd | Literal["loop"]
+    tokens: int
+    ms: int
+    first_token_ms: int | None
+    model: str
+    prompt_tokens: int
+    turns_dropped: int
+    message_cut: bool
+    known: int
+    answered: bool
+    language: str
+    invented_citations: list[str]
+    dropped: int
+    #: What was left out of the answer and why, in the message's language ("" when nothing).
+    dropped_note: str
+    logged: bool
 
 
 class ChatStart(TypedDict):

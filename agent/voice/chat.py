@@ -39,7 +39,7 @@ from control.stream import StreamReply
 from policies.errors import AlmaError, NotFoundError, UnavailableError
 from policies.i18n import _, current_language, language, message_language
 from policies.layout import RootLayout
-from policies.results import ChatStart, Context, ContextItem, Suggestion
+from policies.results import ChatAnswer, ChatStart, Context, ContextItem, Suggestion
 
 log = logging.getLogger("alma.chat")
 
@@ -272,26 +272,25 @@ class ChatService:
             ms=ms,
             stopped=stopped,
         )
-        reply.finish(
-            {
-                "text": guard.text,  # what the person was shown
-                "stopped": stopped,
-                "tokens": result.tokens,
-                "ms": ms,
-                "first_token_ms": result.first_token_ms,
-                "model": result.model,
-                "prompt_tokens": prompt.tokens,
-                "turns_dropped": prompt.turns_dropped,
-                "message_cut": prompt.message_cut,
-                "known": len(known),
-                "answered": answered,
-                "language": lang,
-                "invented_citations": guard.invented,
-                "dropped": len(guard.dropped),
-                "dropped_note": dropped_sentence(len(guard.dropped)) if guard.dropped else "",
-                "logged": logged,
-            }
-        )
+        answered_with: ChatAnswer = {
+            "text": guard.text,  # what the person was shown
+            "stopped": stopped,
+            "tokens": result.tokens,
+            "ms": ms,
+            "first_token_ms": result.first_token_ms,
+            "model": result.model,
+            "prompt_tokens": prompt.tokens,
+            "turns_dropped": prompt.turns_dropped,
+            "message_cut": prompt.message_cut,
+            "known": len(known),
+            "answered": answered,
+            "language": lang,
+            "invented_citations": guard.invented,
+            "dropped": len(guard.dropped),
+            "dropped_note": dropped_sentence(len(guard.dropped)) if guard.dropped else "",
+            "logged": logged,
+        }
+        reply.finish(answered_with)
 
     def _context(self, message: str, backend: Backend) -> Context:
         budget = max(100, min(self.limits.context_budget, backend.n_ctx // CONTEXT_SHARE))

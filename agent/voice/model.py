@@ -29,17 +29,16 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from agent.voice.files import check_adapter, check_gguf, resolve_model_path
 from policies.errors import AlmaError, BadArgumentError, ErrorCode, UnavailableError
 from policies.i18n import N_, _, current_language, language
-from policies.results import JSONObject, ModelStatus
+from policies.results import AnswerEnd, JSONObject, ModelStatus
 
 log = logging.getLogger("alma.model")
 
 Message = dict[str, str]
-Stopped = Literal["done", "cancelled", "max_tokens", "timeout"]
 #: A piece of text and, on the last piece, why the backend stopped ("stop", "length").
 Chunk = tuple[str, str | None]
 
@@ -148,7 +147,7 @@ class Complete(Protocol):
 @dataclass(frozen=True)
 class Generation:
     text: str
-    stopped: Stopped
+    stopped: AnswerEnd
     tokens: int
     ms: int
     first_token_ms: int | None
@@ -644,7 +643,7 @@ def generate(
     first: int | None = None
     pieces: list[str] = []
     tokens = 0
-    stopped: Stopped = "done"
+    stopped: AnswerEnd = "done"
     chunks = backend.stream(
         messages, max_tokens=max_tokens, json_schema=json_schema, sampling=sampling
     )
