@@ -16,12 +16,12 @@ import os
 import signal
 import sys
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from actions.planners import PlanResult
 from actions.scan import HashCache
 from actions.tree import Tree
-from agent.api import VERSION, Api
+from agent.api import VERSION, Api, DaemonStatus, Later
 from agent.backup import restore as backup_restore
 from agent.backup.service import BackupService
 from agent.day.notify import make_notifier
@@ -31,15 +31,15 @@ from agent.logconf import setup_logging
 from agent.loop.autonomy import Autonomy, PolicyHolder
 from agent.loop.lifecycle import Agent, Detect
 from agent.memory import merge_actions as memory_actions
+from agent.memory.export import ChatExport
 from agent.memory.gate import MemoryGate
 from agent.memory.rules import is_question
 from agent.schedule import start_schedule
-from agent.settings import Settings, load_settings
-from agent.voice import backends
-from agent.voice.chat import ChatLimits, ChatService, ContextFn
-from agent.voice.model import Backend as ModelBackend
-from agent.voice.model import Complete, ModelRuntime
-from agent.voice.process import ProcessOptions, fingerprint
+from agent.settings import Reload, Settings, load_settings
+from agent.voice.chat import ChatLimits, ChatService
+from agent.voice.choice import model_runtime
+from agent.voice.model import Complete
+from agent.voice.process import ProcessOptions
 from agent.watch import Debouncer, Watcher
 from agent.web import PanelKeeper
 from control.protocol import socket_path_for
@@ -116,72 +116,16 @@ def confinement_for(holder: PolicyHolder) -> Confinement:
         return Confinement(Backend.NONE, f"UNAVAILABLE: {exc} Actions are refused.")
 
 
-#: The state DB's run-time setting that `alma-ctl model use` writes.
-MODEL_IN_USE = "model_in_use"
-#: The model given up after failing in a row, with what it was run with and why.
-MODEL_UNUSABLE = "model_unusable"
-
-
-def _model_runtime(
-    settings: Settings, store: SuggestionStore, confinement: Confinement, workdir: os.PathLike[str]
-) -> ModelRuntime:
-    """The one model. ``alma-ctl model use`` persists its choice in the state DB together with
-    what system/alma.toml said then; a later edit of alma.toml wins over it (the person's
-    newest word counts), an unchanged alma.toml keeps the choice across restarts. A model
-    given up stays so across restarts (no crash loop under systemd) until ``model use``, or
-    until the file, its settings, the model library or the processor change."""
-    configured = settings.model.url or settings.model.path
-    path, lora = configured, None
-    chosen = store.setting(MODEL_IN_USE)
-    if isinstance(chosen, dict) and chosen.get("configured") == configured:
-        path = str(chosen.get("path") or configured)
-        lora = str(chosen["lora"]) if chosen.get("lora") else None  # with its model, or none
-    options = ProcessOptions(
+def _model_options(settings: Settings, confinement: Confinement, workdir: str) -> ProcessOptions:
+    return ProcessOptions(
         n_ctx=settings.model.context_tokens,
         threads=settings.model.threads or max(1, (os.cpu_count() or 2) - 1),
         memory_mb=settings.model.memory_mb,
         nice=settings.model.nice,
         stall_s=settings.model.timeout_seconds,
         confinement=confinement,  # the plans' sandbox, with no writable folder at all
-        workdir=os.fspath(workdir),
+        workdir=workdir,
     )
-
-    def remember(new_path: str, new_lora: str | None) -> None:
-        choice = {"path": new_path, "lora": new_lora, "configured": configured}
-        store.set_setting(MODEL_IN_USE, choice)
-
-    def load(model_path: str, adapter: str | None) -> ModelBackend:
-        return backends.load(model_path, options, adapter)
-
-    def give_up(model_path: str, reason: str | None) -> None:
-        mark = {"fingerprint": fingerprint(model_path, options), "reason": reason}
-        store.set_setting(MODEL_UNUSABLE, mark if reason else None)
-
-    unusable = None
-    mark = store.setting(MODEL_UNUSABLE)
-    if isinstance(mark, dict) and mark.get("fingerprint") == fingerprint(path, options):
-        unusable = str(mark.get("reason") or "")
-    return ModelRuntime(
-        path, load, lora=lora, on_use=remember, unusable=unusable, on_unusable=give_up
-    )
-
-
-def _memory_context(gate: MemoryGate, layout: RootLayout) -> ContextFn:
-    """The ``context`` result for a message (principles and relevant memories); the
-    principles alone while the memory store loads or when it is off."""
-
-    def context(message: str, budget_tokens: int) -> dict[str, Any]:
-        if gate.loaded:
-            return gate.service.context(message, budget=budget_tokens)
-        from agent.memory.context import read_principles
-
-        principles = read_principles(layout.principles_file)
-        return {
-            "principles_text": "\n".join(item.line() for item in principles),
-            "items": [item.public() for item in principles],
-        }
-
-    return context
 
 
 def _load_memory(
@@ -247,65 +191,6 @@ def make_detect(layout: RootLayout, holder: PolicyHolder, more: Detect | None = 
         return found
 
     return detect
-
-
-#: Policy keys read once, at start: a change to one takes a restart.
-_POLICY_AT_START = ("zones.writable", "sandbox.backend", "sandbox.allow_unconfined")
-
-
-def _flat(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in data.items():
-        if isinstance(value, dict):
-            out.update(_flat(value, f"{prefix}{key}."))
-        else:
-            out[f"{prefix}{key}"] = value
-    return out
-
-
-def _changed(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
-    old, new = _flat(before), _flat(after)
-    return sorted(key for key in old.keys() | new.keys() if old.get(key) != new.get(key))
-
-
-class Reload:
-    """The daemon's one way to read its files again, whoever asks (SIGHUP, ``alma-ctl reload``,
-    the watch of system/): the policy is replaced when valid (else the last good one stays,
-    and ``status`` says why); alma.toml is read and checked, and what changed in it, or in
-    the parts of the policy read only at start, is named as waiting for a restart."""
-
-    def __init__(self, layout: RootLayout, holder: PolicyHolder, settings: Settings) -> None:
-        self.layout = layout
-        self.holder = holder
-        self.settings = settings
-        self._lock = threading.Lock()
-        self._started_with = holder().model_dump(mode="json")
-
-    def __call__(self, trigger: str) -> dict[str, Any]:
-        with self._lock:
-            if self.holder.reload():
-                log.info("policy reloaded from %s (%s)", self.holder.path, trigger)
-            else:
-                log.error("policy NOT reloaded (%s): %s", trigger, self.holder.error)
-            now = self.holder().model_dump(mode="json")
-            restart = [
-                f"autonomy.conf: {key}"
-                for key in _changed(self._started_with, now)
-                if key.startswith(_POLICY_AT_START)
-            ]
-            settings_error = None
-            try:
-                fresh = load_settings(self.layout.settings_file)
-            except ConfigError as exc:
-                settings_error = str(exc)
-            else:
-                restart += [
-                    f"alma.toml: {key}"
-                    for key in _changed(
-                        self.settings.model_dump(mode="json"), fresh.model_dump(mode="json")
-                    )
-                ]
-            return {"restart_needed": restart, "settings_error": settings_error}
 
 
 def speak_the_persons_language(layout: RootLayout, setting: str | None) -> bool:
@@ -394,13 +279,23 @@ class Daemon:
         autonomy = Autonomy(store, holder)
         notify = make_notifier(settings.notify)
 
-        memory = MemoryGate()
+        memory = MemoryGate(layout.principles_file)
         backup = BackupService(
-            layout, holder, store, engine, memory, lambda a: agent.audit(a, None)
+            layout,
+            holder,
+            store,
+            engine,
+            memory,
+            lambda a: agent.audit(a, None),
+            autonomy=autonomy,
         )
         backup.recover()
         detect = make_detect(layout, holder, backup.findings)
-        runtime = _model_runtime(settings, store, confinement, layout.data)
+        runtime = model_runtime(
+            settings.model.url or settings.model.path,
+            _model_options(settings, confinement, os.fspath(layout.data)),
+            store,
+        )
         agent = Agent(
             layout,
             holder,
@@ -418,7 +313,7 @@ class Daemon:
         chat = ChatService(
             layout,
             runtime,
-            context=_memory_context(memory, layout),
+            context=memory.chat_context,
             pending=lambda: store.list(status="pending"),
             asks=is_question,
             limits=ChatLimits(
@@ -461,10 +356,7 @@ class Daemon:
             if names_in_logs and not self.language_decided:
                 self.language_decided = follow_the_persons_words(layout)
             debounce.poke()
-            if memory.loaded:  # the day's chat logs: memory ingestion follows them
-                for name in names_in_logs:
-                    if name.endswith(".md"):
-                        memory.service.log_changed(name)
+            memory.logs_changed(names_in_logs)
 
         watcher = Watcher([*zones, layout.logs], on_change, names_of=layout.logs)
         reload = Reload(layout, holder, settings)
@@ -475,18 +367,46 @@ class Daemon:
                 reload("the file changed")
 
         system_watcher = Watcher([layout.system], on_system_change, names_of=layout.system)
-        api = Api(
+        status = DaemonStatus(
             layout,
-            agent,
-            memory,
-            chat,
-            backup,
             socket_path=str(socket_path),
+            sandbox=str(confinement.backend),
             sandbox_detail=confinement.detail,
             recovered=recovered,
+            autonomy=autonomy,
+            policy=holder,
+            store=store,
+            memory=memory,
+            model=runtime,
+            audit_problem=lambda: agent.audit_problem,
             watch=lambda: watcher.status(settings.schedule.rescan_minutes),
             ready=lambda: watcher.ready and analysed.is_set(),
-            reload=lambda: reload("alma-ctl reload"),
+        )
+        # The services the command table names (control.commands: answered_by).
+        api = Api(
+            {
+                "daemon": status,
+                "reload": reload,
+                "loop": agent,
+                "suggestions": store,
+                "autonomy": autonomy,
+                "reminders": agent.reminders,
+                "reports": agent.reports,
+                "journal": journal,
+                "engine": engine,
+                "memory": Later(
+                    None, memory.get
+                ),  # checked by tests/unit/test_commands_handlers.py
+                "exporter": ChatExport(
+                    layout.root,
+                    chat.persona,
+                    runtime.count_loaded,
+                    lambda *args, **kw: memory.get().vault(*args, **kw),
+                ),
+                "model": runtime,
+                "chat": chat,
+                "backup": backup,
+            }
         )
         server = ControlServer(socket_path, api.dispatch, logger=logging.getLogger("alma.control"))
         server.start()
@@ -503,16 +423,13 @@ class Daemon:
             watcher.refresh()
             agent.remind_due()
             agent.analyze(trigger="schedule")
-            if memory.loaded:
-                memory.service.rescan_logs()
+            memory.rescan_logs()
 
         def daily() -> None:
             agent.analyze(trigger="schedule")
-            agent.daily_report()
+            agent.reports.scheduled()
 
         def backup_due() -> None:
-            if autonomy.effective() == "off":
-                return  # paused: ALMA does nothing on its own, a backup neither
             if backup.tick():  # failed: the analysis proposes the `backup` suggestion
                 agent.analyze(trigger="schedule")
 
@@ -546,8 +463,7 @@ class Daemon:
             scheduler.shutdown(wait=False)
             agent.close()  # the op in flight finishes (or rolls back) first; no analysis after
             runtime.close()
-            if memory.loaded:
-                memory.service.close()
+            memory.close()
             store.close()
             journal.close()
             log.info("stopped")

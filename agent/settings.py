@@ -7,9 +7,11 @@ embedded default: a root without ``alma.toml`` works.
 
 from __future__ import annotations
 
+import logging
+import threading
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_settings import (
@@ -20,9 +22,14 @@ from pydantic_settings import (
 )
 
 from actions.safe_read import read_config
+from agent.loop.autonomy import PolicyHolder
 from policies import limits as L
 from policies.config import load_config
-from policies.errors import AlmaError
+from policies.errors import AlmaError, ConfigError
+from policies.layout import RootLayout
+from policies.results import JSONObject, Reloaded, ReloadResult
+
+log = logging.getLogger("alma.daemon")
 
 
 class _Section(BaseModel):
@@ -102,7 +109,7 @@ class Web(_Section):
 
 #: What load_settings read from alma.toml and checked: the file is read once (a second read
 #: may see another version, saved between the two, that nobody checked).
-_file_data: ContextVar[dict[str, Any]] = ContextVar("_file_data")
+_file_data: ContextVar[JSONObject] = ContextVar("_file_data")
 
 
 class Settings(BaseSettings):
@@ -140,9 +147,73 @@ def load_settings(path: Path) -> Settings:
     return load_config(path, read_config(path) or "", _from_file_and_environment, env=True)
 
 
-def _from_file_and_environment(data: dict[str, Any]) -> Settings:
+def _from_file_and_environment(data: JSONObject) -> Settings:
     token = _file_data.set(data)
     try:
         return Settings()
     finally:
         _file_data.reset(token)
+
+
+#: Policy keys read once, at start: a change to one takes a restart.
+_POLICY_AT_START = ("zones.writable", "sandbox.backend", "sandbox.allow_unconfined")
+
+
+def _flat(data: JSONObject, prefix: str = "") -> JSONObject:
+    out: JSONObject = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            out.update(_flat(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def _changed(before: JSONObject, after: JSONObject) -> list[str]:
+    old, new = _flat(before), _flat(after)
+    return sorted(key for key in old.keys() | new.keys() if old.get(key) != new.get(key))
+
+
+class Reload:
+    """The daemon's one way to read its files again, whoever asks (SIGHUP, ``alma-ctl reload``,
+    the watch of system/): the policy is replaced when valid (else the last good one stays,
+    and ``status`` says why); alma.toml is read and checked, and what changed in it, or in
+    the parts of the policy read only at start, is named as waiting for a restart."""
+
+    def __init__(self, layout: RootLayout, holder: PolicyHolder, settings: Settings) -> None:
+        self.layout = layout
+        self.holder = holder
+        self.settings = settings
+        self._lock = threading.Lock()
+        self._started_with = holder().model_dump(mode="json")
+
+    def requested(self) -> ReloadResult:
+        """``alma-ctl reload``: what was read, the policy it reports the one just read."""
+        done = self("alma-ctl reload")
+        return {"policy": self.holder.state(), **done}
+
+    def __call__(self, trigger: str) -> Reloaded:
+        with self._lock:
+            if self.holder.reload():
+                log.info("policy reloaded from %s (%s)", self.holder.path, trigger)
+            else:
+                log.error("policy NOT reloaded (%s): %s", trigger, self.holder.error)
+            now = self.holder().model_dump(mode="json")
+            restart = [
+                f"autonomy.conf: {key}"
+                for key in _changed(self._started_with, now)
+                if key.startswith(_POLICY_AT_START)
+            ]
+            settings_error = None
+            try:
+                fresh = load_settings(self.layout.settings_file)
+            except ConfigError as exc:
+                settings_error = str(exc)
+            else:
+                restart += [
+                    f"alma.toml: {key}"
+                    for key in _changed(
+                        self.settings.model_dump(mode="json"), fresh.model_dump(mode="json")
+                    )
+                ]
+            return {"restart_needed": restart, "settings_error": settings_error}

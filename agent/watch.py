@@ -31,10 +31,10 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from actions import inotify
 from policies.i18n import _, ngettext
+from policies.results import WatchStatus
 
 log = logging.getLogger("alma.watch")
 
@@ -224,7 +224,7 @@ class Watcher:
         with self._lock:
             return self._ready
 
-    def status(self, rescan_minutes: int) -> dict[str, Any]:
+    def status(self, rescan_minutes: int) -> WatchStatus:
         """The watch set-up as ``status`` reports it (docs/protocol.md)."""
         with self._lock:
             ready, folders, watches, limit = self._ready, self._folders, self._watches, self._max

@@ -160,9 +160,12 @@ class Command:
 
     ``streamed``: answered with event lines before the final answer (docs/protocol.md).
     ``cli``: alma-ctl offers it (the chat's own commands are for ``alma chat`` only).
+    ``answered_by``: the daemon's method that answers it, ``service.method``, which takes the
+    command's arguments by their wire names; by default the name itself (``backup.now`` is
+    the backup service's ``now``). None: the server answers it on its connection.
     """
 
-    __slots__ = ("args", "by_name", "cli", "help", "name", "streamed", "timeout")
+    __slots__ = ("answered_by", "args", "by_name", "cli", "help", "name", "streamed", "timeout")
 
     def __init__(
         self,
@@ -173,8 +176,10 @@ class Command:
         timeout: float = 30.0,
         streamed: bool = False,
         cli: bool = True,
+        answered_by: str | None = "",
     ) -> None:
         self.name = name
+        self.answered_by = name if answered_by == "" else answered_by
         self.help = help
         self.args = args
         self.timeout = timeout
@@ -259,16 +264,23 @@ _BACKUP = 7 * 3600.0
 _SESSION = Arg("session", "str", required=True, non_empty=True, max_len=L.SHORT_TEXT)
 
 _TABLE: tuple[Command, ...] = (
-    Command("status", N_("daemon, root, socket, autonomy, sandbox and counts"), timeout=10.0),
+    Command(
+        "status",
+        N_("daemon, root, socket, autonomy, sandbox and counts"),
+        timeout=10.0,
+        answered_by="daemon.status",
+    ),
     Command(
         "reload",
         N_("read the policy (system/autonomy.conf) again; say what of alma.toml needs a restart"),
+        answered_by="reload.requested",
     ),
     Command(
         "analyze",
         N_("run the monitor now"),
         (Arg("wait", "bool", default=False, help=N_("return after its suggestions are stored")),),
         timeout=_SLOW,
+        answered_by="loop.analyze_requested",
     ),
     Command(
         "suggestions.list",
@@ -299,20 +311,29 @@ _TABLE: tuple[Command, ...] = (
                 ),
             ),
         ),
+        answered_by="loop.show",
     ),
-    Command("suggestions.accept", N_("execute a suggestion now"), (_ID,), timeout=_SLOW),
+    Command(
+        "suggestions.accept",
+        N_("execute a suggestion now"),
+        (_ID,),
+        timeout=_SLOW,
+        answered_by="loop.accept",
+    ),
     Command(
         "suggestions.reject",
         N_("reject a suggestion"),
         (_ID, Arg("reason", "str", nullable=True, max_len=L.REASON_CHARS, metavar="TEXT")),
+        answered_by="loop.reject",
     ),
     Command("autonomy.off", N_("pause autonomy until `autonomy on`, across restarts")),
-    Command("autonomy.on", N_("resume autonomy")),
+    Command("autonomy.on", N_("resume autonomy"), answered_by="loop.autonomy_on"),
     Command("autonomy.status", N_("configured and effective level, paused or not")),
     Command(
         "autonomy.level",
         N_("lower the level at run time (raising it is done by editing autonomy.conf)"),
         (_pick_one("level", LEVELS, "LEVEL", N_("off, manual, suggest or auto")),),
+        answered_by="loop.autonomy_level",
     ),
     Command(
         "autonomy.allow",
@@ -326,6 +347,7 @@ _TABLE: tuple[Command, ...] = (
             ),
             Arg("folder", "str", nullable=True, non_empty=True, max_len=L.PATH_CHARS, metavar="F"),
         ),
+        answered_by="loop.allow",
     ),
     Command(
         "feedback",
@@ -341,6 +363,7 @@ _TABLE: tuple[Command, ...] = (
                 help=N_("ID is an action's, as `alma-ctl history` shows it"),
             ),
         ),
+        answered_by="loop.feedback",
     ),
     Command(
         "stats",
@@ -348,10 +371,12 @@ _TABLE: tuple[Command, ...] = (
             "per kind and folder: proposed, accepted, rejected, undone, useful; what ALMA "
             "stopped proposing and why; what it could be trusted with next"
         ),
+        answered_by="loop.stats",
     ),
     Command(
         "reminders",
         N_("the break reminders and pending promises the chat shows when a session starts"),
+        answered_by="reminders.listing",
     ),
     Command(
         "report",
@@ -369,6 +394,7 @@ _TABLE: tuple[Command, ...] = (
             ),
         ),
         timeout=_MODEL,
+        answered_by="reports.show",
     ),
     Command(
         "report.days",
@@ -387,17 +413,20 @@ _TABLE: tuple[Command, ...] = (
                 help=N_("how many days, today included"),
             ),
         ),
+        answered_by="reports.days",
     ),
     Command(
         "undo",
         N_("revert the newest action not yet undone, or the one named"),
         (Arg("id", "int", nullable=True, min=1, max=MAX_ID, positional=True, metavar="ACTION_ID"),),
         timeout=_SLOW,
+        answered_by="loop.undo",
     ),
     Command(
         "history",
         N_("executed actions, newest first"),
         (Arg("limit", "int", default=20, min=1, max=L.LIST_MAX, metavar="N"),),
+        answered_by="journal.history",
     ),
     Command(
         "memory.add",
@@ -469,6 +498,7 @@ _TABLE: tuple[Command, ...] = (
             _TYPE,
         ),
         timeout=_MODEL,
+        answered_by="loop.edit_memory",
     ),
     Command("memory.forget", N_("archive a memory (restorable)"), (_MEMORY_ID,), timeout=_MODEL),
     Command("memory.restore", N_("bring back a forgotten memory"), (_MEMORY_ID,), timeout=_MODEL),
@@ -539,8 +569,14 @@ _TABLE: tuple[Command, ...] = (
             ),
         ),
         timeout=_MODEL,
+        answered_by="exporter.export",
     ),
-    Command("memory.examples", N_("store the example memories"), timeout=_MODEL),
+    Command(
+        "memory.examples",
+        N_("store the example memories"),
+        timeout=_MODEL,
+        answered_by="memory.load_examples",
+    ),
     Command("memory.stats", N_("counts by layer, type and project"), timeout=_MODEL),
     Command(
         "context",
@@ -557,8 +593,9 @@ _TABLE: tuple[Command, ...] = (
             ),
         ),
         timeout=_MODEL,
+        answered_by="memory.context",
     ),
-    Command("trash.list", N_("what is in ALMA's trash")),
+    Command("trash.list", N_("what is in ALMA's trash"), answered_by="engine.trash_list"),
     Command(
         "model.status",
         N_("which model answers: path, backend, loaded, context size, threads, last tokens/s"),
@@ -599,7 +636,9 @@ _TABLE: tuple[Command, ...] = (
         streamed=True,
         cli=False,
     ),
-    Command("chat.cancel", "stop the answer streaming on this connection", cli=False),
+    Command(
+        "chat.cancel", "stop the answer streaming on this connection", cli=False, answered_by=None
+    ),
     Command(
         "backup.init",
         N_(
@@ -710,6 +749,7 @@ _TABLE: tuple[Command, ...] = (
             ),
         ),
         timeout=_SLOW,
+        answered_by="engine.trash_empty",
     ),
     Command(
         "trash.restore",
@@ -740,6 +780,7 @@ _TABLE: tuple[Command, ...] = (
             ),
         ),
         timeout=_SLOW,
+        answered_by="loop.trash_restore",
     ),
 )
 

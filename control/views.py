@@ -1,6 +1,10 @@
 """How each command's answer reads to a person: one renderer for alma-ctl and alma chat
 (:func:`render_result`), built on the shapes of :mod:`control.render`. The JSON keeps the wire
 names; these views are only what a person reads.
+
+Each view reads the typed result of its command (policies.results): a key renamed on the
+daemon's side is a type error here, not a "?" on the person's screen. :func:`render_result` is
+the JSON edge: a result not of its command's shape (a dict, a list) is shown as fields.
 """
 
 from __future__ import annotations
@@ -15,7 +19,38 @@ from policies.text import printable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
+    from typing import Any
+
+    from policies.results import (
+        Action,
+        Analysis,
+        AnalysisStarted,
+        AutonomyStatus,
+        BackupCheck,
+        BackupForgot,
+        BackupInit,
+        BackupTaken,
+        ChatStart,
+        Context,
+        ExamplesAdded,
+        Feedback,
+        Memory,
+        MemoryEdited,
+        ModelStatus,
+        PlanSummary,
+        PolicyState,
+        ReloadResult,
+        Reminders,
+        Report,
+        Snapshot,
+        Stats,
+        Status,
+        Suggestion,
+        SuggestionShown,
+        TrashEntry,
+        WatchStatus,
+    )
 
 
 def _op(op: object) -> str:
@@ -62,11 +97,9 @@ _OPS = {
 }
 
 
-def _suggestion(value: object) -> str:
-    if not isinstance(value, dict):
-        return fields(value)
-    plan = value.get("plan") or []
-    evidence = value.get("evidence") or []
+def _suggestion(value: SuggestionShown) -> str:
+    plan = value["plan"]
+    evidence = value["evidence"]
     diffs = value.get("diffs") or []
     # (``undone`` is read in the status)
     shown_apart = (
@@ -80,170 +113,133 @@ def _suggestion(value: object) -> str:
         "undone",
     )
     head = {k: v for k, v in value.items() if k not in shown_apart and v is not None}
-    if "status" in head:
-        head["status"] = shown_status(value)
-    title = _("Suggestion {id}: {title}", id=value.get("id"), title=value.get("title", ""))
+    head["status"] = shown_status(value)
+    title = _("Suggestion {id}: {title}", id=value["id"], title=value["title"])
     lines = [title, fields(head, "  ")]
     if evidence:
         lines.append(_("Evidence:"))
         lines += [f"  - {cell(item, None)}" for item in evidence]
-    total = value.get("plan_total")
+    total = value.get("plan_total", len(plan))
     summary = value.get("plan_summary")
-    if isinstance(total, int) and total > len(plan) and isinstance(summary, dict):
-        lines += _plan_summary(value.get("id"), total, len(plan), summary)
+    if total > len(plan) and summary is not None:
+        lines += _plan_summary(total, len(plan), summary)
     elif plan:
         lines.append(ngettext("Plan ({n} op):", "Plan ({n} ops):", len(plan)))
     else:
         lines.append(_("Plan: no file changes."))
     width = len(str(len(plan)))
     lines += [f"  {i:>{max(3, width)}}. {_op(op)}" for i, op in enumerate(plan, 1)]
-    if isinstance(total, int) and total > len(plan):
+    if total > len(plan):
         lines.append(
-            _(
-                "`alma-ctl suggestions show {id} --all` prints all {n} ops.",
-                id=value.get("id"),
-                n=total,
-            )
+            _("`alma-ctl suggestions show {id} --all` prints all {n} ops.", id=value["id"], n=total)
         )
     for change in diffs:
-        if isinstance(change, dict):
-            lines.append(_("Change to {path}:", path=change.get("path")))
-            lines += [f"    {line}" for line in str(change.get("diff", "")).splitlines()]
+        lines.append(_("Change to {path}:", path=change["path"]))
+        lines += [f"    {line}" for line in change["diff"].splitlines()]
     return "\n".join(lines)
 
 
-def _suggestions(value: object) -> str:
+def _suggestions(value: list[Suggestion]) -> str:
     """The suggestions' table; an executed one whose action was undone reads as undone."""
-    if not isinstance(value, list):
-        return fields(value)
     if not value:
         return _("No suggestions.")
-    rows = [{**row, "status": shown_status(row)} if isinstance(row, dict) else row for row in value]
+    rows: list[object] = [{**row, "status": shown_status(row)} for row in value]
     return table(rows, ("id", "status", "kind", "files", "needs_approval", "title"))
 
 
-def _plan_summary(sid: object, total: int, shown: int, summary: dict[str, object]) -> list[str]:
+def _plan_summary(total: int, shown: int, summary: PlanSummary) -> list[str]:
     """A long plan as a person reads it: ops by kind, where the files go, their types."""
-    ops = summary.get("ops")
-    kinds = ", ".join(
-        f"{n} {_(_OPS[k]) if k in _OPS else k}"
-        for k, n in (ops.items() if isinstance(ops, dict) else ())
-    )
+    kinds = ", ".join(f"{n} {_(_OPS[k]) if k in _OPS else k}" for k, n in summary["ops"].items())
     lines = [ngettext("Plan ({n} op): {kinds}", "Plan ({n} ops): {kinds}", total, kinds=kinds)]
-    folders = summary.get("folders")
-    if isinstance(folders, list) and folders:
+    if summary["folders"]:
         lines.append(_("  By folder:"))
-        for row in folders:
-            if isinstance(row, dict):
-                op = str(row.get("op", "?"))
-                shown_op = _(_OPS[op]) if op in _OPS else op
-                lines.append(
-                    f"    {shown_op:<8} {row.get('files', 0):>9}  {row.get('folder') or '.'}"
-                )
-        more = summary.get("folders_more")
-        if isinstance(more, int) and more:
+        for row in summary["folders"]:
+            op = row["op"]
+            shown_op = _(_OPS[op]) if op in _OPS else op
+            lines.append(f"    {shown_op:<8} {row['files']:>9}  {row['folder'] or '.'}")
+        if more := summary["folders_more"]:
             lines.append("    " + ngettext("and {n} more folder", "and {n} more folders", more))
-    extensions = summary.get("extensions")
-    if isinstance(extensions, list) and extensions:
+    if summary["extensions"]:
         lines.append(_("  By type:"))
-        for row in extensions:
-            if isinstance(row, dict):
-                ext = row.get("extension") or _("(no extension)")
-                lines.append(f"    {ext:<8} {row.get('files', 0):>9}")
-        more = summary.get("extensions_more")
-        if isinstance(more, int) and more:
+        for ext_row in summary["extensions"]:
+            ext = ext_row["extension"] or _("(no extension)")
+            lines.append(f"    {ext:<8} {ext_row['files']:>9}")
+        if more := summary["extensions_more"]:
             lines.append("    " + ngettext("and {n} more type", "and {n} more types", more))
     lines.append(ngettext("The first {n} op:", "The first {n} ops:", shown))
     return lines
 
 
-def _action(value: object) -> str:
-    if not isinstance(value, dict):
-        return fields(value)
-    values = {
-        "id": value.get("id"),
-        "kind": word(value.get("kind", "?"), "kind"),
-        "status": word(value.get("status", "?")),
-    }
+def _action(value: Action) -> str:
+    undoes = value.get("undoes")
+    if undoes is not None and value.get("to"):
+        return _(
+            "Action {id}: removed the folder {to}, which restore action {undone} had made.",
+            id=value["id"],
+            to=value.get("to"),
+            undone=undoes,
+        )
     text = ngettext(
         "Action {id}: {kind} {status}, {n} op",
         "Action {id}: {kind} {status}, {n} ops",
-        int(value.get("ops") or 0),
-        **values,
+        value["ops"],
+        id=value["id"],
+        kind=word(value["kind"], "kind"),
+        status=word(value["status"]),
     )
-    if value.get("undoes") is not None and value.get("to"):
-        return _(
-            "Action {id}: removed the folder {to}, which restore action {undone} had made.",
-            id=value.get("id"),
-            to=value["to"],
-            undone=value["undoes"],
-        )
-    if value.get("undoes") is not None:
-        text += _(", undoing action {id}", id=value["undoes"])
-    elif value.get("suggestion_id") is not None:
+    if undoes is not None:
+        text += _(", undoing action {id}", id=undoes)
+    elif value["suggestion_id"] is not None:
         text += _(", from suggestion {id}", id=value["suggestion_id"])
-    if value.get("auto"):
+    if value["auto"]:
         text += _(", done by ALMA on its own")
-    if value.get("audit_problem"):
-        return text + ".\n" + _("WARNING: {text}", text=value["audit_problem"])
+    if problem := value.get("audit_problem"):
+        return text + ".\n" + _("WARNING: {text}", text=problem)
     return text + "."
 
 
-def _memories(value: object) -> str:
-    if not isinstance(value, list) or not value:
-        return _("No memories found.") if isinstance(value, list) else fields(value)
+def _memories(value: list[Memory]) -> str:
+    if not value:
+        return _("No memories found.")
     lines = []
     for item in value:
-        if not isinstance(item, dict):
-            lines.append(cell(item, 200))
-            continue
         score = item.get("score")
-        lead = f"[{score:.2f}] " if isinstance(score, int | float) else ""
-        tags = " ".join(f"#{t}" for t in item.get("tags") or [])
-        lines.append(f"{lead}{item.get('id')}  {cell(item.get('content'), 100)}  {tags}".rstrip())
+        lead = f"[{score:.2f}] " if score is not None else ""
+        tags = " ".join(f"#{t}" for t in item["tags"])
+        lines.append(f"{lead}{item['id']}  {cell(item['content'], 100)}  {tags}".rstrip())
     return "\n".join(lines)
 
 
-def _memory(value: object) -> str:
+def _memory(value: Memory) -> str:
     """One memory's fields that say something (its store's own bookkeeping left out)."""
-    if not isinstance(value, dict):
-        return fields(value)
     hidden = ("kind", "boosted")  # how it was stored; nothing a person asked about
     return fields({k: v for k, v in value.items() if k not in hidden and v not in ("", [])})
 
 
-def _context(value: object) -> str:
-    if isinstance(value, dict):
-        for key in ("context", "text"):
-            if isinstance(value.get(key), str):
-                return str(value[key])
-    return fields(value)
+def _context(value: Context) -> str:
+    return value["text"] if isinstance(value.get("text"), str) else fields(value)
 
 
-def _report(r: object) -> str:
+def _report(r: Report) -> str:
     """The report as written for a person (in the daemon's language, like logs/alma/); one
     line under it when it was written earlier, not now."""
-    if not isinstance(r, dict):
-        return str(r)
-    text = str(r.get("text", "")).rstrip("\n")
-    if r.get("written") is False:
+    text = r["text"].rstrip("\n")
+    if not r["written"]:
         text += "\n\n" + _(
             "(written on {when}; `alma-ctl report --refresh {day}` writes it again)",
-            when=str(r.get("written_at", "?"))[:16].replace("T", " "),  # local, to the minute
-            day=str(r.get("date", "")),
+            when=r.get("written_at", "?")[:16].replace("T", " "),  # local, to the minute
+            day=r["date"],
         )
     return text
 
 
-def _labelled(item: dict[str, object]) -> dict[str, object]:
+def _labelled(item: Mapping[str, object]) -> dict[str, object]:
     """``item`` with its kind in the words a person reads."""
-    return {**item, "kind": word(item.get("kind"), "kind")}
+    return {**item, "kind": word(item["kind"], "kind")}
 
 
-def _typed(names: object) -> str:
+def _typed(names: list[str]) -> str:
     """Kinds as a person reads them, each with the name they type (``autonomy allow KIND``)."""
-    if not isinstance(names, list):
-        return cell(names, None)
     shown = []
     for name in names:
         text = kind_label(str(name))
@@ -251,34 +247,33 @@ def _typed(names: object) -> str:
     return ", ".join(shown)
 
 
-def _stats(value: object) -> str:
+def _stats(value: Stats) -> str:
     """The track record: counts per kind and per folder, then what the rules decided."""
-    if not isinstance(value, dict):
-        return fields(value)
-    kinds, folders = value.get("kinds") or [], value.get("folders") or []
+    kinds: list[object] = list(value["kinds"])
+    folders: list[object] = list(value["folders"])
     out = [table(kinds, ("kind", *COUNTED_OUTCOMES)) if kinds else _("Nothing proposed yet.")]
     if folders:
         out += ["", table(folders, ("kind", "folder", *COUNTED_OUTCOMES))]
-    for item in value.get("stopped") or []:
-        out += ["", _("No longer proposed: {kind} in {folder}: {why}.", **_labelled(item))]
-    for item in value.get("reasons") or []:
+    for stop in value["stopped"]:
+        out += ["", _("No longer proposed: {kind} in {folder}: {why}.", **_labelled(stop))]
+    for reason in value.get("reasons", []):
         out += [
             "",
             _(
                 "From your reason «{reason}» (memory {memory}): {took}. `{undo}` undoes it.",
-                **item,
+                **reason,
             ),
         ]
-    for item in value.get("auto_stopped") or []:
+    for auto in value["auto_stopped"]:
         out += [
             "",
             _(
                 "No longer runs on its own: {kind}. `{lift}` lets it again.",
-                kind=word(item["kind"], "kind"),
-                lift=item["lift"],
+                kind=word(auto["kind"], "kind"),
+                lift=auto["lift"],
             ),
         ]
-    for item in value.get("promotable") or []:
+    for item in value["promotable"]:
         out += [
             "",
             _(
@@ -290,58 +285,55 @@ def _stats(value: object) -> str:
     return "\n".join(out)
 
 
-def _list_or(empty: str, columns: tuple[str, ...] = ()) -> Callable[[object], str]:
-    def render(value: object) -> str:
-        if isinstance(value, list):
-            return table(value, columns) if value else _(empty)
-        return fields(value)
-
-    return render
+def _trash(value: list[TrashEntry]) -> str:
+    return table(list(value)) if value else _("The trash is empty.")
 
 
-def _status(value: object) -> str:
+def _status(value: Status) -> str:
     """The daemon's fields, then what it watches: a line, and the limit's warning in full."""
-    if not isinstance(value, dict):
-        return fields(value)
     shown_apart = ("watch", "audit_problem", "model", "autonomy", "policy")
     lines = [fields({k: v for k, v in value.items() if k not in shown_apart})]
-    if isinstance(value.get("autonomy"), dict):
-        lines += _autonomy_lines(value["autonomy"])
-    if isinstance(value.get("policy"), dict):
-        lines += _policy_lines(value["policy"])
-    model = value.get("model")
-    if isinstance(model, dict):
+    if (autonomy := value.get("autonomy")) is not None:
+        lines += _autonomy_lines(autonomy)
+    if (policy := value.get("policy")) is not None:
+        lines += _policy_lines(policy)
+    if (model := value.get("model")) is not None:
         lines.append(_model_line(model))
-        if model.get("confined"):
-            lines.append(_("model process confined by: {how}", how=model["confined"]))
-        if model.get("error"):
-            lines.append(_("WARNING: {text}", text=model["error"]))
-    if value.get("audit_problem"):
-        lines.append(_("WARNING: {text}", text=value["audit_problem"]))
-    watch = value.get("watch")
-    if isinstance(watch, dict):
-        if not watch.get("ready"):
-            lines.append(_("watching: setting up the folder watches"))
-        else:
-            lines.append(
-                ngettext(
-                    "watching: {n} folder, {watches} inotify watches (limit {limit})",
-                    "watching: {n} folders, {watches} inotify watches (limit {limit})",
-                    int(watch.get("folders") or 0),
-                    watches=watch.get("watches"),
-                    limit=cell(watch.get("limit")),
-                )
-            )
-        if watch.get("warning"):
-            lines.append(_("WARNING: {text}", text=watch["warning"]))
+        if confined := model.get("confined"):
+            lines.append(_("model process confined by: {how}", how=confined))
+        if error := model.get("error"):
+            lines.append(_("WARNING: {text}", text=error))
+    if problem := value.get("audit_problem"):
+        lines.append(_("WARNING: {text}", text=problem))
+    if (watch := value.get("watch")) is not None:
+        lines += _watch_lines(watch)
     return "\n".join(line for line in lines if line)
 
 
-def _autonomy_lines(value: dict[str, object]) -> list[str]:
+def _watch_lines(watch: WatchStatus) -> list[str]:
+    """What the daemon watches: a line, and the limit's warning in full."""
+    if not watch["ready"]:
+        lines = [_("watching: setting up the folder watches")]
+    else:
+        lines = [
+            ngettext(
+                "watching: {n} folder, {watches} inotify watches (limit {limit})",
+                "watching: {n} folders, {watches} inotify watches (limit {limit})",
+                watch["folders"] or 0,
+                watches=watch["watches"],
+                limit=cell(watch["limit"]),
+            )
+        ]
+    if watch["warning"]:
+        lines.append(_("WARNING: {text}", text=watch["warning"]))
+    return lines
+
+
+def _autonomy_lines(value: AutonomyStatus) -> list[str]:
     """Autonomy in sentences: the level and why it is that one; what is done on its own and
     what stopped, only when there is any."""
-    configured, effective = value.get("configured"), value.get("effective")
-    if value.get("paused"):
+    configured, effective = value["configured"], value["effective"]
+    if value["paused"]:
         lines = [
             _(
                 "Autonomy: paused until `alma-ctl autonomy on` (the policy's level is {level}).",
@@ -359,11 +351,9 @@ def _autonomy_lines(value: dict[str, object]) -> list[str]:
         ]
     else:
         lines = [_("Autonomy: {level}, as the policy says.", level=effective)]
-    kinds = value.get("auto_kinds")
-    if kinds:
+    if kinds := value.get("auto_kinds"):
         lines.append(_("Done on its own when allowed: {kinds}.", kinds=_typed(kinds)))
-    stopped = value.get("auto_stopped_kinds")
-    if stopped:
+    if stopped := value.get("auto_stopped_kinds"):
         lines.append(
             _(
                 "No longer done on its own after an undo: {kinds}; "
@@ -374,34 +364,30 @@ def _autonomy_lines(value: dict[str, object]) -> list[str]:
     return lines
 
 
-def _autonomy(value: object) -> str:
-    return "\n".join(_autonomy_lines(value)) if isinstance(value, dict) else fields(value)
+def _autonomy(value: AutonomyStatus) -> str:
+    return "\n".join(_autonomy_lines(value))
 
 
-def _policy_lines(value: dict[str, object]) -> list[str]:
+def _policy_lines(value: PolicyState) -> list[str]:
     """The policy in force, when it was loaded, and the file's error when it is not valid."""
-    when = cell(value.get("loaded_at"))
-    if value.get("ok"):
-        return [_("Policy: {file}, valid, loaded {when}.", file=value.get("file"), when=when)]
+    when = cell(value["loaded_at"])
+    if value["ok"]:
+        return [_("Policy: {file}, valid, loaded {when}.", file=value["file"], when=when)]
     return [
-        _("Policy: {file}, NOT valid as it is now.", file=value.get("file")),
-        _("WARNING: {text}", text=value.get("error")),
+        _("Policy: {file}, NOT valid as it is now.", file=value["file"]),
+        _("WARNING: {text}", text=value["error"]),
     ]
 
 
-def _reload(value: object) -> str:
+def _reload(value: ReloadResult) -> str:
     """What ``reload`` read: the policy, then alma.toml (its error, or what waits for a
     restart)."""
-    if not isinstance(value, dict):
-        return fields(value)
-    policy = value.get("policy")
-    lines = []
-    if isinstance(policy, dict):
-        if policy.get("ok"):
-            lines.append(_("Policy reloaded from {file}.", file=policy.get("file")))
-        else:
-            lines.append(_("The policy was not reloaded: {error}", error=policy.get("error")))
-    if value.get("settings_error"):
+    policy = value["policy"]
+    if policy["ok"]:
+        lines = [_("Policy reloaded from {file}.", file=policy["file"])]
+    else:
+        lines = [_("The policy was not reloaded: {error}", error=policy["error"])]
+    if value["settings_error"]:
         lines.append(
             _(
                 "system/alma.toml is not valid, and the daemon keeps the settings it started "
@@ -409,8 +395,7 @@ def _reload(value: object) -> str:
                 error=value["settings_error"],
             )
         )
-    restart = value.get("restart_needed")
-    if restart:
+    if restart := value["restart_needed"]:
         lines.append(
             _(
                 "Changed, and applied only after a restart (`systemctl --user restart alma`): "
@@ -421,19 +406,17 @@ def _reload(value: object) -> str:
     return "\n".join(lines)
 
 
-def _model_line(model: dict[str, object]) -> str:
-    name = os.path.basename(str(model.get("path") or "")) or _("no model set")
+def _model_line(model: ModelStatus) -> str:
+    name = os.path.basename(model["path"] or "") or _("no model set")
     return _("model: {name} ({state})", name=name, state=cell(word(model.get("state"))))
 
 
-def _model(value: object) -> str:
+def _model(value: ModelStatus) -> str:
     """``model status``: its fields, and why it cannot answer in full (never cut)."""
-    if not isinstance(value, dict):
-        return fields(value)
     hidden = ("error", "unusable", "embedded")
     lines = [fields({k: v for k, v in value.items() if k not in hidden})]
-    if value.get("error"):
-        lines.append(_("WARNING: {text}", text=value["error"]))
+    if error := value.get("error"):
+        lines.append(_("WARNING: {text}", text=error))
     if value.get("embedded"):
         lines += [
             "",
@@ -449,62 +432,69 @@ def _model(value: object) -> str:
     return "\n".join(lines)
 
 
-def _backup_line(value: object) -> str:
-    """What a backup command did, in one or two sentences."""
-    if not isinstance(value, dict):
-        return fields(value)
-    if value.get("kind") == "backup":
-        return _(
-            "Backup {snapshot} taken: {files} files, {bytes} bytes (action {id}).",
-            snapshot=value.get("snapshot"),
-            files=value.get("files"),
-            bytes=value.get("bytes"),
-            id=value.get("id"),
-        )
-    if value.get("kind") == "backup_forget":
-        removed = value.get("removed") or []
-        return ngettext(
-            "Forgot {n} snapshot the retention does not keep (action {id}).",
-            "Forgot {n} snapshots the retention does not keep (action {id}).",
-            len(removed) if isinstance(removed, list) else 0,
-            id=value.get("id"),
-        )
-    if value.get("kind") == "backup_restore":
-        return _(
-            "Restored into the new folder {to} (action {id}; `alma-ctl undo {id}` removes that "
-            "folder again while nothing in it has changed).",
-            to=value.get("to"),
-            id=value.get("id"),
-        )
-    if "created" in value:
-        made = _("created") if value["created"] else _("opened")
-        return _(
-            "Backup repository {target} {made}. The password is in {file}: keep a copy of it "
-            "away from this computer, without it no backup can be read.",
-            target=value.get("target"),
-            made=made,
-            file=value.get("password_file"),
-        )
-    return _("The backup repository {target} is sound.", target=value.get("target"))
+def _backup_taken(value: BackupTaken) -> str:
+    """``backup now``: the snapshot and its action, in one sentence."""
+    return _(
+        "Backup {snapshot} taken: {files} files, {bytes} bytes (action {id}).",
+        snapshot=value["snapshot"],
+        files=value["files"],
+        bytes=value["bytes"],
+        id=value["id"],
+    )
 
 
-def _snapshots(value: object) -> str:
+def _backup_forgot(value: BackupForgot) -> str:
+    return ngettext(
+        "Forgot {n} snapshot the retention does not keep (action {id}).",
+        "Forgot {n} snapshots the retention does not keep (action {id}).",
+        len(value["removed"]),
+        id=value["id"],
+    )
+
+
+def _backup_restored(value: Action) -> str:
+    """``backup restore``: the folder it made, and how to take it back."""
+    return _(
+        "Restored into the new folder {to} (action {id}; `alma-ctl undo {id}` removes that "
+        "folder again while nothing in it has changed).",
+        to=value.get("to"),
+        id=value["id"],
+    )
+
+
+def _backup_init(value: BackupInit) -> str:
+    made = _("created") if value["created"] else _("opened")
+    return _(
+        "Backup repository {target} {made}. The password is in {file}: keep a copy of it "
+        "away from this computer, without it no backup can be read.",
+        target=value["target"],
+        made=made,
+        file=value["password_file"],
+    )
+
+
+def _backup_check(value: BackupCheck) -> str:
+    return _("The backup repository {target} is sound.", target=value["target"])
+
+
+def _snapshots(value: list[Snapshot]) -> str:
     """The snapshots as a person reads them: the local time to the minute, the size in KB,
     MB or GB (the JSON keeps restic's time and the bytes)."""
-    if not isinstance(value, list):
-        return fields(value)
     if not value:
         return _("No snapshots yet.")
-    rows = [
-        {**row, "time": _local_minute(row.get("time")), "size": _size(row.get("bytes"))}
-        if isinstance(row, dict)
-        else row
+    columns: tuple[str, ...] = ("id", "time", "files", "size")
+    every = any("root" in row for row in value)  # --all
+    if every:
+        columns += ("mine", "host", "folder")
+    rows: list[object] = [
+        {
+            **row,
+            "time": _local_minute(row["time"]),
+            "size": _size(row["bytes"]),
+            **({"folder": row.get("root")} if every else {}),
+        }
         for row in value
     ]
-    columns: tuple[str, ...] = ("id", "time", "files", "size")
-    if any(isinstance(row, dict) and "root" in row for row in value):  # --all
-        rows = [{**row, "folder": row.get("root")} for row in rows if isinstance(row, dict)]
-        columns += ("mine", "host", "folder")
     return table(rows, columns)
 
 
@@ -534,53 +524,43 @@ def _size(count: object) -> object:
     return f"{shown.replace('.', pgettext('decimal separator', '.'))} {unit}"
 
 
-def _chat_start(value: object) -> str:
+def _chat_start(value: ChatStart) -> str:
     """The chat's greeting: which model answers, then the pending suggestions."""
-    started = value if isinstance(value, dict) else {}
-    lines = [_chat_model(started.get("model"))]
-    pending = started.get("pending")
-    if isinstance(pending, list) and pending:
-        lines.append(_chat_pending(pending))
+    lines = [_chat_model(value["model"])]
+    if value["pending"]:
+        lines.append(_chat_pending(value["pending"]))
     return "\n".join(lines)
 
 
-def _chat_model(model: object) -> str:
-    if not isinstance(model, dict) or not model.get("path"):
+def _chat_model(model: ModelStatus) -> str:
+    if not model["path"]:
         return _(
             "No model is set: pick a GGUF model file with `alma-ctl model use PATH`. "
             "The ! commands work without one."
         )
-    name = os.path.basename(str(model["path"]))
-    backend = model.get("backend") or "?"
+    name = os.path.basename(model["path"])
+    backend = model["backend"] or "?"
     line = _("Model: {name} ({backend}). !ayuda lists the commands.", name=name, backend=backend)
-    if model.get("state") == "unusable" and model.get("error"):
-        line += "\n" + str(model["error"])
+    if model.get("state") == "unusable" and (error := model.get("error")):
+        line += "\n" + error
     return line
 
 
-def _chat_pending(pending: list[object]) -> str:
+def _chat_pending(pending: list[Suggestion]) -> str:
     lines = [_("Pending suggestions:")]
     for item in pending:
-        if not isinstance(item, dict):
-            continue
-        files = item.get("files")
-        extra = (
-            ngettext(", {n} file", ", {n} files", files) if isinstance(files, int) and files else ""
-        )
-        lines.append(
-            f"  {item.get('id')}. {item.get('title', '')} ({word(item.get('kind', '?'), 'kind')}{extra})"
-        )
+        files = item["files"]
+        extra = ngettext(", {n} file", ", {n} files", files) if files else ""
+        lines.append(f"  {item['id']}. {item['title']} ({word(item['kind'], 'kind')}{extra})")
     lines.append(_("!ver N shows one with its plan; !aceptar N runs it; !rechazar N rejects it."))
     return "\n".join(lines)
 
 
-def _analysis(value: object) -> str:
+def _analysis(value: Analysis | AnalysisStarted) -> str:
     """What an analysis proposed, what it did not and why, and what waits for the person."""
-    if not isinstance(value, dict) or "proposed" not in value:
-        if isinstance(value, dict) and value.get("started"):
-            return _("The analysis started; `alma-ctl suggestions list` shows what it proposes.")
-        return fields(value)
-    proposed = [str(sid) for sid in value.get("proposed") or []]
+    if "proposed" not in value:
+        return _("The analysis started; `alma-ctl suggestions list` shows what it proposes.")
+    proposed = [str(sid) for sid in value["proposed"]]
     if proposed:
         lines = [
             ngettext(
@@ -592,44 +572,37 @@ def _analysis(value: object) -> str:
         ]
     else:
         lines = [_("Nothing new to propose.")]
-    skipped = [item for item in value.get("skipped") or [] if isinstance(item, dict)]
-    if skipped:
+    if value["skipped"]:
         lines.append(_("Not proposed:"))
-        lines += [f"  - {item.get('title', '?')}: {item.get('why', '')}" for item in skipped]
-    pending = value.get("pending")
-    if isinstance(pending, int):
-        lines.append(
-            ngettext("{n} suggestion waits for you.", "{n} suggestions wait for you.", pending)
-            if pending
-            else _("Nothing waits for you.")
-        )
+        lines += [f"  - {item['title']}: {item['why']}" for item in value["skipped"]]
+    pending = value["pending"]
+    lines.append(
+        ngettext("{n} suggestion waits for you.", "{n} suggestions wait for you.", pending)
+        if pending
+        else _("Nothing waits for you.")
+    )
     return "\n".join(lines)
 
 
-def _feedback(value: object) -> str:
+def _feedback(value: Feedback) -> str:
     """The verdict as it was noted, in one sentence (and the person's reason)."""
-    if not isinstance(value, dict) or "feedback" not in value:
-        return fields(value)
-    useful = value.get("feedback") == "useful"
-    kind = word(value.get("kind", "?"), "kind")
-    if value.get("action_id") is not None:
+    useful = value["feedback"] == "useful"
+    kind = word(value["kind"], "kind")
+    if value["action_id"] is not None:
+        aid = value["action_id"]
         text = (
-            _("Noted: action {id} ({kind}) was useful to you.", id=value["action_id"], kind=kind)
+            _("Noted: action {id} ({kind}) was useful to you.", id=aid, kind=kind)
             if useful
-            else _(
-                "Noted: action {id} ({kind}) was not useful to you.",
-                id=value["action_id"],
-                kind=kind,
-            )
+            else _("Noted: action {id} ({kind}) was not useful to you.", id=aid, kind=kind)
         )
     else:
-        sid = value.get("suggestion_id")
+        sid = value["suggestion_id"]
         text = (
             _("Noted: suggestion {id} ({kind}) was useful to you.", id=sid, kind=kind)
             if useful
             else _("Noted: suggestion {id} ({kind}) was not useful to you.", id=sid, kind=kind)
         )
-    if value.get("reason"):
+    if value["reason"]:
         text += " " + _("Your reason: {reason}", reason=value["reason"])
     return text
 
@@ -663,15 +636,13 @@ def _days(value: object) -> str:
     return table(rows, tuple(heads.values()))
 
 
-def _history(value: object) -> str:
+def _history(value: list[Action]) -> str:
     """The actions, an undo named as the undo of the action it reverts."""
-    if not isinstance(value, list):
-        return fields(value)
     if not value:
         return _("No actions yet.")
-    rows = [
-        {**row, "kind": _("undoes action {id}", id=row["undoes"])}
-        if isinstance(row, dict) and row.get("undoes") is not None
+    rows: list[object] = [
+        {**row, "kind": _("undoes action {id}", id=undoes)}
+        if (undoes := row.get("undoes")) is not None
         else row
         for row in value
     ]
@@ -679,31 +650,48 @@ def _history(value: object) -> str:
     return table(rows, columns)
 
 
-def _reminders(value: object) -> str:
+def _reminders(value: Reminders) -> str:
     """The breaks the person agreed to and the promises still pending, in sentences."""
-    if not isinstance(value, dict):
-        return fields(value)
-    breaks = [item for item in value.get("breaks") or [] if isinstance(item, dict)]
-    tasks = [item for item in value.get("pending_tasks") or [] if isinstance(item, dict)]
+    breaks, tasks = value["breaks"], value["pending_tasks"]
     if not breaks and not tasks:
         return _("No breaks to remind you of and no pending promises.")
     lines = []
     if breaks:
         lines.append(_("Breaks you agreed to:"))
         lines += [
-            f"  {str(item.get('at', '?')).replace('T', ' ')}  {cell(item.get('text'), None)}"
-            for item in breaks
+            f"  {item['at'].replace('T', ' ')}  {cell(item['text'], None)}" for item in breaks
         ]
     if tasks:
         lines.append(_("Pending promises:"))
-        for item in tasks:
-            lines.append(f"  {item.get('suggestion_id')}. {cell(item.get('title'), None)}")
-            if item.get("reason"):
-                lines.append(f"     {cell(item['reason'], None)}")
+        for task in tasks:
+            lines.append(f"  {task['suggestion_id']}. {cell(task['title'], None)}")
+            if task["reason"]:
+                lines.append(f"     {cell(task['reason'], None)}")
     return "\n".join(lines)
 
 
-_RENDER: dict[str, Callable[[object], str]] = {
+def _stored(value: Memory) -> str:
+    return _("Stored memory {id}.", id=value["id"])
+
+
+def _memory_edited(value: MemoryEdited) -> str:
+    return (
+        _memory({k: v for k, v in value.items() if k != "action_id"})  # type: ignore[arg-type]  # a Memory with its action's id taken off
+        + "\n"
+        + _(
+            "Edited memory {id}; `alma-ctl undo {action}` takes the edit back.",
+            id=value["id"],
+            action=value["action_id"],
+        )
+    )
+
+
+def _examples(value: ExamplesAdded) -> str:
+    return ngettext("Stored {n} example memory.", "Stored {n} example memories.", value["added"])
+
+
+#: Each command's view of its typed result; the results that are one JSON object.
+_ONE: dict[str, Callable[[Any], str]] = {
     "chat.start": _chat_start,
     "status": _status,
     "reload": _reload,
@@ -714,29 +702,35 @@ _RENDER: dict[str, Callable[[object], str]] = {
     "autonomy.allow": _autonomy,
     "model.status": _model,
     "model.use": _model,
-    "suggestions.list": _suggestions,
     "suggestions.show": _suggestion,
     "suggestions.accept": _action,
     "undo": _action,
     "trash.restore": _action,
-    "history": _history,
     "analyze": _analysis,
     "feedback": _feedback,
     "reminders": _reminders,
-    "memory.search": _memories,
-    "memory.list": _memories,
+    "memory.add": _stored,
+    "memory.examples": _examples,
     "memory.show": _memory,
     "context": _context,
-    "trash.list": _list_or(N_("The trash is empty.")),
     "stats": _stats,
     "report": _report,
     "report.days": _days,
+    "memory.edit": _memory_edited,
+    "backup.now": _backup_taken,
+    "backup.restore": _backup_restored,
+    "backup.forget": _backup_forgot,
+    "backup.init": _backup_init,
+    "backup.check": _backup_check,
+}
+#: The results that are a JSON list.
+_MANY: dict[str, Callable[[Any], str]] = {
+    "suggestions.list": _suggestions,
+    "history": _history,
+    "memory.search": _memories,
+    "memory.list": _memories,
+    "trash.list": _trash,
     "backup.list": _snapshots,
-    "backup.now": _backup_line,
-    "backup.restore": _backup_line,
-    "backup.forget": _backup_line,
-    "backup.init": _backup_line,
-    "backup.check": _backup_line,
 }
 
 
@@ -747,31 +741,19 @@ def render_result(wire: str, args: dict[str, object], result: object) -> str:
 
 
 def _render(wire: str, args: dict[str, object], result: object) -> str:
-    render = _RENDER.get(wire)
-    if render is not None:
-        return render(result)
-    if wire == "memory.add" and isinstance(result, dict):
-        return _("Stored memory {id}.", id=result.get("id"))
+    # The JSON edge: a result is read as its command's typed record; one that is not of that
+    # shape (a key the record requires missing, a value of another type) reads as its fields.
+    one, many = _ONE.get(wire), _MANY.get(wire)
+    try:
+        if one is not None and isinstance(result, dict):
+            return one(result)
+        if many is not None and isinstance(result, list):
+            return many(result)
+    except (KeyError, TypeError, AttributeError):
+        return fields(result)
     if wire == "memory.forget":
         return _(
             "Forgot memory {id}; `alma-ctl memory restore {id}` brings it back.", id=args["id"]
-        )
-    if wire == "memory.edit" and isinstance(result, dict):
-        memory = _memory({k: v for k, v in result.items() if k != "action_id"})
-        return (
-            memory
-            + "\n"
-            + _(
-                "Edited memory {id}; `alma-ctl undo {action}` takes the edit back.",
-                id=result.get("id"),
-                action=result.get("action_id"),
-            )
-        )
-    if wire == "memory.examples" and isinstance(result, dict):
-        return ngettext(
-            "Stored {n} example memory.",
-            "Stored {n} example memories.",
-            int(result.get("added") or 0),
         )
     if wire == "memory.restore":
         return _("Restored memory {id}.", id=args["id"])

@@ -26,6 +26,23 @@ if TYPE_CHECKING:
     from typing import Literal
 
     Family = Literal["sandbox", "memory", "backup"]
+    #: The registry's names for the type checker (tests/unit/test_kinds.py holds it equal to
+    #: :data:`KINDS`): the kind of a typed record (policies.results).
+    KindName = Literal[
+        "backup",
+        "repeated_failure",
+        "pending_task",
+        "low_mood",
+        "routine",
+        "long_hours",
+        "autonomy_promotion",
+        "duplicates",
+        "organize",
+        "temp_cleanup",
+        "memory_merge",
+        "backup_forget",
+        "backup_restore",
+    ]
 
 #: The action families: where an action of the kind runs and how it is undone. The journal's
 #: ``sandbox`` column holds ``memory`` or ``backup`` for theirs, the confinement's name for

@@ -14,6 +14,9 @@ SUGGESTION_STATUSES = ("pending", "accepted", "rejected", "executed", "failed", 
 #: the contract's. The answers carry it as ``"undone": true`` beside the status.
 UNDONE = "undone"
 
+#: An action's status in the journal (contract §3).
+ACTION_STATUSES = ("running", "done", "failed", "rolled_back", "undone")
+
 #: Autonomy levels, lowest first: a level may only be lowered at run time.
 LEVELS = ("off", "manual", "suggest", "auto")
 
@@ -27,13 +30,19 @@ COUNTED_OUTCOMES = OUTCOMES[:6]
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Literal
 
     #: LEVELS for the type checker (the policy's field is built from LEVELS at run time).
     Level = Literal["off", "manual", "suggest", "auto"]
+    #: SUGGESTION_STATUSES, ACTION_STATUSES and OUTCOMES for the type checker
+    #: (tests/unit/test_states.py holds each equal to its tuple).
+    SuggestionStatus = Literal["pending", "accepted", "rejected", "executed", "failed", "expired"]
+    ActionStatus = Literal["running", "done", "failed", "rolled_back", "undone"]
+    Outcome = Literal["proposed", "accepted", "rejected", "undone", "useful", "useless", "lifted"]
 
 
-def shown_status(suggestion: dict[str, object]) -> object:
+def shown_status(suggestion: Mapping[str, object]) -> object:
     """The status a person reads for ``suggestion`` (an answer's dict)."""
     return UNDONE if suggestion.get("undone") else suggestion.get("status")
 

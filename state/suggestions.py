@@ -15,13 +15,14 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypedDict, overload
 
 from actions.ops import Op, StoredPlan, encode_plan, iter_plan_items, read_plan
 from actions.planners.base import PlanResult
 from policies.errors import BadArgumentError, NotFoundError
 from policies.i18n import Said, _, say_again
 from policies.modes import PRIVATE_DIR
+from policies.results import Suggestion, SuggestionPlanned
 from policies.states import OUTCOMES, SUGGESTION_STATUSES, UNDONE
 from state.db import connect, migrate, utcnow
 
@@ -234,14 +235,22 @@ class SuggestionStore:
             )
         return row
 
-    def get(self, suggestion_id: int, *, with_plan: bool = True) -> dict[str, Any]:
+    @overload
+    def get(self, suggestion_id: int) -> SuggestionPlanned: ...
+    @overload
+    def get(self, suggestion_id: int, *, with_plan: Literal[True]) -> SuggestionPlanned: ...
+    @overload
+    def get(self, suggestion_id: int, *, with_plan: Literal[False]) -> Suggestion: ...
+
+    def get(self, suggestion_id: int, *, with_plan: bool = True) -> Suggestion:
         row = self.conn.execute(
             f"SELECT *, {_UNDONE} AS undone FROM suggestions WHERE id = ?", (suggestion_id,)
         ).fetchone()
         data = suggestion_json(row if row is not None else self.row(suggestion_id))
-        if with_plan:
-            data["plan"] = list(self.iter_plan(suggestion_id))
-        return data
+        if not with_plan:
+            return data
+        planned: SuggestionPlanned = {**data, "plan": list(self.iter_plan(suggestion_id))}
+        return planned
 
     def plan(self, suggestion_id: int) -> StoredPlan:
         """The suggestion's stored plan, parsed strictly (to run it), with its text (which its
@@ -269,8 +278,9 @@ class SuggestionStore:
             return ""  # none stored: a damaged plan
         return str(row[0])
 
-    def list(self, *, status: str | None = None, all_: bool = False) -> list[dict[str, Any]]:
-        if all_:
+    def list(self, status: str | None = None, all: bool = False) -> list[Suggestion]:
+        """The suggestions of ``status`` (pending by default), or ``all`` of them."""
+        if all:
             rows = self.conn.execute(f"SELECT *, {_UNDONE} AS undone FROM suggestions ORDER BY id")
         elif status == UNDONE:  # derived, never stored (policies.states.UNDONE)
             rows = self.conn.execute(
@@ -283,7 +293,7 @@ class SuggestionStore:
             )
         return [suggestion_json(r) for r in rows]
 
-    def created_between(self, since: str, until: str) -> builtins.list[dict[str, Any]]:
+    def created_between(self, since: str, until: str) -> builtins.list[Suggestion]:
         """Suggestions made in [since, until) (state.db.utc_stamp times), oldest first."""
         rows = self.conn.execute(
             f"SELECT *, {_UNDONE} AS undone FROM suggestions "
@@ -474,11 +484,17 @@ def _said(finding: PlanResult) -> str | None:
     return json.dumps(keys, ensure_ascii=False) if keys else None
 
 
-def _shown(row: sqlite3.Row) -> dict[str, Any]:
+class _Shown(TypedDict):
+    title: str
+    reason: str
+    evidence: list[str]
+
+
+def _shown(row: sqlite3.Row) -> _Shown:
     """A suggestion's title, reason and evidence in the language of the moment: said again
     from how they were said, or as stored where they were no sentence of the catalog (or
     cannot be said again: a message that left the catalog)."""
-    keys: dict[str, Any] = {}
+    keys: dict[str, object] = {}
     if row["said"]:
         with contextlib.suppress(ValueError):
             loaded = json.loads(row["said"])
@@ -494,8 +510,8 @@ def _shown(row: sqlite3.Row) -> dict[str, Any]:
     }
 
 
-def shown(row: sqlite3.Row, name: str) -> Any:
-    """One of a suggestion's title, reason or evidence as :func:`suggestion_json` shows it."""
+def shown(row: sqlite3.Row, name: Literal["title", "reason"]) -> str:
+    """A suggestion's title or reason as :func:`suggestion_json` shows it."""
     return _shown(row)[name]
 
 
@@ -507,16 +523,18 @@ _UNDONE = (
 )
 
 
-def suggestion_json(row: sqlite3.Row) -> dict[str, Any]:
+def suggestion_json(row: sqlite3.Row) -> Suggestion:
     """The contract's Suggestion shape (§3) without its plan (SuggestionStore.get adds it),
     plus action_id, reject_reason, error, updated_at, and ``undone`` where the query asked."""
     columns = row.keys()  # a Row's ``in`` looks at its values, not its columns
-    undone = {"undone": bool(row["undone"])} if "undone" in columns else {}
-    return {
+    shown = _shown(row)
+    out: Suggestion = {
         "id": row["id"],
         "kind": row["kind"],
         "status": row["status"],
-        **_shown(row),
+        "title": shown["title"],
+        "reason": shown["reason"],
+        "evidence": shown["evidence"],
         "target": row["target"],
         "files": row["files"],
         "needs_approval": bool(row["needs_approval"]),
@@ -525,5 +543,7 @@ def suggestion_json(row: sqlite3.Row) -> dict[str, Any]:
         "action_id": row["action_id"],
         "reject_reason": row["reject_reason"],
         "error": row["error"],
-        **undone,
     }
+    if "undone" in columns:
+        out["undone"] = bool(row["undone"])
+    return out

@@ -30,16 +30,16 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from actions.planners import PlanResult, fingerprint
 from actions.safe_read import read_secret
 from agent.backup import restore as backup_restore
 from agent.backup.restic import LONG_S, DiskFullError, Restic, snapshot_id
 from agent.backup.restore import inside
-from agent.loop.autonomy import PolicyHolder
+from agent.loop.autonomy import Autonomy, PolicyHolder
 from agent.memory.gate import MemoryGate
 from policies import limits as L
 from policies.errors import (
@@ -54,6 +54,16 @@ from policies.i18n import _
 from policies.kinds import BACKUP
 from policies.layout import RootLayout, is_database, is_database_side_file
 from policies.modes import PRIVATE_DIR
+from policies.results import (
+    Action,
+    BackupCheck,
+    BackupForgot,
+    BackupInit,
+    BackupTaken,
+    JSONObject,
+    Snapshot,
+    as_action,
+)
 from policies.text import clip, name_from_hex
 from sandbox.engine import Engine
 from state.db import copy_database
@@ -79,7 +89,17 @@ _SKIP_SUFFIXES = (".lock",)
 #: a disk plugged in at a different hour), and not sooner than this after a failed one.
 _DUE_S = 20 * 3600
 _RETRY_S = 6 * 3600
-Audit = Callable[[dict[str, Any]], None]
+Audit = Callable[[Mapping[str, Any]], None]
+
+
+class RootIdentity(TypedDict):
+    """This root's identity in the backups (its snapshots' tag), and the roots it is a copy
+    of."""
+
+    id: str
+    path: str
+    ino: int
+    lineage: list[str]
 
 
 def stage_data(data: Path, stage: Path) -> int:
@@ -116,6 +136,7 @@ class BackupService:
         audit: Audit,
         *,
         clock: Callable[[], float] = time.time,
+        autonomy: Autonomy | None = None,
     ) -> None:
         self.layout = layout
         self.policy = policy
@@ -124,6 +145,7 @@ class BackupService:
         self.memory = memory
         self.audit = audit
         self.clock = clock
+        self.autonomy = autonomy
 
     # -- the repository ----------------------------------------------------------------------
     def _configured_target(self) -> str:
@@ -141,7 +163,7 @@ class BackupService:
         target = self._configured_target() or str(remembered["target"])
         return Restic(Path(target), Path(str(remembered["password_file"])))
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> RootIdentity:
         """This root's identity, made when there is none, or when the stored one is of another
         folder (this root is a copy of it, or was moved): then a new one with the old as its
         lineage."""
@@ -149,7 +171,7 @@ class BackupService:
         ino = os.stat(path).st_ino
         known = self.store.setting(ROOT_SETTING)
         if isinstance(known, dict) and known.get("path") == path and known.get("ino") == ino:
-            return known
+            return cast(RootIdentity, known)  # written below, read back from the settings
         lineage: builtins.list[str] = []
         if isinstance(known, dict) and known.get("id"):
             lineage = [str(known["id"]), *(str(i) for i in known.get("lineage") or ())]
@@ -158,7 +180,12 @@ class BackupService:
                 "of their own",
                 known.get("path"),
             )
-        mine = {"id": uuid.uuid4().hex, "path": path, "ino": ino, "lineage": lineage[:_LINEAGE_MAX]}
+        mine: RootIdentity = {
+            "id": uuid.uuid4().hex,
+            "path": path,
+            "ino": ino,
+            "lineage": lineage[:_LINEAGE_MAX],
+        }
         self.store.set_setting(ROOT_SETTING, mine)
         return mine
 
@@ -167,9 +194,9 @@ class BackupService:
 
     def _lineage_tags(self) -> builtins.list[str]:
         mine = self.identity()
-        return [ROOT_TAG + str(i) for i in (mine["id"], *(mine.get("lineage") or ()))]
+        return [ROOT_TAG + str(i) for i in (mine["id"], *mine["lineage"])]
 
-    def _snapshots(self, repo: Restic, every: bool = False) -> builtins.list[dict[str, Any]]:
+    def _snapshots(self, repo: Restic, every: bool = False) -> builtins.list[JSONObject]:
         """This root's snapshots and those of the roots it is a copy of (``every``: all roots'
         in the repository), oldest first. A snapshot taken before roots had identities (no
         ``alma-root=`` tag) is this root's when this root's journal recorded taking it."""
@@ -178,7 +205,7 @@ class BackupService:
             mine = set(self._lineage_tags())
             made_here = self._recorded()
 
-            def ours(snap: dict[str, Any]) -> bool:
+            def ours(snap: JSONObject) -> bool:
                 tags = set(snap.get("tags") or ())
                 if any(tag.startswith(ROOT_TAG) for tag in tags):
                     return bool(mine & tags)
@@ -210,7 +237,7 @@ class BackupService:
             )
         return found[0]
 
-    def init(self, target: str, password_file: str | None) -> dict[str, Any]:
+    def init(self, target: str, password_file: str | None) -> BackupInit:
         if not password_file:
             raise BadArgumentError(
                 _("`alma-ctl backup init` needs the password: --password-file F, or a terminal.")
@@ -271,7 +298,7 @@ class BackupService:
         return {"target": str(where), "password_file": str(secret), "created": created}
 
     # -- taking a backup ---------------------------------------------------------------------
-    def now(self, *, auto: bool = False) -> dict[str, Any]:
+    def now(self, *, auto: bool = False) -> BackupTaken:
         """Back up the root now; the action is in the journal, acciones.md and `history`."""
         repo = self.repo()
         action = self.engine.run_in_daemon(lambda journal: self._take(journal, repo, auto))
@@ -279,11 +306,17 @@ class BackupService:
         if action["status"] != "done":
             row = self.engine.journal.action_row(int(action["id"]))
             raise error_from_wire({"code": row["error_code"], "message": row["error"]})
-        return {**action, **self._last_snapshot(action["id"])}
+        op = self.engine.journal.plan(int(action["id"]))[0]
+        return {
+            **as_action(action),
+            "snapshot": op.get("snapshot"),
+            "files": op.get("files"),
+            "bytes": op.get("bytes"),
+        }
 
-    def _take(self, journal: Journal, repo: Restic, auto: bool) -> dict[str, Any]:
+    def _take(self, journal: Journal, repo: Restic, auto: bool) -> JSONObject:
         stage = self.layout.data / "backup" / "stage"
-        op: dict[str, Any] = {"op": "backup", "target": str(repo.target)}
+        op: JSONObject = {"op": "backup", "target": str(repo.target)}
         try:
             shutil.rmtree(stage, ignore_errors=True)  # a stage a killed run left
             include = self.policy().backup.include
@@ -348,15 +381,12 @@ class BackupService:
         with service.store.lock:  # the memory store is quiet while its files are copied
             stage_data(self.layout.data, dst)
 
-    def _last_snapshot(self, action_id: int) -> dict[str, Any]:
-        op = self.engine.journal.plan(action_id)[0]
-        return {"snapshot": op.get("snapshot"), "files": op.get("files"), "bytes": op.get("bytes")}
-
     # -- the repository's contents -----------------------------------------------------------
-    def list(self, every: bool = False) -> builtins.list[dict[str, Any]]:
+    def list(self, all: bool = False) -> builtins.list[Snapshot]:
         """Snapshots oldest first: id, time, files, bytes (from the journal of the backup that
-        made them, else from ``restic stats``); ``every``: all roots', each with its host and
+        made them, else from ``restic stats``); ``all``: every root's, each with its host and
         folder, and whether it is this root's (or of the roots it is a copy of)."""
+        every = all
         repo = self.repo()
         known = self._recorded()
         out = []
@@ -367,13 +397,11 @@ class BackupService:
             if files is None:
                 stats = repo.json(["stats", "--mode", "restore-size", "--", snap["id"]])
                 files, size = stats.get("total_file_count"), stats.get("total_size")
-            row = {"id": short, "time": snap.get("time"), "files": files, "bytes": size}
+            row: Snapshot = {"id": short, "time": snap["time"], "files": files, "bytes": size}
             if every:
-                row.update(
-                    host=snap.get("hostname"),
-                    root=_root_of(snap.get("paths") or []),
-                    mine=bool(mine & set(snap.get("tags") or ())),
-                )
+                row["host"] = str(snap.get("hostname") or "")
+                row["root"] = _root_of(snap.get("paths") or [])
+                row["mine"] = bool(mine & set(snap.get("tags") or ()))
             out.append(row)
         return out
 
@@ -386,12 +414,12 @@ class BackupService:
                     known[str(op["snapshot"])] = (int(op["files"]), int(op["bytes"]))
         return known
 
-    def check(self) -> dict[str, Any]:
+    def check(self) -> BackupCheck:
         repo = self.repo()
         repo.run(["check"], timeout=LONG_S)
         return {"ok": True, "target": str(repo.target)}
 
-    def forget(self, *, auto: bool = False) -> dict[str, Any]:
+    def forget(self, *, auto: bool = False) -> BackupForgot:
         """Forget the snapshots the retention does not keep, and prune their data. Asked by
         the person, it prunes even when no snapshot was forgotten: what failed or stopped
         backups wrote is freed too (the advice of a full disk's sentence)."""
@@ -402,7 +430,7 @@ class BackupService:
         args += ["--keep-daily", str(keep.keep_daily), "--keep-weekly", str(keep.keep_weekly)]
         args += ["--keep-monthly", str(keep.keep_monthly), "--json"]
 
-        def forget(journal: Journal) -> dict[str, Any]:
+        def forget(journal: Journal) -> JSONObject:
             out = repo.run(args, timeout=LONG_S)
             removed = [str(s["short_id"]) for g in _json_head(out) for s in g.get("remove") or ()]
             if not removed and not auto:  # --prune prunes only after forgetting a snapshot
@@ -416,7 +444,7 @@ class BackupService:
 
         action = self.engine.run_in_daemon(forget)
         self.audit(action)
-        return action
+        return {**as_action(action), "removed": action["removed"]}
 
     def restore(
         self,
@@ -425,7 +453,7 @@ class BackupService:
         to: str,
         paths_hex: builtins.list[str] | None = None,
         any_root: bool = False,
-    ) -> dict[str, Any]:
+    ) -> Action:
         names = list(paths)
         for text in paths_hex or ():
             try:
@@ -450,12 +478,15 @@ class BackupService:
             )
         )
         self.audit(action)
-        return action
+        return as_action(action)
 
     # -- the schedule and the suggestions ----------------------------------------------------
     def tick(self) -> bool:
         """The schedule's call: a backup when one is due and the target is present (a disk not
-        plugged in is no error); True when one was tried and failed."""
+        plugged in is no error); True when one was tried and failed. Never while autonomy is
+        off: paused, ALMA does nothing on its own, a backup neither."""
+        if self.autonomy is not None and self.autonomy.effective() == "off":
+            return False
         settings = self.policy().backup
         remembered = self.store.setting(REPO_SETTING)
         if settings.schedule != "daily" or not isinstance(remembered, dict):
@@ -542,7 +573,7 @@ def _root_of(paths: builtins.list[str]) -> str | None:
     return None
 
 
-def _summary(out: str) -> dict[str, Any]:
+def _summary(out: str) -> JSONObject:
     for line in reversed(out.splitlines()):
         if '"summary"' in line:
             data = json.loads(line)
@@ -551,7 +582,7 @@ def _summary(out: str) -> dict[str, Any]:
     raise AlmaError(_("restic finished the backup without saying which snapshot it made."))
 
 
-def _json_head(out: str) -> list[dict[str, Any]]:
+def _json_head(out: str) -> list[JSONObject]:
     """The JSON document restic printed (forget prints it on its first line)."""
     for line in out.splitlines():
         if line.startswith("["):

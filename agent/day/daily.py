@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from actions.scan import local_time
 from actions.tree import Tree
@@ -38,12 +38,22 @@ from policies import kinds
 from policies.config import Policy
 from policies.errors import RefusedError
 from policies.i18n import N_, _, language, ngettext, process_language
+from policies.results import Action, Suggestion
 from policies.text import clean_tag, hashtags
 from state.chatlog import MAX_DAY_BYTES, Paragraph, parse
 
 _PROJECT_WORD = re.compile(r"\b((?:proyecto|project)[\w-]+)", re.IGNORECASE)
 _HOURS_LATE = 23
 log = logging.getLogger("alma.agent")
+
+
+class Failure(TypedDict):
+    """A script's failure on the day: its log, how many times, an example and its line."""
+
+    log: str
+    count: int
+    example: str
+    line: int
 
 
 @dataclass
@@ -54,7 +64,7 @@ class DayFacts:
     person_turns: int = 0
     topics: list[str] = field(default_factory=list)  # hashtags, most used first
     projects: list[str] = field(default_factory=list)
-    failures: list[dict[str, Any]] = field(default_factory=list)  # log, count, example, line
+    failures: list[Failure] = field(default_factory=list)
     promises: list[dict[str, str]] = field(default_factory=list)  # text, where
     folders: list[str] = field(default_factory=list)  # user/'s folders: what could be named
     #: What returns day after day, as of the day's end: a script failing night after night, a
@@ -111,14 +121,14 @@ def day_facts(
             text, first = read
             when = local_time(f.identity.mtime_ns / 1e9)  # undated lines: no day if no date
             fallback = date.min if when is None else when.date()
-            seen: dict[str, dict[str, Any]] = {}
+            seen: dict[str, Failure] = {}
             for sig, d, number, raw in failures(text, first, fallback):
                 if d != day:
                     continue
-                entry = seen.setdefault(sig, {"log": f.path, "count": 0, "example": raw})
+                entry = seen.setdefault(sig, {"log": f.path, "count": 0, "example": raw, "line": 0})
                 entry["count"] += 1
                 entry["line"] = number
-            facts.failures += sorted(seen.values(), key=lambda e: -int(e["count"]))
+            facts.failures += sorted(seen.values(), key=lambda e: -e["count"])
         folders = _user_folders(tree)
     span = turn_span([p for _path, p in paragraphs])
     if span is not None:
@@ -157,8 +167,8 @@ _STATUS = {
 def render(
     facts: DayFacts,
     *,
-    suggestions: Sequence[dict[str, Any]],
-    actions: Sequence[dict[str, Any]],
+    suggestions: Sequence[Suggestion],
+    actions: Sequence[Action],
     memories: dict[str, int] | None,
     summary: str | None = None,
 ) -> str:
@@ -170,8 +180,8 @@ def render(
 
 def _render(
     facts: DayFacts,
-    suggestions: Sequence[dict[str, Any]],
-    actions: Sequence[dict[str, Any]],
+    suggestions: Sequence[Suggestion],
+    actions: Sequence[Action],
     memories: dict[str, int] | None,
     summary: str | None,
 ) -> str:

@@ -13,15 +13,16 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import date, datetime, timedelta
-from typing import Any
 
 from agent.day import daily, report
+from agent.day.days import DaysReport, report_days
 from agent.memory.gate import MemoryGate
 from agent.voice.model import Complete
 from policies.config import Policy
 from policies.errors import AlmaError, BadArgumentError, InvalidStateError
 from policies.i18n import _
 from policies.layout import RootLayout
+from policies.results import Action, Report, as_action
 from state.db import utc_stamp
 from state.journal import Journal
 from state.suggestions import SuggestionStore
@@ -53,7 +54,11 @@ class DailyReports:
         self.model_timeout_s = model_timeout_s
         self.policy = policy  # whether the mood is looked for, where routines are
 
-    def scheduled(self) -> dict[str, Any]:
+    def days(self, days: int) -> DaysReport:
+        """``report.days``: the last ``days`` days as series (agent.day.days)."""
+        return report_days(self.layout.root, self.store, days)
+
+    def scheduled(self) -> Report:
         """The scheduled report: of the day that ended when the schedule runs before noon
         (03:00 by default, the day before is whole by then), else of the day running. A report
         of that day written before it ended (a person asked at 18:00) is written again, whole;
@@ -65,13 +70,14 @@ class DailyReports:
             return kept[0]
         return self._write_report(day)
 
-    def show(self, day: str | None, *, refresh: bool = False) -> dict[str, Any]:
+    def show(self, date: str | None, refresh: bool = False) -> Report:
         """The day's analysis, logs/alma/DATE-analisis.md (today by default): as it is when it
         was written already (contract §2: a model's summary or a person's note in it stays);
         else, or with ``refresh``, built now from what the day's logs and ALMA's records hold."""
+        day = date  # the command's argument, named as alma-ctl names it
         today = datetime.fromtimestamp(self.clock()).date()
         try:
-            when = date.fromisoformat(day) if day else today
+            when = Day.fromisoformat(day) if day else today
         except ValueError:
             raise BadArgumentError(
                 _("{day} is not a date; write it as YYYY-MM-DD.", day=repr(day))
@@ -118,7 +124,7 @@ class DailyReports:
                 or self.journal.started_between(since, until)
             )
 
-    def _kept_report(self, when: date) -> tuple[dict[str, Any], float] | None:
+    def _kept_report(self, when: date) -> tuple[Report, float] | None:
         """The report of ``when`` already on disk (``written`` False) and its mtime, or None."""
         name = _report_name(when)
         got = report.read_own(self.layout, name)
@@ -141,7 +147,7 @@ class DailyReports:
             )
         mtime = got.mtime_ns / 1e9
         written_at = datetime.fromtimestamp(mtime).astimezone().isoformat(timespec="seconds")
-        shown = {
+        shown: Report = {
             "date": when.isoformat(),
             "path": str(self.layout.reports / name),
             "text": text,
@@ -150,7 +156,7 @@ class DailyReports:
         }
         return shown, mtime
 
-    def _write_report(self, when: date) -> dict[str, Any]:
+    def _write_report(self, when: date) -> Report:
         memory_projects: list[str] = []
         memories: dict[str, int] | None = None
         start, end = _day_span(when)
@@ -172,16 +178,20 @@ class DailyReports:
         since, until = utc_stamp(start), utc_stamp(end)
         with self._lock:
             made = self.store.created_between(since, until)
-            done = [
-                {**a, "undoable": self.journal.undo_refusal(int(a["id"])) is None}
-                for a in self.journal.started_between(since, until)
-                if a["status"] in ("done", "undone")
-            ]
+            done: list[Action] = []
+            for a in map(as_action, self.journal.started_between(since, until)):
+                if a["status"] in ("done", "undone"):
+                    a["undoable"] = self.journal.undo_refusal(a["id"]) is None
+                    done.append(a)
         text = daily.render(
             facts, suggestions=made, actions=done, memories=memories, summary=summary
         )
         path = report.write_own(self.layout, _report_name(when), text, append=False)
         return {"date": when.isoformat(), "path": path, "text": text, "written": True}
+
+
+#: The date type: ``show`` takes the command's ``date`` argument by its name.
+Day = date
 
 
 def _day_span(day: date) -> tuple[float, float]:

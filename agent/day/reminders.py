@@ -9,8 +9,9 @@ suggestions, when a session starts. Reminders live in ``.alma/alma.db`` (a run-t
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
 
+from policies import results
+from policies.results import Break, PendingTask
 from state.suggestions import SuggestionStore
 
 BREAK_HOUR = 20
@@ -35,13 +36,13 @@ class Reminders:
     def __init__(self, store: SuggestionStore) -> None:
         self.store = store
 
-    def _all(self) -> list[dict[str, Any]]:
+    def _all(self) -> list[Break]:
         return list(self.store.setting(_KEY, []))
 
-    def add_break(self, suggestion_id: int, accepted: datetime) -> dict[str, Any]:
+    def add_break(self, suggestion_id: int, accepted: datetime) -> Break:
         items = [r for r in self._all() if r["suggestion_id"] != suggestion_id]
         at = break_time(accepted)
-        item = {
+        item: Break = {
             "suggestion_id": suggestion_id,
             "kind": "break",
             "at": at.isoformat(timespec="minutes"),
@@ -51,7 +52,7 @@ class Reminders:
         self.store.set_setting(_KEY, [*items, item])
         return item
 
-    def due(self, now: datetime) -> list[dict[str, Any]]:
+    def due(self, now: datetime) -> list[Break]:
         """The reminders due now and not shown yet; they are marked shown."""
         items = self._all()
         due = [r for r in items if not r["shown"] and datetime.fromisoformat(r["at"]) <= now]
@@ -61,11 +62,11 @@ class Reminders:
             self.store.set_setting(_KEY, items)
         return due
 
-    def listing(self, now: datetime) -> dict[str, Any]:
+    def listing(self, now: datetime | None = None) -> results.Reminders:
         """For the chat at session start: breaks (due or coming today) and pending promises."""
-        today = now.date()
+        today = (now or datetime.now()).date()
         breaks = [r for r in self._all() if datetime.fromisoformat(r["at"]).date() >= today]
-        tasks = [
+        tasks: list[PendingTask] = [
             {"suggestion_id": s["id"], "title": s["title"], "reason": s["reason"]}
             for s in self.store.list(status="pending")
             if s["kind"] == "pending_task"

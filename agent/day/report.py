@@ -11,7 +11,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -99,7 +99,7 @@ def read_own(layout: RootLayout, name: str) -> FileRead | None:
         return read_file(tree, f"{REPORTS}/{name}", limit=MAX_REPORT_BYTES)
 
 
-def _op_line(op: dict[str, Any]) -> str:
+def _op_line(op: Mapping[str, Any]) -> str:
     if op["op"] == "move":
         return _("- moved {src} → {dst}", src=op["src"], dst=op["dst"])
     if op["op"] == "trash":
@@ -153,9 +153,9 @@ def _op_line(op: dict[str, Any]) -> str:
 
 
 def audit_entry(
-    action: dict[str, Any],
-    suggestion: dict[str, Any] | None,
-    ops: Iterable[dict[str, Any]],
+    action: Mapping[str, Any],
+    suggestion: Mapping[str, Any] | None,
+    ops: Iterable[Mapping[str, Any]],
     now: datetime,
 ) -> str:
     """One action in ``acciones.md``: what moved from where to where, why, by whom, and the
@@ -167,9 +167,9 @@ def audit_entry(
 
 
 def _audit_entry(
-    action: dict[str, Any],
-    suggestion: dict[str, Any] | None,
-    ops: Iterable[dict[str, Any]],
+    action: Mapping[str, Any],
+    suggestion: Mapping[str, Any] | None,
+    ops: Iterable[Mapping[str, Any]],
     now: datetime,
 ) -> str:
     who = _("ALMA on its own") if action.get("auto") else _("the person")

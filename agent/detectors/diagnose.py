@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from actions.ops import Create, Edit, Identity, plan_from_list
 from actions.planners.base import PlanResult
@@ -44,6 +44,7 @@ from policies import limits as L
 from policies.errors import RefusedError
 from policies.i18n import _
 from policies.limits import EDIT_BYTES
+from policies.results import Diff, JSONObject
 
 _SCRIPT_EXTS = ("sh", "py", "pl", "rb", "js", "ts", "php", "bash", "ps1")
 _SCRIPT = re.compile(rf"(?<![\w/.-])([\w.-]+\.(?:{'|'.join(_SCRIPT_EXTS)}))\b")
@@ -340,7 +341,7 @@ def _decoded(data: bytes) -> str:
         return data.decode("latin-1")  # every byte a character: the diff still shows the line
 
 
-def edit_diffs(root: Path, plan: list[dict[str, Any]]) -> list[dict[str, str]]:
+def edit_diffs(root: Path, plan: list[JSONObject]) -> list[Diff]:
     """For each ``edit`` of a plan, the unified diff of the file as it is now and the content
     the edit writes (what `suggestions show` prints), or a sentence when the file changed since
     the plan was made (accepting would refuse); for each ``create``, its whole content as added
@@ -348,7 +349,7 @@ def edit_diffs(root: Path, plan: list[dict[str, Any]]) -> list[dict[str, str]]:
     ops = [op for op in plan_from_list(plan) if isinstance(op, Edit | Create)]
     if not ops:
         return []
-    out = []
+    out: list[Diff] = []
     with Tree(root) as tree:
         for op in ops:
             if isinstance(op, Create):

@@ -21,7 +21,6 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import TypedDict
 
 from actions.ops import Op, files_touched, write_paths
 from actions.planners import PlanResult
@@ -39,6 +38,7 @@ from policies.decide import PlanFacts, Verdict, decide
 from policies.errors import AlmaError
 from policies.i18n import _, ngettext
 from policies.layout import RootLayout
+from policies.results import Skipped
 from policies.zones import ZoneCheck
 from state.db import utc_stamp
 from state.suggestions import SuggestionStore
@@ -54,16 +54,6 @@ Notify = Callable[[str, str], None]
 
 def no_notify(title: str, body: str) -> None:
     return None
-
-
-class Skipped(TypedDict):
-    """A finding the analysis did not propose, and why (shown by ``analyze --wait``)."""
-
-    kind: str
-    target: str
-    title: str
-    why: str
-    by: list[str]  # the memory ids that decided it, if any
 
 
 @dataclass

@@ -7,7 +7,6 @@ is done only by a person editing ``system/autonomy.conf``: never through the soc
 from __future__ import annotations
 
 import threading
-from typing import Any
 
 from actions.safe_read import read_config
 from policies.config import Level, Policy, load_policy
@@ -15,6 +14,7 @@ from policies.decide import RunContext
 from policies.errors import BadArgumentError, ConfigError, RefusedError
 from policies.i18n import _
 from policies.layout import RootLayout
+from policies.results import AutonomyStatus, PolicyState
 from policies.states import LEVELS, level_rank
 from state.db import utcnow
 from state.suggestions import SuggestionStore
@@ -32,6 +32,16 @@ class PolicyHolder:
 
     def __call__(self) -> Policy:
         return self.policy
+
+    def state(self) -> PolicyState:
+        """The policy in force: its file, when it was loaded, and the error of the file as it
+        is now if it is not valid (the last good policy then stays in force)."""
+        return {
+            "file": str(self.path),
+            "ok": self.error is None,
+            "loaded_at": self.loaded_at,
+            "error": self.error,
+        }
 
     def reload(self) -> bool:
         with self._lock:
@@ -80,11 +90,11 @@ class Autonomy:
             return low
         return level
 
-    def off(self) -> dict[str, Any]:
+    def off(self) -> AutonomyStatus:
         self.store.set_setting("paused", True)
         return self.status()
 
-    def on(self) -> dict[str, Any]:
+    def on(self) -> AutonomyStatus:
         """Resume: the pause ends, and so does a run-time ``level off`` (both are "off" to a
         person). A run-time lowering to another level stays until ``autonomy level``."""
         self.store.set_setting("paused", None)
@@ -92,7 +102,7 @@ class Autonomy:
             self.store.set_setting("level_override", None)
         return self.status()
 
-    def set_level(self, level: str) -> dict[str, Any]:
+    def set_level(self, level: str) -> AutonomyStatus:
         if level not in LEVELS:
             raise BadArgumentError(_("LEVEL must be one of {levels}.", levels=", ".join(LEVELS)))
         if level_rank(level) > level_rank(self.configured):
@@ -111,7 +121,7 @@ class Autonomy:
         kinds = set(self.disabled_kinds) | {kind}
         self.store.set_setting("auto_disabled", sorted(kinds))
 
-    def allow_kind(self, kind: str) -> dict[str, Any]:
+    def allow_kind(self, kind: str) -> AutonomyStatus:
         kinds = set(self.disabled_kinds)
         if kind not in kinds:
             raise BadArgumentError(_("{kind} is not stopped; nothing to allow.", kind=kind))
@@ -126,7 +136,7 @@ class Autonomy:
             auto_disabled_kinds=self.disabled_kinds,
         )
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> AutonomyStatus:
         return {
             "configured": self.configured,
             "effective": self.effective(),

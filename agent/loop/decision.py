@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -61,7 +61,7 @@ class AuditLog:
         self.engine = engine
         self.problem: str | None = None
 
-    def write(self, action: dict[str, Any], suggestion: dict[str, Any] | None) -> None:
+    def write(self, action: Mapping[str, Any], suggestion: Mapping[str, Any] | None) -> None:
         try:
             ops = self.engine.journal.iter_plan(int(action["id"]))
             entry = report.audit_entry(action, suggestion, ops, datetime.now())

@@ -13,9 +13,9 @@ import functools
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
-from typing import Any, Literal, ParamSpec, TypeVar
+from typing import Any, Literal, NotRequired, ParamSpec, TypedDict, TypeVar, cast
 
 from actions import summary
 from agent.day.daily_report import DailyReports
@@ -39,6 +39,21 @@ from policies.errors import (
 )
 from policies.i18n import _
 from policies.layout import RootLayout
+from policies.results import (
+    Action,
+    Analysis,
+    AnalysisStarted,
+    AutonomyStatus,
+    Break,
+    Feedback,
+    JSONObject,
+    MemoryEdited,
+    Skipped,
+    Stats,
+    Suggestion,
+    SuggestionShown,
+    as_action,
+)
 from sandbox.engine import Engine
 from state.db import utcnow
 from state.journal import Journal
@@ -72,6 +87,15 @@ def gives_back_memory(work: Callable[_P, _R]) -> Callable[_P, _R]:
 Trigger = Literal["person", "event", "schedule"]
 
 
+class Analysed(TypedDict):
+    """One run of the loop: the suggestions it proposed, what it did not propose and why, and
+    how many findings wait for the model (``model=False``)."""
+
+    proposed: list[int]
+    skipped: list[Skipped]
+    deferred: NotRequired[int]
+
+
 class Agent:
     def __init__(
         self,
@@ -97,6 +121,7 @@ class Agent:
         self.clock = clock
         self.memory = memory
         self._lock = threading.RLock()
+        self._asked = threading.Lock()  # one analysis a person asked for at a time
         #: Undo of the actions that change things outside the sandbox's reach, by their
         #: ``sandbox`` (a restore of a backup: agent.backup.restore.undo).
         self.undo_in_daemon: dict[str, Callable[[Journal, int], dict[str, Any]]] = {}
@@ -141,7 +166,7 @@ class Agent:
         """Why the last action is not in acciones.md (agent.loop.decision.AuditLog), or None."""
         return self.auditlog.problem
 
-    def remind_due(self) -> list[dict[str, Any]]:
+    def remind_due(self) -> list[Break]:
         """Show the reminders that are due as desktop notifications (the schedule calls it)."""
         due = self.reminders.due(datetime.fromtimestamp(self.clock()))
         for item in due:
@@ -162,8 +187,48 @@ class Agent:
     def analyze(self, *, trigger: Trigger) -> list[int]:
         return [int(sid) for sid in self.analysis(trigger=trigger)["proposed"]]
 
+    def analyze_requested(self, wait: bool) -> Analysis | AnalysisStarted:
+        """``alma-ctl analyze``: with ``wait``, what it proposed and what waits; else started
+        in the background (at level off refused at once, so the person hears why)."""
+        if wait:
+            with self._asked:
+                done = self.analysis(trigger="person")
+            pending = self.store.count("pending")
+            return {"proposed": done["proposed"], "skipped": done["skipped"], "pending": pending}
+        if self.autonomy.effective() == "off":
+            self.analyze(trigger="person")  # raises the refusal
+        self._analyze_in_background()
+        return {"started": True}
+
+    def autonomy_on(self) -> AutonomyStatus:
+        return self._catch_up(self.autonomy.on)
+
+    def autonomy_level(self, level: str) -> AutonomyStatus:
+        return self._catch_up(lambda: self.autonomy.set_level(level))
+
+    def _catch_up(self, change: Callable[[], AutonomyStatus]) -> AutonomyStatus:
+        """Change autonomy; if proposals on events resume (off or manual -> suggest or auto),
+        analyse now, as at start: the events seen while paused proposed nothing, and the next
+        rescan may be many minutes away."""
+        quiet = ("off", "manual")
+        before = self.autonomy.effective()
+        status = change()
+        if before in quiet and self.autonomy.effective() not in quiet:
+            self._analyze_in_background()
+        return status
+
+    def _analyze_in_background(self) -> None:
+        threading.Thread(target=self._analyze_quietly, daemon=True, name="analyze").start()
+
+    def _analyze_quietly(self) -> None:
+        with self._asked:
+            try:
+                self.analyze(trigger="person")
+            except Exception:  # a background run has nobody to answer; the log has it
+                log.exception("analysis failed")
+
     @gives_back_memory
-    def analysis(self, *, trigger: Trigger, model: bool = True) -> dict[str, Any]:
+    def analysis(self, *, trigger: Trigger, model: bool = True) -> Analysed:
         """Run the loop once: what was proposed, and what was not and why; ``model`` False
         leaves what the model would explain to the next analysis (``deferred`` counts it)."""
         level = self.autonomy.effective()
@@ -196,16 +261,15 @@ class Agent:
             return {"proposed": proposed, "skipped": found.skipped, "deferred": found.deferred}
 
     # -- the track record -------------------------------------------------------------------
-    def feedback(
-        self, ref: int, useful: bool, reason: str | None, *, action: bool = False
-    ) -> dict[str, Any]:
-        """A person's verdict on a suggestion, or (``action``) on an action, which is a verdict
-        on the suggestion it came from: the track record counts per suggestion."""
+    def feedback(self, id: int, verdict: str, reason: str | None, action: bool = False) -> Feedback:
+        """A person's verdict (``util`` or ``inutil``, control.commands.VERDICTS) on a
+        suggestion, or (``action``) on an action, which is a verdict on the suggestion it came
+        from: the track record counts per suggestion."""
         with self._lock:
-            aid = ref if action else None
-            sid = ref if aid is None else self._suggestion_of(aid)
+            aid = id if action else None
+            sid = id if aid is None else self._suggestion_of(aid)
             row = self.store.row(sid)
-            event = "useful" if useful else "useless"
+            event: Literal["useful", "useless"] = "useful" if verdict == "util" else "useless"
             self.store.record_outcome(
                 event, row["kind"], row["target"], suggestion_id=sid, action_id=aid, reason=reason
             )
@@ -240,13 +304,11 @@ class Agent:
             )
         )
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> Stats:
         """The track record's counts and rules, and what ALMA took from a person's reasons."""
-        out = self._track_record().summary()
-        out["reasons"] = taken(self.analyst.notes())
-        return out
+        return {**self._track_record().summary(), "reasons": taken(self.analyst.notes())}
 
-    def allow(self, kind: str, folder: str | None) -> dict[str, Any]:
+    def allow(self, kind: str, folder: str | None) -> AutonomyStatus:
         """Lift a stop: at auto (no folder), or the proposals of ``kind`` in ``folder``."""
         with self._lock:
             if folder is None:
@@ -267,7 +329,8 @@ class Agent:
 
     # -- a person's decisions -------------------------------------------------------------------
     @gives_back_memory
-    def accept(self, sid: int) -> dict[str, Any]:
+    def accept(self, id: int) -> Action:
+        sid = id
         with self._lock:
             row = self.store.row(sid)
             if row["status"] not in ("pending", "failed"):
@@ -277,7 +340,7 @@ class Agent:
                 raise closed(_not_open(sid, row["status"], row["action_id"]))
             if row["status"] == "failed":
                 self._refresh_plan(sid, row["fingerprint"])
-            return self._told(self.decider.run(sid, auto=False))
+            return self._told(as_action(self.decider.run(sid, auto=False)))
 
     def _refresh_plan(self, sid: int, fingerprint: str) -> None:
         """A failed action was rolled back: its files are back, but each rename moved their
@@ -297,10 +360,12 @@ class Agent:
         raise ConflictError(message)
 
     @gives_back_memory
-    def show(self, sid: int, *, all_ops: bool = True) -> dict[str, Any]:
+    def show(self, id: int, all: bool = True) -> SuggestionShown:
         """A suggestion as `suggestions show` answers it (actions.summary.shown), its plan read
-        as it is summarized; an edit in it comes with its diff (``diffs``)."""
-        edits: list[dict[str, Any]] = []
+        as it is summarized (``all``: every op); an edit in it comes with its diff
+        (``diffs``)."""
+        sid = id
+        edits: list[JSONObject] = []
 
         def plan() -> Iterator[Any]:
             for op in self.store.iter_plan(sid):
@@ -308,13 +373,15 @@ class Agent:
                     edits.append(op)
                 yield op
 
-        out = summary.shown(
-            {**self.store.get(sid, with_plan=False), "plan": plan()}, all_ops=all_ops
-        )
+        shown = summary.shown({**self.store.get(sid, with_plan=False), "plan": plan()}, all_ops=all)
+        out = cast("SuggestionShown", shown)  # the stored suggestion, its plan summarized
         diffs = diagnose.edit_diffs(self.layout.root, edits)
-        return {**out, "diffs": diffs} if diffs else out
+        if diffs:
+            out["diffs"] = diffs
+        return out
 
-    def reject(self, sid: int, reason: str | None) -> dict[str, Any]:
+    def reject(self, id: int, reason: str | None) -> Suggestion:
+        sid = id
         with self._lock:
             row = self.store.row(sid)
             if row["status"] not in ("pending", "failed"):
@@ -323,7 +390,8 @@ class Agent:
         return self.store.get(sid, with_plan=False)
 
     @gives_back_memory
-    def undo(self, action_id: int | None) -> dict[str, Any]:
+    def undo(self, id: int | None) -> Action:
+        action_id = id
         with self._lock:
             target = self.engine.undo_target(action_id)
             in_daemon = self.undo_in_daemon.get(str(target["sandbox"]))
@@ -341,36 +409,51 @@ class Agent:
             else:
                 action = self.engine.undo(int(target["id"]))
             if action["undoes"] is None:
-                return action  # a failed action's rollback finished: nothing was undone
+                return as_action(action)  # a failed action's rollback finished: nothing was undone
             original = self.engine.journal.action(int(action["undoes"]))
             self._undone(original)
             sid = original["suggestion_id"]
             self.audit(action, dict(self.store.row(int(sid))) if sid is not None else None)
             return self._told(action)
 
-    def trash_restore(self, action_id: int, path: str | None) -> dict[str, Any]:
+    def edit_memory(
+        self,
+        id: str,
+        text: str | None,
+        tags: list[str] | None,
+        importance: int | None,
+        memory_type: str | None,
+    ) -> MemoryEdited:
+        """`alma-ctl memory edit`: a person's edit of a memory, journaled in the memory family
+        (agent.memory.merge_actions.edit) and audited like any other action."""
+        if self.memory is None:
+            raise UnavailableError(_("The memory store is not part of this daemon."))
+        service = self.memory.get()
+        changes = {"text": text, "tags": tags, "importance": importance, "memory_type": memory_type}
+        with self._lock:
+            edited = self.engine.run_in_daemon(
+                lambda journal: memory_actions.edit(journal, service, id, **changes)
+            )
+            self.audit(self.engine.journal.action(int(edited["action_id"])), None)
+        return cast("MemoryEdited", edited)
+
+    def trash_restore(self, id: int, path: str | None) -> Action:
         """`alma-ctl trash restore`: an action of the person's, audited like any other."""
         with self._lock:
-            action = self.engine.trash_restore(action_id, path)
+            action = as_action(self.engine.trash_restore(id, path))
             self.audit(action, None)
             return self._told(action)
 
-    def audit(self, action: dict[str, Any], suggestion: dict[str, Any] | None) -> None:
+    def audit(self, action: Mapping[str, Any], suggestion: Mapping[str, Any] | None) -> None:
         """Every action goes to logs/alma/acciones.md (agent.loop.decision.AuditLog)."""
         self.auditlog.write(action, suggestion)
 
-    def _told(self, action: dict[str, Any]) -> dict[str, Any]:
+    def _told(self, action: Mapping[str, Any]) -> Action:
         """The action as its person is answered: with the audit log's problem, if any."""
-        if self.audit_problem is None:
-            return action
-        return {**action, "audit_problem": self.audit_problem}
-
-    # -- the day's report ----------------------------------------------------------------------
-    def daily_report(self) -> dict[str, Any]:
-        return self.reports.scheduled()
-
-    def report(self, day: str | None, *, refresh: bool = False) -> dict[str, Any]:
-        return self.reports.show(day, refresh=refresh)
+        told = as_action(action)
+        if self.audit_problem is not None:
+            told["audit_problem"] = self.audit_problem
+        return told
 
     def _undone(self, original: dict[str, Any]) -> None:
         """The track record learns of an undo; at auto, a kind whose actions of its own were

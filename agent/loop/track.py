@@ -23,12 +23,18 @@ import json
 import sqlite3
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from actions.planners.base import PlanResult, fingerprint
 from policies.i18n import _
 from policies.kinds import AUTO_KINDS
-from policies.states import COUNTED_OUTCOMES
+from policies.results import (
+    AutoStopped,
+    FolderCounts,
+    KindCounts,
+    Promotable,
+    Stopped,
+    TrackSummary,
+)
 
 REJECTS_TO_STOP = 3
 UNDOS_TO_STOP = 2
@@ -105,9 +111,9 @@ class TrackRecord:
     def auto_stopped(self, kind: str) -> bool:
         return self.auto_undos.get(kind, 0) >= UNDOS_TO_STOP
 
-    def promotable(self) -> list[dict[str, Any]]:
+    def promotable(self) -> list[Promotable]:
         """Kinds a person accepted often and never undid, not yet allowed at auto."""
-        out = []
+        out: list[Promotable] = []
         for kind, n in sorted(self.accepted_by_person.items()):
             if n < PROMOTE_AFTER or kind in self.undone_kinds or kind in self.auto_kinds:
                 continue
@@ -167,20 +173,20 @@ class TrackRecord:
         bad = counts["rejected"] + counts["useless"]
         return (good + 1) / (good + bad + 2)
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> TrackSummary:
         """What ``alma-ctl stats`` shows."""
         kinds: dict[str, Counter[str]] = defaultdict(Counter)
-        folders = []
+        folders: list[FolderCounts] = []
         for (kind, folder), counts in sorted(self.total.items()):
             kinds[kind].update(counts)
-            folders.append({"kind": kind, "folder": folder} | _counts(counts))
-        stopped = []
+            folders.append({**_counts(kind, counts), "folder": folder})
+        stopped: list[Stopped] = []
         for kind, folder in sorted({*self.rejects, *self.held}):
             why = self.stopped(kind, folder)
             if why is not None:
                 lift = f"alma-ctl autonomy allow {kind} --folder {folder}"
                 stopped.append({"kind": kind, "folder": folder, "why": why, "lift": lift})
-        auto_stopped = [
+        auto_stopped: list[AutoStopped] = [
             {
                 "kind": kind,
                 "why": f"deshiciste {n} veces lo que ALMA hizo por su cuenta",
@@ -190,7 +196,7 @@ class TrackRecord:
             if n >= UNDOS_TO_STOP
         ]
         return {
-            "kinds": [{"kind": k} | _counts(c) for k, c in sorted(kinds.items())],
+            "kinds": [_counts(k, c) for k, c in sorted(kinds.items())],
             "folders": folders,
             "stopped": stopped,
             "auto_stopped": auto_stopped,
@@ -198,5 +204,14 @@ class TrackRecord:
         }
 
 
-def _counts(counts: Counter[str]) -> dict[str, int]:
-    return {event: counts.get(event, 0) for event in COUNTED_OUTCOMES}
+def _counts(kind: str, counts: Counter[str]) -> KindCounts:
+    """``kind``'s counts of each of policies.states.COUNTED_OUTCOMES."""
+    return {
+        "kind": kind,
+        "proposed": counts["proposed"],
+        "accepted": counts["accepted"],
+        "rejected": counts["rejected"],
+        "undone": counts["undone"],
+        "useful": counts["useful"],
+        "useless": counts["useless"],
+    }

@@ -31,7 +31,6 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -47,6 +46,7 @@ from agent.memory.search import (
     load,
     matched_terms,
 )
+from policies.results import ContextItem, Layer, Why
 from state.memory import MemoryRecord, MemoryStore
 from state.memory.embedder import Selection, Vectors
 from state.memory.models import RankFacts
@@ -68,22 +68,22 @@ _HEADERS = {"L-inf": "Principios (siempre):", "L1": "Lo que sé:", "L0": "De los
 
 @dataclass
 class Item:
-    layer: str
+    layer: Layer
     source: str
     content: str
     id: str = ""
     score: float | None = None
     memory_type: str = "principle"
     tokens: int = 0
-    why: dict[str, Any] | None = None
+    why: Why | None = None
     created_at: str = ""
     answers: bool = False  # it answers the message (the chat quotes what answers)
 
     def line(self) -> str:
         return f"- {' '.join(self.content.split())}  [{self.source}]"
 
-    def public(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def public(self) -> ContextItem:
+        out: ContextItem = {
             "layer": self.layer,
             "source": self.source,
             "content": self.content,

@@ -25,13 +25,14 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from actions.tree import Tree
 from control.commands import EXPORT_FORMATS as FORMATS
+from control.commands import NOTE_FORMATS
 from policies import secrets
 from policies.errors import BadArgumentError
 from policies.i18n import _
+from policies.results import ExportSummary, JSONObject, MemoryExport, Withheld
 from policies.text import hashtags
 from state.chatlog import ASSISTANT, PERSON, log_names, parse, read_log
 
@@ -104,9 +105,9 @@ def _in_valid(pair: Pair, share: float) -> bool:
     return int(pair.id, 16) < share * float(16 ** len(pair.id))
 
 
-def _row(fmt: str, pair: Pair, system: str) -> dict[str, Any]:
+def _row(fmt: str, pair: Pair, system: str) -> dict[str, object]:
     if fmt == "alpaca":
-        row: dict[str, Any] = {"instruction": pair.prompt, "input": "", "output": pair.answer}
+        row: dict[str, object] = {"instruction": pair.prompt, "input": "", "output": pair.answer}
         return {**row, "system": system} if system else row
     turns = [("system", system)] if system else []
     turns += [("user", pair.prompt), ("assistant", pair.answer)]
@@ -116,11 +117,10 @@ def _row(fmt: str, pair: Pair, system: str) -> dict[str, Any]:
     return {"messages": [{"role": r, "content": t} for r, t in turns]}
 
 
-def _text(row: dict[str, Any]) -> str:
-    if "messages" in row:
-        return "\n".join(m["content"] for m in row["messages"])
-    if "conversations" in row:
-        return "\n".join(m["value"] for m in row["conversations"])
+def _text(row: dict[str, object]) -> str:
+    turns = row.get("messages", row.get("conversations"))
+    if isinstance(turns, list):  # chatml's and mlx's content, sharegpt's value
+        return "\n".join(str(t.get("content", t.get("value"))) for t in turns)
     return "\n".join(str(v) for v in row.values())
 
 
@@ -133,7 +133,7 @@ def export(
     include_secrets: bool = False,
     include: tuple[str, ...] | list[str] = (),
     count: Callable[[str], int | None] | None = None,
-) -> dict[str, Any]:
+) -> MemoryExport:
     """The export as the wire carries it: ``train`` and ``valid`` rows (``split`` says whether
     they go to two files), a ``summary`` (examples, tokens, what was dropped and why) and the
     ``withheld`` examples, each with its id, day, why and a masked preview.
@@ -155,7 +155,7 @@ def export(
     dropped: Counter[str] = Counter()
     seen: set[str] = set()
     kept: list[Pair] = []
-    withheld: list[dict[str, Any]] = []
+    withheld: list[Withheld] = []
     for pair in pairs(root):
         if _near_empty(pair.prompt) or _near_empty(pair.answer):
             dropped["empty"] += 1
@@ -180,8 +180,8 @@ def export(
             continue
         kept.append(pair)
     split = fmt in SPLIT_FORMATS or valid > 0
-    train: list[dict[str, Any]] = []
-    held_out: list[dict[str, Any]] = []
+    train: list[dict[str, object]] = []
+    held_out: list[dict[str, object]] = []
     if split and valid > 0:
         in_valid = [_in_valid(p, valid) for p in kept]
         if len(kept) >= 2 and not any(in_valid):  # a trainer refuses an empty valid file
@@ -193,7 +193,7 @@ def export(
         (held_out if to_valid else train).append(_row(fmt, pair, system))
     text = "\n".join(_text(r) for r in (*train, *held_out))
     tokens = count(text) if count is not None and text else None
-    summary = {
+    summary: ExportSummary = {
         "examples": len(kept),
         "train": len(train),
         "valid": len(held_out),
@@ -210,3 +210,52 @@ def export(
         "summary": summary,
         "withheld": withheld,
     }
+
+
+class ChatExport:
+    """``memory export``: the chat logs as training data, or the memories as notes. The logs,
+    not the memory store: a training export works while the store loads or is off. ``persona`` gives the system turn when one
+    is asked for; ``count`` is the loaded model's tokenizer, when one is loaded."""
+
+    def __init__(
+        self,
+        root: Path,
+        persona: Callable[[], str],
+        count: Callable[[str], int | None],
+        notes: Callable[..., JSONObject],
+    ) -> None:
+        self.root = root
+        self.persona = persona
+        self.count = count
+        self.notes = notes  # the memory store's vault (MemoryService.vault), reached when asked
+
+    def export(
+        self,
+        format: str,
+        vault: str | None,
+        valid: float | None,
+        system: bool,
+        include_secrets: bool,
+        include: list[str],
+        list_withheld: bool,
+    ) -> MemoryExport | JSONObject:
+        if format in NOTE_FORMATS or vault is not None:  # the memories as notes, not the logs
+            return self.notes(
+                format,
+                vault,
+                include_secrets=include_secrets,
+                include=include,
+                list_withheld=list_withheld,
+            )
+        result = export(
+            self.root,
+            format,
+            valid=valid,
+            system=self.persona() if system else "",
+            include_secrets=include_secrets,
+            include=include,
+            count=None if list_withheld else self.count,
+        )
+        if list_withheld:  # the listing only: nothing to write
+            result["train"], result["valid"], result["listing"] = [], [], True
+        return result

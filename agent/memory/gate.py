@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from policies.errors import UnavailableError
 from policies.i18n import _
+from policies.results import Context
 
 if TYPE_CHECKING:
     # Only the type: the service imports Chroma and the embedder, which load in the background.
@@ -18,9 +21,11 @@ log = logging.getLogger("alma.memory")
 
 class MemoryGate:
     """The memory service loads in the background (the embedding model is slow to load);
-    memory commands wait for it a little, then say to try again."""
+    memory commands wait for it a little, then say to try again. What the daemon asks of the
+    memory whether it is there or not (the chat's context, the logs to ingest) asks here."""
 
-    def __init__(self) -> None:
+    def __init__(self, principles_file: Path | None = None) -> None:
+        self.principles_file = principles_file
         self._ready = threading.Event()
         self._service: MemoryService | None = None
         self.error: str | None = None
@@ -65,3 +70,36 @@ class MemoryGate:
         except Exception:  # status must answer even when the store is unwell; the log says why
             log.warning("the memory store could not count its memories", exc_info=True)
             return "ready", None
+
+    def chat_context(self, message: str, budget_tokens: int) -> Context:
+        """What the chat is given for ``message``: the principles and the memories that answer
+        it; the principles alone while the store loads or when it is off."""
+        service = self._service
+        if service is not None:
+            return service.context(message, budget=budget_tokens)
+        from agent.memory.context import read_principles  # numpy: loaded with the store
+
+        principles = read_principles(self.principles_file) if self.principles_file else []
+        text = "\n".join(item.line() for item in principles)
+        return {
+            "text": text,
+            "principles_text": text,
+            "items": [item.public() for item in principles],
+        }
+
+    def logs_changed(self, names: Iterable[str]) -> None:
+        """Files of logs/ changed: ingestion follows the chat logs among them, once loaded."""
+        service = self._service
+        if service is not None:
+            for name in names:
+                if name.endswith(".md"):
+                    service.log_changed(name)
+
+    def rescan_logs(self) -> None:
+        """The schedule's rescan: what ingestion missed (a lost event), once loaded."""
+        if self._service is not None:
+            self._service.rescan_logs()
+
+    def close(self) -> None:
+        if self._service is not None:
+            self._service.close()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -34,7 +35,7 @@ def embedding_text(content: str) -> str:
 @dataclass
 class Outcome:
     record: MemoryRecord
-    status: str  # "added" | "reinforced" | "existing"
+    status: Literal["added", "reinforced", "existing"]
 
 
 class Memorizer:

@@ -17,7 +17,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -25,6 +24,7 @@ from pydantic import BaseModel, ConfigDict
 from agent.memory.memorize import Memorizer
 from policies.errors import BadArgumentError, ConflictError, NotFoundError
 from policies.i18n import _
+from policies.results import JSONObject
 from policies.text import tag_key
 from state.memory import MemoryRecord, MemoryStore
 from state.memory.normalize import NEGATIONS, numbers, words
@@ -45,8 +45,8 @@ class MergeRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     version: int = 1
-    keep: dict[str, Any]
-    others: list[dict[str, Any]]
+    keep: JSONObject
+    others: list[JSONObject]
 
 
 def _compatible(a: str, b: str) -> bool:
@@ -242,7 +242,7 @@ def _load(
     return found[keep_id], [found[i] for i in others]
 
 
-def record_for(store: MemoryStore, keep_id: str, other_ids: list[str]) -> dict[str, Any]:
+def record_for(store: MemoryStore, keep_id: str, other_ids: list[str]) -> JSONObject:
     """The record a merge would return, without merging: journaled before the merge runs, so an
     interrupted merge can be taken back exactly."""
     with store.lock:
@@ -250,7 +250,7 @@ def record_for(store: MemoryStore, keep_id: str, other_ids: list[str]) -> dict[s
     return MergeRecord(keep=keep.model_dump(), others=[r.model_dump() for r in rest]).model_dump()
 
 
-def merge(mem: Memorizer, keep_id: str, other_ids: list[str]) -> dict[str, Any]:
+def merge(mem: Memorizer, keep_id: str, other_ids: list[str]) -> JSONObject:
     store = mem.store
     with store.lock:
         keep, rest = _load(store, keep_id, other_ids)
@@ -269,7 +269,7 @@ def merge(mem: Memorizer, keep_id: str, other_ids: list[str]) -> dict[str, Any]:
     return record.model_dump()
 
 
-def unmerge(store: MemoryStore, raw: dict[str, Any]) -> None:
+def unmerge(store: MemoryStore, raw: JSONObject) -> None:
     try:
         record = MergeRecord.model_validate(raw)
         keep = MemoryRecord.model_validate(record.keep)

@@ -13,9 +13,9 @@ one back as it was; an undone migration is not applied again.
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from agent.memory.rules import derive, is_question
+from policies.results import JSONObject
 from state.memory import MemoryRecord, MemoryStateDB, MemoryStore
 
 log = logging.getLogger(__name__)
@@ -42,7 +42,7 @@ def mark_questions(store: MemoryStore, state: MemoryStateDB) -> int:
     if known is not None and known[0] != "applying":
         return 0
     if known is None:
-        before: dict[str, Any] = {}
+        before: JSONObject = {}
         for archived in (False, True):
             for rec in store.scan({"kind": {"$in": ["turn", "note"]}}, archived=archived):
                 if rec.memory_type != "principle" and is_question(rec.content):

@@ -14,11 +14,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from agent.voice.model import Complete
+from policies.results import JSONObject
 from state.memory.models import KNOWN_TYPES
 
 log = logging.getLogger("alma.llm")
 
-SCHEMA: dict[str, Any] = {
+SCHEMA: JSONObject = {
     "type": "object",
     "properties": {
         "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 10},

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from actions.ops import Keep, Mkdir, Move, Op, Restore, Trash
 from actions.planners.base import PlanResult
@@ -38,6 +38,7 @@ from actions.planners.organize import KIND as ORGANIZE
 from agent.memory import reasons as R
 from agent.memory.reasons import Reading, ReasonReader
 from policies.i18n import N_, _
+from policies.results import Memory, Taken
 from policies.text import loose_fold
 
 #: Memories listed per role per analysis (principles and decisions are few and short).
@@ -59,7 +60,7 @@ _DECISION = re.compile(
 class MemoryReader(Protocol):
     """The part of the memory service recall reads (agent.memory.service.MemoryService)."""
 
-    def list(self, *, limit: int = 20, memory_type: str | None = None) -> list[dict[str, Any]]: ...
+    def list(self, *, limit: int = 20, memory_type: str | None = None) -> list[Memory]: ...
 
 
 @dataclass(frozen=True)
@@ -93,12 +94,12 @@ def rejection_memory(sid: int, kind: str, target: str, reason: str | None) -> st
 
 
 def _note(
-    memory: dict[str, Any],
+    memory: Memory,
     role: Literal["principle", "decision"],
     reader: ReasonReader | None,
     folders: Sequence[str],
 ) -> MemoryNote | None:
-    content = str(memory.get("content", ""))
+    content = memory["content"]
     if role == "decision":
         m = _DECISION.match(content.strip())
         if m is None:
@@ -171,10 +172,10 @@ def recall_notes(
     return notes
 
 
-def taken(notes: Sequence[MemoryNote]) -> list[dict[str, str]]:
+def taken(notes: Sequence[MemoryNote]) -> list[Taken]:
     """What ALMA took from the reasons a person gave when rejecting (``alma-ctl stats``), each
     with the memory that holds it: forgetting that memory undoes it."""
-    out: list[dict[str, str]] = []
+    out: list[Taken] = []
     for note in notes:
         if note.reason is None or not note.forbids:
             continue  # a principle written as such, or a reason only shown with the next proposal

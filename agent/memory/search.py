@@ -27,11 +27,11 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import InitVar, dataclass, field
 from datetime import datetime
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from policies.results import JSONObject, Why
 from state.memory import MemoryRecord, MemoryStore
 from state.memory.embedder import Ranking, Selection, Vectors
 from state.memory.models import RankFacts
@@ -136,7 +136,7 @@ class Hit:
             raise LookupError(f"memory {self.id}: its record was not read (search.load)")
         return self.loaded
 
-    def why(self) -> dict[str, Any]:
+    def why(self) -> Why:
         return {
             "cosine": round(self.score, 4),
             "fused": round(self.fused, 4),
@@ -150,7 +150,7 @@ def search(
     store: MemoryStore,
     query: str,
     limit: int,
-    where: dict[str, Any] | None = None,
+    where: JSONObject | None = None,
     *,
     now: datetime | None = None,
     weights: RankWeights = WEIGHTS,
@@ -165,7 +165,7 @@ def search(
 def candidates(
     store: MemoryStore,
     query: str,
-    where: dict[str, Any] | None = None,
+    where: JSONObject | None = None,
     *,
     now: datetime | None = None,
     weights: RankWeights = WEIGHTS,

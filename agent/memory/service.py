@@ -32,6 +32,7 @@ from policies.errors import BadArgumentError, InvalidStateError, NotFoundError
 from policies.i18n import _
 from policies.layout import RootLayout
 from policies.modes import PRIVATE_DIR
+from policies.results import Context, ExamplesAdded, JSONObject, Memory, MemoryStats
 from policies.text import fold, project_key, tag_key
 from state.memory import MemoryRecord, MemoryStateDB, MemoryStore, get_embedder, layer_for
 from state.memory.store import where_all
@@ -43,7 +44,7 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def _checked(cmd: str, **args: Any) -> dict[str, Any]:
+def _checked(cmd: str, **args: Any) -> JSONObject:
     """``args`` as the socket's command table accepts them (control.commands: the one schema),
     for the daemon's own callers too, with the whitespace around each text dropped."""
     return {name: _trimmed(value) for name, value in validate(cmd, args).items()}
@@ -116,7 +117,7 @@ class MemoryService:
         source: str = "alma-ctl",
         theme: str | None = None,
         related_to: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> Memory:
         req = _checked(
             "memory.add",
             content=content,
@@ -163,7 +164,9 @@ class MemoryService:
         outcome = self._mem.remember([rec])[0]
         if outcome.status == "added" and self._enrich is not None:
             self._enrich.submit(rec.id, rec.content, fixed)
-        return outcome.record.public() | {"status": outcome.status}
+        out = outcome.record.public()
+        out["status"] = outcome.status
+        return out
 
     def search(
         self,
@@ -177,7 +180,7 @@ class MemoryService:
         theme: str | None = None,
         related_to: str | None = None,
         count_use: bool = True,
-    ) -> list[dict[str, Any]]:
+    ) -> list[Memory]:
         """``count_use=False`` reads without handing out: no ``use_count`` rises, nothing is
         written, so an evaluation or a preview neither changes the store nor its next answer."""
         req = _checked(
@@ -201,11 +204,13 @@ class MemoryService:
         )
         hits = hybrid_search(self.store, req["query"], req["limit"], where, now=self._clock())
         used = self._hand_out([h.record.id for h in hits]) if count_use else {}
-        return [
-            h.record.public(score=h.chance)
-            | {"use_count": used.get(h.record.id, h.record.use_count), "why": h.why()}
-            for h in hits
-        ]
+        found = []
+        for h in hits:
+            out = h.record.public(score=h.chance)
+            out["use_count"] = used.get(h.record.id, h.record.use_count)
+            out["why"] = h.why()
+            found.append(out)
+        return found
 
     def list(
         self,
@@ -215,7 +220,7 @@ class MemoryService:
         project: str | None = None,
         memory_type: str | None = None,
         archived: bool = False,
-    ) -> builtins.list[dict[str, Any]]:
+    ) -> builtins.list[Memory]:
         req = _checked(
             "memory.list",
             limit=limit,
@@ -235,8 +240,8 @@ class MemoryService:
         full = self.store.get(ids, archived=req["archived"])
         return [r.public(archived=req["archived"]) for r in full]
 
-    def show(self, memory_id: str) -> dict[str, Any]:
-        rec, archived = self._find(memory_id)
+    def show(self, id: str) -> Memory:
+        rec, archived = self._find(id)
         return rec.public(archived=archived)
 
     def edited(
@@ -286,8 +291,9 @@ class MemoryService:
         """ConflictError when the memory was edited after ``raw`` (an undo's check)."""
         edit_mod.check_unchanged(self.store, raw)
 
-    def forget(self, memory_id: str) -> dict[str, Any]:
+    def forget(self, id: str) -> Memory:
         """Archive (restorable with ``restore``); forgetting twice is not an error."""
+        memory_id = id
         with self.store.lock:
             rec, archived = self._find(memory_id)
             if not archived:
@@ -295,7 +301,8 @@ class MemoryService:
                 rec, archived = self._find(memory_id)
         return rec.public(archived=archived)
 
-    def restore(self, memory_id: str) -> dict[str, Any]:
+    def restore(self, id: str) -> Memory:
+        memory_id = id
         with self.store.lock:
             rec, archived = self._find(memory_id)
             if archived:
@@ -314,7 +321,7 @@ class MemoryService:
         *,
         budget: int = L.CONTEXT_BUDGET_DEFAULT,
         count_use: bool = True,
-    ) -> dict[str, Any]:
+    ) -> Context:
         """The context the chat is given for ``prompt``, within ``budget`` tokens;
         ``count_use``: as in :meth:`search`."""
         req = _checked("context", prompt=prompt, budget=budget)
@@ -358,7 +365,7 @@ class MemoryService:
             notes.update(notes=[], listing=True)
         return notes
 
-    def load_examples(self) -> dict[str, int]:
+    def load_examples(self) -> ExamplesAdded:
         now = self._clock().isoformat(timespec="seconds")
         records = [
             MemoryRecord(
@@ -391,12 +398,15 @@ class MemoryService:
         request.unlink(missing_ok=True)
         return added
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> MemoryStats:
         counts = self.store.counts()  # the catalog: no pass over every memory's metadata
         return {
             "total": self.store.count(),
             "archived": self.store.count(archived=True),
-            **counts,
+            "by_tag": counts["by_tag"],
+            "by_project": counts["by_project"],
+            "by_memory_type": counts["by_memory_type"],
+            "by_layer": counts["by_layer"],
             "embedder": self.store.embedder.name,
         }
 
@@ -419,13 +429,13 @@ class MemoryService:
         """Start the full scan for merge candidates on its own thread when one is due."""
         self._candidates.start(self.store)
 
-    def merge(self, keep_id: str, other_ids: builtins.list[str]) -> dict[str, Any]:
+    def merge(self, keep_id: str, other_ids: builtins.list[str]) -> JSONObject:
         return merge_mod.merge(self._mem, keep_id, list(other_ids))
 
-    def merge_record(self, keep_id: str, other_ids: builtins.list[str]) -> dict[str, Any]:
+    def merge_record(self, keep_id: str, other_ids: builtins.list[str]) -> JSONObject:
         return merge_mod.record_for(self.store, keep_id, list(other_ids))
 
-    def unmerge(self, record: dict[str, Any]) -> None:
+    def unmerge(self, record: JSONObject) -> None:
         merge_mod.unmerge(self.store, record)
 
     # -- ingestion and lifetime --------------------------------------------------------------

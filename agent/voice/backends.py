@@ -29,6 +29,7 @@ from agent.voice.model import CHAT_SAMPLING, Backend, Chunk, Failure, Message, S
 from agent.voice.process import ProcessBackend, ProcessOptions
 from policies.errors import AlmaError, BadArgumentError, RefusedError
 from policies.i18n import _
+from policies.results import JSONObject
 
 log = logging.getLogger("alma.model")
 
@@ -117,10 +118,10 @@ class LlamaBackend:
         messages: Sequence[Message],
         *,
         max_tokens: int,
-        json_schema: dict[str, Any] | None = None,
+        json_schema: JSONObject | None = None,
         sampling: Sampling = CHAT_SAMPLING,
     ) -> Iterator[Chunk]:
-        kwargs: dict[str, Any] = {
+        kwargs: JSONObject = {
             "temperature": sampling.temperature,
             "top_p": sampling.top_p,
             "top_k": sampling.top_k,
@@ -134,7 +135,7 @@ class LlamaBackend:
         )
         return self._answer(chunks)
 
-    def _answer(self, chunks: Iterator[dict[str, Any]]) -> Iterator[Chunk]:
+    def _answer(self, chunks: Iterator[JSONObject]) -> Iterator[Chunk]:
         try:
             yield from _pieces(chunks)
         finally:
@@ -214,10 +215,10 @@ class OpenAIBackend:
         messages: Sequence[Message],
         *,
         max_tokens: int,
-        json_schema: dict[str, Any] | None = None,
+        json_schema: JSONObject | None = None,
         sampling: Sampling = CHAT_SAMPLING,
     ) -> Iterator[Chunk]:
-        body: dict[str, Any] = {
+        body: JSONObject = {
             "messages": list(messages),
             "max_tokens": max_tokens,
             "stream": True,
@@ -301,7 +302,7 @@ class OpenAIBackend:
         return None
 
     def _request(
-        self, method: str, path: str, body: dict[str, Any] | None, timeout: float
+        self, method: str, path: str, body: JSONObject | None, timeout: float
     ) -> tuple[int, bytes]:
         conn = _OwnServer(self.path, self.host, self.port, timeout=timeout)
         try:
@@ -437,11 +438,11 @@ def load(path: str, options: ProcessOptions, lora: str | None = None) -> Backend
     return ProcessBackend.start(str(model), options, lora)
 
 
-def _json_format(schema: dict[str, Any]) -> dict[str, Any]:
+def _json_format(schema: JSONObject) -> JSONObject:
     return {"type": "json_object", "schema": schema}
 
 
-def _pieces(chunks: Iterator[dict[str, Any]]) -> Iterator[Chunk]:
+def _pieces(chunks: Iterator[JSONObject]) -> Iterator[Chunk]:
     try:
         for chunk in chunks:
             choice = chunk["choices"][0]

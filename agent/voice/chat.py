@@ -28,7 +28,6 @@ from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from actions.safe_read import read_file
 from actions.tree import Tree
@@ -40,6 +39,7 @@ from control.stream import StreamReply
 from policies.errors import AlmaError, NotFoundError, UnavailableError
 from policies.i18n import _, current_language, language, message_language
 from policies.layout import RootLayout
+from policies.results import ChatAnswer, ChatStart, Context, ContextItem, Suggestion
 
 log = logging.getLogger("alma.chat")
 
@@ -97,24 +97,24 @@ class Session:
                     self.tokens.popleft()
 
 
-ContextFn = Callable[[str, int], dict[str, Any]]
-PendingFn = Callable[[], list[dict[str, Any]]]
+ContextFn = Callable[[str, int], Context]
+PendingFn = Callable[[], list[Suggestion]]
 AsksFn = Callable[[str], bool]
 
 
-def answers(item: dict[str, Any]) -> bool:
+def answers(item: ContextItem) -> bool:
     """Whether a context item answers the message: its ``answers`` when the context says,
     else a memory does (it was selected for the message) and a principle does not (every
     principle is handed whatever the message)."""
     said = item.get("answers")
-    if isinstance(said, bool):
+    if said is not None:
         return said
-    return item.get("layer") in ("L1", "L0")
+    return item["layer"] in ("L1", "L0")
 
 
-def answering(ctx: dict[str, Any]) -> tuple[list[dict[str, Any]], bool]:
+def answering(ctx: Context) -> tuple[list[ContextItem], bool]:
     """The items that answer the message (quoted to the person), and whether any does."""
-    items = [i for i in ctx.get("items", []) if isinstance(i, dict) and answers(i)]
+    items = [i for i in ctx["items"] if answers(i)]
     answered = ctx.get("answered")
     return items, answered if isinstance(answered, bool) else bool(items)
 
@@ -144,7 +144,7 @@ class ChatService:
         self._sessions: OrderedDict[str, Session] = OrderedDict()
         self._lock = threading.Lock()
 
-    def start(self) -> dict[str, Any]:
+    def start(self) -> ChatStart:
         session = Session(secrets.token_hex(8))
         with self._lock:
             self._sessions[session.id] = session
@@ -152,12 +152,13 @@ class ChatService:
                 self._sessions.popitem(last=False)
         return {"session": session.id, "pending": self.pending(), "model": self.runtime.status()}
 
-    def send(self, session_id: str, message: str) -> StreamReply:
+    def send(self, session: str, message: str) -> StreamReply:
+        session_id = session
         with self._lock:
-            session = self._sessions.get(session_id)
-            if session is not None:
+            found = self._sessions.get(session_id)
+            if found is not None:
                 self._sessions.move_to_end(session_id)
-        if session is None:
+        if found is None:
             raise NotFoundError(
                 _(
                     "No chat session {session} (the daemon may have restarted); start a new one.",
@@ -175,7 +176,7 @@ class ChatService:
 
         def job(backend: Backend | None) -> None:
             with language(lang):
-                self._answer(backend, session, message, asked_at, reply, lang)
+                self._answer(backend, found, message, asked_at, reply, lang)
 
         try:
             self.runtime.submit_chat(job)
@@ -213,8 +214,8 @@ class ChatService:
             persona = self.persona()
             prompt = assemble(
                 persona=persona,
-                context=str(ctx.get("principles_text", "")),
-                memories=str(ctx.get("memories_text", "")),
+                context=ctx.get("principles_text", ""),
+                memories=ctx.get("memories_text", ""),
                 history=list(session.turns),
                 message=message,
                 n_ctx=backend.n_ctx,
@@ -225,7 +226,7 @@ class ChatService:
                 answered=answered,
             )
             grounds = grounds_of(
-                [i for i in ctx.get("items", []) if isinstance(i, dict)],
+                ctx["items"],
                 message=message,
                 extra=[persona],
                 framing=framing(),
@@ -271,34 +272,33 @@ class ChatService:
             ms=ms,
             stopped=stopped,
         )
-        reply.finish(
-            {
-                "text": guard.text,  # what the person was shown
-                "stopped": stopped,
-                "tokens": result.tokens,
-                "ms": ms,
-                "first_token_ms": result.first_token_ms,
-                "model": result.model,
-                "prompt_tokens": prompt.tokens,
-                "turns_dropped": prompt.turns_dropped,
-                "message_cut": prompt.message_cut,
-                "known": len(known),
-                "answered": answered,
-                "language": lang,
-                "invented_citations": guard.invented,
-                "dropped": len(guard.dropped),
-                "dropped_note": dropped_sentence(len(guard.dropped)) if guard.dropped else "",
-                "logged": logged,
-            }
-        )
+        answered_with: ChatAnswer = {
+            "text": guard.text,  # what the person was shown
+            "stopped": stopped,
+            "tokens": result.tokens,
+            "ms": ms,
+            "first_token_ms": result.first_token_ms,
+            "model": result.model,
+            "prompt_tokens": prompt.tokens,
+            "turns_dropped": prompt.turns_dropped,
+            "message_cut": prompt.message_cut,
+            "known": len(known),
+            "answered": answered,
+            "language": lang,
+            "invented_citations": guard.invented,
+            "dropped": len(guard.dropped),
+            "dropped_note": dropped_sentence(len(guard.dropped)) if guard.dropped else "",
+            "logged": logged,
+        }
+        reply.finish(answered_with)
 
-    def _context(self, message: str, backend: Backend) -> dict[str, Any]:
+    def _context(self, message: str, backend: Backend) -> Context:
         budget = max(100, min(self.limits.context_budget, backend.n_ctx // CONTEXT_SHARE))
         try:
             return self.context(message, budget)
         except AlmaError as exc:  # memory still loading or off: answer without it
             log.info("chat without memories: %s", exc.message)
-            return {}
+            return {"text": "", "items": []}
 
     def persona(self) -> str:
         """``system/persona.md``, read the one safe way (actions.safe_read.read_file: no link, no FIFO,
@@ -321,7 +321,7 @@ def nothing_stored() -> str:
     )
 
 
-def known_block(items: list[dict[str, Any]]) -> str:
+def known_block(items: list[ContextItem]) -> str:
     """The memories that answer a message as the person sees them: each quoted with the day
     it was stated and where it comes from."""
     lines = [_("What ALMA knows about this:")]

@@ -29,16 +29,16 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from agent.voice.files import check_adapter, check_gguf, resolve_model_path
 from policies.errors import AlmaError, BadArgumentError, ErrorCode, UnavailableError
 from policies.i18n import N_, _, current_language, language
+from policies.results import AnswerEnd, JSONObject, ModelStatus
 
 log = logging.getLogger("alma.model")
 
 Message = dict[str, str]
-Stopped = Literal["done", "cancelled", "max_tokens", "timeout"]
 #: A piece of text and, on the last piece, why the backend stopped ("stop", "length").
 Chunk = tuple[str, str | None]
 
@@ -103,7 +103,7 @@ class Backend(Protocol):
         messages: Sequence[Message],
         *,
         max_tokens: int,
-        json_schema: dict[str, Any] | None = None,
+        json_schema: JSONObject | None = None,
         sampling: Sampling = CHAT_SAMPLING,
     ) -> Iterator[Chunk]: ...
 
@@ -139,7 +139,7 @@ class Complete(Protocol):
         messages: Sequence[Message],
         *,
         max_tokens: int,
-        json_schema: dict[str, Any] | None = None,
+        json_schema: JSONObject | None = None,
         timeout_s: float,
     ) -> str | None: ...
 
@@ -147,7 +147,7 @@ class Complete(Protocol):
 @dataclass(frozen=True)
 class Generation:
     text: str
-    stopped: Stopped
+    stopped: AnswerEnd
     tokens: int
     ms: int
     first_token_ms: int | None
@@ -211,11 +211,11 @@ class ModelRuntime:
 
     # ------------------------------------------------------------------ what callers use
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> ModelStatus:
         """A snapshot; never waits for the worker."""
         with self._lock:
             backend = self._backend
-            out: dict[str, Any] = {
+            out: ModelStatus = {
                 "path": backend.path if backend else self._display_path(),
                 "backend": backend.kind if backend else self._kind_of(self._path),
                 "loaded": backend is not None,
@@ -269,7 +269,7 @@ class ModelRuntime:
     def configured(self) -> bool:
         return bool(self._path)
 
-    def use(self, path: str, lora: str | None = None, timeout_s: float = 600.0) -> dict[str, Any]:
+    def use(self, path: str, lora: str | None = None, timeout_s: float = 600.0) -> ModelStatus:
         """Load ``path`` (with the LoRA adapter ``lora`` applied, if given) and answer with it
         from now on; on any failure the old model stays. ``use`` of a model without ``lora``
         drops the adapter.
@@ -300,7 +300,7 @@ class ModelRuntime:
 
         lang = current_language()
 
-        def load(_backend: Backend | None) -> dict[str, Any]:
+        def load(_backend: Backend | None) -> ModelStatus:
             with language(lang):  # its refusal is for the person who asked
                 try:
                     if lora is not None:
@@ -363,7 +363,7 @@ class ModelRuntime:
         messages: Sequence[Message],
         *,
         max_tokens: int,
-        json_schema: dict[str, Any] | None = None,
+        json_schema: JSONObject | None = None,
         timeout_s: float,
     ) -> str | None:
         """The model's whole answer for background work, or None when there is no model, it
@@ -633,7 +633,7 @@ def generate(
     max_tokens: int,
     deadline: float,
     cancelled: Callable[[], bool],
-    json_schema: dict[str, Any] | None = None,
+    json_schema: JSONObject | None = None,
     on_text: Callable[[str], None] | None = None,
     sampling: Sampling = CHAT_SAMPLING,
 ) -> Generation:
@@ -643,7 +643,7 @@ def generate(
     first: int | None = None
     pieces: list[str] = []
     tokens = 0
-    stopped: Stopped = "done"
+    stopped: AnswerEnd = "done"
     chunks = backend.stream(
         messages, max_tokens=max_tokens, json_schema=json_schema, sampling=sampling
     )

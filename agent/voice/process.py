@@ -34,7 +34,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
 
 from agent.voice.files import resolve_model_path
 from agent.voice.model import (
@@ -49,6 +48,7 @@ from agent.voice.model import (
 from agent.voice.worker import EXIT_LOAD, EXIT_OOM, cpu_flags
 from policies.errors import AlmaError, BadArgumentError
 from policies.i18n import N_, _, current_language
+from policies.results import JSONObject
 from sandbox.confine import Backend as Sandbox
 from sandbox.confine import Confinement
 from sandbox.landlock import ENV_REPORT
@@ -216,7 +216,7 @@ class ProcessBackend:
         messages: Sequence[Message],
         *,
         max_tokens: int,
-        json_schema: dict[str, Any] | None = None,
+        json_schema: JSONObject | None = None,
         sampling: Sampling = CHAT_SAMPLING,
     ) -> Iterator[Chunk]:
         self._send(
@@ -310,7 +310,7 @@ class ProcessBackend:
 
     # ------------------------------------------------------------------ the channel
 
-    def _send(self, message: dict[str, Any]) -> None:
+    def _send(self, message: JSONObject) -> None:
         if self._failure is not None:
             raise ModelFailed(self._failure)
         stdin = self.process.stdin
@@ -323,7 +323,7 @@ class ProcessBackend:
 
     def _receive(
         self, doing: str, *, limit: float | None = None, until: float | None = None
-    ) -> dict[str, Any]:
+    ) -> JSONObject:
         """The next message; a death, or a silence past ``limit`` seconds (a hang) or past
         ``until`` (a cancel that did not stop in time), is :class:`ModelFailed`. What a process
         wrote before it ended is read first (its last words may be why it ended)."""

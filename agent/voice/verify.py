@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from policies.i18n import ngettext
+from policies.results import ContextItem
 from policies.text import fold
 from state.memory.normalize import NEGATIONS, STOPWORDS, search_terms, words
 
@@ -452,7 +453,7 @@ def _line_key(line: str) -> str:
 
 
 def grounds_of(
-    items: Iterable[dict[str, object]],
+    items: Iterable[ContextItem],
     *,
     message: str,
     extra: Sequence[str] = (),
@@ -464,8 +465,8 @@ def grounds_of(
     sources: list[str] = []
     names: set[str] = set()
     for item in items:
-        source = str(item.get("source", ""))
-        day = str(item.get("created_at", ""))[:10]
+        source = item.get("source", "")
+        day = item.get("created_at", "")[:10]
         sources.append(f"{item.get('content', '')} {day} {source}")
         if source:
             names.add(source)

@@ -26,11 +26,12 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from typing import IO, Any
+from typing import IO
 
 from agent.voice.model import CHAT_SAMPLING, Backend, Sampling
 from policies.errors import AlmaError
 from policies.i18n import _, language
+from policies.results import JSONObject
 from sandbox.landlock import ENV_REPORT
 
 EXIT_OOM = 3
@@ -134,7 +135,7 @@ def cpu_flags() -> set[str]:
     return set()
 
 
-def _describe(backend: Backend) -> dict[str, Any]:
+def _describe(backend: Backend) -> JSONObject:
     return {
         "kind": backend.kind,
         "lora": getattr(backend, "lora", None),  # the adapter it applied (a model's, not a test's)
@@ -148,7 +149,7 @@ def _describe(backend: Backend) -> dict[str, Any]:
 
 
 def _serve(backend: Backend, channel: IO[str], lang: str) -> None:
-    requests: queue.Queue[dict[str, Any] | None] = queue.Queue()
+    requests: queue.Queue[JSONObject | None] = queue.Queue()
     cancel = threading.Event()
 
     def read() -> None:
@@ -201,7 +202,7 @@ def _run(
     backend: Backend,
     messages: list[dict[str, str]],
     max_tokens: int,
-    json_schema: dict[str, Any] | None,
+    json_schema: JSONObject | None,
     cancel: threading.Event,
     sampling: Sampling = CHAT_SAMPLING,
 ) -> Iterator[tuple[str, str | None]]:
@@ -219,7 +220,7 @@ def _run(
             close()
 
 
-def _send(channel: IO[str], message: dict[str, Any]) -> None:
+def _send(channel: IO[str], message: JSONObject) -> None:
     channel.write(json.dumps(message, ensure_ascii=False) + "\n")
 
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from policies.results import Layer, Memory
 from policies.text import clean_tag, fold, project_key, tag_key
 
-Layer = Literal["L-inf", "L1", "L0"]
 LAYERS: tuple[Layer, ...] = ("L-inf", "L1", "L0")
 
 #: The known memory types (contract §3); memory_type is free text beyond these.
@@ -105,10 +105,32 @@ class MemoryRecord(BaseModel):
         fields = {k: v for k, v in metadata.items() if k in _FIELDS}
         return cls(id=memory_id, content=document, **fields)
 
-    def public(self, *, score: float | None = None, archived: bool = False) -> dict[str, Any]:
+    def public(self, *, score: float | None = None, archived: bool = False) -> Memory:
         """The contract's JSON shape, plus a few extra fields (allowed by contract §3)."""
-        out: dict[str, Any] = self.model_dump(exclude={"mention_ids", "enriched"})
-        out["archived"] = archived
+        out: Memory = {
+            "id": self.id,
+            "content": self.content,
+            "tags": list(self.tags),
+            "project": self.project,
+            "theme": self.theme,
+            "importance": self.importance,
+            "related_to": self.related_to,
+            "memory_type": self.memory_type,
+            "use_count": self.use_count,
+            "mentions": self.mentions,
+            "boosted": self.boosted,
+            "created_at": self.created_at,
+            "source": self.source,
+            "layer": self.layer,
+            "kind": self.kind,
+            "day": self.day,
+            "event_date": self.event_date,
+            "reply_to": self.reply_to,
+            "archived_at": self.archived_at,
+            "archive_reason": self.archive_reason,
+            "merged_into": self.merged_into,
+            "archived": archived,
+        }
         if score is not None:
             out["score"] = round(score, 4)
         return out

@@ -65,7 +65,7 @@ def _example_logs(alma: AlmaRoot) -> None:
 
 
 def _pending(agent: Agent) -> list[dict[str, object]]:
-    return agent.store.list(status="pending", all_=False)
+    return agent.store.list(status="pending", all=False)
 
 
 def test_a_finding_becomes_a_pending_suggestion_once(agent: tuple[Agent, AlmaRoot]) -> None:
@@ -193,12 +193,12 @@ def test_the_report_uses_the_models_summary_only_when_it_holds(
     _example_logs(alma)
     (alma.root / "user" / "proyectoY").mkdir()
     ag.reports.complete, ag.reports.model_timeout_s = FakeComplete(FAITHFUL), 9.0
-    report = ag.report("2026-11-17")
+    report = ag.reports.show("2026-11-17")
     assert report["text"].startswith(f"# Análisis del día · 2026-11-17\n\n{FAITHFUL}\n")
     assert ag.reports.complete.calls[0]["timeout_s"] == 9.0
     # A lie: the extractive report goes in its place.
     ag.reports.complete = FakeComplete(FAITHFUL.replace("08:02", "06:15"))
-    lied = ag.report("2026-11-17", refresh=True)
+    lied = ag.reports.show("2026-11-17", refresh=True)
     assert "06:15" not in lied["text"] and "Actividad de 08:02 a 22:47" in lied["text"]
     assert Path(lied["path"]).read_text(encoding="utf-8") == lied["text"]
 
@@ -213,7 +213,7 @@ def test_feedback_on_an_action_is_feedback_on_the_suggestion_it_came_from(
     (sid,) = ag.analyze(trigger="person")
     done = ag.accept(sid)
     aid = int(done["id"])
-    got = ag.feedback(aid, True, "me ahorró tiempo", action=True)
+    got = ag.feedback(aid, "util", "me ahorró tiempo", action=True)
     assert (got["suggestion_id"], got["action_id"], got["feedback"]) == (sid, aid, "useful")
 
     def organize() -> tuple[int, int]:
@@ -221,13 +221,13 @@ def test_feedback_on_an_action_is_feedback_on_the_suggestion_it_came_from(
         return kind["useful"], kind["useless"]
 
     assert organize() == (1, 0)
-    ag.feedback(sid, False, None)  # the same suggestion by its own id: the verdict is replaced
+    ag.feedback(sid, "inutil", None)  # the same suggestion by its own id: the verdict is replaced
     assert organize() == (0, 1)
     undo = ag.undo(None)
     with pytest.raises(InvalidStateError, match=rf"undoes action {aid}\b.*--action {aid}"):
-        ag.feedback(int(undo["id"]), True, None, action=True)
+        ag.feedback(int(undo["id"]), "util", None, action=True)
     with pytest.raises(NotFoundError):
-        ag.feedback(aid + 99, True, None, action=True)
+        ag.feedback(aid + 99, "util", None, action=True)
     assert organize() == (0, 1)
 
 
@@ -236,15 +236,15 @@ def test_a_days_report_is_written_once_then_shown_as_it_is(agent: tuple[Agent, A
     # would throw away a summary the model wrote earlier or a person's note.
     ag, alma = agent
     _example_logs(alma)
-    first = ag.report("2026-11-17")
+    first = ag.reports.show("2026-11-17")
     assert first["written"] is True and "08:02" in first["text"]
     path = Path(first["path"])
     noted = first["text"] + "\nNota mía: revisar el backup del disco ñandú.\n"
     path.write_text(noted, encoding="utf-8")
-    again = ag.report("2026-11-17")
+    again = ag.reports.show("2026-11-17")
     assert again["written"] is False and again["text"] == noted
     assert again["written_at"] and path.read_text(encoding="utf-8") == noted
-    fresh = ag.report("2026-11-17", refresh=True)  # alma-ctl report --refresh
+    fresh = ag.reports.show("2026-11-17", refresh=True)  # alma-ctl report --refresh
     assert fresh["written"] is True and "ñandú" not in fresh["text"]
     assert path.read_text(encoding="utf-8") == fresh["text"] == first["text"]
 
@@ -259,9 +259,9 @@ def test_a_report_of_a_day_out_of_reach_is_a_usage_error(
     tomorrow = (datetime.now() + timedelta(days=1)).date().isoformat()
     for day in (tomorrow, "9999-12-31"):
         with pytest.raises(BadArgumentError, match=rf"{day} has not come yet"):
-            ag.report(day, refresh=refresh)
+            ag.reports.show(day, refresh=refresh)
     with pytest.raises(BadArgumentError, match=r"0001-01-01 is too long ago"):
-        ag.report("0001-01-01", refresh=refresh)
+        ag.reports.show("0001-01-01", refresh=refresh)
     assert not (alma.root / "logs" / "alma" / f"{tomorrow}-analisis.md").exists()
 
 
@@ -300,9 +300,9 @@ def test_a_report_that_cannot_be_shown_says_how_to_write_it_again(
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(b"# An\xe1lisis en latin-1\n")
     with pytest.raises(InvalidStateError, match=r"alma-ctl report --refresh 2026-11-17"):
-        ag.report("2026-11-17")
+        ag.reports.show("2026-11-17")
     assert path.read_bytes() == b"# An\xe1lisis en latin-1\n"  # nothing was changed
-    assert ag.report("2026-11-17", refresh=True)["written"] is True
+    assert ag.reports.show("2026-11-17", refresh=True)["written"] is True
 
 
 def test_a_past_days_report_counts_its_memories_however_many_came_after(
@@ -338,7 +338,7 @@ def test_a_past_days_report_counts_its_memories_however_many_came_after(
         vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
         service.store.add([*mine, *later], vectors)
         ag.memory.set(service)
-        text = ag.report("2026-11-17")["text"]
+        text = ag.reports.show("2026-11-17")["text"]
         assert "- Memory: 2 new memories (1004 in all)" in text, text
         assert "huerto" in text and "tesis" in text
     finally:
@@ -366,7 +366,7 @@ def test_a_past_days_report_lists_its_actions_however_many_came_after(
     for _ in range(1001):
         ag.engine.journal.create_action(kind="organize", plan=[])
     conn.execute("PRAGMA synchronous=FULL")
-    text = ag.report(today.isoformat())["text"]
+    text = ag.reports.show(today.isoformat())["text"]
     assert f"- action {done['id']} (organize, accepted by you)" in text, text
     assert f"- Suggestion #{sid} (organize, accepted and done)" in text, text
 
@@ -392,7 +392,7 @@ def test_the_report_offers_an_undo_only_where_undo_can_change_something(
     with pytest.raises(InvalidStateError, match="nothing to undo"):
         ag.undo(taken)
     today = datetime.fromisoformat(utcnow()).astimezone().date()
-    text = ag.report(today.isoformat(), refresh=True)["text"]
+    text = ag.reports.show(today.isoformat(), refresh=True)["text"]
     assert f"- action {taken} (backup, accepted by you)\n" in text + "\n", text
     assert f"`alma-ctl undo {taken}`" not in text, text
     assert f"`alma-ctl undo {done['id']}` undoes it" in text, text
@@ -407,17 +407,17 @@ def test_the_schedule_writes_again_only_a_report_made_before_its_day_ended(
     _example_logs(alma)
     evening = datetime(2026, 11, 17, 18, 0).timestamp()
     ag.reports.clock = lambda: evening
-    partial = ag.report(None)  # the person asked at 18:00: the day so far
+    partial = ag.reports.show(None)  # the person asked at 18:00: the day so far
     path = Path(partial["path"])
     os.utime(path, (evening, evening))
     path.write_text(partial["text"] + "\nvisto a las 18:00\n", encoding="utf-8")
     os.utime(path, (evening, evening))
     ag.reports.clock = lambda: datetime(2026, 11, 18, 3, 0).timestamp()
-    whole = ag.daily_report()
+    whole = ag.reports.scheduled()
     assert whole["date"] == "2026-11-17" and whole["written"] is True
     assert "visto a las 18:00" not in path.read_text(encoding="utf-8")
     path.write_text(whole["text"] + "\nnota de la mañana\n", encoding="utf-8")  # after the day
-    kept = ag.daily_report()
+    kept = ag.reports.scheduled()
     assert kept["written"] is False and kept["text"].endswith("nota de la mañana\n")
 
 
@@ -429,22 +429,22 @@ def test_a_report_of_a_day_still_running_is_never_served_stale(
     ag, alma = agent
     morning = datetime(2026, 11, 17, 7, 55).timestamp()
     ag.reports.clock = lambda: morning
-    early = ag.report(None)  # 07:55: nothing said yet
+    early = ag.reports.show(None)  # 07:55: nothing said yet
     assert early["written"] is True and "08:02" not in early["text"]
     path = Path(early["path"])
     os.utime(path, (morning, morning))
-    assert ag.report(None)["written"] is False  # nothing new since: shown as it is
+    assert ag.reports.show(None)["written"] is False  # nothing new since: shown as it is
     _example_logs(alma)  # the day goes on: the person talks from 08:02
     later = datetime(2026, 11, 17, 23, 0).timestamp()
     for log in (alma.root / "logs").glob("2026-11-17*"):
         os.utime(log, (later, later))
     ag.reports.clock = lambda: later
-    fresh = ag.report(None)
+    fresh = ag.reports.show(None)
     assert fresh["written"] is True and "08:02" in fresh["text"]
     # Written after its day ended, a report is whole: kept as it is, a person's note with it.
     path.write_text(fresh["text"] + "\nnota\n", encoding="utf-8")
     ag.reports.clock = lambda: datetime(2026, 11, 19, 9, 0).timestamp()
-    kept = ag.report("2026-11-17")
+    kept = ag.reports.show("2026-11-17")
     assert kept["written"] is False and kept["text"].endswith("nota\n")
 
 
@@ -455,10 +455,10 @@ def test_an_undo_after_the_report_is_in_the_report(agent: tuple[Agent, AlmaRoot]
     ag.analyze(trigger="person")
     (s,) = _pending(ag)
     done = ag.accept(int(s["id"]))
-    shown = ag.report(None)["text"]
+    shown = ag.reports.show(None)["text"]
     assert f"`alma-ctl undo {done['id']}`" in shown
     ag.undo(None)
-    again = ag.report(None)
+    again = ag.reports.show(None)
     assert again["written"] is True, "an undo since: the report is written again"
     assert f"`alma-ctl undo {done['id']}`" not in again["text"]
 
@@ -598,9 +598,9 @@ def test_the_scheduled_report_is_of_the_day_that_ended(
     ag, alma = agent
     _example_logs(alma)
     ag.reports.clock = lambda: datetime(2026, 11, 18, 3, 0).timestamp()
-    report = ag.daily_report()
+    report = ag.reports.scheduled()
     assert report["date"] == "2026-11-17" and "08:02" in report["text"]
     assert Path(report["path"]).name == "2026-11-17-analisis.md"
     # A schedule set for the night.
     ag.reports.clock = lambda: datetime(2026, 11, 17, 23, 30).timestamp()
-    assert ag.daily_report()["date"] == "2026-11-17"
+    assert ag.reports.scheduled()["date"] == "2026-11-17"

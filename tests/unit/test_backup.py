@@ -595,3 +595,25 @@ def test_the_schedule_backs_up_once_a_day_and_waits_after_a_failure(tmp_path: Pa
     now[0] += 6 * 3600
     store.set_setting("fail", False)
     assert service.tick() is False and calls[-2:] == ["now", "forget"]
+
+
+def test_no_backup_on_its_own_while_autonomy_is_off(tmp_path: Path) -> None:
+    now = [1_000 * DAY]
+    service, store = _service(tmp_path, now)
+    (tmp_path / "disk").mkdir()
+    store.set_setting(
+        REPO_SETTING, {"target": str(tmp_path / "disk"), "password_file": "/p", "since": 0}
+    )
+    level = ["off"]
+
+    class _Autonomy:
+        def effective(self) -> str:
+            return level[0]
+
+    service.autonomy = _Autonomy()  # type: ignore[assignment]  # the one call it makes
+    calls: list[str] = []
+    service.now = lambda *, auto=False: calls.append("now") or {}  # type: ignore[method-assign]
+    service.forget = lambda *, auto=False: calls.append("forget") or {}  # type: ignore[method-assign]
+    assert service.tick() is False and calls == []  # due, but paused
+    level[0] = "suggest"
+    assert service.tick() is False and calls == ["now", "forget"]

@@ -1,73 +1,107 @@
-"""The command table is the schema: the daemon's dispatch is a map from each command's name to
-the one method that handles it, and that method takes exactly the command's arguments."""
+"""The command table is the schema: each command names the service method that answers it
+(``answered_by``), and that method takes exactly the command's arguments, by their wire names.
+The daemon's dispatch is the map built from the table and nothing else."""
 
 from __future__ import annotations
 
-import inspect
-from pathlib import Path
 from typing import Any
 
-from agent.api import Api
-from agent.memory.service import MemoryService
-from control.commands import COMMANDS, validate
-from policies.layout import RootLayout
+import pytest
 
-# The server answers chat.cancel itself, on the connection whose answer it stops.
-HANDLED = sorted(set(COMMANDS) - {"chat.cancel"})
-# Handlers that hand their arguments on whole to the memory service's method of the same name.
-FORWARDED = {
-    "memory.add": MemoryService.add,
-    "memory.search": MemoryService.search,
-    "memory.list": MemoryService.list,
-    "context": MemoryService.context,
+from agent.api import Api, DaemonStatus, Later, takes
+from agent.backup.service import BackupService
+from agent.day.daily_report import DailyReports
+from agent.day.reminders import Reminders
+from agent.loop.autonomy import Autonomy
+from agent.loop.lifecycle import Agent
+from agent.memory.export import ChatExport
+from agent.memory.service import MemoryService
+from agent.settings import Reload
+from agent.voice.chat import ChatService
+from agent.voice.model import ModelRuntime
+from control.commands import COMMANDS, validate
+from sandbox.engine import Engine
+from state.journal import Journal
+from state.suggestions import SuggestionStore
+
+#: The services the composition root (agent.daemon) names, by their kinds.
+SERVICES: dict[str, type] = {
+    "daemon": DaemonStatus,
+    "reload": Reload,
+    "loop": Agent,
+    "suggestions": SuggestionStore,
+    "autonomy": Autonomy,
+    "reminders": Reminders,
+    "reports": DailyReports,
+    "journal": Journal,
+    "engine": Engine,
+    "memory": MemoryService,
+    "exporter": ChatExport,
+    "model": ModelRuntime,
+    "chat": ChatService,
+    "backup": BackupService,
 }
 
 
-def _parameters(function: Any) -> dict[str, inspect.Parameter]:
-    params = dict(inspect.signature(function).parameters)
-    params.pop("self", None)
-    return params
+def test_every_command_names_a_method_that_takes_its_arguments() -> None:
+    answered = {name: c.answered_by for name, c in COMMANDS.items()}
+    # The server answers chat.cancel itself, on the connection whose answer it stops.
+    assert [name for name, by in answered.items() if by is None] == ["chat.cancel"]
+    for name, by in answered.items():
+        if by is None:
+            continue
+        owner, method = by.split(".", 1)
+        assert owner in SERVICES, f"{name}: no service {owner}"
+        takes(getattr(SERVICES[owner], method), tuple(COMMANDS[name].by_name), name)
 
 
-def test_every_command_has_a_method_that_takes_its_arguments() -> None:
-    for name in HANDLED:
-        wire = set(COMMANDS[name].by_name)
-        params = _parameters(getattr(Api, name.replace(".", "_")))
-        if name in FORWARDED:
-            assert [p.kind for p in params.values()] == [inspect.Parameter.VAR_KEYWORD], name
-            target = _parameters(FORWARDED[name])
-            assert wire <= set(target), f"{name}: the service lacks {wire - set(target)}"
-            needed = {n for n, p in target.items() if p.default is inspect.Parameter.empty}
-            assert needed <= wire, f"{name}: the service needs {needed - wire}"
-        else:
-            assert set(params) == wire, f"{name}: takes {sorted(params)}, the table {sorted(wire)}"
+def test_a_method_that_does_not_take_the_arguments_stops_the_daemon_at_start() -> None:
+    class Backups(BackupService):
+        def restore(self, snapshot: str, paths: list[str]) -> Any:  # type: ignore[override]
+            return {}
+
+    services: dict[str, object] = {name: Later(None, dict) for name in SERVICES}
+    services["backup"] = Later(Backups, dict)
+    with pytest.raises(TypeError, match=r"^backup\.restore: "):
+        Api(services)
+    del services["backup"]
+    with pytest.raises(TypeError, match=r"^backup\.init: answered by backup\.init, but no "):
+        Api(services)
 
 
-class _Backup:
-    def __init__(self) -> None:
-        self.calls: list[tuple[str, tuple[Any, ...]]] = []
+class _Backup(BackupService):
+    def __init__(self) -> None:  # a recording stand-in: no repository
 
-    def restore(self, *args: Any) -> dict[str, Any]:
-        self.calls.append(("restore", args))
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+
+    def restore(
+        self, snapshot: str, paths: list[str], to: str, paths_hex: list[str], any_root: bool
+    ) -> Any:
+        self.calls.append(
+            ("restore", dict(snapshot=snapshot, paths=paths, to=to, paths_hex=paths_hex))
+        )
         return {"id": 1}
 
 
-def test_dispatch_is_the_map_built_from_the_table(tmp_path: Path) -> None:
+def test_dispatch_is_the_map_built_from_the_table() -> None:
     backup = _Backup()
-    api = Api(
-        RootLayout(tmp_path),
-        None,  # type: ignore[arg-type]  # the backup command touches no agent
-        None,  # type: ignore[arg-type]  # nor the memory
-        None,  # type: ignore[arg-type]  # nor the chat
-        backup,  # type: ignore[arg-type]  # a recording stand-in for BackupService
-        socket_path="s",
-        sandbox_detail="",
-        recovered=[],
-        watch=dict,
-        ready=lambda: True,
-        reload=dict,
-    )
-    assert sorted(api.handlers) == HANDLED
+    reached: list[str] = []
+
+    def later() -> object:
+        reached.append("memory")
+        raise LookupError("the memory store is still loading")
+
+    services: dict[str, object] = {name: Later(None, dict) for name in SERVICES}
+    services["backup"] = backup
+    services["memory"] = Later(MemoryService, later)
+    api = Api(services)
+    assert sorted(api.handlers) == sorted(set(COMMANDS) - {"chat.cancel"})
     args = validate("backup.restore", {"snapshot": "ab12", "paths": ["user/a"], "to": "/tmp/x"})
     assert api.dispatch("backup.restore", args) == {"id": 1}
-    assert backup.calls == [("restore", ("ab12", ["user/a"], "/tmp/x", [], False))]
+    assert backup.calls == [
+        ("restore", {"snapshot": "ab12", "paths": ["user/a"], "to": "/tmp/x", "paths_hex": []})
+    ]
+    assert reached == []  # a service reached later is reached by its command only
+    with pytest.raises(LookupError):
+        api.dispatch("memory.stats", {})
+    assert reached == ["memory"]

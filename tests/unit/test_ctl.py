@@ -21,6 +21,7 @@ from control.server import ControlServer
 from policies.defaults import DEFAULT_PERSONA_MD, DEFAULT_POLICY_TOML
 from policies.errors import ERROR_CLASSES, ErrorCode, NotFoundError, RefusedError
 from policies.layout import ROOT_FOLDERS, RootLayout
+from policies.results import Action
 from policies.text import printable
 from tests.unit.test_control_server import FakeDispatcher
 
@@ -34,7 +35,7 @@ PLAN = [
     {"op": "move", "src": "user/proyectoY/a.jpg", "dst": "user/proyectoY/images/a.jpg"},
     {"op": "trash", "path": "user/proyectoY/a.tmp"},
 ]
-ACTION = {
+ACTION: Action = {
     "id": 7, "suggestion_id": 3, "kind": "organize", "status": "done", "ops": 32, "auto": False,
     "started_at": "2026-11-22T10:01:00+00:00", "finished_at": "2026-11-22T10:01:02+00:00",
     "undone_by": None,
@@ -77,7 +78,7 @@ def fake() -> FakeDispatcher:
             "memory.add": MEMORY,
             "memory.search": [MEMORY],
             "memory.export": EXPORT,
-            "context": {"context": "Principios:\n- Propón, nunca impongas.", "tokens": 12},
+            "context": {"text": "Principios:\n- Propón, nunca impongas.", "tokens": 12},
         }
     )
     return fake
@@ -544,7 +545,9 @@ def test_a_spanish_locale_gets_one_language_on_the_screen(
     # The daemon side answers in the language of the request (the wire: test_control_server).
     from policies.i18n import current_language
 
-    fake.results["autonomy.status"] = lambda args: {"effective": current_language()}
+    fake.results["autonomy.status"] = lambda args: {
+        "configured": "suggest", "effective": current_language(), "paused": False
+    }  # fmt: skip
     _, out, _ = run(capsys, *r, "autonomy", "status")
     assert out == "Autonomía: es, como dice la política.\n"
 
@@ -708,16 +711,11 @@ def test_alma_ctl_imports_nothing_heavy() -> None:
 
 
 def test_an_undo_and_an_auto_action_say_what_they_are() -> None:
-    undo = {
-        "id": 8,
-        "kind": "organize",
-        "status": "done",
-        "ops": 32,
-        "suggestion_id": 3,
-        "undoes": 7,
-    }
+    undo: Action = {**ACTION, "id": 8, "undoes": 7}
     assert views._action(undo) == "Action 8: folder tidying done, 32 ops, undoing action 7."
-    auto = {"id": 9, "kind": "temp_cleanup", "status": "done", "ops": 2, "auto": True}
+    auto: Action = {
+        **ACTION, "id": 9, "kind": "temp_cleanup", "ops": 2, "auto": True, "suggestion_id": None
+    }  # fmt: skip
     assert (
         views._action(auto)
         == "Action 9: temporary files cleanup done, 2 ops, done by ALMA on its own."
@@ -797,3 +795,17 @@ def _umask() -> int:
     old = os.umask(0)
     os.umask(old)
     return old
+
+
+def test_every_view_reads_its_commands_typed_record() -> None:
+    """A view takes its command's record from policies.results, so the type checker holds the
+    keys it reads to the keys the daemon writes (a renamed key is an error, not a "?")."""
+    import inspect
+
+    from policies import results
+
+    records = {name for name, value in vars(results).items() if isinstance(value, type)}
+    for wire, view in {**views._ONE, **views._MANY}.items():
+        first = next(iter(inspect.signature(view).parameters.values()))
+        named = set(re.findall(r"\w+", str(first.annotation))) - {"list"}
+        assert named and named <= records, (wire, first.annotation)

@@ -191,7 +191,7 @@ def test_a_person_reads_a_kind_in_words_and_the_wire_keeps_its_name() -> None:
     rows = [{"id": 1, "status": "pending", "kind": "organize", "files": 3, "title": "t"}]
     with language("es"):
         shown = render_result("suggestions.list", {}, rows)
-        autonomy = {"configured": "auto", "effective": "auto"}
+        autonomy = {"configured": "auto", "effective": "auto", "paused": False}
         status = render_result(
             "status", {}, {"autonomy": {**autonomy, "auto_kinds": ["temp_cleanup", "organize"]}}
         )
@@ -199,3 +199,18 @@ def test_a_person_reads_a_kind_in_words_and_the_wire_keeps_its_name() -> None:
     assert "limpieza de temporales (temp_cleanup)" in status
     assert rows[0]["kind"] == "organize"
     assert kinds.label("a_kind_of_long_ago") == "a_kind_of_long_ago"
+
+
+def test_the_type_checkers_kind_names_are_the_registry() -> None:
+    """A typed record's kind (policies.results) is a ``KindName``: the registry's names."""
+    source = Path(kinds.__file__).read_text(encoding="utf-8")
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "KindName" for t in node.targets
+        ):
+            assert isinstance(node.value, ast.Subscript)
+            assert isinstance(node.value.slice, ast.Tuple)
+            names = tuple(ast.literal_eval(e) for e in node.value.slice.elts)
+            assert names == tuple(KINDS)
+            return
+    raise AssertionError("policies.kinds defines no KindName")

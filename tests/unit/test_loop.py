@@ -151,7 +151,7 @@ def test_the_gate_refuses_without_storing_anything(world: World) -> None:
     world.findings = [_finding("docs/x")]  # docs/ is read-only
     ag = world.agent()
     out = ag.analysis(trigger="person")
-    assert out["proposed"] == [] and ag.store.list(all_=True) == []
+    assert out["proposed"] == [] and ag.store.list(all=True) == []
     assert "docs/x" in out["skipped"][0]["why"]
 
 

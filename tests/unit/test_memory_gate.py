@@ -55,3 +55,38 @@ def test_a_store_that_cannot_count_still_answers_ready_without_a_count() -> None
     gate = MemoryGate()
     gate.set(Unwell())  # type: ignore[arg-type]  # only count() is asked
     assert gate.status() == ("ready", None)
+
+
+class _Ingesting:
+    def __init__(self) -> None:
+        self.changed: list[str] = []
+        self.asked: list[tuple[str, int]] = []
+
+    def log_changed(self, name: str) -> None:
+        self.changed.append(name)
+
+    def context(self, message: str, *, budget: int) -> dict[str, Any]:
+        self.asked.append((message, budget))
+        return {"text": "", "items": [], "memories_text": ""}
+
+
+def test_the_chat_gets_the_principles_alone_until_the_store_is_there(tmp_path: Any) -> None:
+    principles = tmp_path / "principles.md"
+    principles.write_text("- Propón, nunca impongas.\n", encoding="utf-8")
+    gate = MemoryGate(principles)
+    waiting = gate.chat_context("¿qué decidí?", 500)
+    assert "Propón, nunca impongas." in waiting["principles_text"]
+    assert "memories_text" not in waiting  # nothing was searched: the chat does not say so
+    service = _Ingesting()
+    gate.set(service)  # type: ignore[arg-type]  # the two calls the gate makes
+    assert "memories_text" in gate.chat_context("¿qué decidí?", 500)
+    assert service.asked == [("¿qué decidí?", 500)]
+
+
+def test_ingestion_follows_the_chat_logs_once_the_store_is_there() -> None:
+    gate = MemoryGate()
+    gate.logs_changed(["2026-11-22.md"])  # loading: the start's rescan reads it later
+    service = _Ingesting()
+    gate.set(service)  # type: ignore[arg-type]
+    gate.logs_changed(["2026-11-22.md", "backup.log", "notas.txt"])
+    assert service.changed == ["2026-11-22.md"]

@@ -531,3 +531,12 @@ def test_a_log_named_for_year_1_stops_no_other_days_ingestion(
         assert "Una plantilla de día que nunca usé." in contents  # stamped in UTC
     finally:
         svc.close()
+
+
+def test_a_memorys_answer_carries_every_field_of_the_record() -> None:
+    """The typed answer (policies.results.Memory) is written field by field: a field added to
+    the record and forgotten there would never reach the person."""
+    rec = MemoryRecord(id="m1", content="x", created_at="2026-11-22T10:00:00")
+    private = {"mention_ids", "enriched"}  # bookkeeping, never shown
+    assert set(rec.public()) == (set(MemoryRecord.model_fields) - private) | {"archived"}
+    assert rec.public(score=0.5)["score"] == 0.5

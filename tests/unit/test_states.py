@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 import sys
+from pathlib import Path
 from typing import get_args
 
 from control.commands import COMMANDS
 from policies import states
 from policies.config import Policy
-from state import suggestions
+from state import journal, suggestions
 
 
 def test_the_leaf_imports_only_the_standard_library_light_parts() -> None:
@@ -46,3 +48,32 @@ def test_the_store_knows_the_same_outcomes_and_counts_some() -> None:
     assert check is not None
     assert tuple(w.strip(" '\n") for w in check[1].split(",")) == states.OUTCOMES
     assert set(states.COUNTED_OUTCOMES) < set(states.OUTCOMES)
+
+
+def _literal(module: object, name: str) -> tuple[str, ...]:
+    """The words of ``name = Literal[...]``, which the module defines for the type checker only
+    (its ``TYPE_CHECKING`` block does not run)."""
+    source = Path(str(getattr(module, "__file__", ""))).read_text(encoding="utf-8")
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in node.targets
+        ):
+            assert isinstance(node.value, ast.Subscript)
+            words = node.value.slice
+            elements = words.elts if isinstance(words, ast.Tuple) else [words]
+            return tuple(str(ast.literal_eval(e)) for e in elements)
+    raise AssertionError(f"{name} is not defined in {module}")
+
+
+def test_the_type_checkers_statuses_are_the_tuples() -> None:
+    assert _literal(states, "SuggestionStatus") == states.SUGGESTION_STATUSES
+    assert _literal(states, "ActionStatus") == states.ACTION_STATUSES
+    assert _literal(states, "Outcome") == states.OUTCOMES
+    assert _literal(states, "Level") == states.LEVELS
+    assert journal.ACTION_STATUSES == states.ACTION_STATUSES
+
+
+def test_the_typed_counts_are_the_counted_outcomes() -> None:
+    from policies.results import KindCounts
+
+    assert tuple(KindCounts.__annotations__)[1:] == states.COUNTED_OUTCOMES

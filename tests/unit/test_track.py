@@ -141,7 +141,7 @@ def test_propose_stores_the_suggestion_and_its_proposed_outcome_together(
     monkeypatch.setattr(store, "record_outcome", broken)
     with pytest.raises(OSError):  # the outcome fails after the insert: neither stays
         store.propose(replace(finding, fingerprint="g" * 16), needs_approval=True)
-    assert [s["id"] for s in store.list(all_=True)] == [sid] and len(store.outcomes()) == 1
+    assert [s["id"] for s in store.list(all=True)] == [sid] and len(store.outcomes()) == 1
     store.close()
 
 
