@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         BackupTaken,
         ChatStart,
         Context,
+        DaysReport,
         ExamplesAdded,
         Feedback,
         Memory,
@@ -607,31 +608,27 @@ def _feedback(value: Feedback) -> str:
     return text
 
 
-def _days(value: object) -> str:
+def _days(value: DaysReport) -> str:
     """``report.days``: one line a day, oldest first; the suggestions of the day counted by
     what became of them (every kind together)."""
-    if not isinstance(value, dict) or not isinstance(value.get("days"), list):
-        return fields(value)
+    outcomes = ("accepted", "rejected", "undone", "pending")
     heads = {
         "date": _("date"),
         "hours": _("hours"),
         "messages": _("messages"),
         "mood": _("mood"),
-        **{outcome: _(outcome) for outcome in ("accepted", "rejected", "undone", "pending")},
+        **{outcome: _(outcome) for outcome in outcomes},
     }
     rows: list[object] = []
     for day in value["days"]:
-        if not isinstance(day, dict):
-            continue
-        kinds = day.get("suggestions") or {}
-        row = {
-            heads["date"]: day.get("date"),
-            heads["hours"]: day.get("hours"),
-            heads["messages"]: sum(day.get("messages_by_hour") or ()),
-            heads["mood"]: day.get("mood"),
+        row: dict[str, object] = {
+            heads["date"]: day["date"],
+            heads["hours"]: day["hours"],
+            heads["messages"]: sum(day["messages_by_hour"]),
+            heads["mood"]: day["mood"],
         }
-        for outcome in ("accepted", "rejected", "undone", "pending"):
-            row[heads[outcome]] = sum(int(c.get(outcome) or 0) for c in kinds.values())
+        for outcome in outcomes:
+            row[heads[outcome]] = sum(c.get(outcome, 0) for c in day["suggestions"].values())
         rows.append(row)
     return table(rows, tuple(heads.values()))
 

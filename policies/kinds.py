@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         "organize",
         "temp_cleanup",
         "memory_merge",
+        "memory_edit",
         "backup_forget",
         "backup_restore",
     ]

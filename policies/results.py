@@ -570,3 +570,21 @@ class Status(TypedDict):
     recovered_at_start: NotRequired[list[dict[str, object]]]
     uptime_seconds: NotRequired[float]
     watch: NotRequired[WatchStatus]
+
+
+class Day(TypedDict):
+    """One day of ``report.days``'s answer."""
+
+    date: str
+    hours: float
+    messages_by_hour: list[int]
+    mood: float | None
+    suggestions: dict[str, dict[str, int]]
+
+
+class DaysReport(TypedDict):
+    """``report.days``'s answer: the days, oldest first, and the outcomes in the order the
+    plots stack them."""
+
+    days: list[Day]
+    outcomes: list[str]

@@ -15,14 +15,14 @@ from collections.abc import Callable
 from datetime import date, datetime, timedelta
 
 from agent.day import daily, report
-from agent.day.days import DaysReport, report_days
+from agent.day.days import report_days
 from agent.memory.gate import MemoryGate
 from agent.voice.model import Complete
 from policies.config import Policy
 from policies.errors import AlmaError, BadArgumentError, InvalidStateError
 from policies.i18n import _
 from policies.layout import RootLayout
-from policies.results import Action, Report, as_action
+from policies.results import Action, DaysReport, Report, as_action
 from state.db import utc_stamp
 from state.journal import Journal
 from state.suggestions import SuggestionStore

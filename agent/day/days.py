@@ -14,13 +14,13 @@ import time
 from collections.abc import Callable
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from typing import TypedDict
 
 from actions.tree import Tree
 from agent.day.daily import turn_span
 from agent.detectors.logread import list_logs, read_text
 from agent.detectors.low_mood import day_score
 from control.commands import REPORT_DAYS
+from policies.results import Day, DaysReport
 from policies.states import UNDONE
 from state.chatlog import MAX_DAY_BYTES, Paragraph, parse
 from state.db import utc_stamp
@@ -38,16 +38,6 @@ _OUTCOME = {
     "failed": "failed",
     "expired": "expired",
 }
-
-
-class Day(TypedDict):
-    """One day of ``report.days``'s answer."""
-
-    date: str
-    hours: float
-    messages_by_hour: list[int]
-    mood: float | None
-    suggestions: dict[str, dict[str, int]]
 
 
 def day_series(
@@ -101,14 +91,6 @@ def _chat(day: Day, paragraphs: list[Paragraph]) -> None:
             day["messages_by_hour"][seconds // 3600] += 1
     score = day_score(paragraphs)
     day["mood"] = None if score is None else round(score[0], 3)
-
-
-class DaysReport(TypedDict):
-    """``report.days``'s answer: the days, oldest first, and the outcomes in the order the
-    plots stack them."""
-
-    days: list[Day]
-    outcomes: list[str]
 
 
 def report_days(

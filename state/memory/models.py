@@ -129,6 +129,7 @@ class MemoryRecord(BaseModel):
             "archived_at": self.archived_at,
             "archive_reason": self.archive_reason,
             "merged_into": self.merged_into,
+            "updated_at": self.updated_at,
             "archived": archived,
         }
         if score is not None:

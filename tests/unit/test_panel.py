@@ -57,7 +57,12 @@ class FakeDaemon:
     def __init__(self) -> None:
         self.calls: list[tuple[str, dict[str, object]]] = []
         self.answers: dict[str, object] = {
-            "report": {"text": "# Hoy\n<b>nada</b>", "date": "2026-11-28"},
+            "report": {
+                "text": "# Hoy\n<b>nada</b>",
+                "date": "2026-11-28",
+                "path": "logs/alma/2026-11-28.md",
+                "written": True,
+            },
             "suggestions.list": [SUGGESTION],
             "suggestions.show": SUGGESTION,
             "suggestions.accept": ACTION,
