@@ -11,7 +11,6 @@ the executor lock and the journal's action rows; what runs in the child lives ap
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import gc
 import itertools
 import json
@@ -30,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from actions.inverse import inverse_plan
-from actions.ops import Keep, Move, Op, Restore, StoredPlan, Trash, files_touched, write_paths
+from actions.ops import Op, Restore, StoredPlan, files_touched, write_paths
 from actions.safe_read import read_file
 from actions.safefs import identity_of, path_problem
 from actions.tree import Tree
@@ -96,20 +95,10 @@ def _relax_ctime(plan: list[Op], touched_later: set[str]) -> list[Op]:
     """A file a later ALMA action renamed has a new ctime from our own rename: for those, the
     undo checks inode, size and mtime only. Every other file must be exactly the one the
     action left (ctime included: a deleted and recreated file is not it, even on the same
-    inode number)."""
-    relaxed: list[Op] = []
-    for op in plan:
-        if isinstance(op, Move | Trash | Keep) and op.expect is not None:
-            source = op.src if isinstance(op, Move) else op.path
-        elif isinstance(op, Restore) and op.expect is not None:
-            source = op.trash
-        else:
-            relaxed.append(op)
-            continue
-        if source in touched_later:
-            op = dataclasses.replace(op, expect=op.expect._replace(ctime_ns=None))
-        relaxed.append(op)
-    return relaxed
+    inode number). Each op says which file it checks (actions.ops.Op.relax_ctime)."""
+    if not touched_later:
+        return plan
+    return [op.relax_ctime(touched_later) for op in plan]
 
 
 #: The kind of the action that puts files back from the trash (`alma-ctl trash restore`).
@@ -247,8 +236,8 @@ class Engine:
         confined by another when autonomy.conf changes in between."""
         # Names first: one that is not UTF-8 could not even be journaled, let alone shown.
         paths = write_paths(plan)  # once: 200,000 of them for an undo of 100,000 moves
-        restored = (op.trash for op in plan if isinstance(op, Restore))
-        for problem in filter(None, map(path_problem, itertools.chain(paths, restored))):
+        read = (name for op in plan for name in op.gate_names())
+        for problem in filter(None, map(path_problem, itertools.chain(paths, read))):
             return Decision(Verdict.REFUSE, problem)
         facts = PlanFacts(kind=kind, paths=paths, files=files_touched(plan))
         return decide(policy, facts, ctx)
