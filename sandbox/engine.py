@@ -47,12 +47,12 @@ from policies.errors import (
     error_from_wire,
 )
 from policies.i18n import _, current_language
-from policies.kinds import MEMORY, RECORD_KINDS
+from policies.kinds import RECORD_KINDS, SANDBOX
 from policies.layout import RootLayout
 from policies.modes import PRIVATE_DIR, person_umask
 from policies.zones import split_zone
 from sandbox.confine import Backend, Confinement
-from state.journal import Journal, undo_refusal
+from state.journal import Journal, family_of, undo_refusal
 
 log = logging.getLogger("alma.engine")
 _REPO = Path(__file__).resolve().parent.parent
@@ -392,7 +392,7 @@ class Engine:
         if refusal is None:
             return row
         named_failure = row["status"] == "failed" and action_id is not None
-        if named_failure and row["sandbox"] != MEMORY and row["kind"] not in RECORD_KINDS:
+        if named_failure and family_of(row) == SANDBOX and row["kind"] not in RECORD_KINDS:
             return row
         raise InvalidStateError(refusal)
 

@@ -22,7 +22,7 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from actions.ops import (
     Identity,
@@ -38,10 +38,14 @@ from actions.ops import (
 from policies import limits as L
 from policies.errors import NotFoundError
 from policies.i18n import _
-from policies.kinds import IN_DAEMON, RECORD_KINDS
+from policies.kinds import IN_DAEMON, RECORD_KINDS, SANDBOX
 from policies.modes import PRIVATE_DIR
 from policies.text import clip
 from state.db import checkpoint, connect, migrate, utcnow
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from policies.kinds import Family
 
 ACTION_STATUSES = ("running", "done", "failed", "rolled_back", "undone")
 
@@ -715,6 +719,13 @@ class _Tx:
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         self.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
+
+
+def family_of(row: sqlite3.Row) -> Family:
+    """The action family of an action's row (policies.kinds): its ``sandbox`` column names a
+    family that runs in the daemon, or the confinement a ``sandbox`` action ran under."""
+    sandbox = row["sandbox"]
+    return cast("Family", sandbox) if sandbox in IN_DAEMON else SANDBOX
 
 
 def undo_refusal(row: sqlite3.Row) -> str | None:

@@ -62,7 +62,6 @@ from state.suggestions import SuggestionStore
 
 log = logging.getLogger("alma.backup")
 
-SANDBOX = BACKUP
 #: The state DB's settings: the repository (target, password file) and the last run.
 REPO_SETTING = "backup_repo"
 LAST_SETTING = "backup_last"
@@ -315,7 +314,7 @@ class BackupService:
                 self._free_leftovers(repo)
         finally:
             shutil.rmtree(stage, ignore_errors=True)
-        action_id = journal.create_action(kind="backup", plan=[op], auto=auto, sandbox=SANDBOX)
+        action_id = journal.create_action(kind="backup", plan=[op], auto=auto, sandbox=BACKUP)
         now = self.clock()
         last = self.store.setting(LAST_SETTING) or {}
         if error is None:
@@ -409,7 +408,7 @@ class BackupService:
                 repo.run(["prune"], timeout=LONG_S)
             op = {"op": "backup_forget", "target": str(repo.target), "removed": removed}
             action_id = journal.create_action(
-                kind="backup_forget", plan=[op], auto=auto, sandbox=SANDBOX
+                kind="backup_forget", plan=[op], auto=auto, sandbox=BACKUP
             )
             journal.finish(action_id, "done")
             return {**journal.action(action_id), "removed": removed}

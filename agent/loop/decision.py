@@ -24,22 +24,19 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from actions.ops import StoredPlan
 from agent.day import report
 from agent.day.reminders import Reminders
 from agent.loop.analysis import Notify, no_notify
 from agent.loop.autonomy import Autonomy
-from agent.memory import merge_actions
+from agent.loop.families import Families
 from agent.memory.gate import MemoryGate
 from agent.memory.recall import rejection_memory
 from policies import kinds
-from policies.decide import RunContext
 from policies.errors import (
     AlmaError,
     BadArgumentError,
     ConflictError,
     RefusedError,
-    UnavailableError,
     cause_of,
 )
 from policies.i18n import _
@@ -87,6 +84,7 @@ class Decider:
         autonomy: Autonomy,
         reminders: Reminders,
         audit: AuditLog,
+        families: Families,
         *,
         memory: MemoryGate | None = None,
         clock: Callable[[], float] = time.time,
@@ -97,6 +95,7 @@ class Decider:
         self.autonomy = autonomy
         self.reminders = reminders
         self.audit = audit
+        self.families = families
         self.memory = memory
         self.clock = clock
         self.notify = notify
@@ -117,10 +116,7 @@ class Decider:
         self.store.update(sid, status="accepted", error=None)
         ctx = self.autonomy.run_context(approved_by_person=not auto)
         try:
-            if merge_actions.is_memory_plan(plan.ops):
-                action = self._execute_memory(plan, row["kind"], ctx, sid)
-            else:
-                action = self.engine.execute(plan, kind=row["kind"], ctx=ctx, suggestion_id=sid)
+            action = self.families.execute(plan, kind=row["kind"], ctx=ctx, suggestion_id=sid)
         except ConflictError as exc:
             self.store.update(sid, status="expired", error=str(exc))
             raise
@@ -174,25 +170,6 @@ class Decider:
             if action["status"] in ("done", "undone") and action["undoes"] is None:
                 return action
         return None
-
-    def _execute_memory(
-        self, plan: StoredPlan, kind: str, ctx: RunContext, sid: int
-    ) -> dict[str, Any]:
-        """The same policy gate as files; then the merge, journaled, in the daemon's own store."""
-        self.engine.admit(plan.ops, kind, ctx, self.engine.policy())
-        if self.memory is None:
-            raise UnavailableError(_("The memory store is not part of this daemon."))
-        service = self.memory.get()
-        return self.engine.run_in_daemon(
-            lambda journal: merge_actions.execute(
-                journal,
-                service,
-                plan,
-                kind=kind,
-                suggestion_id=sid,
-                auto=not ctx.approved_by_person,
-            )
-        )
 
     def _learn_executed(self, sid: int, action: dict[str, Any], *, auto: bool) -> None:
         """The audit log, a break reminder for an accepted long_hours, the track record."""

@@ -9,26 +9,63 @@ before-state back exactly.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from actions.ops import MemoryMerge, Op, StoredPlan
+from actions.ops import MemoryMerge, StoredPlan
 from actions.planners import PlanResult, fingerprint
-from policies.errors import AlmaError, ConflictError, as_alma_error
+from agent.memory.gate import MemoryGate
+from policies.decide import RunContext
+from policies.errors import AlmaError, ConflictError, UnavailableError, as_alma_error
 from policies.i18n import _
 from policies.kinds import MEMORY
+from sandbox.engine import Engine
 from state.journal import Journal
 
 if TYPE_CHECKING:
     from agent.memory.service import MemoryService
 
 log = logging.getLogger("alma.memory")
-SANDBOX = MEMORY
 KIND = "memory_merge"
+#: How an action of the memory family is undone, by its kind.
+Undo = Callable[[Journal, "MemoryService", int], dict[str, Any]]
 
 
-def is_memory_plan(plan: Sequence[Op]) -> bool:
-    return bool(plan) and all(isinstance(op, MemoryMerge) for op in plan)
+class MemoryFamily:
+    """The memory family (agent.loop.families): its plans run here in the daemon, on its own
+    memory store, one action at a time with the file actions, through the same policy gate.
+    Each memory kind's undo is one entry of ``undoes``."""
+
+    def __init__(self, engine: Engine, gate: MemoryGate | None) -> None:
+        self.engine = engine
+        self.gate = gate
+        self.undoes: Mapping[str, Undo] = {KIND: undo}
+
+    def _service(self) -> MemoryService:
+        if self.gate is None:
+            raise UnavailableError(_("The memory store is not part of this daemon."))
+        return self.gate.get()
+
+    def execute(
+        self, plan: StoredPlan, *, kind: str, ctx: RunContext, suggestion_id: int | None
+    ) -> dict[str, Any]:
+        self.engine.admit(plan.ops, kind, ctx, self.engine.policy())
+        service = self._service()
+        return self.engine.run_in_daemon(
+            lambda journal: execute(
+                journal,
+                service,
+                plan,
+                kind=kind,
+                suggestion_id=suggestion_id,
+                auto=not ctx.approved_by_person,
+            )
+        )
+
+    def undo(self, target: int) -> dict[str, Any]:
+        service = self._service()
+        undo_it = self.undoes[str(self.engine.journal.action_row(target)["kind"])]
+        return self.engine.run_in_daemon(lambda journal: undo_it(journal, service, target))
 
 
 def _short(text: str, n: int = 90) -> str:
@@ -86,7 +123,7 @@ def execute(
     suggestion_id: int | None,
     auto: bool,
 ) -> dict[str, Any]:
-    """Run a suggestion's merges (``is_memory_plan``): its stored plan becomes the action's."""
+    """Run a suggestion's merges: its stored plan becomes the action's."""
     merges = [op for op in plan.ops if isinstance(op, MemoryMerge)]
     try:
         records = [memory.merge_record(op.keep, list(op.merge)) for op in merges]
@@ -99,7 +136,7 @@ def execute(
         plan=plan,
         suggestion_id=suggestion_id,
         auto=auto,
-        sandbox=SANDBOX,
+        sandbox=MEMORY,
     )
     journal.write_intents(
         action_id,
@@ -135,7 +172,7 @@ def undo(journal: Journal, memory: MemoryService, target: int) -> dict[str, Any]
         plan=plan,
         suggestion_id=row["suggestion_id"],
         undoes=target,
-        sandbox=SANDBOX,
+        sandbox=MEMORY,
     )
     journal.write_intents(
         action_id,
@@ -174,7 +211,7 @@ def recover(journal: Journal, memory: MemoryService) -> list[int]:
     """When the store loads: a merge interrupted by a crash is taken back; an interrupted undo
     of one is completed (unmerging is writing the before-state again, safe to repeat)."""
     recovered: list[int] = []
-    for action_id in journal.running(sandbox=SANDBOX):
+    for action_id in journal.running(sandbox=MEMORY):
         try:
             _unmerge_all(journal, memory, action_id)
         except AlmaError:
