@@ -19,7 +19,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Set
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, ClassVar, Literal, NamedTuple, cast
+from typing import Any, ClassVar, Literal, NamedTuple, TypedDict, cast
 
 from policies.errors import BadArgumentError, InvalidStateError
 from policies.i18n import _
@@ -47,6 +47,19 @@ OP_NAMES: tuple[OpName, ...] = (
 FileKind = Literal["file", "dir", "symlink", "other"]
 
 
+class IdentityDict(TypedDict):
+    """An identity as JSON holds it (a plan's ``expect``, the journal's pre and post)."""
+
+    dev: int
+    ino: int
+    kind: FileKind
+    size: int
+    mtime_ns: int
+    sha256: str | None
+    boot: str | None
+    ctime_ns: int | None
+
+
 class Identity(NamedTuple):
     """What a file was when the plan was made: a later change means the plan no longer applies.
 
@@ -70,8 +83,9 @@ class Identity(NamedTuple):
     #: which may even reuse the inode number.
     ctime_ns: int | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return self._asdict()  # every field, in order: what identity_from_dict reads back
+    def to_dict(self) -> IdentityDict:
+        # Every field, in order: what identity_from_dict reads back.
+        return cast("IdentityDict", self._asdict())
 
     def same_file(self, other: Identity, *, check_ctime: bool = True) -> bool:
         """``check_ctime=False`` when a rename of ours may lie in between (it moves ctime)."""

@@ -23,6 +23,8 @@ from control.commands import COMMANDS
 from control.stream import StreamReply
 from policies.layout import RootLayout
 from sandbox.confine import spoken
+from sandbox.runner import Recovered
+from state.journal import Action
 
 if TYPE_CHECKING:
     from agent.memory.service import MemoryService  # loads in the background (MemoryGate)
@@ -43,7 +45,7 @@ class Api:
         *,
         socket_path: str,
         sandbox_detail: str,
-        recovered: list[dict[str, Any]],
+        recovered: list[Recovered],
         watch: Callable[[], dict[str, Any]],
         ready: Callable[[], bool],
         reload: Callable[[], dict[str, Any]],
@@ -116,7 +118,7 @@ class Api:
     def undo(self, id: int | None) -> dict[str, Any]:
         return self.agent.undo(id)
 
-    def history(self, limit: int) -> list[dict[str, Any]]:
+    def history(self, limit: int) -> list[Action]:
         return self.agent.engine.journal.history(limit)
 
     def trash_list(self) -> list[dict[str, Any]]:

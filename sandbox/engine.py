@@ -24,9 +24,8 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from actions.inverse import inverse_plan
 from actions.ops import Op, Restore, StoredPlan, files_touched, write_paths
@@ -52,9 +51,11 @@ from policies.layout import RootLayout
 from policies.modes import PRIVATE_DIR, person_umask
 from policies.zones import split_zone
 from sandbox.confine import Backend, Confinement
-from state.journal import Journal, family_of, undo_refusal
+from sandbox.runner import Answer, Recovered
+from state.journal import Action, Journal, family_of, undo_refusal
 
 log = logging.getLogger("alma.engine")
+_T = TypeVar("_T")
 _REPO = Path(__file__).resolve().parent.parent
 #: ``python -I -c _BOOT PROJECT MODULE ARGS...`` runs MODULE as ``python -m`` would, with the
 #: project's folder the one place ALMA is imported from.
@@ -113,7 +114,7 @@ class _Child:
         self.proc = proc
         self.args = args
 
-    def result(self, stdin: str | None = None) -> dict[str, Any]:
+    def result(self, stdin: str | None = None) -> Answer:
         out, err = self.proc.communicate(stdin)
         rc = self.proc.returncode
         lines = [ln for ln in out.splitlines() if ln.startswith("{")]
@@ -122,13 +123,13 @@ class _Child:
         if not lines:
             log.error("executor child failed (exit %s): %s", rc, err[-4000:])
             return {"ok": False, "crashed": True, "rc": rc, "stderr": err[-2000:]}
-        result: dict[str, Any] = json.loads(lines[-1])
+        result: Answer = json.loads(lines[-1])
         log.info(
             "executor child %s: exit %s, peak RSS %s kB", self.args, rc, result.get("peak_rss_kb")
         )
         return result
 
-    def run(self, action_id: int) -> dict[str, Any]:
+    def run(self, action_id: int) -> Answer:
         """Hand a prestarted child its action (``--action -``) and wait for its answer."""
         self.args = ["--action", str(action_id)]
         return self.result(f"{action_id}\n")
@@ -141,12 +142,6 @@ class _Child:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.communicate()
-
-
-@dataclass(frozen=True)
-class Outcome:
-    action: dict[str, Any]
-    decision: Decision
 
 
 class Engine:
@@ -218,7 +213,7 @@ class Engine:
         )
         return _Child(proc, args)
 
-    def _run_child(self, args: list[str], policy: Policy) -> dict[str, Any]:
+    def _run_child(self, args: list[str], policy: Policy) -> Answer:
         return self._start_child(args, policy).result()
 
     def _prestart(self, policy: Policy) -> _Child | None:
@@ -262,7 +257,7 @@ class Engine:
         ctx: RunContext,
         suggestion_id: int | None = None,
         undoes: int | None = None,
-    ) -> dict[str, Any]:
+    ) -> Action:
         """Run ``plan`` if the policy allows it now; return the Action. Raises RefusedError when
         refused or when it needs a person's approval it does not have; ConflictError (nothing
         changed) when the files are not as the plan expects. A suggestion's stored plan goes
@@ -300,7 +295,7 @@ class Engine:
         ctx: RunContext,
         suggestion_id: int | None,
         undoes: int | None,
-    ) -> dict[str, Any]:
+    ) -> Action:
         """Record the admitted ``plan`` as an action and run it in ``child`` (prestarted for
         ``policy``'s zones), or in a child started now; a child not used is cancelled."""
         try:
@@ -343,7 +338,7 @@ class Engine:
             self._close_if_running(action_id, policy)
             self.journal.checkpoint_later()  # the action is over: not while the person waits
 
-    def _after_crash(self, action_id: int, result: dict[str, Any], policy: Policy) -> AlmaError:
+    def _after_crash(self, action_id: int, result: Answer, policy: Policy) -> AlmaError:
         report = self._recover_locked(policy)
         for entry in report:
             if entry.get("action") == action_id and entry.get("status") == "failed":
@@ -396,7 +391,7 @@ class Engine:
             return row
         raise InvalidStateError(refusal)
 
-    def undo(self, action_id: int | None = None) -> dict[str, Any]:
+    def undo(self, action_id: int | None = None) -> Action:
         """Revert an action as a new journaled action (a bare undo never reverts an undo), or
         finish taking back a failed one (then the result is that action, now rolled back)."""
         row = self.undo_target(action_id)
@@ -432,19 +427,19 @@ class Engine:
             rows = self.journal.iter_done_rows(target)  # a stream: only the inverse ops are kept
             return _relax_ctime(inverse_plan(rows), self.journal.paths_touched_after(target))
 
-    def run_in_daemon(self, apply: Callable[[Journal], dict[str, Any]]) -> dict[str, Any]:
+    def run_in_daemon(self, apply: Callable[[Journal], _T]) -> _T:
         """Run a journaled change of ALMA's own data (a memory merge, or its undo) here in the
         daemon rather than in the sandbox, one action at a time with the file actions: ``apply``
         records its action in this journal. The caller passed the policy gate (``admit``)."""
         with self._lock:
             return apply(self.journal)
 
-    def recover(self) -> list[dict[str, Any]]:
+    def recover(self) -> list[Recovered]:
         """At start, before anything else: roll back every interrupted action."""
         with self._lock:
             return self._recover_locked(self.policy())
 
-    def _recover_locked(self, policy: Policy) -> list[dict[str, Any]]:
+    def _recover_locked(self, policy: Policy) -> list[Recovered]:
         if not self.journal.running():
             return []
         result = self._run_child(["--recover"], policy)
@@ -457,8 +452,7 @@ class Engine:
                     details=result.get("message") or result.get("stderr"),
                 )
             )
-        recovered: list[dict[str, Any]] = result.get("recovered", [])
-        return recovered
+        return result.get("recovered", [])
 
     # -- trash ----------------------------------------------------------------------------
     def trash_list(self) -> list[dict[str, Any]]:
@@ -504,7 +498,7 @@ class Engine:
                     entries.append(entry)
         return entries
 
-    def trash_restore(self, action_id: int, path: str | None) -> dict[str, Any]:
+    def trash_restore(self, action_id: int, path: str | None) -> Action:
         """Put back where it was the file of action ``action_id``'s trash that was at ``path``
         (every file of that entry when None), as one journaled action that undo takes back.
         Never over an existing file: then nothing comes back (ConflictError)."""

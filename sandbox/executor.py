@@ -26,7 +26,6 @@ import stat
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from actions.ops import Op
 from actions.safefs import split_relpath, split_relpath_cached
@@ -36,9 +35,9 @@ from policies.i18n import _
 from policies.layout import TRASH, TRASH_PARTS
 from policies.modes import PRIVATE_DIR, PRIVATE_FILE
 from policies.zones import ZoneCheck
-from sandbox.ops import Post, Prepared, handler
+from sandbox.ops import ManifestEntry, Prepared, handler
 from sandbox.transfer import Intent
-from state.journal import Journal
+from state.journal import Journal, Post
 
 Checkpoint = Callable[[str], None]
 #: Group commit: ops applied are marked done (folders fsynced, then one commit) every this many
@@ -292,7 +291,7 @@ class Executor:
 
     def _write_manifest(self, prepared: Sequence[Prepared]) -> None:
         """Original paths beside the trash entries, so the trash is readable without the DB."""
-        entries: dict[str, dict[str, Any]] = {}
+        entries: dict[str, ManifestEntry] = {}
         for idx, p in enumerate(prepared):
             entry = p.handler.manifest(p.work)
             if entry is not None:

@@ -22,7 +22,19 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, NamedTuple, TypeVar
 
-from actions.ops import Create, Edit, Identity, Keep, Mkdir, Move, Op, Restore, Rmdir, Trash
+from actions.ops import (
+    Create,
+    Edit,
+    Identity,
+    IdentityDict,
+    Keep,
+    Mkdir,
+    Move,
+    Op,
+    Restore,
+    Rmdir,
+    Trash,
+)
 from actions.safefs import identity_of, sha256_at, split_relpath
 from actions.tree import Tree
 from policies.errors import ConflictError, RefusedError
@@ -33,19 +45,18 @@ from sandbox import create, edit, transfer
 from sandbox.create import CreateIntent
 from sandbox.edit import EditIntent
 from sandbox.transfer import Intent
-from state.journal import Journal, JournalRow
+from state.journal import Aux, Journal, JournalRow, Post
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from sandbox.executor import Executor, Overlay
 
 Checkpoint = Callable[[str], None]
-#: What the journal records an op left (state.journal.Journal.mark_done): an identity, only a
-#: new ctime (a rename on one disk), or nothing.
-Post = dict[str, Any] | int | None
 #: What the journal keeps of an op's intent besides the plan: its pre and aux (None: NULL,
 #: what the plan already says).
-Journaled = tuple[dict[str, Any] | None, dict[str, Any] | None]
+Journaled = tuple[IdentityDict | None, Aux | None]
+#: An op's line in the trash's manifest.json: where the file was, where it is in the trash.
+ManifestEntry = dict[str, str | bool]
 OpT = TypeVar("OpT", bound=Op)
 WorkT = TypeVar("WorkT")
 _IN_TRASH = TRASH + "/"
@@ -94,7 +105,7 @@ class Handler(ABC, Generic[OpT, WorkT]):
         """Its intent's pre and aux, beyond what the plan says (none, by default)."""
         return None, None
 
-    def manifest(self, work: WorkT) -> dict[str, Any] | None:
+    def manifest(self, work: WorkT) -> ManifestEntry | None:
         """Its line in the trash's manifest.json, when it puts a file in the trash."""
         return None
 
@@ -107,7 +118,7 @@ class Prepared(NamedTuple):
     work: Any
 
 
-def _journal_pre(pre: Identity, expect: Identity | None) -> dict[str, Any] | None:
+def _journal_pre(pre: Identity, expect: Identity | None) -> IdentityDict | None:
     """The identity validated, for the journal; None (NULL) when it is exactly the op's
     ``expect``, which the journal reads from the plan (state.journal._pre_of)."""
     return None if pre == expect else pre.to_dict()
@@ -340,7 +351,7 @@ class _Edit(Handler[Edit, EditIntent]):
     def journaled(self, op: Edit, work: EditIntent) -> Journaled:
         return _journal_pre(work.pre, op.expect), work.aux()
 
-    def manifest(self, work: EditIntent) -> dict[str, Any] | None:
+    def manifest(self, work: EditIntent) -> ManifestEntry | None:
         return {"from": work.path, "to": work.trash, "edited": True}
 
     def rollback(
@@ -402,7 +413,7 @@ class _Create(Handler[Create, CreateIntent]):
     def journaled(self, op: Create, work: CreateIntent) -> Journaled:
         return None, work.aux()
 
-    def manifest(self, work: CreateIntent) -> dict[str, Any] | None:
+    def manifest(self, work: CreateIntent) -> ManifestEntry | None:
         # Where recovery would take a file a create published (undo's trash has its own).
         return {"from": work.path, "to": work.trash, "created": True}
 
@@ -543,7 +554,7 @@ class _Transfer(Handler[OpT, Intent]):
         plain = not work.xdev and work.tmp is None and work.src_trash is None
         return pre, None if plain and self.derives_aux else work.aux()
 
-    def manifest(self, work: Intent) -> dict[str, Any] | None:
+    def manifest(self, work: Intent) -> ManifestEntry | None:
         if work.dst.startswith(_IN_TRASH) or work.src_trash is not None:
             return {"from": work.src, "to": work.dst}
         return None
@@ -602,7 +613,7 @@ class _Restore(_Transfer[Restore]):
         return op.trash, op.path, op.expect
 
 
-def _post_of(post: Identity, pre: Identity) -> dict[str, Any] | int:
+def _post_of(post: Identity, pre: Identity) -> IdentityDict | int:
     """What the journal records a transfer left: only the new ctime when everything else is
     the identity validated (a rename on one disk moves nothing else: state.journal completes
     it from the op's ``pre``), else the whole identity. Half the done marks' bytes, and no

@@ -18,7 +18,7 @@ import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Required, TypedDict
 
 from actions.tree import Tree
 from policies.errors import (
@@ -34,10 +34,34 @@ from policies.layout import RootLayout
 from policies.modes import PRIVATE_FILE
 from sandbox import recovery
 from sandbox.executor import Executor, Zones
-from state.journal import TRANSFERS, Journal
+from state.journal import TRANSFERS, ActionStatus, Journal
 
 Checkpoint = Callable[[str], None]
-EXIT_HANDLED = 10  # the JSON line on stdout says what went wrong
+EXIT_HANDLED = 10
+
+
+class Recovered(TypedDict, total=False):
+    """One action a recovery walked: rolled back, or failed (``error`` says why)."""
+
+    action: Required[int]
+    status: Required[ActionStatus]
+    error: str
+
+
+class Answer(TypedDict, total=False):
+    """The child's one JSON line, as sandbox.engine reads it back: ``ok``, and what the run
+    gives (an action's id, a recovery's report), or an error's ``code`` and ``message``; the
+    daemon adds ``crashed``, ``rc`` and ``stderr`` when no line came."""
+
+    ok: Required[bool]
+    action: int
+    recovered: list[Recovered]
+    code: int
+    message: str
+    peak_rss_kb: int | None
+    crashed: bool
+    rc: int | None
+    stderr: str  # the JSON line on stdout says what went wrong
 
 
 def _no_checkpoint(label: str) -> None:
@@ -52,7 +76,7 @@ def lock_executor(journal_dir: Path) -> int:
 
 def execute(
     root: Path, journal: Journal, action_id: int, zones: Zones, checkpoint: Checkpoint
-) -> dict[str, Any]:
+) -> Answer:
     row = journal.action_row(action_id)
     if row["status"] != "running" or journal.started(action_id):
         raise ConflictError(
@@ -165,9 +189,9 @@ def _finish_done(journal: Journal, action_id: int, undoes: int | None) -> None:
             journal.mark_undone(int(undoes), action_id)
 
 
-def recover(root: Path, journal: Journal, checkpoint: Checkpoint) -> dict[str, Any]:
+def recover(root: Path, journal: Journal, checkpoint: Checkpoint) -> Answer:
     """Roll back every action left running (its approval may be stale), newest first."""
-    report: list[dict[str, Any]] = []
+    report: list[Recovered] = []
     with Tree(root) as tree:
         for action_id in journal.running():
             try:
@@ -185,9 +209,7 @@ def recover(root: Path, journal: Journal, checkpoint: Checkpoint) -> dict[str, A
     return {"ok": True, "recovered": report}
 
 
-def finish_rollback(
-    root: Path, journal: Journal, action_id: int, checkpoint: Checkpoint
-) -> dict[str, Any]:
+def finish_rollback(root: Path, journal: Journal, action_id: int, checkpoint: Checkpoint) -> Answer:
     """Take back the rest of a failed action (``alma-ctl undo ID`` on it), from the files."""
     row = journal.action_row(action_id)
     if row["status"] != "failed":
@@ -296,7 +318,8 @@ def main(argv: list[str] | None = None, *, checkpoint: Checkpoint = _no_checkpoi
     finally:
         journal.close()
         os.close(lock)
-    print(json.dumps({**result, "peak_rss_kb": peak_rss_kb()}), flush=True)
+    result["peak_rss_kb"] = peak_rss_kb()
+    print(json.dumps(result), flush=True)
     return 0
 
 

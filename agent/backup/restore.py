@@ -43,7 +43,7 @@ from policies.kinds import BACKUP
 from policies.modes import PRIVATE_DIR
 from policies.text import name_hex, printable_name
 from sandbox.engine import Engine
-from state.journal import Journal
+from state.journal import Action, Journal
 
 log = logging.getLogger("alma.backup")
 
@@ -265,16 +265,22 @@ class BackupFamily:
 
     def execute(
         self, plan: StoredPlan, *, kind: str, ctx: RunContext, suggestion_id: int | None
-    ) -> dict[str, Any]:
+    ) -> Action:
         raise InvalidStateError(
             _("A backup is taken with `alma-ctl backup now`, not by accepting a plan.")
         )
 
-    def undo(self, target: int) -> dict[str, Any]:
+    def undo(self, target: int) -> Action:
         return self.engine.run_in_daemon(lambda journal: undo(journal, target))
 
 
-def undo(journal: Journal, target: int) -> dict[str, Any]:
+class Unrestored(Action):
+    """The undo of a restore: the action, and the folder it removed."""
+
+    to: str
+
+
+def undo(journal: Journal, target: int) -> Unrestored:
     """Remove what restore ``target`` created, only when it is all as the restore left it."""
     row = journal.action_row(target)
     op = journal.plan(target)[0]
@@ -294,7 +300,7 @@ def undo(journal: Journal, target: int) -> dict[str, Any]:
         kind=str(row["kind"]), plan=plan, undoes=target, sandbox=BACKUP
     )
     _unrestore(journal, action_id, plan[0], target)
-    return {**journal.action(action_id), "to": str(to)}
+    return Unrestored(**journal.action(action_id), to=str(to))
 
 
 def _unrestore(journal: Journal, action_id: int, op: dict[str, Any], target: int) -> None:

@@ -30,7 +30,7 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +57,7 @@ from policies.modes import PRIVATE_DIR
 from policies.text import clip, name_from_hex
 from sandbox.engine import Engine
 from state.db import copy_database
-from state.journal import Journal
+from state.journal import Action, Journal
 from state.suggestions import SuggestionStore
 
 log = logging.getLogger("alma.backup")
@@ -78,7 +78,7 @@ _SKIP_SUFFIXES = (".lock",)
 #: a disk plugged in at a different hour), and not sooner than this after a failed one.
 _DUE_S = 20 * 3600
 _RETRY_S = 6 * 3600
-Audit = Callable[[dict[str, Any]], None]
+Audit = Callable[[Mapping[str, Any]], None]
 
 
 def stage_data(data: Path, stage: Path) -> int:
@@ -280,7 +280,7 @@ class BackupService:
             raise error_from_wire({"code": row["error_code"], "message": row["error"]})
         return {**action, **self._last_snapshot(action["id"])}
 
-    def _take(self, journal: Journal, repo: Restic, auto: bool) -> dict[str, Any]:
+    def _take(self, journal: Journal, repo: Restic, auto: bool) -> Action:
         stage = self.layout.data / "backup" / "stage"
         op: dict[str, Any] = {"op": "backup", "target": str(repo.target)}
         try:

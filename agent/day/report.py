@@ -11,7 +11,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -135,8 +135,8 @@ def _op_line(op: dict[str, Any]) -> str:
 
 
 def audit_entry(
-    action: dict[str, Any],
-    suggestion: dict[str, Any] | None,
+    action: Mapping[str, Any],
+    suggestion: Mapping[str, Any] | None,
     ops: Iterable[dict[str, Any]],
     now: datetime,
 ) -> str:
@@ -149,8 +149,8 @@ def audit_entry(
 
 
 def _audit_entry(
-    action: dict[str, Any],
-    suggestion: dict[str, Any] | None,
+    action: Mapping[str, Any],
+    suggestion: Mapping[str, Any] | None,
     ops: Iterable[dict[str, Any]],
     now: datetime,
 ) -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -42,6 +42,7 @@ from policies.errors import (
 from policies.i18n import _
 from policies.layout import RootLayout
 from sandbox.engine import Engine
+from state.journal import Action
 from state.suggestions import SuggestionStore, shown
 
 log = logging.getLogger("alma.agent")
@@ -58,7 +59,7 @@ class AuditLog:
         self.engine = engine
         self.problem: str | None = None
 
-    def write(self, action: dict[str, Any], suggestion: dict[str, Any] | None) -> None:
+    def write(self, action: Mapping[str, Any], suggestion: Mapping[str, Any] | None) -> None:
         try:
             ops = self.engine.journal.iter_plan(int(action["id"]))
             entry = report.audit_entry(action, suggestion, ops, datetime.now())
@@ -100,7 +101,7 @@ class Decider:
         self.clock = clock
         self.notify = notify
 
-    def run(self, sid: int, *, auto: bool) -> dict[str, Any]:
+    def run(self, sid: int, *, auto: bool) -> Action:
         """Execute an accepted suggestion (``auto``: on its own, allowed by the policy) and
         learn from it; returns the Action. Raises what stopped it, the row already saying so
         (``failed``, ``expired``, or ``pending`` again when a run of its own is refused now)."""
@@ -165,13 +166,13 @@ class Decider:
         except AlmaError as exc:  # the rejection stands; only the memory of it is missing
             log.error("the decision memory of suggestion %s was not stored: %s", sid, exc)
 
-    def _done_action(self, sid: int) -> dict[str, Any] | None:
+    def _done_action(self, sid: int) -> Action | None:
         for action in self.engine.journal.for_suggestion(sid):
             if action["status"] in ("done", "undone") and action["undoes"] is None:
                 return action
         return None
 
-    def _learn_executed(self, sid: int, action: dict[str, Any], *, auto: bool) -> None:
+    def _learn_executed(self, sid: int, action: Action, *, auto: bool) -> None:
         """The audit log, a break reminder for an accepted long_hours, the track record."""
         row = self.store.row(sid)
         self.audit.write(action, dict(row))

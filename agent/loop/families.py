@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Protocol
 
 from actions.ops import StoredPlan, plan_family
 from policies.decide import RunContext
 from policies.errors import UnavailableError
 from policies.i18n import _
 from policies.kinds import FAMILIES
-from state.journal import family_of
+from state.journal import Action, family_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,11 +32,11 @@ class ActionFamily(Protocol):
 
     def execute(
         self, plan: StoredPlan, *, kind: str, ctx: RunContext, suggestion_id: int | None
-    ) -> dict[str, Any]:
+    ) -> Action:
         """Run ``plan`` through the policy gate, journaled; return the action."""
         ...
 
-    def undo(self, target: int) -> dict[str, Any]:
+    def undo(self, target: int) -> Action:
         """Undo action ``target`` (already found undoable), as a journaled action."""
         ...
 
@@ -54,10 +54,10 @@ class Absent:
 
     def execute(
         self, plan: StoredPlan, *, kind: str, ctx: RunContext, suggestion_id: int | None
-    ) -> dict[str, Any]:
+    ) -> Action:
         raise self._refuse()
 
-    def undo(self, target: int) -> dict[str, Any]:
+    def undo(self, target: int) -> Action:
         raise self._refuse()
 
 
@@ -72,9 +72,9 @@ class Families:
 
     def execute(
         self, plan: StoredPlan, *, kind: str, ctx: RunContext, suggestion_id: int | None
-    ) -> dict[str, Any]:
+    ) -> Action:
         family = self.members[plan_family(plan.ops)]
         return family.execute(plan, kind=kind, ctx=ctx, suggestion_id=suggestion_id)
 
-    def undo(self, target: sqlite3.Row) -> dict[str, Any]:
+    def undo(self, target: sqlite3.Row) -> Action:
         return self.members[family_of(target)].undo(int(target["id"]))

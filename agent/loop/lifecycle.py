@@ -13,7 +13,7 @@ import functools
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 from typing import Any, Literal, ParamSpec, TypeVar
 
@@ -42,6 +42,7 @@ from policies.kinds import BACKUP, MEMORY, SANDBOX
 from policies.layout import RootLayout
 from sandbox.engine import Engine
 from state.db import utcnow
+from state.journal import Action
 from state.suggestions import SuggestionStore
 
 __all__ = ["Agent", "Detect"]
@@ -335,7 +336,7 @@ class Agent:
         with self._lock:
             action = self.families.undo(self.engine.undo_target(action_id))
             if action["undoes"] is None:
-                return action  # a failed action's rollback finished: nothing was undone
+                return {**action}  # a failed action's rollback finished: nothing was undone
             original = self.engine.journal.action(int(action["undoes"]))
             self._undone(original)
             sid = original["suggestion_id"]
@@ -349,14 +350,14 @@ class Agent:
             self.audit(action, None)
             return self._told(action)
 
-    def audit(self, action: dict[str, Any], suggestion: dict[str, Any] | None) -> None:
+    def audit(self, action: Mapping[str, Any], suggestion: Mapping[str, Any] | None) -> None:
         """Every action goes to logs/alma/acciones.md (agent.loop.decision.AuditLog)."""
         self.auditlog.write(action, suggestion)
 
-    def _told(self, action: dict[str, Any]) -> dict[str, Any]:
+    def _told(self, action: Action) -> dict[str, Any]:
         """The action as its person is answered: with the audit log's problem, if any."""
         if self.audit_problem is None:
-            return action
+            return {**action}
         return {**action, "audit_problem": self.audit_problem}
 
     # -- the day's report ----------------------------------------------------------------------
@@ -366,7 +367,7 @@ class Agent:
     def report(self, day: str | None, *, refresh: bool = False) -> dict[str, Any]:
         return self.reports.show(day, refresh=refresh)
 
-    def _undone(self, original: dict[str, Any]) -> None:
+    def _undone(self, original: Action) -> None:
         """The track record learns of an undo; at auto, a kind whose actions of its own were
         undone too often stops running on its own until the person lifts it."""
         sid = original["suggestion_id"]

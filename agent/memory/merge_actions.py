@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from actions.ops import MemoryMerge, StoredPlan
 from actions.planners import PlanResult, fingerprint
@@ -20,7 +20,7 @@ from policies.errors import AlmaError, ConflictError, UnavailableError, as_alma_
 from policies.i18n import _
 from policies.kinds import MEMORY
 from sandbox.engine import Engine
-from state.journal import Journal
+from state.journal import Action, Journal
 
 if TYPE_CHECKING:
     from agent.memory.service import MemoryService
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("alma.memory")
 KIND = "memory_merge"
 #: How an action of the memory family is undone, by its kind.
-Undo = Callable[[Journal, "MemoryService", int], dict[str, Any]]
+Undo = Callable[[Journal, "MemoryService", int], Action]
 
 
 class MemoryFamily:
@@ -48,7 +48,7 @@ class MemoryFamily:
 
     def execute(
         self, plan: StoredPlan, *, kind: str, ctx: RunContext, suggestion_id: int | None
-    ) -> dict[str, Any]:
+    ) -> Action:
         self.engine.admit(plan.ops, kind, ctx, self.engine.policy())
         service = self._service()
         return self.engine.run_in_daemon(
@@ -62,7 +62,7 @@ class MemoryFamily:
             )
         )
 
-    def undo(self, target: int) -> dict[str, Any]:
+    def undo(self, target: int) -> Action:
         service = self._service()
         undo_it = self.undoes[str(self.engine.journal.action_row(target)["kind"])]
         return self.engine.run_in_daemon(lambda journal: undo_it(journal, service, target))
@@ -122,7 +122,7 @@ def execute(
     kind: str,
     suggestion_id: int | None,
     auto: bool,
-) -> dict[str, Any]:
+) -> Action:
     """Run a suggestion's merges: its stored plan becomes the action's."""
     merges = [op for op in plan.ops if isinstance(op, MemoryMerge)]
     try:
@@ -163,7 +163,7 @@ def execute(
     return journal.action(action_id)
 
 
-def undo(journal: Journal, memory: MemoryService, target: int) -> dict[str, Any]:
+def undo(journal: Journal, memory: MemoryService, target: int) -> Action:
     row = journal.action_row(target)
     rows = list(reversed(journal.rows(target)))
     plan = [{"op": "memory_unmerge", "keep": r.op["keep"], "merge": r.op["merge"]} for r in rows]
