@@ -5,6 +5,9 @@ back at the edge of the executor and must be exactly what a planner wrote. Plain
 rather than pydantic keep the confined executor's start-up short (it runs once per action).
 Paths are relative to the ALMA root and ``/``-separated (contract §3).
 
+Each op's class says, once, everything an op is besides its work on the files (sandbox.ops):
+its family, what it touches, its inverse and its description (:class:`Op`).
+
 One module, longer than most, because it is the vocabulary and its one codec together: each
 op's shape, its strict parsing and a plan's stored text cannot drift apart.
 """
@@ -133,7 +136,7 @@ class Op(ABC):
     """One op. Everything an op is, besides how the sandbox applies it (sandbox.ops, one
     handler an op of the ``sandbox`` family), is said here, once, by its class: its family,
     what it touches, its inverse and its description. Each is abstract, so an op that lacks
-    one cannot be built (and mypy says so); ``python -m actions.table`` prints them all."""
+    one cannot be built (and mypy says so); ``python -m sandbox.table`` prints them all."""
 
     op: OpName
     #: The action family that runs it (policies.kinds): the confined child, or the daemon.
@@ -518,7 +521,7 @@ _FIELDS: dict[str, tuple[type[Op], frozenset[str], frozenset[str]]] = {
     "create": (Create, frozenset({"path", "content_b64"}), frozenset()),
     "memory_merge": (MemoryMerge, frozenset({"keep", "merge"}), frozenset()),
 }
-#: Every op's class, by its name: the op table (``python -m actions.table`` prints it).
+#: Every op's class, by its name: the op table (``python -m sandbox.table`` prints it).
 OPS: Mapping[str, type[Op]] = {name: entry[0] for name, entry in _FIELDS.items()}
 
 

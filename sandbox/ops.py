@@ -8,7 +8,8 @@ so one that lacks a step cannot be built; ``tests/unit/test_op_table.py`` fails 
 the sandbox family has no handler. The work on one file that several ops share lives apart
 (sandbox.transfer for move, trash and restore; sandbox.edit; sandbox.create).
 
-Imported by the confined child: the standard library and ALMA's light layers only.
+Imported by the confined child: the standard library and ALMA's light layers only. One module,
+longer than most, because it is the one registry: every op's handler side by side, each short.
 """
 
 from __future__ import annotations
