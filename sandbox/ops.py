@@ -46,7 +46,7 @@ from sandbox import create, edit, transfer
 from sandbox.create import CreateIntent
 from sandbox.edit import EditIntent
 from sandbox.transfer import Intent
-from state.journal import Aux, Journal, JournalRow, Post
+from state.journal import DERIVES_AUX, Aux, Journal, JournalRow, Post
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -108,6 +108,11 @@ class Handler(ABC, Generic[OpT, WorkT]):
 
     def manifest(self, work: WorkT) -> ManifestEntry | None:
         """Its line in the trash's manifest.json, when it puts a file in the trash."""
+        return None
+
+    def left(self, row: JournalRow) -> str | None:
+        """What it may have left in place of a file, for the sentence of a rollback that stopped
+        (sandbox.runner.unfinished), read from its row as stored; None for an op on no file."""
         return None
 
 
@@ -355,6 +360,9 @@ class _Edit(Handler[Edit, EditIntent]):
     def manifest(self, work: EditIntent) -> ManifestEntry | None:
         return {"from": work.path, "to": work.trash, "edited": True}
 
+    def left(self, row: JournalRow) -> str | None:
+        return f"{row.op.get('path')} (edited; its old version is in {row.aux.get('trash')})"
+
     def rollback(
         self,
         tree: Tree,
@@ -418,6 +426,9 @@ class _Create(Handler[Create, CreateIntent]):
         # Where recovery would take a file a create published (undo's trash has its own).
         return {"from": work.path, "to": work.trash, "created": True}
 
+    def left(self, row: JournalRow) -> str | None:
+        return f"{row.op.get('path')} (created)"
+
     def rollback(
         self,
         tree: Tree,
@@ -438,9 +449,6 @@ class _Create(Handler[Create, CreateIntent]):
 # -- transfers: one file from one place to another --------------------------------------------
 class _Transfer(Handler[OpT, Intent]):
     """Move, trash and restore: one regular file renamed (or copied, verified, across disks)."""
-
-    #: The journal derives a one-disk transfer's aux from the op alone (state.journal._aux_of).
-    derives_aux = False
 
     @abstractmethod
     def ends(self, ex: Executor, idx: int, op: OpT) -> tuple[str, str, Identity | None]:
@@ -553,12 +561,15 @@ class _Transfer(Handler[OpT, Intent]):
     def journaled(self, op: OpT, work: Intent) -> Journaled:
         pre = _journal_pre(work.pre, getattr(op, "expect", None))
         plain = not work.xdev and work.tmp is None and work.src_trash is None
-        return pre, None if plain and self.derives_aux else work.aux()
+        return pre, None if plain and op.op in DERIVES_AUX else work.aux()
 
     def manifest(self, work: Intent) -> ManifestEntry | None:
         if work.dst.startswith(_IN_TRASH) or work.src_trash is not None:
             return {"from": work.src, "to": work.dst}
         return None
+
+    def left(self, row: JournalRow) -> str | None:
+        return f"{row.aux.get('src')} -> {row.aux.get('dst')}"
 
     def rollback(
         self,
@@ -593,8 +604,6 @@ class _Transfer(Handler[OpT, Intent]):
 
 
 class _Move(_Transfer[Move]):
-    derives_aux = True
-
     def ends(self, ex: Executor, idx: int, op: Move) -> tuple[str, str, Identity | None]:
         return op.src, op.dst, op.expect
 
@@ -605,8 +614,6 @@ class _Trash(_Transfer[Trash]):
 
 
 class _Restore(_Transfer[Restore]):
-    derives_aux = True
-
     def ends(self, ex: Executor, idx: int, op: Restore) -> tuple[str, str, Identity | None]:
         parts = split_relpath(op.trash)
         if tuple(parts[:2]) != TRASH_PARTS or len(parts) < 3:

@@ -34,7 +34,8 @@ from policies.layout import RootLayout
 from policies.modes import PRIVATE_FILE
 from sandbox import recovery
 from sandbox.executor import Executor, Zones
-from state.journal import TRANSFERS, ActionStatus, Journal
+from sandbox.ops import HANDLERS
+from state.journal import ActionStatus, Journal
 
 Checkpoint = Callable[[str], None]
 EXIT_HANDLED = 10
@@ -140,23 +141,16 @@ def unfinished(journal: Journal, action_id: int, cause: str, stopped_at: int | N
     total = 0
     unsure = False
     for row in journal.iter_rows(action_id):
-        written = row.op.get("op") in ("edit", "create")
-        if row.state == "rolled_back" or (row.op.get("op") not in TRANSFERS and not written):
+        if row.state == "rolled_back" or (stopped_at is not None and row.idx > stopped_at):
+            continue  # taken back, or never started
+        does = HANDLERS.get(str(row.op.get("op")))  # as stored: this runs after a failure
+        left = None if does is None else does.left(row)
+        if left is None:
             continue
-        if stopped_at is not None and row.idx > stopped_at:
-            continue  # never started
         unsure = unsure or row.state != "done"
         total += 1
-        if len(moved) > 3:
-            continue
-        if row.op.get("op") == "create":
-            moved.append(f"{row.op.get('path')} (created)")
-        elif written:
-            moved.append(
-                f"{row.op.get('path')} (edited; its old version is in {row.aux.get('trash')})"
-            )
-        else:
-            moved.append(f"{row.aux['src']} -> {row.aux['dst']}")
+        if len(moved) <= 3:
+            moved.append(left)
     command = f"`alma-ctl undo {action_id}`"
     if not moved:
         return _(

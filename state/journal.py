@@ -206,6 +206,9 @@ TRANSFERS = frozenset({"move", "trash", "restore"})
 _EXPECTING = TRANSFERS | {"edit"}
 #: A transfer whose aux is NULL in the journal: same disk, nothing kept aside (see _aux_of).
 PLAIN_TRANSFER: Aux = {"xdev": False, "tmp": None, "src_trash": None}
+#: The transfers whose plain aux the journal derives from the op alone (see _aux_of): the
+#: executor leaves it NULL (sandbox.ops).
+DERIVES_AUX = frozenset({"move", "restore"})
 #: Ops whose stored rows and done posts Journal.iter_rows reads at a time (never the action's).
 ROW_BATCH = 1024
 
