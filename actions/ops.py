@@ -5,6 +5,9 @@ back at the edge of the executor and must be exactly what a planner wrote. Plain
 rather than pydantic keep the confined executor's start-up short (it runs once per action).
 Paths are relative to the ALMA root and ``/``-separated (contract §3).
 
+Each op's class says, once, everything an op is besides its work on the files (sandbox.ops):
+its family, what it touches, its inverse and its description (:class:`Op`).
+
 One module, longer than most, because it is the vocabulary and its one codec together: each
 op's shape, its strict parsing and a plan's stored text cannot drift apart.
 """
@@ -16,16 +19,31 @@ import binascii
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field, fields
-from typing import Any, Literal, NamedTuple, cast
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Mapping, Set
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, ClassVar, Literal, NamedTuple, TypedDict, cast
 
-from policies.errors import BadArgumentError
+from policies.errors import BadArgumentError, InvalidStateError
 from policies.i18n import _
+from policies.kinds import MEMORY, SANDBOX
 from policies.limits import EDIT_BYTES
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from policies.kinds import Family
+
 OpName = Literal[
-    "mkdir", "move", "trash", "restore", "rmdir", "keep", "edit", "create", "memory_merge"
+    "mkdir",
+    "move",
+    "trash",
+    "restore",
+    "rmdir",
+    "keep",
+    "edit",
+    "create",
+    "memory_merge",
+    "memory_edit",
 ]
 OP_NAMES: tuple[OpName, ...] = (
     "mkdir",
@@ -37,8 +55,22 @@ OP_NAMES: tuple[OpName, ...] = (
     "edit",
     "create",
     "memory_merge",
+    "memory_edit",
 )
 FileKind = Literal["file", "dir", "symlink", "other"]
+
+
+class IdentityDict(TypedDict):
+    """An identity as JSON holds it (a plan's ``expect``, the journal's pre and post)."""
+
+    dev: int
+    ino: int
+    kind: FileKind
+    size: int
+    mtime_ns: int
+    sha256: str | None
+    boot: str | None
+    ctime_ns: int | None
 
 
 class Identity(NamedTuple):
@@ -64,8 +96,9 @@ class Identity(NamedTuple):
     #: which may even reuse the inode number.
     ctime_ns: int | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return self._asdict()  # every field, in order: what identity_from_dict reads back
+    def to_dict(self) -> IdentityDict:
+        # Every field, in order: what identity_from_dict reads back.
+        return cast("IdentityDict", self._asdict())
 
     def same_file(self, other: Identity, *, check_ctime: bool = True) -> bool:
         """``check_ctime=False`` when a rename of ours may lie in between (it moves ctime)."""
@@ -109,15 +142,45 @@ _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
 @dataclass(frozen=True)
-class Op:
-    op: OpName
+class Op(ABC):
+    """One op. Everything an op is, besides how the sandbox applies it (sandbox.ops, one
+    handler an op of the ``sandbox`` family), is said here, once, by its class: its family,
+    what it touches, its inverse and its description. Each is abstract, so an op that lacks
+    one cannot be built (and mypy says so); ``python -m sandbox.table`` prints them all."""
 
+    op: OpName
+    #: The action family that runs it (policies.kinds): the confined child, or the daemon.
+    family: ClassVar[Family]
+
+    @abstractmethod
     def write_paths(self) -> tuple[str, ...]:
         """Every root-relative path this op changes (checked against the zones)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def touches_file(self) -> bool:
-        return False
+        """Whether it counts as a file the plan touches (the policy's thresholds)."""
+
+    @abstractmethod
+    def inverse(self, post: Mapping[str, Any] | None, aux: Mapping[str, Any]) -> tuple[Op, ...]:
+        """The ops that take it back, in order, from what the journal recorded it left
+        (``post``: the identity of the file it left; ``aux``: where a file went aside)."""
+
+    @abstractmethod
+    def describe(self) -> str:
+        """The line a person reads for it once done (logs/alma/acciones.md)."""
+
+    def arrival(self) -> str | None:
+        """Where a file arrives that was elsewhere (the executor counts a folder's arrivals)."""
+        return None
+
+    def gate_names(self) -> tuple[str, ...]:
+        """The names the policy gate checks besides :meth:`write_paths` (one it reads)."""
+        return ()
+
+    def relax_ctime(self, touched_later: Set[str]) -> Op:
+        """This op with its ``expect`` no longer holding the ctime, when the file it checks was
+        renamed by a later action of ALMA's (our own rename moved it); itself otherwise."""
+        return self
 
     def to_dict(self) -> dict[str, Any]:
         # By hand rather than dataclasses.asdict, which deep-copies: this runs for every op.
@@ -138,13 +201,40 @@ class Op:
         return dumps_compact(self.to_dict())
 
 
+def _expected(post: Mapping[str, Any] | None, op: Op) -> Identity:
+    """The identity an inverse expects: the one the journal recorded the op left."""
+    if post is None:
+        raise InvalidStateError(
+            _("the journal has no record of where {op} left its file.", op=op.op)
+        )
+    return identity_from_dict(post)
+
+
+def _loose(expect: Identity | None, path: str, touched_later: Set[str]) -> Identity | None:
+    """``expect`` without its ctime when ``path`` was renamed later (see Op.relax_ctime);
+    None when it stays as it is."""
+    if expect is None or path not in touched_later:
+        return None
+    return expect._replace(ctime_ns=None)
+
+
 @dataclass(frozen=True)
 class Mkdir(Op):
     path: str
     op: OpName = field(default="mkdir", init=False)
+    family: ClassVar[Family] = SANDBOX
 
     def write_paths(self) -> tuple[str, ...]:
         return (self.path,)
+
+    def touches_file(self) -> bool:
+        return False
+
+    def inverse(self, post: Mapping[str, Any] | None, aux: Mapping[str, Any]) -> tuple[Op, ...]:
+        return (Rmdir(self.path),)
+
+    def describe(self) -> str:
+        return _("- folder created: {path}", path=self.path)
 
 
 @dataclass(frozen=True)
@@ -153,9 +243,19 @@ class Rmdir(Op):
 
     path: str
     op: OpName = field(default="rmdir", init=False)
+    family: ClassVar[Family] = SANDBOX
 
     def write_paths(self) -> tuple[str, ...]:
         return (self.path,)
+
+    def touches_file(self) -> bool:
+        return False
+
+    def inverse(self, post: Mapping[str, Any] | None, aux: Mapping[str, Any]) -> tuple[Op, ...]:
+        return (Mkdir(self.path),)
+
+    def describe(self) -> str:
+        return _("- folder removed: {path}", path=self.path)
 
 
 @dataclass(frozen=True)
@@ -164,9 +264,26 @@ class Move(Op):
     dst: str
     expect: Identity | None = None
     op: OpName = field(default="move", init=False)
+    family: ClassVar[Family] = SANDBOX
 
     def write_paths(self) -> tuple[str, ...]:
         return (self.src, self.dst)
+
+    def touches_file(self) -> bool:
+        return True
+
+    def inverse(self, post: Mapping[str, Any] | None, aux: Mapping[str, Any]) -> tuple[Op, ...]:
+        return (Move(src=self.dst, dst=self.src, expect=_expected(post, self)),)
+
+    def describe(self) -> str:
+        return _("- moved {src} → {dst}", src=self.src, dst=self.dst)
+
+    def arrival(self) -> str | None:
+        return self.dst
+
+    def relax_ctime(self, touched_later: Set[str]) -> Op:
+        loose = _loose(self.expect, self.src, touched_later)
+        return self if loose is None else replace(self, expect=loose)
 
     def to_dict(self) -> dict[str, Any]:
         # Op.to_dict's result, built directly: an organize or its undo has 100,000 of them.
@@ -187,9 +304,6 @@ class Move(Op):
             f'"sha256":{j(e.sha256)},"boot":{j(e.boot)},"ctime_ns":{j(e.ctime_ns)}}}}}'
         )
 
-    def touches_file(self) -> bool:
-        return True
-
 
 @dataclass(frozen=True)
 class Trash(Op):
@@ -198,12 +312,24 @@ class Trash(Op):
     path: str
     expect: Identity | None = None
     op: OpName = field(default="trash", init=False)
+    family: ClassVar[Family] = SANDBOX
 
     def write_paths(self) -> tuple[str, ...]:
         return (self.path,)
 
     def touches_file(self) -> bool:
         return True
+
+    def inverse(self, post: Mapping[str, Any] | None, aux: Mapping[str, Any]) -> tuple[Op, ...]:
+        expect = _expected(post, self)
+        return (Restore(trash=str(aux["dst"]), path=self.path, expect=expect),)
+
+    def describe(self) -> str:
+        return _("- to the trash: {path}", path=self.path)
+
+    def relax_ctime(self, touched_later: Set[str]) -> Op:
+        loose = _loose(self.expect, self.path, touched_later)
+        return self if loose is None else replace(self, expect=loose)
 
 
 @dataclass(frozen=True)
@@ -214,12 +340,29 @@ class Restore(Op):
     path: str
     expect: Identity | None = None
     op: OpName = field(default="restore", init=False)
+    family: ClassVar[Family] = SANDBOX
 
     def write_paths(self) -> tuple[str, ...]:
         return (self.path,)
 
     def touches_file(self) -> bool:
         return True
+
+    def inverse(self, post: Mapping[str, Any] | None, aux: Mapping[str, Any]) -> tuple[Op, ...]:
+        return (Trash(path=self.path, expect=_expected(post, self)),)
+
+    def describe(self) -> str:
+        return _("- back from the trash: {path}", path=self.path)
+
+    def arrival(self) -> str | None:
+        return self.path
+
+    def gate_names(self) -> tuple[str, ...]:
+        return (self.trash,)
+
+    def relax_ctime(self, touched_later: Set[str]) -> Op:
+        loose = _loose(self.expect, self.trash, touched_later)
+        return self if loose is None else replace(self, expect=loose)
 
 
 @dataclass(frozen=True)
@@ -230,9 +373,25 @@ class Keep(Op):
     path: str
     expect: Identity | None = None
     op: OpName = field(default="keep", init=False)
+    family: ClassVar[Family] = SANDBOX
 
     def write_paths(self) -> tuple[str, ...]:
         return ()
+
+    def touches_file(self) -> bool:
+        return False
+
+    def inverse(self, post: Mapping[str, Any] | None, aux: Mapping[str, Any]) -> tuple[Op, ...]:
+        # It held for trashing its duplicates, and they are bytes of their own: whatever became
+        # of the kept copy since, they come back (only a file in their place stops them).
+        return ()
+
+    def describe(self) -> str:
+        return _("- kept: {path}", path=self.path)
+
+    def relax_ctime(self, touched_later: Set[str]) -> Op:
+        loose = _loose(self.expect, self.path, touched_later)
+        return self if loose is None else replace(self, expect=loose)
 
 
 class _NewContent:
@@ -268,6 +427,26 @@ class Edit(_NewContent, Op):
     expect: Identity
     content: bytes
     op: OpName = field(default="edit", init=False)
+    family: ClassVar[Family] = SANDBOX
+
+    def inverse(self, post: Mapping[str, Any] | None, aux: Mapping[str, Any]) -> tuple[Op, ...]:
+        """The version ALMA wrote goes to the trash (refused if the person changed it since:
+        ``post``, ctime included) before the old version comes back from the trash, byte for
+        byte and with its mode (the same inode; its hash is checked, its ctime moved with our
+        own rename). Refused, nothing moves: both versions stay where they are."""
+        if post is None or not isinstance(aux.get("trash"), str):
+            raise InvalidStateError(
+                _("the journal has no record of how {path!r} was edited.", path=self.path)
+            )
+        return (
+            Trash(path=self.path, expect=identity_from_dict(post)),
+            Restore(
+                trash=str(aux["trash"]), path=self.path, expect=self.expect._replace(ctime_ns=None)
+            ),
+        )
+
+    def describe(self) -> str:
+        return _("- edited: {path} (its old version to ALMA's trash)", path=self.path)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -289,6 +468,19 @@ class Create(_NewContent, Op):
     path: str
     content: bytes
     op: OpName = field(default="create", init=False)
+    family: ClassVar[Family] = SANDBOX
+
+    def inverse(self, post: Mapping[str, Any] | None, aux: Mapping[str, Any]) -> tuple[Op, ...]:
+        # The file ALMA wrote goes to the trash only while it is that file (``post``, its
+        # sha256 and ctime included): changed by the person since, the undo is refused.
+        if post is None:
+            raise InvalidStateError(
+                _("the journal has no record of the file {path!r} ALMA created.", path=self.path)
+            )
+        return (Trash(path=self.path, expect=identity_from_dict(post)),)
+
+    def describe(self) -> str:
+        return _("- file created: {path}", path=self.path)
 
     def to_dict(self) -> dict[str, Any]:
         return {"op": self.op, "path": self.path, "content_b64": self.content_b64()}
@@ -297,18 +489,62 @@ class Create(_NewContent, Op):
 @dataclass(frozen=True)
 class MemoryMerge(Op):
     """Merge near-identical memories into ``keep`` (the others are archived, never deleted).
-    Not a file op: the daemon runs it on its own memory store, journaled and undoable; the
-    sandboxed file executor refuses it."""
+    Not a file op: the memory family runs it in the daemon, on its own memory store, journaled
+    and undoable (agent.memory.merge_actions); the sandboxed file executor refuses it."""
 
     keep: str
     merge: tuple[str, ...]
     op: OpName = field(default="memory_merge", init=False)
+    family: ClassVar[Family] = MEMORY
 
     def write_paths(self) -> tuple[str, ...]:
         return ()
 
+    def touches_file(self) -> bool:
+        return False
+
+    def inverse(self, post: Mapping[str, Any] | None, aux: Mapping[str, Any]) -> tuple[Op, ...]:
+        # Its family writes back the before-state the journal holds (aux's record): no op of
+        # a plan takes it back.
+        raise InvalidStateError(_("op {op} cannot be undone.", op=self.op))
+
+    def describe(self) -> str:
+        return _(
+            "- memories merged into {keep}: {merged}",
+            keep=self.keep,
+            merged=", ".join(self.merge),
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return {"op": self.op, "keep": self.keep, "merge": list(self.merge)}
+
+
+@dataclass(frozen=True)
+class MemoryEdit(Op):
+    """A person's edit of one memory (``memory.edit``): which of its fields changed. The
+    memory family runs it in the daemon and keeps both states in the journal's row
+    (agent.memory.merge_actions.edit); its undo writes the state before back."""
+
+    id: str
+    fields: tuple[str, ...]
+    op: OpName = field(default="memory_edit", init=False)
+    family: ClassVar[Family] = MEMORY
+
+    def write_paths(self) -> tuple[str, ...]:
+        return ()
+
+    def touches_file(self) -> bool:
+        return False
+
+    def inverse(self, post: Mapping[str, Any] | None, aux: Mapping[str, Any]) -> tuple[Op, ...]:
+        # Its family writes back the state before that the journal holds: no op takes it back.
+        raise InvalidStateError(_("op {op} cannot be undone.", op=self.op))
+
+    def describe(self) -> str:
+        return _("- memory {id} edited: {fields}", id=self.id, fields=", ".join(self.fields))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"op": self.op, "id": self.id, "fields": list(self.fields)}
 
 
 _FIELDS: dict[str, tuple[type[Op], frozenset[str], frozenset[str]]] = {
@@ -322,7 +558,24 @@ _FIELDS: dict[str, tuple[type[Op], frozenset[str], frozenset[str]]] = {
     "edit": (Edit, frozenset({"path", "expect", "content_b64"}), frozenset()),
     "create": (Create, frozenset({"path", "content_b64"}), frozenset()),
     "memory_merge": (MemoryMerge, frozenset({"keep", "merge"}), frozenset()),
+    "memory_edit": (MemoryEdit, frozenset({"id", "fields"}), frozenset()),
 }
+#: Every op's class, by its name: the op table (``python -m sandbox.table`` prints it).
+OPS: Mapping[str, type[Op]] = {name: entry[0] for name, entry in _FIELDS.items()}
+
+
+def plan_family(plan: Iterable[Op]) -> Family:
+    """The action family that runs ``plan``: its ops' (an empty plan, a notice's, runs in the
+    sandbox and changes nothing). A plan that mixes families is refused: no family runs the
+    other's ops."""
+    families = {op.family for op in plan}
+    if len(families) > 1:
+        raise BadArgumentError(
+            _("a plan mixes ops that run in different places; make the plan again.")
+        )
+    return families.pop() if families else SANDBOX
+
+
 _IDENTITY_INT = ("dev", "ino", "size", "mtime_ns")
 _MOVE_KEYS = frozenset({"op", "src", "dst", "expect"})
 
@@ -431,6 +684,12 @@ def op_from_dict(data: Any) -> Op:
             ):
                 raise BadArgumentError(
                     _("op {name}: merge must be a non-empty list of memory ids.", name=name)
+                )
+            kwargs[key] = tuple(value)
+        elif key == "fields":
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise BadArgumentError(
+                    _("op {name}: fields must be a list of a memory's field names.", name=name)
                 )
             kwargs[key] = tuple(value)
         elif key == "content_b64":

@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from control.commands import COMMANDS
@@ -87,7 +87,7 @@ class DaemonStatus:
         socket_path: str,
         sandbox: str,
         sandbox_detail: str,
-        recovered: list[dict[str, object]],
+        recovered: Sequence[Mapping[str, object]],
         autonomy: Autonomy,
         policy: PolicyHolder,
         store: SuggestionStore,
@@ -132,7 +132,7 @@ class DaemonStatus:
             "model": self.model.status(),
             "policy": self.policy.state(),
             "audit_problem": self.audit_problem(),
-            "recovered_at_start": self.recovered,
+            "recovered_at_start": [dict(r) for r in self.recovered],
             "uptime_seconds": round(time.time() - self.started, 1),
             "watch": self.watch(),
         }

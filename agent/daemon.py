@@ -307,9 +307,9 @@ class Daemon:
             memory=memory,
             complete=runtime.complete,
             model_timeout_s=settings.model.timeout_seconds,
+            backup=backup_restore.BackupFamily(engine),
         )
         agent.reconcile()
-        agent.undo_in_daemon[backup_restore.SANDBOX] = backup_restore.undo
         chat = ChatService(
             layout,
             runtime,

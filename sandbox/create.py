@@ -19,7 +19,7 @@ import contextlib
 import os
 import stat
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from actions.ops import Create, Identity
 from actions.safefs import identity_of, rename_noreplace, sha256_at
@@ -29,6 +29,7 @@ from policies.i18n import _
 from policies.layout import ENGINE_TMP_PREFIX, trash_entry
 from policies.modes import PRIVATE_DIR, SHARED_FILE, for_person
 from sandbox.edit import publish, write_temp
+from state.journal import Aux
 
 Checkpoint = Callable[[str], None]
 
@@ -46,7 +47,7 @@ class CreateIntent(NamedTuple):
     tmp: str
     trash: str
 
-    def aux(self) -> dict[str, Any]:
+    def aux(self) -> Aux:
         return {"tmp": self.tmp, "trash": self.trash}
 
     @classmethod
@@ -61,7 +62,7 @@ class CreateIntent(NamedTuple):
         )
 
     @classmethod
-    def from_row(cls, op: Create, aux: dict[str, Any]) -> CreateIntent:
+    def from_row(cls, op: Create, aux: Aux) -> CreateIntent:
         tmp, trash = aux.get("tmp"), aux.get("trash")
         if not isinstance(tmp, str) or not isinstance(trash, str):
             raise InvalidStateError(

@@ -20,15 +20,16 @@ import contextlib
 import os
 import stat
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-from actions.ops import Edit, Identity, identity_from_dict
+from actions.ops import Edit, Identity, IdentityDict, identity_from_dict
 from actions.safefs import identity_of, rename_noreplace, sha256_at
 from actions.tree import Tree
 from policies.errors import ConflictError, InvalidStateError
 from policies.i18n import _
 from policies.layout import ENGINE_TMP_PREFIX, trash_entry
 from policies.modes import PRIVATE_DIR, PRIVATE_FILE
+from state.journal import Aux
 
 Checkpoint = Callable[[str], None]
 
@@ -46,7 +47,7 @@ class EditIntent(NamedTuple):
     tmp: str
     trash: str
 
-    def aux(self) -> dict[str, Any]:
+    def aux(self) -> Aux:
         return {"tmp": self.tmp, "trash": self.trash}
 
     @classmethod
@@ -62,7 +63,7 @@ class EditIntent(NamedTuple):
         )
 
     @classmethod
-    def from_row(cls, op: Edit, pre: dict[str, Any] | None, aux: dict[str, Any]) -> EditIntent:
+    def from_row(cls, op: Edit, pre: IdentityDict | None, aux: Aux) -> EditIntent:
         tmp, trash = aux.get("tmp"), aux.get("trash")
         if not isinstance(tmp, str) or not isinstance(trash, str):
             raise InvalidStateError(

@@ -11,7 +11,6 @@ the executor lock and the journal's action rows; what runs in the child lives ap
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import gc
 import itertools
 import json
@@ -25,12 +24,11 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from actions.inverse import inverse_plan
-from actions.ops import Keep, Move, Op, Restore, StoredPlan, Trash, files_touched, write_paths
+from actions.ops import Op, Restore, StoredPlan, files_touched, write_paths
 from actions.safe_read import read_file
 from actions.safefs import identity_of, path_problem
 from actions.tree import Tree
@@ -48,14 +46,16 @@ from policies.errors import (
     error_from_wire,
 )
 from policies.i18n import _, current_language
-from policies.kinds import MEMORY, RECORD_KINDS
+from policies.kinds import RECORD_KINDS, SANDBOX
 from policies.layout import RootLayout
 from policies.modes import PRIVATE_DIR, person_umask
 from policies.zones import split_zone
 from sandbox.confine import Backend, Confinement
-from state.journal import Journal, undo_refusal
+from sandbox.runner import Answer, Recovered
+from state.journal import Action, Journal, family_of, undo_refusal
 
 log = logging.getLogger("alma.engine")
+_T = TypeVar("_T")
 _REPO = Path(__file__).resolve().parent.parent
 #: ``python -I -c _BOOT PROJECT MODULE ARGS...`` runs MODULE as ``python -m`` would, with the
 #: project's folder the one place ALMA is imported from.
@@ -96,20 +96,10 @@ def _relax_ctime(plan: list[Op], touched_later: set[str]) -> list[Op]:
     """A file a later ALMA action renamed has a new ctime from our own rename: for those, the
     undo checks inode, size and mtime only. Every other file must be exactly the one the
     action left (ctime included: a deleted and recreated file is not it, even on the same
-    inode number)."""
-    relaxed: list[Op] = []
-    for op in plan:
-        if isinstance(op, Move | Trash | Keep) and op.expect is not None:
-            source = op.src if isinstance(op, Move) else op.path
-        elif isinstance(op, Restore) and op.expect is not None:
-            source = op.trash
-        else:
-            relaxed.append(op)
-            continue
-        if source in touched_later:
-            op = dataclasses.replace(op, expect=op.expect._replace(ctime_ns=None))
-        relaxed.append(op)
-    return relaxed
+    inode number). Each op says which file it checks (actions.ops.Op.relax_ctime)."""
+    if not touched_later:
+        return plan
+    return [op.relax_ctime(touched_later) for op in plan]
 
 
 #: The kind of the action that puts files back from the trash (`alma-ctl trash restore`).
@@ -124,7 +114,7 @@ class _Child:
         self.proc = proc
         self.args = args
 
-    def result(self, stdin: str | None = None) -> dict[str, Any]:
+    def result(self, stdin: str | None = None) -> Answer:
         out, err = self.proc.communicate(stdin)
         rc = self.proc.returncode
         lines = [ln for ln in out.splitlines() if ln.startswith("{")]
@@ -133,13 +123,13 @@ class _Child:
         if not lines:
             log.error("executor child failed (exit %s): %s", rc, err[-4000:])
             return {"ok": False, "crashed": True, "rc": rc, "stderr": err[-2000:]}
-        result: dict[str, Any] = json.loads(lines[-1])
+        result: Answer = json.loads(lines[-1])
         log.info(
             "executor child %s: exit %s, peak RSS %s kB", self.args, rc, result.get("peak_rss_kb")
         )
         return result
 
-    def run(self, action_id: int) -> dict[str, Any]:
+    def run(self, action_id: int) -> Answer:
         """Hand a prestarted child its action (``--action -``) and wait for its answer."""
         self.args = ["--action", str(action_id)]
         return self.result(f"{action_id}\n")
@@ -152,12 +142,6 @@ class _Child:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.communicate()
-
-
-@dataclass(frozen=True)
-class Outcome:
-    action: dict[str, Any]
-    decision: Decision
 
 
 class Engine:
@@ -229,7 +213,7 @@ class Engine:
         )
         return _Child(proc, args)
 
-    def _run_child(self, args: list[str], policy: Policy) -> dict[str, Any]:
+    def _run_child(self, args: list[str], policy: Policy) -> Answer:
         return self._start_child(args, policy).result()
 
     def _prestart(self, policy: Policy) -> _Child | None:
@@ -247,8 +231,8 @@ class Engine:
         confined by another when autonomy.conf changes in between."""
         # Names first: one that is not UTF-8 could not even be journaled, let alone shown.
         paths = write_paths(plan)  # once: 200,000 of them for an undo of 100,000 moves
-        restored = (op.trash for op in plan if isinstance(op, Restore))
-        for problem in filter(None, map(path_problem, itertools.chain(paths, restored))):
+        read = (name for op in plan for name in op.gate_names())
+        for problem in filter(None, map(path_problem, itertools.chain(paths, read))):
             return Decision(Verdict.REFUSE, problem)
         facts = PlanFacts(kind=kind, paths=paths, files=files_touched(plan))
         return decide(policy, facts, ctx)
@@ -273,7 +257,7 @@ class Engine:
         ctx: RunContext,
         suggestion_id: int | None = None,
         undoes: int | None = None,
-    ) -> dict[str, Any]:
+    ) -> Action:
         """Run ``plan`` if the policy allows it now; return the Action. Raises RefusedError when
         refused or when it needs a person's approval it does not have; ConflictError (nothing
         changed) when the files are not as the plan expects. A suggestion's stored plan goes
@@ -311,7 +295,7 @@ class Engine:
         ctx: RunContext,
         suggestion_id: int | None,
         undoes: int | None,
-    ) -> dict[str, Any]:
+    ) -> Action:
         """Record the admitted ``plan`` as an action and run it in ``child`` (prestarted for
         ``policy``'s zones), or in a child started now; a child not used is cancelled."""
         try:
@@ -354,7 +338,7 @@ class Engine:
             self._close_if_running(action_id, policy)
             self.journal.checkpoint_later()  # the action is over: not while the person waits
 
-    def _after_crash(self, action_id: int, result: dict[str, Any], policy: Policy) -> AlmaError:
+    def _after_crash(self, action_id: int, result: Answer, policy: Policy) -> AlmaError:
         report = self._recover_locked(policy)
         for entry in report:
             if entry.get("action") == action_id and entry.get("status") == "failed":
@@ -403,11 +387,11 @@ class Engine:
         if refusal is None:
             return row
         named_failure = row["status"] == "failed" and action_id is not None
-        if named_failure and row["sandbox"] != MEMORY and row["kind"] not in RECORD_KINDS:
+        if named_failure and family_of(row) == SANDBOX and row["kind"] not in RECORD_KINDS:
             return row
         raise InvalidStateError(refusal)
 
-    def undo(self, action_id: int | None = None) -> dict[str, Any]:
+    def undo(self, action_id: int | None = None) -> Action:
         """Revert an action as a new journaled action (a bare undo never reverts an undo), or
         finish taking back a failed one (then the result is that action, now rolled back)."""
         row = self.undo_target(action_id)
@@ -443,19 +427,19 @@ class Engine:
             rows = self.journal.iter_done_rows(target)  # a stream: only the inverse ops are kept
             return _relax_ctime(inverse_plan(rows), self.journal.paths_touched_after(target))
 
-    def run_in_daemon(self, apply: Callable[[Journal], dict[str, Any]]) -> dict[str, Any]:
+    def run_in_daemon(self, apply: Callable[[Journal], _T]) -> _T:
         """Run a journaled change of ALMA's own data (a memory merge, or its undo) here in the
         daemon rather than in the sandbox, one action at a time with the file actions: ``apply``
         records its action in this journal. The caller passed the policy gate (``admit``)."""
         with self._lock:
             return apply(self.journal)
 
-    def recover(self) -> list[dict[str, Any]]:
+    def recover(self) -> list[Recovered]:
         """At start, before anything else: roll back every interrupted action."""
         with self._lock:
             return self._recover_locked(self.policy())
 
-    def _recover_locked(self, policy: Policy) -> list[dict[str, Any]]:
+    def _recover_locked(self, policy: Policy) -> list[Recovered]:
         if not self.journal.running():
             return []
         result = self._run_child(["--recover"], policy)
@@ -468,8 +452,7 @@ class Engine:
                     details=result.get("message") or result.get("stderr"),
                 )
             )
-        recovered: list[dict[str, Any]] = result.get("recovered", [])
-        return recovered
+        return result.get("recovered", [])
 
     # -- trash ----------------------------------------------------------------------------
     def trash_list(self) -> list[dict[str, Any]]:
@@ -515,7 +498,7 @@ class Engine:
                     entries.append(entry)
         return entries
 
-    def trash_restore(self, action_id: int, path: str | None) -> dict[str, Any]:
+    def trash_restore(self, action_id: int, path: str | None) -> Action:
         """Put back where it was the file of action ``action_id``'s trash that was at ``path``
         (every file of that entry when None), as one journaled action that undo takes back.
         Never over an existing file: then nothing comes back (ConflictError)."""

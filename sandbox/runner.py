@@ -18,7 +18,7 @@ import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Required, TypedDict
 
 from actions.tree import Tree
 from policies.errors import (
@@ -34,10 +34,38 @@ from policies.layout import RootLayout
 from policies.modes import PRIVATE_FILE
 from sandbox import recovery
 from sandbox.executor import Executor, Zones
-from state.journal import TRANSFERS, Journal
+from sandbox.ops import HANDLERS
+from state.journal import Journal
+
+if TYPE_CHECKING:
+    from policies.states import ActionStatus
 
 Checkpoint = Callable[[str], None]
-EXIT_HANDLED = 10  # the JSON line on stdout says what went wrong
+EXIT_HANDLED = 10
+
+
+class Recovered(TypedDict, total=False):
+    """One action a recovery walked: rolled back, or failed (``error`` says why)."""
+
+    action: Required[int]
+    status: Required[ActionStatus]
+    error: str
+
+
+class Answer(TypedDict, total=False):
+    """The child's one JSON line, as sandbox.engine reads it back: ``ok``, and what the run
+    gives (an action's id, a recovery's report), or an error's ``code`` and ``message``; the
+    daemon adds ``crashed``, ``rc`` and ``stderr`` when no line came."""
+
+    ok: Required[bool]
+    action: int
+    recovered: list[Recovered]
+    code: int
+    message: str
+    peak_rss_kb: int | None
+    crashed: bool
+    rc: int | None
+    stderr: str  # the JSON line on stdout says what went wrong
 
 
 def _no_checkpoint(label: str) -> None:
@@ -52,7 +80,7 @@ def lock_executor(journal_dir: Path) -> int:
 
 def execute(
     root: Path, journal: Journal, action_id: int, zones: Zones, checkpoint: Checkpoint
-) -> dict[str, Any]:
+) -> Answer:
     row = journal.action_row(action_id)
     if row["status"] != "running" or journal.started(action_id):
         raise ConflictError(
@@ -116,23 +144,16 @@ def unfinished(journal: Journal, action_id: int, cause: str, stopped_at: int | N
     total = 0
     unsure = False
     for row in journal.iter_rows(action_id):
-        written = row.op.get("op") in ("edit", "create")
-        if row.state == "rolled_back" or (row.op.get("op") not in TRANSFERS and not written):
+        if row.state == "rolled_back" or (stopped_at is not None and row.idx > stopped_at):
+            continue  # taken back, or never started
+        does = HANDLERS.get(str(row.op.get("op")))  # as stored: this runs after a failure
+        left = None if does is None else does.left(row)
+        if left is None:
             continue
-        if stopped_at is not None and row.idx > stopped_at:
-            continue  # never started
         unsure = unsure or row.state != "done"
         total += 1
-        if len(moved) > 3:
-            continue
-        if row.op.get("op") == "create":
-            moved.append(f"{row.op.get('path')} (created)")
-        elif written:
-            moved.append(
-                f"{row.op.get('path')} (edited; its old version is in {row.aux.get('trash')})"
-            )
-        else:
-            moved.append(f"{row.aux['src']} -> {row.aux['dst']}")
+        if len(moved) <= 3:
+            moved.append(left)
     command = f"`alma-ctl undo {action_id}`"
     if not moved:
         return _(
@@ -165,9 +186,9 @@ def _finish_done(journal: Journal, action_id: int, undoes: int | None) -> None:
             journal.mark_undone(int(undoes), action_id)
 
 
-def recover(root: Path, journal: Journal, checkpoint: Checkpoint) -> dict[str, Any]:
+def recover(root: Path, journal: Journal, checkpoint: Checkpoint) -> Answer:
     """Roll back every action left running (its approval may be stale), newest first."""
-    report: list[dict[str, Any]] = []
+    report: list[Recovered] = []
     with Tree(root) as tree:
         for action_id in journal.running():
             try:
@@ -185,9 +206,7 @@ def recover(root: Path, journal: Journal, checkpoint: Checkpoint) -> dict[str, A
     return {"ok": True, "recovered": report}
 
 
-def finish_rollback(
-    root: Path, journal: Journal, action_id: int, checkpoint: Checkpoint
-) -> dict[str, Any]:
+def finish_rollback(root: Path, journal: Journal, action_id: int, checkpoint: Checkpoint) -> Answer:
     """Take back the rest of a failed action (``alma-ctl undo ID`` on it), from the files."""
     row = journal.action_row(action_id)
     if row["status"] != "failed":
@@ -296,7 +315,8 @@ def main(argv: list[str] | None = None, *, checkpoint: Checkpoint = _no_checkpoi
     finally:
         journal.close()
         os.close(lock)
-    print(json.dumps({**result, "peak_rss_kb": peak_rss_kb()}), flush=True)
+    result["peak_rss_kb"] = peak_rss_kb()
+    print(json.dumps(result), flush=True)
     return 0
 
 

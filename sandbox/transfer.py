@@ -18,9 +18,9 @@ import contextlib
 import os
 from collections.abc import Callable
 from enum import Enum
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-from actions.ops import Identity, identity_from_dict
+from actions.ops import Identity, IdentityDict, identity_from_dict
 from actions.safefs import (
     CrossDevice,
     copy_file_at,
@@ -34,6 +34,7 @@ from policies.errors import AlmaError, ConflictError
 from policies.i18n import _
 from policies.layout import TRASH
 from policies.modes import PRIVATE_DIR
+from state.journal import Aux
 
 Checkpoint = Callable[[str], None]
 _IN_TRASH = TRASH + "/"
@@ -54,7 +55,7 @@ class Intent(NamedTuple):
     tmp: str | None = None
     src_trash: str | None = None
 
-    def aux(self) -> dict[str, Any]:
+    def aux(self) -> Aux:
         return {
             "src": self.src,
             "dst": self.dst,
@@ -64,7 +65,7 @@ class Intent(NamedTuple):
         }
 
     @classmethod
-    def from_row(cls, aux: dict[str, Any], pre: dict[str, Any]) -> Intent:
+    def from_row(cls, aux: Aux, pre: IdentityDict) -> Intent:
         return cls(
             src=aux["src"],
             dst=aux["dst"],

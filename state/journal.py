@@ -22,10 +22,11 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypedDict, cast
 
 from actions.ops import (
     Identity,
+    IdentityDict,
     Op,
     StoredPlan,
     decode_json_at,
@@ -38,12 +39,43 @@ from actions.ops import (
 from policies import limits as L
 from policies.errors import NotFoundError
 from policies.i18n import _
-from policies.kinds import IN_DAEMON, RECORD_KINDS
+from policies.kinds import IN_DAEMON, RECORD_KINDS, SANDBOX
 from policies.modes import PRIVATE_DIR
+from policies.results import Action as Action  # the contract's action (§3), the one type of it
 from policies.text import clip
 from state.db import checkpoint, connect, migrate, utcnow
 
-ACTION_STATUSES = ("running", "done", "failed", "rolled_back", "undone")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from policies.kinds import Family
+    from policies.states import ActionStatus
+
+#: An op's state in the journal: its intent written, done, or taken back.
+RowState = Literal["intent", "done", "rolled_back"]
+
+
+class Aux(TypedDict, total=False):
+    """What the journal keeps of an op besides the plan (its row's ``aux``), by the op: a
+    transfer's ends and what it kept aside (sandbox.transfer.Intent), an edit's or a create's
+    temp and trash entry, a memory merge's before-state, a restore's files."""
+
+    src: str
+    dst: str
+    xdev: bool
+    tmp: str | None
+    src_trash: str | None
+    trash: str
+    record: dict[str, Any]
+    files: list[list[object]]
+    #: A memory edit's two states (agent.memory.merge_actions.edit), swapped in its undo.
+    before: dict[str, Any]
+    after: dict[str, Any]
+
+
+#: A done op's ``post`` as the executor hands it (Journal.mark_done): an identity, or only the
+#: new ctime of a rename on one disk, or nothing.
+Post = IdentityDict | int | None
+
 
 MIGRATIONS = (
     """
@@ -157,7 +189,10 @@ TRANSFERS = frozenset({"move", "trash", "restore"})
 #: Ops whose NULL pre is the op's ``expect``.
 _EXPECTING = TRANSFERS | {"edit"}
 #: A transfer whose aux is NULL in the journal: same disk, nothing kept aside (see _aux_of).
-PLAIN_TRANSFER = {"xdev": False, "tmp": None, "src_trash": None}
+PLAIN_TRANSFER: Aux = {"xdev": False, "tmp": None, "src_trash": None}
+#: The transfers whose plain aux the journal derives from the op alone (see _aux_of): the
+#: executor leaves it NULL (sandbox.ops).
+DERIVES_AUX = frozenset({"move", "restore"})
 #: Ops whose stored rows and done posts Journal.iter_rows reads at a time (never the action's).
 ROW_BATCH = 1024
 
@@ -168,14 +203,14 @@ ROW_BATCH = 1024
 @dataclass(slots=True)
 class JournalRow:
     idx: int
-    op: dict[str, Any]
-    state: str
-    pre: dict[str, Any] | None
-    post: dict[str, Any] | None
-    aux: dict[str, Any]
+    op: dict[str, Any]  # the op as the plan stores it: actions.ops.op_from_dict reads it
+    state: RowState
+    pre: IdentityDict | None
+    post: IdentityDict | None
+    aux: Aux
 
 
-def _copy_key(ident: dict[str, Any]) -> str:
+def _copy_key(ident: IdentityDict) -> str:
     """What tells one file from another across a copy's life: not ctime, which our renames move."""
     return f"{ident.get('dev')}:{ident.get('ino')}:{ident.get('size')}:{ident.get('mtime_ns')}"
 
@@ -184,17 +219,18 @@ def _loads(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
-def _aux_of(op: dict[str, Any], text: str | None) -> dict[str, Any]:
+def _aux_of(op: dict[str, Any], text: str | None) -> Aux:
     """A row's aux: as stored, or for NULL what it stands for. A move or a restore on one disk
     goes from its source to its destination and keeps nothing aside; other ops have none."""
     if text is not None:
-        aux: dict[str, Any] = json.loads(text)
+        aux: Aux = json.loads(text)
         return aux
+    # The op's paths as stored: a damaged one is refused where the op is parsed (op_from_dict).
     name = op.get("op")
     if name == "move":
-        return {"src": op.get("src"), "dst": op.get("dst"), **PLAIN_TRANSFER}
+        return cast("Aux", {"src": op.get("src"), "dst": op.get("dst"), **PLAIN_TRANSFER})
     if name == "restore":
-        return {"src": op.get("trash"), "dst": op.get("path"), **PLAIN_TRANSFER}
+        return cast("Aux", {"src": op.get("trash"), "dst": op.get("path"), **PLAIN_TRANSFER})
     return {}
 
 
@@ -206,7 +242,7 @@ def _pre_of(op: dict[str, Any], text: str | None) -> Any:
     return op.get("expect") if op.get("op") in _EXPECTING else None
 
 
-def compact_aux(op: dict[str, Any], aux: dict[str, Any]) -> dict[str, Any] | None:
+def compact_aux(op: dict[str, Any], aux: Aux) -> Aux | None:
     """None when ``aux`` is exactly what a NULL aux stands for (see :func:`_aux_of`)."""
     return None if aux == _aux_of(op, None) else aux
 
@@ -320,7 +356,7 @@ class Journal:
             )
         return row
 
-    def action(self, action_id: int) -> dict[str, Any]:
+    def action(self, action_id: int) -> Action:
         return action_json(self.action_row(action_id))
 
     def undo_refusal(self, action_id: int) -> str | None:
@@ -351,7 +387,7 @@ class Journal:
         """The action's plan as ops, parsed strictly, op by op (actions.ops.plan_from_json)."""
         return plan_from_json(self.plan_text(action_id))
 
-    def started_between(self, since: str, until: str) -> list[dict[str, Any]]:
+    def started_between(self, since: str, until: str) -> list[Action]:
         """Actions started in [since, until) (state.db.utc_stamp times), oldest first."""
         rows = self.conn.execute(
             "SELECT * FROM actions WHERE started_at >= ? AND started_at < ? ORDER BY id",
@@ -359,7 +395,7 @@ class Journal:
         )
         return [action_json(r) for r in rows]
 
-    def history(self, limit: int = 20) -> list[dict[str, Any]]:
+    def history(self, limit: int = 20) -> list[Action]:
         rows = self.conn.execute("SELECT * FROM actions ORDER BY id DESC LIMIT ?", (limit,))
         # ``undoable``: whoever offers an undo (the web panel's buttons) asks the one rule.
         return [{**action_json(r), "undoable": undo_refusal(r) is None} for r in rows]
@@ -371,7 +407,7 @@ class Journal:
         )
         return [int(r[0]) for r in rows]
 
-    def for_suggestion(self, suggestion_id: int) -> list[dict[str, Any]]:
+    def for_suggestion(self, suggestion_id: int) -> list[Action]:
         rows = self.conn.execute(
             "SELECT * FROM actions WHERE suggestion_id = ? ORDER BY id", (suggestion_id,)
         )
@@ -383,10 +419,13 @@ class Journal:
         later = self.conn.execute("SELECT id FROM actions WHERE id > ?", (action_id,)).fetchall()
         for (other,) in later:
             for row in self.iter_rows(int(other)):
-                for key in ("path", "src", "dst", "trash"):
-                    for source in (row.op, row.aux):
-                        if isinstance(source.get(key), str):
-                            paths.add(source[key])
+                op, aux = row.op, row.aux
+                for value in (
+                    *(op.get(key) for key in ("path", "src", "dst", "trash")),
+                    *(aux.get("src"), aux.get("dst"), aux.get("trash")),
+                ):
+                    if isinstance(value, str):
+                        paths.add(value)
         return paths
 
     def running(self, *, sandbox: str | None = None) -> list[int]:
@@ -428,9 +467,13 @@ class Journal:
         )
 
     def finish(
-        self, action_id: int, status: str, *, error: str | None = None, code: int | None = None
+        self,
+        action_id: int,
+        status: ActionStatus,
+        *,
+        error: str | None = None,
+        code: int | None = None,
     ) -> None:
-        assert status in ACTION_STATUSES
         if error is not None:
             error = clip(error, L.ERROR_CHARS)
         self.conn.execute(
@@ -447,9 +490,7 @@ class Journal:
     def write_intents(
         self,
         action_id: int,
-        intents: Iterable[
-            tuple[int, dict[str, Any] | None, dict[str, Any] | None, dict[str, Any] | None]
-        ],
+        intents: Iterable[tuple[int, dict[str, Any] | None, IdentityDict | None, Aux | None]],
     ) -> None:
         """The intents of ops 0..n-1 of an action, in one durable transaction, before anything
         changes.
@@ -483,9 +524,7 @@ class Journal:
                 rows,
             )
 
-    def mark_done(
-        self, action_id: int, done: Iterable[tuple[int, dict[str, Any] | int | None]]
-    ) -> None:
+    def mark_done(self, action_id: int, done: Iterable[tuple[int, Post]]) -> None:
         """Record ops done, each with the identity of what it left (``post``): one durable row
         for the whole batch (a group commit), never a rewrite of the intents' rows. Its pairs
         ascend by index (the executor's order already): its first and last are its span. A
@@ -563,7 +602,7 @@ class Journal:
                     continue  # without a marker, only the rows stored exist
                 text = r["op"] if r else None
                 op: dict[str, Any] = plan.op(idx) if text is None else json.loads(text)
-                state = r["state"] if r else "intent"
+                state: RowState = r["state"] if r else "intent"  # the table CHECKs it
                 post = _loads(r["post"]) if r else None
                 pre = _pre_of(op, r["pre"] if r else None)
                 if idx in posts:  # a rollback keeps the row's state, and the post stays readable
@@ -582,16 +621,14 @@ class Journal:
                     aux=_aux_of(op, r["aux"] if r else None),
                 )
 
-    def done_rows(
-        self, action_id: int
-    ) -> list[tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]]]:
+    def done_rows(self, action_id: int) -> list[tuple[dict[str, Any], IdentityDict | None, Aux]]:
         """(op, post, aux) of the ops done, in order: what an undo inverts. A post whose file a
         rollback later copied back across filesystems is the copy's identity."""
         return list(self.iter_done_rows(action_id))
 
     def iter_done_rows(
         self, action_id: int
-    ) -> Iterator[tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]]]:
+    ) -> Iterator[tuple[dict[str, Any], IdentityDict | None, Aux]]:
         """:meth:`done_rows`, one at a time (see :meth:`iter_rows`)."""
         copies: dict[str, list[tuple[int, str]]] = {}
         for seq, old, new in self.conn.execute(
@@ -620,7 +657,7 @@ class Journal:
             self.conn.execute(
                 "INSERT INTO journal_copies(old, new, newest_action) "
                 "VALUES (?, ?, (SELECT coalesce(max(id), 0) FROM actions))",
-                (_copy_key(old._asdict()), _dumps(new.to_dict())),
+                (_copy_key(old.to_dict()), _dumps(new.to_dict())),
             )
 
     def transaction(self) -> _Tx:
@@ -718,6 +755,13 @@ class _Tx:
         self.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
 
 
+def family_of(row: sqlite3.Row) -> Family:
+    """The action family of an action's row (policies.kinds): its ``sandbox`` column names a
+    family that runs in the daemon, or the confinement a ``sandbox`` action ran under."""
+    sandbox = row["sandbox"]
+    return cast("Family", sandbox) if sandbox in IN_DAEMON else SANDBOX
+
+
 def undo_refusal(row: sqlite3.Row) -> str | None:
     """Why the action of ``row`` cannot be undone (a record, its trash emptied for good, not
     done), or None. A failed action is not undone but its rollback finished, by its id:
@@ -753,8 +797,8 @@ def undo_refusal(row: sqlite3.Row) -> str | None:
     )
 
 
-def action_json(row: sqlite3.Row) -> dict[str, Any]:
-    """The contract's Action shape (§3), plus ``undoes``, ``error`` and ``sandbox``."""
+def action_json(row: sqlite3.Row) -> Action:
+    """The action of ``row`` (:class:`Action`)."""
     return {
         "id": row["id"],
         "suggestion_id": row["suggestion_id"],

@@ -28,17 +28,25 @@ from pathlib import Path
 from typing import Any
 
 from actions import safefs
+from actions.ops import StoredPlan
 from agent.backup.restic import LONG_S, Restic, Wrap
-from policies.errors import BadArgumentError, ConflictError, NotFoundError, RefusedError
+from policies.decide import RunContext
+from policies.errors import (
+    BadArgumentError,
+    ConflictError,
+    InvalidStateError,
+    NotFoundError,
+    RefusedError,
+)
 from policies.i18n import _
 from policies.kinds import BACKUP
 from policies.modes import PRIVATE_DIR
 from policies.text import name_hex, printable_name
-from state.journal import Journal
+from sandbox.engine import Engine
+from state.journal import Action, Journal
 
 log = logging.getLogger("alma.backup")
 
-SANDBOX = BACKUP
 KIND = "backup_restore"
 Manifest = list[list[object]]
 #: A confinement's wrap: a command line and the folders it may write -> the line to run.
@@ -148,7 +156,7 @@ def restore(
     stage = to.parent / stage_name
     made = False
     try:
-        action_id = journal.create_action(kind=KIND, plan=plan, sandbox=SANDBOX)
+        action_id = journal.create_action(kind=KIND, plan=plan, sandbox=BACKUP)
     except BaseException:
         os.close(parent)
         raise
@@ -248,7 +256,25 @@ def _remove_stage(parent: int, stage_name: str) -> None:
         shutil.rmtree(stage_name, dir_fd=parent)
 
 
-def undo(journal: Journal, target: int) -> dict[str, Any]:
+class BackupFamily:
+    """The backup family (agent.loop.families): a restore is undone here, in the daemon. A
+    backup is taken by its own command (`alma-ctl backup now`), never as a plan of ops."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def execute(
+        self, plan: StoredPlan, *, kind: str, ctx: RunContext, suggestion_id: int | None
+    ) -> Action:
+        raise InvalidStateError(
+            _("A backup is taken with `alma-ctl backup now`, not by accepting a plan.")
+        )
+
+    def undo(self, target: int) -> Action:
+        return self.engine.run_in_daemon(lambda journal: undo(journal, target))
+
+
+def undo(journal: Journal, target: int) -> Action:
     """Remove what restore ``target`` created, only when it is all as the restore left it."""
     row = journal.action_row(target)
     op = journal.plan(target)[0]
@@ -265,10 +291,10 @@ def undo(journal: Journal, target: int) -> dict[str, Any]:
         )
     plan = [{"op": "unrestore", "to": str(to), "existed": bool(op.get("existed"))}]
     action_id = journal.create_action(
-        kind=str(row["kind"]), plan=plan, undoes=target, sandbox=SANDBOX
+        kind=str(row["kind"]), plan=plan, undoes=target, sandbox=BACKUP
     )
     _unrestore(journal, action_id, plan[0], target)
-    return {**journal.action(action_id), "to": str(to)}
+    return Action(**journal.action(action_id), to=str(to))
 
 
 def _unrestore(journal: Journal, action_id: int, op: dict[str, Any], target: int) -> None:
@@ -296,7 +322,7 @@ def recover(journal: Journal) -> list[int]:
     """At start: a restore interrupted before its rename is taken back (its stage removed);
     one interrupted after it is done; an interrupted undo of one is finished."""
     recovered = []
-    for action_id in journal.running(sandbox=SANDBOX):
+    for action_id in journal.running(sandbox=BACKUP):
         row = journal.action_row(action_id)
         op = journal.plan(action_id)[0]
         if op["op"] == "unrestore":

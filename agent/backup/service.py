@@ -72,7 +72,6 @@ from state.suggestions import SuggestionStore
 
 log = logging.getLogger("alma.backup")
 
-SANDBOX = BACKUP
 #: The state DB's settings: the repository (target, password file) and the last run.
 REPO_SETTING = "backup_repo"
 LAST_SETTING = "backup_last"
@@ -314,7 +313,7 @@ class BackupService:
             "bytes": op.get("bytes"),
         }
 
-    def _take(self, journal: Journal, repo: Restic, auto: bool) -> JSONObject:
+    def _take(self, journal: Journal, repo: Restic, auto: bool) -> Action:
         stage = self.layout.data / "backup" / "stage"
         op: JSONObject = {"op": "backup", "target": str(repo.target)}
         try:
@@ -348,7 +347,7 @@ class BackupService:
                 self._free_leftovers(repo)
         finally:
             shutil.rmtree(stage, ignore_errors=True)
-        action_id = journal.create_action(kind="backup", plan=[op], auto=auto, sandbox=SANDBOX)
+        action_id = journal.create_action(kind="backup", plan=[op], auto=auto, sandbox=BACKUP)
         now = self.clock()
         last = self.store.setting(LAST_SETTING) or {}
         if error is None:
@@ -437,7 +436,7 @@ class BackupService:
                 repo.run(["prune"], timeout=LONG_S)
             op = {"op": "backup_forget", "target": str(repo.target), "removed": removed}
             action_id = journal.create_action(
-                kind="backup_forget", plan=[op], auto=auto, sandbox=SANDBOX
+                kind="backup_forget", plan=[op], auto=auto, sandbox=BACKUP
             )
             journal.finish(action_id, "done")
             return {**journal.action(action_id), "removed": removed}

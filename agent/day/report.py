@@ -15,9 +15,10 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
+from actions.ops import OPS, op_from_dict
 from actions.safe_read import FileRead, read_file
 from actions.tree import Tree
-from policies.errors import RefusedError
+from policies.errors import BadArgumentError, RefusedError
 from policies.i18n import _, language, ngettext, process_language
 from policies.kinds import RECORD_KINDS
 from policies.layout import RootLayout
@@ -100,30 +101,11 @@ def read_own(layout: RootLayout, name: str) -> FileRead | None:
 
 
 def _op_line(op: Mapping[str, Any]) -> str:
-    if op["op"] == "move":
-        return _("- moved {src} → {dst}", src=op["src"], dst=op["dst"])
-    if op["op"] == "trash":
-        return _("- to the trash: {path}", path=op["path"])
-    if op["op"] == "restore":
-        return _("- back from the trash: {path}", path=op["path"])
-    if op["op"] == "mkdir":
-        return _("- folder created: {path}", path=op["path"])
-    if op["op"] == "rmdir":
-        return _("- folder removed: {path}", path=op["path"])
-    if op["op"] == "edit":
-        return _("- edited: {path} (its old version to ALMA's trash)", path=op["path"])
-    if op["op"] == "create":
-        return _("- file created: {path}", path=op["path"])
-    if op["op"] == "memory_merge":
-        return _(
-            "- memories merged into {keep}: {merged}",
-            keep=op["keep"],
-            merged=", ".join(op["merge"]),
-        )
-    if op["op"] == "memory_edit":
-        return _(
-            "- memory {id} edited: {fields}", id=op["id"], fields=", ".join(op.get("fields") or ())
-        )
+    if op["op"] in OPS:
+        try:
+            return op_from_dict(op).describe()  # each op says its own (actions.ops)
+        except BadArgumentError:
+            pass  # a damaged op still gets its line, the one below
     if op["op"] == "backup":
         if op.get("snapshot"):
             return _(

@@ -24,27 +24,25 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
-from actions.ops import StoredPlan
 from agent.day import report
 from agent.day.reminders import Reminders
 from agent.loop.analysis import Notify, no_notify
 from agent.loop.autonomy import Autonomy
-from agent.memory import merge_actions
+from agent.loop.families import Families
 from agent.memory.gate import MemoryGate
 from agent.memory.recall import rejection_memory
 from policies import kinds
-from policies.decide import RunContext
 from policies.errors import (
     AlmaError,
     BadArgumentError,
     ConflictError,
     RefusedError,
-    UnavailableError,
     cause_of,
 )
 from policies.i18n import _
 from policies.layout import RootLayout
 from sandbox.engine import Engine
+from state.journal import Action
 from state.suggestions import SuggestionStore, shown
 
 log = logging.getLogger("alma.agent")
@@ -87,6 +85,7 @@ class Decider:
         autonomy: Autonomy,
         reminders: Reminders,
         audit: AuditLog,
+        families: Families,
         *,
         memory: MemoryGate | None = None,
         clock: Callable[[], float] = time.time,
@@ -97,11 +96,12 @@ class Decider:
         self.autonomy = autonomy
         self.reminders = reminders
         self.audit = audit
+        self.families = families
         self.memory = memory
         self.clock = clock
         self.notify = notify
 
-    def run(self, sid: int, *, auto: bool) -> dict[str, Any]:
+    def run(self, sid: int, *, auto: bool) -> Action:
         """Execute an accepted suggestion (``auto``: on its own, allowed by the policy) and
         learn from it; returns the Action. Raises what stopped it, the row already saying so
         (``failed``, ``expired``, or ``pending`` again when a run of its own is refused now)."""
@@ -117,10 +117,7 @@ class Decider:
         self.store.update(sid, status="accepted", error=None)
         ctx = self.autonomy.run_context(approved_by_person=not auto)
         try:
-            if merge_actions.is_memory_plan(plan.ops):
-                action = self._execute_memory(plan, row["kind"], ctx, sid)
-            else:
-                action = self.engine.execute(plan, kind=row["kind"], ctx=ctx, suggestion_id=sid)
+            action = self.families.execute(plan, kind=row["kind"], ctx=ctx, suggestion_id=sid)
         except ConflictError as exc:
             self.store.update(sid, status="expired", error=str(exc))
             raise
@@ -169,32 +166,13 @@ class Decider:
         except AlmaError as exc:  # the rejection stands; only the memory of it is missing
             log.error("the decision memory of suggestion %s was not stored: %s", sid, exc)
 
-    def _done_action(self, sid: int) -> dict[str, Any] | None:
+    def _done_action(self, sid: int) -> Action | None:
         for action in self.engine.journal.for_suggestion(sid):
             if action["status"] in ("done", "undone") and action["undoes"] is None:
                 return action
         return None
 
-    def _execute_memory(
-        self, plan: StoredPlan, kind: str, ctx: RunContext, sid: int
-    ) -> dict[str, Any]:
-        """The same policy gate as files; then the merge, journaled, in the daemon's own store."""
-        self.engine.admit(plan.ops, kind, ctx, self.engine.policy())
-        if self.memory is None:
-            raise UnavailableError(_("The memory store is not part of this daemon."))
-        service = self.memory.get()
-        return self.engine.run_in_daemon(
-            lambda journal: merge_actions.execute(
-                journal,
-                service,
-                plan,
-                kind=kind,
-                suggestion_id=sid,
-                auto=not ctx.approved_by_person,
-            )
-        )
-
-    def _learn_executed(self, sid: int, action: dict[str, Any], *, auto: bool) -> None:
+    def _learn_executed(self, sid: int, action: Action, *, auto: bool) -> None:
         """The audit log, a break reminder for an accepted long_hours, the track record."""
         row = self.store.row(sid)
         self.audit.write(action, dict(row))

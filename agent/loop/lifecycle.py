@@ -24,9 +24,11 @@ from agent.detectors import diagnose
 from agent.loop.analysis import Analyst, Detect, Notify, no_notify, track_record
 from agent.loop.autonomy import Autonomy, PolicyHolder
 from agent.loop.decision import AuditLog, Decider
+from agent.loop.families import Absent, ActionFamily, Families
 from agent.loop.track import ANY_FOLDER, UNDOS_TO_STOP, TrackRecord
 from agent.memory import merge_actions as memory_actions
 from agent.memory.gate import MemoryGate
+from agent.memory.merge_actions import MemoryFamily
 from agent.memory.recall import taken
 from agent.voice.model import Complete
 from policies.errors import (
@@ -38,6 +40,7 @@ from policies.errors import (
     UnavailableError,
 )
 from policies.i18n import _
+from policies.kinds import BACKUP, MEMORY, SANDBOX
 from policies.layout import RootLayout
 from policies.results import (
     Action,
@@ -56,7 +59,6 @@ from policies.results import (
 )
 from sandbox.engine import Engine
 from state.db import utcnow
-from state.journal import Journal
 from state.suggestions import SuggestionStore
 
 __all__ = ["Agent", "Detect"]
@@ -111,6 +113,7 @@ class Agent:
         memory: MemoryGate | None = None,
         complete: Complete | None = None,
         model_timeout_s: float = 120.0,
+        backup: ActionFamily | None = None,
     ) -> None:
         self.layout = layout
         self.policy = policy
@@ -122,9 +125,15 @@ class Agent:
         self.memory = memory
         self._lock = threading.RLock()
         self._asked = threading.Lock()  # one analysis a person asked for at a time
-        #: Undo of the actions that change things outside the sandbox's reach, by their
-        #: ``sandbox`` (a restore of a backup: agent.backup.restore.undo).
-        self.undo_in_daemon: dict[str, Callable[[Journal, int], dict[str, Any]]] = {}
+        #: Where each action family's plans run and its actions are undone; ``backup`` from
+        #: the composition root (agent.backup.restore.BackupFamily: a wing above this one).
+        self.families = Families(
+            {
+                SANDBOX: engine,
+                MEMORY: MemoryFamily(engine, memory),
+                BACKUP: Absent(BACKUP) if backup is None else backup,
+            }
+        )
         self._closed = False  # see close()
         self.reminders = Reminders(store)
         self.auditlog = AuditLog(layout, engine)
@@ -156,6 +165,7 @@ class Agent:
             autonomy,
             self.reminders,
             self.auditlog,
+            self.families,
             memory=memory,
             clock=clock,
             notify=notify,
@@ -393,21 +403,7 @@ class Agent:
     def undo(self, id: int | None) -> Action:
         action_id = id
         with self._lock:
-            target = self.engine.undo_target(action_id)
-            in_daemon = self.undo_in_daemon.get(str(target["sandbox"]))
-            if in_daemon is not None:
-                target_id = int(target["id"])
-                action = self.engine.run_in_daemon(lambda journal: in_daemon(journal, target_id))
-            elif target["sandbox"] == memory_actions.SANDBOX:
-                if self.memory is None:
-                    raise UnavailableError(_("The memory store is not part of this daemon."))
-                service = self.memory.get()
-                target_id = int(target["id"])
-                action = self.engine.run_in_daemon(
-                    lambda journal: memory_actions.undo(journal, service, target_id)
-                )
-            else:
-                action = self.engine.undo(int(target["id"]))
+            action = self.families.undo(self.engine.undo_target(action_id))
             if action["undoes"] is None:
                 return as_action(action)  # a failed action's rollback finished: nothing was undone
             original = self.engine.journal.action(int(action["undoes"]))
@@ -455,7 +451,7 @@ class Agent:
             told["audit_problem"] = self.audit_problem
         return told
 
-    def _undone(self, original: dict[str, Any]) -> None:
+    def _undone(self, original: Action) -> None:
         """The track record learns of an undo; at auto, a kind whose actions of its own were
         undone too often stops running on its own until the person lifts it."""
         sid = original["suggestion_id"]

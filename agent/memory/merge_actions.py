@@ -12,28 +12,65 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from actions.ops import MemoryMerge, Op, StoredPlan
+from actions.ops import MemoryMerge, StoredPlan
 from actions.planners import PlanResult, fingerprint
-from policies.errors import AlmaError, ConflictError, as_alma_error
+from agent.memory.gate import MemoryGate
+from policies.decide import RunContext
+from policies.errors import AlmaError, ConflictError, UnavailableError, as_alma_error
 from policies.i18n import _
 from policies.kinds import MEMORY
-from state.journal import Journal, JournalRow
+from sandbox.engine import Engine
+from state.journal import Action, Aux, Journal, JournalRow
 
 if TYPE_CHECKING:
     from agent.memory.service import MemoryService
 
 log = logging.getLogger("alma.memory")
-SANDBOX = MEMORY
 KIND = "memory_merge"
 #: A person's edit of one memory: its kind (policies.kinds) and its op in the journal.
 EDIT = "memory_edit"
+#: How an action of the memory family is undone, by its kind.
+Undo = Callable[[Journal, "MemoryService", int], Action]
 
 
-def is_memory_plan(plan: Sequence[Op]) -> bool:
-    return bool(plan) and all(isinstance(op, MemoryMerge) for op in plan)
+class MemoryFamily:
+    """The memory family (agent.loop.families): its plans run here in the daemon, on its own
+    memory store, one action at a time with the file actions, through the same policy gate.
+    Each memory kind's undo is one entry of ``undoes``."""
+
+    def __init__(self, engine: Engine, gate: MemoryGate | None) -> None:
+        self.engine = engine
+        self.gate = gate
+        self.undoes: Mapping[str, Undo] = {KIND: undo, EDIT: undo}
+
+    def _service(self) -> MemoryService:
+        if self.gate is None:
+            raise UnavailableError(_("The memory store is not part of this daemon."))
+        return self.gate.get()
+
+    def execute(
+        self, plan: StoredPlan, *, kind: str, ctx: RunContext, suggestion_id: int | None
+    ) -> Action:
+        self.engine.admit(plan.ops, kind, ctx, self.engine.policy())
+        service = self._service()
+        return self.engine.run_in_daemon(
+            lambda journal: execute(
+                journal,
+                service,
+                plan,
+                kind=kind,
+                suggestion_id=suggestion_id,
+                auto=not ctx.approved_by_person,
+            )
+        )
+
+    def undo(self, target: int) -> Action:
+        service = self._service()
+        undo_it = self.undoes[str(self.engine.journal.action_row(target)["kind"])]
+        return self.engine.run_in_daemon(lambda journal: undo_it(journal, service, target))
 
 
 def _short(text: str, n: int = 90) -> str:
@@ -90,8 +127,8 @@ def execute(
     kind: str,
     suggestion_id: int | None,
     auto: bool,
-) -> dict[str, Any]:
-    """Run a suggestion's merges (``is_memory_plan``): its stored plan becomes the action's."""
+) -> Action:
+    """Run a suggestion's merges: its stored plan becomes the action's."""
     merges = [op for op in plan.ops if isinstance(op, MemoryMerge)]
     try:
         records = [memory.merge_record(op.keep, list(op.merge)) for op in merges]
@@ -104,7 +141,7 @@ def execute(
         plan=plan,
         suggestion_id=suggestion_id,
         auto=auto,
-        sandbox=SANDBOX,
+        sandbox=MEMORY,
     )
     journal.write_intents(
         action_id,
@@ -147,10 +184,9 @@ def edit(
         if getattr(before, name) != getattr(after, name)
     ]
     op = {"op": EDIT, "id": before.id, "fields": fields}
-    action_id = journal.create_action(kind=EDIT, plan=[op], sandbox=SANDBOX)
-    journal.write_intents(
-        action_id, [(0, None, None, {"before": before.model_dump(), "after": after.model_dump()})]
-    )
+    action_id = journal.create_action(kind=EDIT, plan=[op], sandbox=MEMORY)
+    states: Aux = {"before": before.model_dump(), "after": after.model_dump()}
+    journal.write_intents(action_id, [(0, None, None, states)])
     try:
         memory.rewrite(after.model_dump())
     except Exception as exc:
@@ -165,7 +201,7 @@ def edit(
     return memory.show(before.id) | {"action_id": action_id}
 
 
-def undo(journal: Journal, memory: MemoryService, target: int) -> dict[str, Any]:
+def undo(journal: Journal, memory: MemoryService, target: int) -> Action:
     row = journal.action_row(target)
     rows = list(reversed(journal.rows(target)))
     if rows and rows[0].op.get("op") == EDIT:
@@ -176,7 +212,7 @@ def undo(journal: Journal, memory: MemoryService, target: int) -> dict[str, Any]
         plan=plan,
         suggestion_id=row["suggestion_id"],
         undoes=target,
-        sandbox=SANDBOX,
+        sandbox=MEMORY,
     )
     journal.write_intents(
         action_id,
@@ -191,17 +227,17 @@ def undo(journal: Journal, memory: MemoryService, target: int) -> dict[str, Any]
 
 def _undo_edit(
     journal: Journal, memory: MemoryService, row: sqlite3.Row, done: JournalRow
-) -> dict[str, Any]:
+) -> Action:
     """The undo of an edit is an edit back: its row holds the two states swapped, so that
     undoing it in turn writes the edit again. Refused when the memory changed since."""
-    state = {"before": done.aux["after"], "after": done.aux["before"]}
+    state: Aux = {"before": done.aux["after"], "after": done.aux["before"]}
     memory.check_edited(state["before"])
     action_id = journal.create_action(
         kind=str(row["kind"]),
         plan=[done.op],
         suggestion_id=row["suggestion_id"],
         undoes=int(row["id"]),
-        sandbox=SANDBOX,
+        sandbox=MEMORY,
     )
     journal.write_intents(action_id, [(0, None, None, state)])
     _unmerge_all(journal, memory, action_id)
@@ -244,7 +280,7 @@ def recover(journal: Journal, memory: MemoryService) -> list[int]:
     """When the store loads: a merge interrupted by a crash is taken back; an interrupted undo
     of one is completed (unmerging is writing the before-state again, safe to repeat)."""
     recovered: list[int] = []
-    for action_id in journal.running(sandbox=SANDBOX):
+    for action_id in journal.running(sandbox=MEMORY):
         try:
             _unmerge_all(journal, memory, action_id)
         except AlmaError:

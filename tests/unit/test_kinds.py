@@ -167,7 +167,7 @@ def test_an_inconsistent_entry_is_named(entry: Kind, says: str) -> None:
 
 def test_an_entry_is_set_once() -> None:
     with pytest.raises(AttributeError):
-        KINDS["organize"].worth = 9  # type: ignore[misc]
+        KINDS["organize"].worth = 9
 
 
 def test_the_policy_names_exactly_the_kinds_that_may_run_on_their_own() -> None:

@@ -18,13 +18,25 @@ from actions.ops import (
     read_plan,
 )
 from actions.tree import Tree
+from agent.loop.families import Absent, Families
 from agent.memory import merge_actions as memory_actions
+from agent.memory.gate import MemoryGate
+from agent.memory.merge_actions import MemoryFamily
 from agent.memory.service import MemoryService
-from policies.errors import AlmaError, BadArgumentError, ConflictError, RefusedError
+from policies.decide import RunContext
+from policies.errors import (
+    AlmaError,
+    BadArgumentError,
+    ConflictError,
+    RefusedError,
+    UnavailableError,
+)
 from policies.i18n import language
+from policies.kinds import BACKUP, MEMORY, SANDBOX
 from policies.layout import RootLayout
 from sandbox.executor import Executor, Zones
 from state.journal import Journal
+from tests.support.engine import InProcessEngine, default_policy
 from tests.unit.test_memory_service import NOW
 
 
@@ -94,6 +106,29 @@ def test_execute_then_undo_restores_every_memory_exactly(
     assert undo["status"] == "done" and undo["undoes"] == action["id"]
     assert journal.action(action["id"])["status"] == "undone"
     assert (svc.show(a), svc.show(b)) == before
+
+
+def test_a_merge_runs_and_is_undone_through_the_one_registry_of_families(
+    root: RootLayout, svc: MemoryService, journal: Journal
+) -> None:
+    gate = MemoryGate()
+    gate.set(svc)
+    engine = InProcessEngine(root, journal, default_policy)
+    families = Families(
+        {SANDBOX: engine, MEMORY: MemoryFamily(engine, gate), BACKUP: Absent(BACKUP)}
+    )
+    a, b = _cluster(svc)
+    before = (svc.show(a), svc.show(b))
+    plan = _stored(memory_actions.merge_findings(svc)[0].plan)
+    person = RunContext(approved_by_person=True)
+    action = families.execute(plan, kind="memory_merge", ctx=person, suggestion_id=None)
+    assert action["sandbox"] == MEMORY and svc.show(b)["archived"]
+    undone = families.undo(engine.undo_target(action["id"]))
+    assert undone["undoes"] == action["id"] and undone["sandbox"] == MEMORY
+    assert (svc.show(a), svc.show(b)) == before
+    without = Families({SANDBOX: engine, MEMORY: MemoryFamily(engine, None), BACKUP: engine})
+    with pytest.raises(UnavailableError):
+        without.execute(plan, kind="memory_merge", ctx=person, suggestion_id=None)
 
 
 def test_a_merge_interrupted_after_its_intent_is_taken_back(
