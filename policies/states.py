@@ -1,10 +1,12 @@
 """The words of a suggestion's life and of autonomy, as the store, the policy and the socket's
 commands spell them (contract §3, §4).
 
-Only tuples: alma-ctl imports this at every start, so neither typing nor dataclasses here.
+Plain tuples, which the policy, the store and the command table all read.
 """
 
 from __future__ import annotations
+
+from typing import Literal
 
 #: A suggestion's status in the store; ``suggestions list --status`` takes one of them.
 SUGGESTION_STATUSES = ("pending", "accepted", "rejected", "executed", "failed", "expired")
@@ -25,12 +27,8 @@ OUTCOMES = ("proposed", "accepted", "rejected", "undone", "useful", "useless", "
 #: The outcomes ``stats`` counts and shows.
 COUNTED_OUTCOMES = OUTCOMES[:6]
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Literal
-
-    #: LEVELS for the type checker (the policy's field is built from LEVELS at run time).
-    Level = Literal["off", "manual", "suggest", "auto"]
+#: LEVELS for the type checker (the policy's field is built from LEVELS at run time).
+Level = Literal["off", "manual", "suggest", "auto"]
 
 
 def shown_status(suggestion: dict[str, object]) -> object:
