@@ -117,7 +117,7 @@ def _load(path: str, n_ctx: int, threads: int, lora: str | None = None) -> Backe
                 flags=", ".join(f.upper() for f in missing),
             )
         )
-    from agent.voice.backends import LlamaBackend  # llama.cpp: only in this process
+    from agent.voice.llama import LlamaBackend  # llama.cpp: only in this process
 
     return LlamaBackend.load(path, context_tokens=n_ctx, threads=threads, lora=lora)
 

@@ -10,8 +10,8 @@ import gguf
 import numpy as np
 import pytest
 
-from agent.voice.backends import LlamaBackend
 from agent.voice.files import check_adapter, embedded_model_path, read_gguf_header
+from agent.voice.llama import LlamaBackend
 from agent.voice.model import ModelRuntime
 from policies.errors import BadArgumentError
 from tests.support.lora import write_adapter

@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from agent.voice.backends import LlamaBackend, loopback_url
+from agent.voice.backends import loopback_url
 from agent.voice.files import check_gguf
+from agent.voice.llama import LlamaBackend
 from agent.voice.model import (
     CHAT_SAMPLING,
     Backend,
