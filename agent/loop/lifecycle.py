@@ -22,12 +22,13 @@ from agent.day.daily_report import DailyReports
 from agent.day.reminders import Reminders
 from agent.detectors import diagnose
 from agent.loop.analysis import Analyst, Detect, Notify, no_notify, track_record
-from agent.loop.autonomy import Autonomy, PolicyHolder
+from agent.loop.autonomy import Autonomy
 from agent.loop.decision import AuditLog, Decider
 from agent.loop.track import ANY_FOLDER, UNDOS_TO_STOP, TrackRecord
 from agent.memory import merge_actions as memory_actions
 from agent.memory.gate import MemoryGate
 from agent.memory.recall import taken
+from agent.policy import PolicyHolder
 from agent.voice.model import Complete
 from policies.errors import (
     AlmaError,

@@ -17,9 +17,10 @@ import pytest
 
 from agent.detectors.files import detect_files
 from agent.detectors.logs import detect_logs
-from agent.loop.autonomy import Autonomy, PolicyHolder
+from agent.loop.autonomy import Autonomy
 from agent.loop.lifecycle import Agent
 from agent.memory.gate import MemoryGate
+from agent.policy import PolicyHolder
 from policies.defaults import DEFAULT_POLICY_TOML
 from policies.errors import BadArgumentError, ConflictError, InvalidStateError, NotFoundError
 from policies.i18n import language
