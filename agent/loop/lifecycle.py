@@ -146,7 +146,7 @@ class Agent:
         """Show the reminders that are due as desktop notifications (the schedule calls it)."""
         due = self.reminders.due(datetime.fromtimestamp(self.clock()))
         for item in due:
-            self.notify("ALMA: un descanso", str(item["text"]))
+            self.notify(_("ALMA: a break"), str(item["text"]))
         return due
 
     def _track_record(self) -> TrackRecord:
@@ -408,8 +408,10 @@ class Agent:
                     row["id"],
                     status="failed",
                     action_id=last["id"] if last else None,
-                    error="ALMA stopped while executing it; it was rolled back and nothing changed. "
-                    "Accept it again to retry.",
+                    error=_(
+                        "ALMA stopped while executing it; it was rolled back and nothing "
+                        "changed. Accept it again to retry."
+                    ),
                 )
         forget_checkpoints(self.layout)
 

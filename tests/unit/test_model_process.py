@@ -147,7 +147,7 @@ def test_the_refusal_reaches_the_daemon_from_the_model_process(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv(LOADER_VARIABLE, "os:system")
-    with pytest.raises(BadArgumentError, match="only a loader of ALMA.s tests"):
+    with pytest.raises(BadArgumentError, match="only a loader of ALMA's tests"):
         ProcessBackend.start("modelo", OPTIONS)
 
 
