@@ -21,8 +21,9 @@ from policies.results import JSONObject, Status, WatchStatus
 from sandbox.confine import spoken
 
 if TYPE_CHECKING:
-    from agent.loop.autonomy import Autonomy, PolicyHolder
+    from agent.loop.autonomy import Autonomy
     from agent.memory.gate import MemoryGate
+    from agent.policy import PolicyHolder
     from agent.voice.model import ModelRuntime
     from state.suggestions import SuggestionStore
 

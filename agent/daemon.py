@@ -28,12 +28,13 @@ from agent.day.notify import make_notifier
 from agent.detectors.files import detect_files
 from agent.detectors.logs import detect_logs
 from agent.logconf import setup_logging
-from agent.loop.autonomy import Autonomy, PolicyHolder
+from agent.loop.autonomy import Autonomy
 from agent.loop.lifecycle import Agent, Detect
 from agent.memory import merge_actions as memory_actions
 from agent.memory.export import ChatExport
 from agent.memory.gate import MemoryGate
 from agent.memory.rules import is_question
+from agent.policy import PolicyHolder
 from agent.schedule import start_schedule
 from agent.settings import Reload, Settings, load_settings
 from agent.voice.chat import ChatLimits, ChatService

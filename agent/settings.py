@@ -22,7 +22,7 @@ from pydantic_settings import (
 )
 
 from actions.safe_read import read_config
-from agent.loop.autonomy import PolicyHolder
+from agent.policy import PolicyHolder
 from policies import limits as L
 from policies.config import load_config
 from policies.errors import AlmaError, ConfigError

@@ -4,10 +4,10 @@ quiet) and names the chat logs touched (``logs/*.md``) for memory ingestion.
 
 The events are read in bulk and never paired or turned into objects: what the daemon needs is
 that something changed, which chat logs, and which new folders need a watch. An action of
-100,000 moves is 200,000 events, and each costs a header read here. Not watchdog: it holds
-every ``IN_MOVED_FROM`` for half a second and pairs each ``IN_MOVED_TO`` by a linear search of
-its queue, so the daemon's own actions cost it seconds of CPU, growing with the square of their
-size (docs/benchmarks.md).
+100,000 moves is 200,000 events, and each costs a header read here. inotify is read directly
+because the bulk is the point: a library that pairs each ``IN_MOVED_TO`` with its
+``IN_MOVED_FROM`` (watchdog holds each for half a second and searches its queue for it) spends
+CPU that grows with the square of an action's size (docs/benchmarks.md).
 
 Only creations, moves, deletions and closes-after-write are asked of the kernel: a burst of
 plain modifications could overflow its queue. An overflow (events lost) walks the folders again,

@@ -217,11 +217,12 @@ def worker(root: Path, profile: bool) -> dict[str, Any]:
     for a failing script's configuration fix, and validates or drops what it says)."""
     from agent.daemon import confinement_for, make_detect
     from agent.day.notify import make_notifier
-    from agent.loop.autonomy import Autonomy, PolicyHolder
+    from agent.loop.autonomy import Autonomy
     from agent.loop.lifecycle import Agent
     from agent.memory.gate import MemoryGate
     from agent.memory.recall import recall_notes
     from agent.memory.service import MemoryService
+    from agent.policy import PolicyHolder
     from agent.settings import load_settings
     from sandbox.engine import Engine
     from state.journal import Journal

@@ -122,7 +122,7 @@ class _Trimmed:
 
 def load(path: str, *, context_tokens: int, threads: int) -> _Trimmed:
     """``ALMA_MODEL_LOADER=bench.bench_model_growth:load``: the worker's default loader, wrapped."""
-    from agent.voice.backends import LlamaBackend
+    from agent.voice.llama import LlamaBackend
 
     return _Trimmed(LlamaBackend.load(path, context_tokens=context_tokens, threads=threads))
 

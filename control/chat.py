@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from control import chat_commands
 from control.chat_commands import Local, Run, Send, Usage
-from control.cli import ROOT, Form, Help, UsageError, read_options
+from control.cli import Help, UsageError, chat_parser, read_options
 from control.client import Client, DaemonUnreachable
 from control.commands import COMMANDS, Arg
 from control.protocol import daemon_start_hint
@@ -298,18 +298,11 @@ def _arguments(argv: list[str]) -> tuple[str | None, str | None]:
     )
     # `chat`, the one command of `alma`, anywhere among the options (contract §2: options
     # before the command, and after it too); a word that is an option's value stays its value.
-    word = Arg("command", "str", choices=("chat",), positional=True)
-    form = Form(
-        "alma chat",
-        N_(
-            "Talk with ALMA's local model through alma-agentd. Lines that start with ! "
-            "are commands (!ayuda lists them)."
-        ),
-        (ROOT, once),
-        (word,),
-        hidden=("command",),
+    description = N_(
+        "Talk with ALMA's local model through alma-agentd. Lines that start with ! "
+        "are commands (!ayuda lists them)."
     )
-    values = read_options(form, argv)
+    values = read_options(chat_parser(once, description), argv)
     root, message = values.get("root"), values.get("once")
     assert (root is None or isinstance(root, str)) and (message is None or isinstance(message, str))
     return root, message

@@ -9,17 +9,14 @@ table: one place to read every command a socket can be asked.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from policies import limits as L
 from policies.errors import BadArgumentError, UnknownCommandError
 from policies.i18n import LANGUAGES, N_, _, language
 from policies.states import LEVELS, SUGGESTION_STATUSES, UNDONE
 
-# Neither dataclasses nor typing: alma-ctl would import them at every start (docs/benchmarks.md).
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Literal
-
-    ArgType = Literal["int", "float", "str", "bool", "list[str]"]
+ArgType = Literal["int", "float", "str", "bool", "list[str]"]
 
 #: Ids are SQLite integers on the daemon side; anything bigger is not an id.
 MAX_ID = (1 << 63) - 1

@@ -10,13 +10,9 @@ from __future__ import annotations
 
 import errno
 from enum import IntEnum
+from typing import Any
 
 from policies.i18n import N_, _
-
-# Not `typing`: alma-ctl imports this module on every start, and typing is a visible part of it.
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 
 class ErrorCode(IntEnum):

@@ -1,10 +1,13 @@
 """The words of a suggestion's life and of autonomy, as the store, the policy and the socket's
 commands spell them (contract §3, §4).
 
-Only tuples: alma-ctl imports this at every start, so neither typing nor dataclasses here.
+Plain tuples, which the policy, the store and the command table all read.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Literal
 
 #: A suggestion's status in the store; ``suggestions list --status`` takes one of them.
 SUGGESTION_STATUSES = ("pending", "accepted", "rejected", "executed", "failed", "expired")
@@ -28,18 +31,13 @@ OUTCOMES = ("proposed", "accepted", "rejected", "undone", "useful", "useless", "
 #: The outcomes ``stats`` counts and shows.
 COUNTED_OUTCOMES = OUTCOMES[:6]
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Mapping
-    from typing import Literal
-
-    #: LEVELS for the type checker (the policy's field is built from LEVELS at run time).
-    Level = Literal["off", "manual", "suggest", "auto"]
-    #: SUGGESTION_STATUSES, ACTION_STATUSES and OUTCOMES for the type checker
-    #: (tests/unit/test_states.py holds each equal to its tuple).
-    SuggestionStatus = Literal["pending", "accepted", "rejected", "executed", "failed", "expired"]
-    ActionStatus = Literal["running", "done", "failed", "rolled_back", "undone"]
-    Outcome = Literal["proposed", "accepted", "rejected", "undone", "useful", "useless", "lifted"]
+#: LEVELS for the type checker (the policy's field is built from LEVELS at run time).
+Level = Literal["off", "manual", "suggest", "auto"]
+#: SUGGESTION_STATUSES, ACTION_STATUSES and OUTCOMES for the type checker
+#: (tests/unit/test_states.py holds each equal to its tuple).
+SuggestionStatus = Literal["pending", "accepted", "rejected", "executed", "failed", "expired"]
+ActionStatus = Literal["running", "done", "failed", "rolled_back", "undone"]
+Outcome = Literal["proposed", "accepted", "rejected", "undone", "useful", "useless", "lifted"]
 
 
 def shown_status(suggestion: Mapping[str, object]) -> object:

@@ -85,6 +85,26 @@ def validate_writable(writable: Sequence[os.PathLike[str] | str]) -> list[str]:
     return zones
 
 
+#: The folder that holds ALMA's packages: the one place an isolated child imports ALMA from.
+PROJECT = Path(__file__).resolve().parent.parent
+_BOOT = (
+    "import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); "
+    "runpy.run_module(sys.argv.pop(1), run_name='__main__', alter_sys=True)"
+)
+
+
+def isolated_start(
+    module: str, args: Sequence[str] = (), python: str = sys.executable
+) -> list[str]:
+    """The command line that runs ``module`` with ``args`` as ``python -m`` would, isolated.
+
+    ``-I``: the child's sys.path is the interpreter's own and :data:`PROJECT`, never the
+    daemon's working folder, PYTHONPATH or the user's site, so a module planted there (a
+    ``queue.py``) never runs as the person; ``-B``: no bytecode written.
+    """
+    return [python, "-I", "-B", "-c", _BOOT, str(PROJECT), module, *args]
+
+
 # Run by path with -I: the launcher then imports nothing from the working directory,
 # PYTHONPATH or even this project, and works however the project is installed.
 _LAUNCHER = (sys.executable, "-I", str(Path(landlock.__file__).resolve()))

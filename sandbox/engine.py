@@ -50,21 +50,12 @@ from policies.kinds import RECORD_KINDS, SANDBOX
 from policies.layout import RootLayout
 from policies.modes import PRIVATE_DIR, person_umask
 from policies.zones import split_zone
-from sandbox.confine import Backend, Confinement
+from sandbox.confine import Backend, Confinement, isolated_start
 from sandbox.runner import Answer, Recovered
 from state.journal import Action, Journal, family_of, undo_refusal
 
 log = logging.getLogger("alma.engine")
 _T = TypeVar("_T")
-_REPO = Path(__file__).resolve().parent.parent
-#: ``python -I -c _BOOT PROJECT MODULE ARGS...`` runs MODULE as ``python -m`` would, with the
-#: project's folder the one place ALMA is imported from.
-_BOOT = (
-    "import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); "
-    "runpy.run_module(sys.argv.pop(1), run_name='__main__', alter_sys=True)"
-)
-
-
 _gc_lock = threading.Lock()
 _gc_pauses = 0  # threads inside _collector_paused
 _gc_was_enabled = False  # the collector's state when the first of them entered
@@ -192,11 +183,7 @@ class Engine:
         return argv
 
     def _start_child(self, args: list[str], policy: Policy, *, stdin: bool = False) -> _Child:
-        # Isolated (-I): its sys.path is the interpreter's own and the project's folder, never
-        # the daemon's working folder, PYTHONPATH or the user's site, so a module planted there
-        # (a queue.py) never runs as the person; -B: no bytecode written.
-        argv = [self.python, "-I", "-B", "-c", _BOOT, str(_REPO), "sandbox.runner"]
-        argv += self.runner_args(args, policy)
+        argv = isolated_start("sandbox.runner", self.runner_args(args, policy), self.python)
         cmd = self.confinement.wrap(argv, self._writable_dirs(policy))
         env = dict(os.environ, TMPDIR=str(self.layout.journal_dir))
         # The child's sentences (conflicts, refusals) are for the person who asked: their language.

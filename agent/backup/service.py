@@ -39,8 +39,9 @@ from actions.safe_read import read_secret
 from agent.backup import restore as backup_restore
 from agent.backup.restic import LONG_S, DiskFullError, Restic, snapshot_id
 from agent.backup.restore import inside
-from agent.loop.autonomy import Autonomy, PolicyHolder
+from agent.loop.autonomy import Autonomy
 from agent.memory.gate import MemoryGate
+from agent.policy import PolicyHolder
 from policies import limits as L
 from policies.errors import (
     AlmaError,

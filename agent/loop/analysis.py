@@ -26,12 +26,13 @@ from actions.ops import Op, files_touched, write_paths
 from actions.planners import PlanResult
 from agent.day.reminders import plan_words
 from agent.detectors import diagnose
-from agent.loop.autonomy import Autonomy, PolicyHolder
+from agent.loop.autonomy import Autonomy
 from agent.loop.budget import protects, within, worth
 from agent.loop.track import TrackRecord
 from agent.memory import merge_actions
 from agent.memory.gate import MemoryGate
 from agent.memory.recall import MemoryNote, apply_recall, recall_notes
+from agent.policy import PolicyHolder
 from agent.voice.model import Complete
 from policies import kinds
 from policies.decide import PlanFacts, Verdict, decide

@@ -6,57 +6,14 @@ is done only by a person editing ``system/autonomy.conf``: never through the soc
 
 from __future__ import annotations
 
-import threading
-
-from actions.safe_read import read_config
-from policies.config import Level, Policy, load_policy
+from agent.policy import PolicyHolder
+from policies.config import Level
 from policies.decide import RunContext
-from policies.errors import BadArgumentError, ConfigError, RefusedError
+from policies.errors import BadArgumentError, RefusedError
 from policies.i18n import _
-from policies.layout import RootLayout
-from policies.results import AutonomyStatus, PolicyState
+from policies.results import AutonomyStatus
 from policies.states import LEVELS, level_rank
-from state.db import utcnow
 from state.suggestions import SuggestionStore
-
-
-class PolicyHolder:
-    """The policy in force. A failed reload keeps the last good one and remembers why."""
-
-    def __init__(self, layout: RootLayout) -> None:
-        self.path = layout.policy_file
-        self.policy: Policy = load_policy(self.path, read_config(self.path))
-        self.error: str | None = None
-        self.loaded_at = utcnow()
-        self._lock = threading.Lock()
-
-    def __call__(self) -> Policy:
-        return self.policy
-
-    def state(self) -> PolicyState:
-        """The policy in force: its file, when it was loaded, and the error of the file as it
-        is now if it is not valid (the last good policy then stays in force)."""
-        return {
-            "file": str(self.path),
-            "ok": self.error is None,
-            "loaded_at": self.loaded_at,
-            "error": self.error,
-        }
-
-    def reload(self) -> bool:
-        with self._lock:
-            try:
-                self.policy = load_policy(self.path, read_config(self.path))
-            except ConfigError as exc:
-                self.error = _(
-                    "{error} The last good policy (loaded {when}) stays in force.",
-                    error=exc,
-                    when=self.loaded_at,
-                )
-                return False
-            self.error = None
-            self.loaded_at = utcnow()
-            return True
 
 
 class Autonomy:

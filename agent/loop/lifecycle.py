@@ -22,7 +22,7 @@ from agent.day.daily_report import DailyReports
 from agent.day.reminders import Reminders
 from agent.detectors import diagnose
 from agent.loop.analysis import Analyst, Detect, Notify, no_notify, track_record
-from agent.loop.autonomy import Autonomy, PolicyHolder
+from agent.loop.autonomy import Autonomy
 from agent.loop.decision import AuditLog, Decider
 from agent.loop.families import Absent, ActionFamily, Families
 from agent.loop.track import ANY_FOLDER, UNDOS_TO_STOP, TrackRecord
@@ -30,6 +30,7 @@ from agent.memory import merge_actions as memory_actions
 from agent.memory.gate import MemoryGate
 from agent.memory.merge_actions import MemoryFamily
 from agent.memory.recall import taken
+from agent.policy import PolicyHolder
 from agent.voice.model import Complete
 from policies.errors import (
     AlmaError,
@@ -180,7 +181,7 @@ class Agent:
         """Show the reminders that are due as desktop notifications (the schedule calls it)."""
         due = self.reminders.due(datetime.fromtimestamp(self.clock()))
         for item in due:
-            self.notify("ALMA: un descanso", str(item["text"]))
+            self.notify(_("ALMA: a break"), str(item["text"]))
         return due
 
     def _track_record(self) -> TrackRecord:
@@ -486,8 +487,10 @@ class Agent:
                     row["id"],
                     status="failed",
                     action_id=last["id"] if last else None,
-                    error="ALMA stopped while executing it; it was rolled back and nothing changed. "
-                    "Accept it again to retry.",
+                    error=_(
+                        "ALMA stopped while executing it; it was rolled back and nothing "
+                        "changed. Accept it again to retry."
+                    ),
                 )
         forget_checkpoints(self.layout)
 

@@ -26,14 +26,12 @@ import os
 import select
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
-from pathlib import Path
 
 from agent.voice.files import resolve_model_path
 from agent.voice.model import (
@@ -50,7 +48,7 @@ from policies.errors import AlmaError, BadArgumentError
 from policies.i18n import N_, _, current_language
 from policies.results import JSONObject
 from sandbox.confine import Backend as Sandbox
-from sandbox.confine import Confinement
+from sandbox.confine import Confinement, isolated_start
 from sandbox.landlock import ENV_REPORT
 
 log = logging.getLogger("alma.model")
@@ -61,14 +59,6 @@ CANCEL_GRACE_S = 10.0
 EXIT_GRACE_S = 3.0
 _STDERR_LINES = 40
 _STDERR_LINE = 4096
-#: The folder that holds the packages (agent, policies...): the one place the process imports
-#: ALMA from.
-PROJECT = Path(__file__).resolve().parents[2]
-#: Run with ``-I``: sys.path is the interpreter's own and the project, named first.
-_BOOT = (
-    "import sys; sys.path.insert(0, sys.argv.pop(1)); "
-    "from agent.voice.worker import main; sys.exit(main(sys.argv[1:]))"
-)
 _UNCONFINED = N_(
     "NOT CONFINED: the model process runs with your rights (no sandbox works here, see "
     "`alma-ctl status`)"
@@ -119,20 +109,18 @@ class ProcessBackend:
         confinement = options.confinement
         if confinement is not None and confinement.backend is Sandbox.NONE:
             confinement = None
-        argv = [
-            sys.executable,
-            "-I",
-            "-c",
-            _BOOT,
-            str(PROJECT),
-            f"--path={path}",
-            f"--n-ctx={options.n_ctx}",
-            f"--threads={options.threads}",
-            f"--memory-mb={self.memory_mb}",
-            f"--nice={options.nice}",
-            *([f"--lora={lora}"] if lora is not None else []),
-            f"--lang={current_language()}",
-        ]
+        argv = isolated_start(
+            "agent.voice.worker",
+            [
+                f"--path={path}",
+                f"--n-ctx={options.n_ctx}",
+                f"--threads={options.threads}",
+                f"--memory-mb={self.memory_mb}",
+                f"--nice={options.nice}",
+                *([f"--lora={lora}"] if lora is not None else []),
+                f"--lang={current_language()}",
+            ],
+        )
         if confinement is None:  # the sandbox's launcher checks this parent itself
             argv.append(f"--parent={os.getpid()}")
         env = {k: v for k, v in os.environ.items() if k != ENV_REPORT}  # only the launcher's

@@ -42,6 +42,9 @@ PROBE = [{"role": "user", "content": "Hola"}]
 CPU_NEEDS = ("avx", "avx2", "fma", "f16c")
 #: A test may name a loader of its own (``module:function``, called as the default one).
 LOADER_VARIABLE = "ALMA_MODEL_LOADER"
+#: Where such a loader may come from: the repository's tests and benchmarks, never a module the
+#: environment could name in production (``os:system``).
+LOADER_PACKAGES = ("tests", "bench")
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_NO_NEW_PRIVS = 38
@@ -105,9 +108,7 @@ def _contain(memory_mb: int, nice: int, parent: int) -> None:
 def _load(path: str, n_ctx: int, threads: int, lora: str | None = None) -> Backend:
     hook = os.environ.get(LOADER_VARIABLE)
     if hook:
-        module, _sep, name = hook.partition(":")
-        load: Callable[..., Backend] = getattr(importlib.import_module(module), name)
-        return load(path, context_tokens=n_ctx, threads=threads)
+        return named_loader(hook)(path, context_tokens=n_ctx, threads=threads)
     missing = [flag for flag in CPU_NEEDS if flag not in cpu_flags()]
     if missing:
         raise AlmaError(
@@ -118,9 +119,26 @@ def _load(path: str, n_ctx: int, threads: int, lora: str | None = None) -> Backe
                 flags=", ".join(f.upper() for f in missing),
             )
         )
-    from agent.voice.backends import LlamaBackend  # llama.cpp: only in this process
+    from agent.voice.llama import LlamaBackend  # llama.cpp: only in this process
 
     return LlamaBackend.load(path, context_tokens=n_ctx, threads=threads, lora=lora)
+
+
+def named_loader(hook: str) -> Callable[..., Backend]:
+    """The loader ``hook`` names (``module:function``), if its module is a test's or a
+    benchmark's; else one sentence, and nothing imported."""
+    module, _sep, name = hook.partition(":")
+    if module.partition(".")[0] not in LOADER_PACKAGES or not module.partition(".")[2]:
+        raise AlmaError(
+            _(
+                "{variable} names {hook}, but only a loader of ALMA's tests or benchmarks "
+                "(tests.… or bench.…) is honoured; unset it to load the model.",
+                variable=LOADER_VARIABLE,
+                hook=repr(hook),
+            )
+        )
+    load: Callable[..., Backend] = getattr(importlib.import_module(module), name)
+    return load
 
 
 def cpu_flags() -> set[str]:

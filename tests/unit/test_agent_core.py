@@ -17,9 +17,10 @@ import pytest
 
 from agent.detectors.files import detect_files
 from agent.detectors.logs import detect_logs
-from agent.loop.autonomy import Autonomy, PolicyHolder
+from agent.loop.autonomy import Autonomy
 from agent.loop.lifecycle import Agent
 from agent.memory.gate import MemoryGate
+from agent.policy import PolicyHolder
 from policies.defaults import DEFAULT_POLICY_TOML
 from policies.errors import BadArgumentError, ConflictError, InvalidStateError, NotFoundError
 from policies.i18n import language
@@ -604,3 +605,39 @@ def test_the_scheduled_report_is_of_the_day_that_ended(
     # A schedule set for the night.
     ag.reports.clock = lambda: datetime(2026, 11, 17, 23, 30).timestamp()
     assert ag.reports.scheduled()["date"] == "2026-11-17"
+
+
+@pytest.mark.parametrize(("lang", "title"), [("es", "ALMA: un descanso"), ("en", "ALMA: a break")])
+def test_a_due_break_is_notified_with_a_title_in_the_persons_language(
+    agent: tuple[Agent, AlmaRoot], lang: str, title: str
+) -> None:
+    from datetime import datetime, timedelta
+
+    from policies.i18n import language
+
+    core, _alma = agent
+    shown: list[tuple[str, str]] = []
+    core.notify = lambda head, body: shown.append((head, body))
+    core.reminders.add_break(1, datetime.now() - timedelta(days=1))
+    with language(lang):
+        assert len(core.remind_due()) == 1
+    assert [head for head, _body in shown] == [title]
+
+
+def test_a_suggestion_accepted_when_alma_stopped_fails_with_a_sentence_in_the_persons_language(
+    agent: tuple[Agent, AlmaRoot],
+) -> None:
+    from policies.i18n import language
+
+    core, alma = agent
+    _messy(alma, "user/descargas")
+    (sid,) = core.analyze(trigger="person")
+    core.store.update(sid, status="accepted")  # as a stop mid-accept leaves it, no action yet
+    with language("es"):
+        core.reconcile()
+    row = core.store.get(sid)
+    assert row is not None and row["status"] == "failed"
+    assert row["error"] == (
+        "ALMA se detuvo mientras la ejecutaba; se deshizo y nada cambió. "
+        "Acéptala de nuevo para reintentarlo."
+    )

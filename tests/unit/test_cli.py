@@ -1,4 +1,5 @@
-"""alma-ctl's one command-line reader (control.cli), read against the command table.
+"""alma-ctl's command line (control.cli: argparse built from the command table), read against
+the table.
 
 The properties generate what a person means (a command, values for its arguments, the global
 options), write it as a line in any of the ways argparse took (``--flag=value`` or ``--flag
@@ -10,6 +11,7 @@ sentence, and nothing else.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -264,9 +266,10 @@ def test_what_cannot_be_read_gets_argparses_sentence(
         read_line(argv)
     refused.value.show()
     out, err = capsys.readouterr()
-    usage, said = err.splitlines()
-    assert out == "" and usage.startswith("usage: alma-ctl ") and said.startswith(sentence)
+    said = err.splitlines()[-1]  # after the usage, which may wrap
+    assert out == "" and err.startswith("usage: alma-ctl ") and said.startswith(sentence)
     assert said == f"{refused.value.prog}: error: {refused.value.sentence}"
+    assert err == refused.value.usage + said + "\n"
 
 
 def flat(text: str) -> str:
@@ -279,14 +282,25 @@ def help_of(argv: list[str]) -> str:
     return asked.value.text
 
 
-def test_the_help_lists_every_command_its_help_the_options_and_the_exit_codes() -> None:
+def test_the_help_lists_every_command_word_the_options_and_the_exit_codes() -> None:
     text = help_of(["--help"])
     assert text.startswith("usage: alma-ctl [-h] [--root DIR] [--json] COMMAND ...\n")
-    for command in [*CLI_COMMANDS]:
-        assert flat(f"{command.spelling} {command.help}") in flat(text), command
+    for command in CLI_COMMANDS:
+        group, _dot, leaf = command.name.rpartition(".")
+        if group and group not in COMMANDS:  # a group's line names its commands; `alma-ctl
+            # GROUP -h` gives their help
+            assert re.search(rf"\n    {group}\s[^\n]*\b{leaf}\b", flat_lines(text)), command
+            assert flat(command.help) in flat(help_of([group, "-h"])), command
+        else:  # a command, or a group's leaf beside the command of the group's name
+            assert flat(f"{command.spelling} {command.help}") in flat(text), command
     assert "\n    init " in text and "\npositional arguments:\n  COMMAND\n" in text
     assert "\noptions:\n  -h, --help" in text and "--root DIR" in text and "--json" in text
     assert flat(cli.EXIT_CODES_HELP) in flat(text)
+
+
+def flat_lines(text: str) -> str:
+    """The help with a row's wrapped continuation joined to its row."""
+    return re.sub(r"\n {8,}", " ", text)
 
 
 @pytest.mark.parametrize("command", CLI_COMMANDS, ids=lambda c: c.name)
@@ -326,12 +340,12 @@ def test_a_long_help_is_wrapped_to_the_terminal(monkeypatch: pytest.MonkeyPatch)
 @pytest.mark.parametrize(
     "argv", [["status"], ["--help"], ["frobnicate"], ["memory", "search", "q", "--limit=x"]]
 )
-def test_alma_ctl_starts_without_argparse_pathlib_socket_or_typing(
+def test_alma_ctl_starts_without_pathlib_or_the_socket_wrapper(
     tmp_path: Path, argv: list[str]
 ) -> None:
-    # What the one reader and the lean client are for: keep these out of every start of
-    # alma-ctl, its help and its usage errors included (docs/benchmarks.md).
-    heavy = ("argparse", "gettext", "pathlib", "socket", "shutil", "typing", "contextlib")
+    # What the lean client is for: keep these out of every start of alma-ctl, its help and its
+    # usage errors included (docs/benchmarks.md).
+    heavy = ("pathlib", "socket", "selectors")
     code = (
         "import sys\n"
         "from control import ctl\n"
@@ -346,12 +360,141 @@ def test_alma_ctl_starts_without_argparse_pathlib_socket_or_typing(
     assert done.stdout.strip().splitlines()[-1] == f"{expected} []"
 
 
-def test_alma_chat_reads_its_line_without_argparse() -> None:
-    code = (
-        "import sys\n"
-        "from control.chat import _arguments\n"
-        "assert _arguments(['chat', '--root', 'R']) == ('R', None)\n"
-        "print('argparse' in sys.modules)"
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["chat", "--root", "R"], ("R", None)),
+        (["--once", "hola", "chat"], (None, "hola")),
+        (["--root=R", "chat", "--once", "-x y"], ("R", "-x y")),
+        (["chat", "--once=--root"], (None, "--root")),
+    ],
+)
+def test_alma_chat_reads_its_line(argv: list[str], expected: tuple[str | None, str | None]) -> None:
+    from control.chat import _arguments
+
+    assert _arguments(argv) == expected
+
+
+@pytest.mark.parametrize(
+    ("argv", "sentence"),
+    [
+        (["chat", "--onse", "x"], "unrecognized arguments: --onse x; did you mean '--once'?"),
+        (["caht"], "argument command: invalid choice: 'caht' (choose from 'chat'); did you mean"),
+    ],
+)
+def test_alma_chat_refuses_in_one_sentence_with_a_guess(argv: list[str], sentence: str) -> None:
+    from control.chat import _arguments
+
+    with pytest.raises(UsageError) as refused:
+        _arguments(argv)
+    assert refused.value.sentence.startswith(sentence) and refused.value.prog == "alma chat"
+
+
+# --------------------------------------------------------------------------- against the table
+
+
+SAMPLES = json.loads(
+    (Path(__file__).parents[1] / "data" / "ctl_lines.json").read_text(encoding="utf-8")
+)
+
+
+def _outcome(argv: list[str]) -> dict[str, object]:
+    try:
+        line = read_line(list(argv))
+    except UsageError as refused:
+        return {"usage": {"prog": refused.prog, "sentence": refused.sentence}}
+    except Help:
+        return {"help": True}
+    keys = ("command", "args", "root", "json", "output", "dir", "with_examples")
+    return {"line": dict(zip(keys, line._key(), strict=True))}
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda sample: " ".join(sample["argv"]))
+def test_every_sample_line_reads_as_it_always_has(sample: dict[str, object]) -> None:
+    """The samples (tests/data/ctl_lines.json) were read by the hand-written reader argparse
+    replaced: every command, required and optional arguments, both spellings of an option,
+    global options before and after, places among options and after ``--``; refusals keep
+    their program and their sentence (a guess may follow it)."""
+    argv = sample["argv"]
+    assert isinstance(argv, list)
+    got = _outcome(argv)
+    if "usage" in sample:
+        refused = got.get("usage")
+        assert isinstance(refused, dict) and isinstance(sample["usage"], dict), got
+        assert refused["prog"] == sample["usage"]["prog"]
+        assert str(refused["sentence"]).startswith(sample["usage"]["sentence"])
+    else:
+        assert got == {k: v for k, v in sample.items() if k != "argv"}
+
+
+def test_the_samples_cover_every_command() -> None:
+    said = {str(sample["line"]["command"]) for sample in SAMPLES if "line" in sample}
+    assert {command.name for command in CLI_COMMANDS} | {"None"} <= said
+
+
+@pytest.mark.parametrize(
+    ("argv", "guess"),
+    [
+        (["statsu"], "did you mean 'stats'?"),
+        (["memory", "serch", "año"], "did you mean 'search'?"),
+        (["sugestions", "list"], "did you mean 'suggestions'?"),
+        (["history", "--limt", "3"], "did you mean '--limit'?"),
+        (["status", "--jsn"], "did you mean '--json'?"),
+        (["memory", "search", "q", "--ta", "x"], "did you mean '--tag'?"),
+        (["backup", "restore", "s", "--too", "/t", "--to", "/u"], "did you mean '--to'?"),
+    ],
+)
+def test_a_mistyped_command_or_option_gets_a_guess(argv: list[str], guess: str) -> None:
+    with pytest.raises(UsageError) as refused:
+        read_line(argv)
+    assert refused.value.sentence.endswith("; " + guess)
+
+
+@pytest.mark.parametrize("argv", [["zzz"], ["status", "--qqqq"], ["history", "--limit", "x"]])
+def test_nothing_close_gets_no_guess(argv: list[str]) -> None:
+    with pytest.raises(UsageError) as refused:
+        read_line(argv)
+    assert "did you mean" not in refused.value.sentence
+
+
+def test_the_guess_reads_in_the_persons_language() -> None:
+    from policies.i18n import language
+
+    with language("es"), pytest.raises(UsageError) as refused:
+        read_line(["statsu"])
+    assert refused.value.sentence.startswith("argumento COMMAND: opción no válida: 'statsu'")
+    assert refused.value.sentence.endswith("; ¿querías decir 'stats'?")
+    with language("es"):
+        assert "muestra esta ayuda y sale" in help_of(["history", "-h"])
+
+
+def test_any_table_entry_is_a_command_line_without_hand_edits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What other changes add to the table (a group of its own, a new leaf of a group, a
+    plain command) is read and helped from its entry alone."""
+    added = {
+        "web": Command("web", "the panel", (Arg("open", "bool", help="open the browser"),)),
+        "report.days": Command(
+            "report.days", "days", (Arg("limit", "int", default=7, min=1, metavar="N"),)
+        ),
+        "memory.edit": Command(
+            "memory.edit",
+            "edit a memory",
+            (
+                Arg("id", "str", required=True, positional=True, metavar="ID"),
+                Arg("tags", "list[str]", flag="--tag", metavar="T"),
+            ),
+        ),
+    }
+    table = {name: c for name, c in COMMANDS.items() if name != "report"} | added
+    monkeypatch.setattr(cli, "COMMANDS", table)
+    web = read_line(["web", "--open", "--json"])
+    assert web.command is added["web"] and web.args == {"open": True} and web.as_json
+    days = read_line(["report", "days", "--limit", "3"])
+    assert days.command is added["report.days"] and days.args == {"limit": 3}
+    edit = read_line(["memory", "edit", "--tag", "a", "m1", "--tag", "b"])
+    assert edit.args == {"id": "m1", "tags": ["a", "b"]}
+    assert "open the browser" in help_of(["web", "-h"]) and "--limit N" in help_of(
+        ["report", "days", "-h"]
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "False"

@@ -14,7 +14,8 @@ import pytest
 from actions import safe_read
 from actions.safe_read import FileRead, read_config
 from actions.tree import Tree
-from agent.loop.autonomy import Autonomy, PolicyHolder
+from agent.loop.autonomy import Autonomy
+from agent.policy import PolicyHolder
 from agent.settings import Settings, load_settings
 from policies import limits as L
 from policies.config import load_policy

@@ -476,3 +476,19 @@ def test_landlock_launcher_options_are_read_exactly() -> None:
     ):
         with pytest.raises(landlock.LandlockError):
             landlock._parse(bad)
+
+
+def test_an_isolated_start_runs_the_module_with_its_arguments_never_a_planted_one(
+    tmp_path: Path,
+) -> None:
+    from sandbox.confine import PROJECT, isolated_start
+
+    (tmp_path / "calendar.py").write_text("print('planted')\n", encoding="utf-8")
+    argv = isolated_start("calendar", ["2026", "1"])
+    assert argv[1:4] == ["-I", "-B", "-c"] and argv[5:7] == [str(PROJECT), "calendar"]
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    done = subprocess.run(
+        argv, cwd=tmp_path, env=env, capture_output=True, text=True, check=True, timeout=60
+    )
+    assert "January 2026" in done.stdout and "planted" not in done.stdout
+    assert not list(tmp_path.glob("**/*.pyc"))

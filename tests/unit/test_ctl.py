@@ -703,7 +703,7 @@ def test_alma_ctl_imports_nothing_heavy() -> None:
         "import sys, control.ctl, control.client, control.protocol, control.rootinit\n"
         "import control.views, control.chat_commands\n"
         "from control import cli\n"
-        "cli.help_text(cli._top_form())\n"
+        "cli.parser().format_help()\n"
         f"print([m for m in {heavy!r} if m in sys.modules])"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

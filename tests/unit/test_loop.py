@@ -17,9 +17,10 @@ import pytest
 from actions.ops import Mkdir, Move
 from actions.planners import PlanResult
 from agent.backup.service import LAST_SETTING, REPO_SETTING, BackupService
-from agent.loop.autonomy import Autonomy, PolicyHolder
+from agent.loop.autonomy import Autonomy
 from agent.loop.lifecycle import Agent
 from agent.memory.gate import MemoryGate
+from agent.policy import PolicyHolder
 from policies.defaults import DEFAULT_POLICY_TOML
 from policies.errors import InvalidStateError
 from state.journal import Journal

@@ -3,19 +3,19 @@ runtime's use of it: chosen with its model, shown in status, dropped by a plain 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import gguf
 import numpy as np
 import pytest
 
-from agent.voice.backends import LlamaBackend
 from agent.voice.files import check_adapter, embedded_model_path, read_gguf_header
-from agent.voice.model import ModelRuntime
+from agent.voice.llama import LlamaBackend
+from agent.voice.model import Backend, ModelRuntime
 from policies.errors import BadArgumentError
 from tests.support.lora import write_adapter
-from tests.unit.test_model import Loader
+from tests.unit.test_model import FakeBackend, Loader
 
 BASE = embedded_model_path()
 
@@ -33,23 +33,31 @@ def test_an_adapter_for_the_models_attention_fits(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("kwargs", "reason"),
+    ("make", "reason"),
     [
-        ({"arch": "qwen2"}, "it was made for the qwen2 architecture and the model is llama"),
         (
-            {"targets": ("blk.99.attn_q.weight",), "shapes": {"blk.99.attn_q.weight": (576, 576)}},
+            lambda path: write_adapter(path, BASE, arch="qwen2"),
+            "it was made for the qwen2 architecture and the model is llama",
+        ),
+        (
+            lambda path: write_adapter(
+                path,
+                BASE,
+                targets=("blk.99.attn_q.weight",),
+                shapes={"blk.99.attn_q.weight": (576, 576)},
+            ),
             "the model has no tensor blk.99.attn_q.weight",
         ),
         (
-            {"shapes": {"blk.0.attn_k.weight": (576, 576)}},
+            lambda path: write_adapter(path, BASE, shapes={"blk.0.attn_k.weight": (576, 576)}),
             "its matrices for blk.0.attn_k.weight are 576×2 and 2×576, and that tensor is 576×192",
         ),
     ],
 )
 def test_an_adapter_that_does_not_fit_is_refused_in_one_sentence(
-    tmp_path: Path, kwargs: dict[str, object], reason: str
+    tmp_path: Path, make: Callable[[Path], Path], reason: str
 ) -> None:
-    adapter = write_adapter(tmp_path / "a.gguf", BASE, **kwargs)  # type: ignore[arg-type]
+    adapter = make(tmp_path / "a.gguf")
     with pytest.raises(BadArgumentError) as refused:
         check_adapter(BASE, adapter)
     assert str(refused.value) == (
@@ -155,12 +163,13 @@ def test_a_process_that_did_not_apply_the_adapter_is_not_shown_using_it(
 ) -> None:
     adapter = write_adapter(tmp_path / "a.gguf", BASE)
 
-    def forgetful(path: str, lora: str | None) -> object:
+    def forgetful(path: str, lora: str | None) -> Backend:
         backend = loader(path, lora)
-        backend.lora = None  # type: ignore[attr-defined]
+        assert isinstance(backend, FakeBackend)
+        backend.lora = None
         return backend
 
-    rt = ModelRuntime(str(BASE), forgetful, lora=str(adapter))  # type: ignore[arg-type]
+    rt = ModelRuntime(str(BASE), forgetful, lora=str(adapter))
     try:
         rt.complete([], max_tokens=1, timeout_s=30)
         status = rt.status()

@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from agent.voice.backends import LlamaBackend, loopback_url
+from agent.voice.backends import loopback_url
 from agent.voice.files import check_gguf
+from agent.voice.llama import LlamaBackend
 from agent.voice.model import (
     CHAT_SAMPLING,
     Backend,
@@ -31,9 +32,9 @@ from tests.support.daemon import wait_for
 
 class FakeBackend:
     kind = "llama-cpp"
-    failure = None
+    failure: Failure | None = None  # typed as Backend's, so a FakeBackend is one
     n_ctx = 2048
-    threads = 1
+    threads: int | None = 1
 
     def __init__(
         self, path: str, words: int = 5, pause: float = 0.0, text: str | None = None

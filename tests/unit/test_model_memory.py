@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agent.voice.backends import LlamaBackend
+from agent.voice.llama import LlamaBackend
 
 internals = pytest.importorskip("llama_cpp._internals")
 

@@ -19,8 +19,8 @@ import pytest
 from agent.voice.files import embedded_model_path
 from agent.voice.model import ModelFailed, ModelRuntime, generate
 from agent.voice.process import ProcessBackend, ProcessOptions
-from agent.voice.worker import LOADER_VARIABLE
-from policies.errors import BadArgumentError
+from agent.voice.worker import LOADER_VARIABLE, named_loader
+from policies.errors import AlmaError, BadArgumentError
 from sandbox.confine import Backend as Sandbox
 from sandbox.confine import Confinement, probe
 from tests.support import crashy_model
@@ -124,6 +124,30 @@ def test_a_model_that_loads_but_cannot_generate_is_refused(crashy: Path) -> None
 def test_a_load_error_is_the_loaders_sentence(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(LOADER_VARIABLE, "tests.support.crashy_model:missing")
     with pytest.raises(ModelFailed):
+        ProcessBackend.start("modelo", OPTIONS)
+
+
+@pytest.mark.parametrize("hook", ["os:system", "subprocess:run", "tests:load", "testsx.m:load"])
+def test_a_loader_outside_the_tests_and_benchmarks_is_refused_in_one_sentence(hook: str) -> None:
+    with pytest.raises(AlmaError) as refused:
+        named_loader(hook)
+    assert refused.value.message == (
+        f"ALMA_MODEL_LOADER names {hook!r}, but only a loader of ALMA's tests or benchmarks "
+        "(tests.… or bench.…) is honoured; unset it to load the model."
+    )
+
+
+def test_a_tests_loader_is_honoured() -> None:
+    from tests.support import crashy_model
+
+    assert named_loader("tests.support.crashy_model:load") is crashy_model.load
+
+
+def test_the_refusal_reaches_the_daemon_from_the_model_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(LOADER_VARIABLE, "os:system")
+    with pytest.raises(BadArgumentError, match="only a loader of ALMA's tests"):
         ProcessBackend.start("modelo", OPTIONS)
 
 
