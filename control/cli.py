@@ -494,7 +494,10 @@ def chat_parser(once: Arg, description: str) -> _Parser:
     def fill(chat: _Parser) -> None:
         _add(chat, ROOT)
         _add(chat, once)
-        chat.add_argument("command", nargs="?", choices=("chat",), help=SUPPRESS)
+        word = Arg("command", "str", choices=("chat",), positional=True)
+        chat.add_argument(
+            "command", metavar="COMMAND", nargs="?", type=_value_type(word), help=SUPPRESS
+        )
 
     return _Parser("alma chat", _(description), fill=fill)
 
