@@ -41,19 +41,33 @@ _LEXICON = (
     r"|agobio|estresad[oa]s?|estres|deprimid[oa]s?|sin ganas|no puedo mas|lloro|llorar|llorando"
     r"|solo[a]? en el mundo|fracaso|fracasad[oa]s?|desesperad[oa]s?|quemad[oa]s?|abrumad[oa]s?"
     r"|fatiga|insomnio|no duermo|odio mi|desengañad[oa]s?|engañad[oa]s?|muert[oa]s? de sueño"
+    r"|llor(?:e|o|ar|ando|ado)|no se (?:que|lo que) me pasa|todo me (?:pesa|cuesta)"
+    r"|me pesa todo|me siento (?:inutil|vaci[oa]|perdid[oa]|sol[oa])"
     # English, for a person who writes in it
     r"|tired|exhausted|worn out|drained|stressed|anxious|anxiety|overwhelmed|burn(?:ed|t) out"
-    r"|miserable|depressed|hopeless|frustrated|fed up|can'?t sleep|insomnia|i hate my"
+    r"|miserable|depressed|hopeless|frustrated|fed up|insomnia|i hate my|cried|crying"
+    r"|i'?m useless|i am useless|i feel (?:useless|worthless|empty)|what'?s the point"
 )
 _WORD = re.compile(rf"\b(?:{loose_fold(_LEXICON)})\b")
+#: A mood told by what is lost: a wish, a joy, sleep, one's worth, after a negation in the same
+#: clause ("no tengo ganas", "nada me anima", "ni el viernes me alegra", "no he dormido",
+#: "no valgo para esto", "I don't feel like", "nothing cheers me up", "couldn't sleep"); not
+#: when the clause asks or wonders ("no sé si me apetece", "no sabes las ganas que tengo").
+_LOST = re.compile(
+    r"\b(?:no|nada|ni|nadie|nunca|jamas|apenas|nothing|never|not|don't|didn't|can't|couldn't"
+    r"|doesn't|won't)(?: (?!(?:si|que|sabes|sabe|if|know)\b)[\w']+){0,3}? "
+    r"(?:ganas|apetece|alegra|anima|ilusiona|motiva|disfruto|alivio|fuerzas|energia|valgo"
+    r"|sirvo|dormido|dormir|dormi|pegue ojo|feel like|cheers? me up|enjoy\w*|motivated"
+    r"|energy|sleep|slept|be bothered)\b"
+)
 _NEGATION = {"no", "nunca", "ni", "tampoco", "jamas", "not", "never", "nor", "don", "didn", "isn"}
 _TOKEN = re.compile(r"[a-z]+")
 
 
 def negative_words(text: str) -> list[str]:
     """The negative words of ``text`` that are not negated."""
-    folded = loose_fold(text)
-    out: list[str] = []
+    folded = loose_fold(text).replace("’", "'")
+    out = [m.group(0) for m in _LOST.finditer(folded)]
     for m in _WORD.finditer(folded):
         if m.group(0).startswith("no ") or m.group(0) == "sin ganas":
             out.append(m.group(0))
