@@ -123,6 +123,12 @@ def test_a_mood_told_by_what_is_lost_counts(text: str) -> None:
         "I feel like pizza tonight.",
         "Don't worry, I slept fine.",
         "Nothing broke in the deploy, I enjoyed the demo.",
+        # a question, someone else's mood, an advice
+        "¿No te apetece un café?",
+        "A Luis no le apetece venir a la cena.",
+        "No olvides dormir ocho horas.",
+        "Don't you feel like going out?",
+        "They don't enjoy the course at all.",
     ],
 )
 def test_a_wish_or_a_negation_elsewhere_does_not(text: str) -> None:
