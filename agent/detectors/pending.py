@@ -192,7 +192,7 @@ def is_promise(sentence: str) -> bool:
 # -- done ----------------------------------------------------------------------------------------
 
 _DONE = re.compile(
-    r"\b(?:hech[oa]s?|terminad[oa]s?|termine|list[oa]s?|ya esta|completad[oa]s?|complete"
+    r"(?<!\bde )\b(?:hech[oa]s?|terminad[oa]s?|termine|list[oa]s?|ya esta|completad[oa]s?|complete"
     r"|acabe|acabad[oa]s?|resuelt[oa]s?|arreglad[oa]s?|arregle|solucionad[oa]s?|solucione"
     r"|done|finished)\b|#hecho\b|#done\b|^ya (?!no\b)"
 )
@@ -250,9 +250,9 @@ _DONE_FORM = re.compile(
     rf"|[a-zñ]*(?:{'|'.join(a for a, _b in _PARTICIPLES)})[oa]s?"
     rf"|(?:{'|'.join(a for a, _b in _PARTICIPLE_WORDS)})[oa]s?"
 )
-#: Before a done form: someone else did it ("ha escrito"), it is not done ("no llamé"), or it
-#: is a noun ("la subida").
-_NOT_MINE = re.compile(r"\b(?:ha|han|has|habia|habian|se|no|me|la|el|los|las|un|una)\s*$")
+#: Before a done form: someone else did it ("ha escrito"), it is not done ("no llamé"), it is
+#: a noun ("la subida") or a set phrase ("de vuelta", "de hecho").
+_NOT_MINE = re.compile(r"\b(?:ha|han|has|habia|habian|se|no|me|la|el|los|las|un|una|de)\s*$")
 
 
 @lru_cache(maxsize=8192)

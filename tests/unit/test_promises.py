@@ -112,6 +112,16 @@ def test_an_irregular_done_form_closes_its_promise(promise: str, later: str) -> 
         ("Esta tarde cubro el turno de Rosa.", "Rosa ha cubierto su turno de mañana ella sola."),
         ("Tengo que abrir la cuenta del banco.", "Todavía no he abierto la cuenta del banco."),
         ("I'll hang the posters in the hall tomorrow.", "The posters for the hall haven't come."),
+        # "de vuelta", "de hecho": a participle after "de" is no deed
+        (
+            "Mañana vuelvo a llamar a Pedro por la caldera.",
+            "De vuelta en casa; Pedro sin dar señales.",
+        ),
+        (
+            "Mañana le escribo a Pedro lo de la caldera.",
+            "De hecho, Pedro no sabe nada de la caldera.",
+        ),
+        ("Tengo que hacer la declaración de la renta.", "De hecho la renta me agobia."),
     ],
 )
 def test_the_same_words_without_the_deed_leave_it_open(promise: str, later: str) -> None:
