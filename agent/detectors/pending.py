@@ -356,11 +356,19 @@ def says_done_of(promise: str, later: str) -> bool:
         return True
     theirs = _bag(later)
     ours = keywords(promise)
-    said = _every_stem(promise)
+    said = _verb_keys(_every_stem(promise))
     for verb in _done_verbs(later):
-        if verb & said and any(w & theirs and not w & verb for w in ours):
+        if _verb_keys(verb) & said and any(w & theirs and not w & verb for w in ours):
             return True
     return False
+
+
+@lru_cache(maxsize=4096)
+def _verb_keys(stems: frozenset[str]) -> frozenset[str]:
+    """Stems as a verb's forms meet, its last vowel's e/i change and its final j/g evened
+    out: "corrij" (corrijo) and "correg" (corregido), "pid" and "ped". Only a verb is compared
+    so: as keywords, "peso" and "piso" stay apart."""
+    return frozenset(re.sub(r"j$", "g", re.sub(r"[ei](?=[^aeiou]*$)", "i", s)) for s in stems)
 
 
 @lru_cache(maxsize=1024)

@@ -92,6 +92,10 @@ def test_an_errand_or_a_task_with_a_time_still_is(sentence: str) -> None:
             "Cuenta de la asociación abierta.",
         ),
         ("Tengo que deshacer la maleta del viaje.", "Maleta del viaje deshecha."),
+        # verbs whose vowel changes ("corrijo"/"corregidos", "pido"/"pedido", "elijo"/"elegidas")
+        ("Mañana corrijo los exámenes de 2ºA.", "Corregidos los exámenes de 2ºA."),
+        ("Mañana le pido el certificado a la gestoría.", "Pedido el certificado a la gestoría."),
+        ("Esta tarde elijo las fotos del álbum.", "Elegidas las fotos del álbum."),
         # English irregular past forms the map did not hold
         ("I'll hang the posters in the hall tomorrow.", "Hung the posters in the hall."),
         ("I'll build the shelf for the garage this weekend.", "Built the garage shelf."),
