@@ -4,7 +4,10 @@ Rule-based Spanish and some English: the text and the word list folded alike
 (:func:`policies.text.loose_fold`: case and accents ignored, ñ read as n, so "desengañado" counts
 typed either way). A word or phrase of :data:`_LEXICON` counts unless a negation ("no", "nunca",
 "ni", "tampoco", "jamás", "not", "never", ...) stands among the three words before it ("no estoy
-triste", "I'm not tired" do not count). Only the person's turns are read, never ALMA's.
+triste", "I'm not tired" do not count). A negation before a wish, a joy, sleep or one's worth
+(:data:`_LOST`: "no tengo ganas", "nada me anima", "no he dormido", "I don't feel like") counts
+as one, when the person says it of themselves and does not ask. Only the person's turns are
+read, never ALMA's.
 
 Each day of the last :data:`WINDOW_DAYS` with turns of the person gets a score: negative words
 per turn. With at least :data:`MIN_DAYS` such days, the older half and the recent half are
@@ -38,22 +41,46 @@ MIN_WORDS = 4
 _LEXICON = (
     r"triste[sz]?|tristeza|agotad[oa]s?|cansad[oa]s?|cansancio|hart[oa]s?|ansiedad|ansios[oa]s?"
     r"|angustia(?:d[oa]s?)?|fatal|desanimad[oa]s?|frustrad[oa]s?|frustracion|agobiad[oa]s?"
-    r"|agobio|estresad[oa]s?|estres|deprimid[oa]s?|sin ganas|no puedo mas|lloro|llorar|llorando"
+    r"|agobio|estresad[oa]s?|estres|deprimid[oa]s?|sin ganas|no puedo mas"
     r"|solo[a]? en el mundo|fracaso|fracasad[oa]s?|desesperad[oa]s?|quemad[oa]s?|abrumad[oa]s?"
     r"|fatiga|insomnio|no duermo|odio mi|desengañad[oa]s?|engañad[oa]s?|muert[oa]s? de sueño"
+    r"|llor(?:e|o|ar|ando|ado)|no se (?:que|lo que) me pasa|todo me (?:pesa|cuesta)"
+    r"|me pesa todo|me siento (?:inutil|vaci[oa]|perdid[oa]|sol[oa])"
     # English, for a person who writes in it
     r"|tired|exhausted|worn out|drained|stressed|anxious|anxiety|overwhelmed|burn(?:ed|t) out"
-    r"|miserable|depressed|hopeless|frustrated|fed up|can'?t sleep|insomnia|i hate my"
+    r"|miserable|depressed|hopeless|frustrated|fed up|insomnia|i hate my|cried|crying"
+    r"|i'?m useless|i am useless|i feel (?:useless|worthless|empty)|what'?s the point"
 )
 _WORD = re.compile(rf"\b(?:{loose_fold(_LEXICON)})\b")
+#: A mood told by what is lost: a wish, a joy, sleep, one's worth, after a negation in the same
+#: clause ("no tengo ganas", "nada me anima", "ni el viernes me alegra", "no he dormido",
+#: "no valgo para esto", "I don't feel like", "nothing cheers me up", "couldn't sleep"); not
+#: when the clause wonders ("no sé si me apetece", "no sabes las ganas que tengo"), is about
+#: someone else ("no le apetece", "they don't enjoy") or advises ("no olvides dormir").
+_LOST = re.compile(
+    r"(?<!\bthey )(?<!\bshe )(?<!\bhe )(?<!\byou )"
+    r"\b(?:no|nada|ni|nadie|nunca|jamas|apenas|nothing|never|not|don't|didn't|can't|couldn't"
+    r"|doesn't|won't)"
+    r"(?: (?!(?:si|que|sabes|sabe|if|know|te|le|les|os|you|olvides|dejes)\b)[\w']+){0,3}? "
+    r"(?:ganas|apetece|alegra|anima|ilusiona|motiva|disfruto|alivio|fuerzas|energia|valgo"
+    r"|sirvo|dormido|dormir|dormi|pegue ojo|feel like|cheers? me up|enjoy\w*|motivated"
+    r"|energy|sleep|slept|be bothered)\b"
+)
 _NEGATION = {"no", "nunca", "ni", "tampoco", "jamas", "not", "never", "nor", "don", "didn", "isn"}
 _TOKEN = re.compile(r"[a-z]+")
 
 
+def _asked(folded: str, start: int, end: int) -> bool:
+    """Whether the sentence holding ``folded[start:end]`` is a question ("¿no te apetece?")."""
+    opened = max(folded.rfind(c, 0, start) for c in ".!?\n¿")
+    closes = [i for i in (folded.find(c, end) for c in ".!?\n") if i >= 0]
+    return (opened >= 0 and folded[opened] == "¿") or (bool(closes) and folded[min(closes)] == "?")
+
+
 def negative_words(text: str) -> list[str]:
-    """The negative words of ``text`` that are not negated."""
-    folded = loose_fold(text)
-    out: list[str] = []
+    """The negative words of ``text`` that are not negated, and the losses a negation tells."""
+    folded = loose_fold(text).replace("’", "'")
+    out = [m.group(0) for m in _LOST.finditer(folded) if not _asked(folded, m.start(), m.end())]
     for m in _WORD.finditer(folded):
         if m.group(0).startswith("no ") or m.group(0) == "sin ganas":
             out.append(m.group(0))

@@ -28,8 +28,9 @@ or on a later day), not negated, either shares at least two of its keywords (one
 just one) and says it is done ("hecho", "terminado", "listo", "ya está", ``#hecho``, "done",
 or starts with "ya "), or says one of the promise's verbs in a done form and shares what it
 acts on: "llamé al fontanero", "ya le mandé el informe", "DNI renovado", "he reservado mesa",
-"sent the slides". Words are compared by their Snowball stems (Spanish, and English for the
-English ones), so "llamar", "llamo" and "llamé" meet. "Ha escrito" is someone else's doing.
+"sent the slides", "impresas las fichas", "hung the posters". Words are compared by their
+Snowball stems (Spanish, and English for the English ones), so "llamar", "llamo" and "llamé"
+meet; an irregular form takes its verb's stem ("impreso", "propuesto", "propongo", "built"). "Ha escrito" is someone else's doing.
 A later sentence that shares the keywords without saying it is done ("la carpeta sigue
 igual") is shown as evidence.
 
@@ -191,7 +192,7 @@ def is_promise(sentence: str) -> bool:
 # -- done ----------------------------------------------------------------------------------------
 
 _DONE = re.compile(
-    r"\b(?:hech[oa]s?|terminad[oa]s?|termine|list[oa]s?|ya esta|completad[oa]s?|complete"
+    r"(?<!\bde )\b(?:hech[oa]s?|terminad[oa]s?|termine|list[oa]s?|ya esta|completad[oa]s?|complete"
     r"|acabe|acabad[oa]s?|resuelt[oa]s?|arreglad[oa]s?|arregle|solucionad[oa]s?|solucione"
     r"|done|finished)\b|#hecho\b|#done\b|^ya (?!no\b)"
 )
@@ -216,21 +217,42 @@ _SPANISH = snowballstemmer.stemmer("spanish")
 _ENGLISH = snowballstemmer.stemmer("english")
 #: Irregular forms a promise's verb takes once done, by the stem of its infinitive.
 _IRREGULAR = {
-    "hic": "hac", "hiz": "hac", "hech": "hac", "fui": "ir", "pus": "pon", "puest": "pon",
-    "dij": "dec", "dich": "dec", "escrit": "escrib", "devuelt": "devolv", "resuelt": "resolv",
-    "vist": "ver", "traj": "tra", "abiert": "abr", "sent": "send", "paid": "pay",
-    "wrote": "write", "written": "write", "made": "make", "did": "do", "bought": "buy",
-    "took": "take", "gave": "give", "told": "tell", "met": "meet", "went": "go", "got": "get",
-    "brought": "bring", "left": "leav", "spoke": "speak", "spoken": "speak", "sold": "sell",
+    "hic": "hac", "hiz": "hac", "fui": "ir", "pus": "pon", "dij": "dec", "traj": "tra",
+    "sent": "send", "paid": "pay", "wrote": "write", "written": "write", "made": "make",
+    "did": "do", "bought": "buy", "took": "take", "gave": "give", "told": "tell", "met": "meet",
+    "went": "go", "got": "get", "brought": "bring", "left": "leav", "spoke": "speak",
+    "spoken": "speak", "sold": "sell", "hung": "hang", "built": "build", "found": "find",
+    "drew": "draw", "drawn": "draw", "drove": "drive", "driven": "drive", "kept": "keep",
+    "held": "hold", "taught": "teach", "caught": "catch", "spent": "spend", "chose": "choos",
+    "chosen": "choos", "threw": "throw", "thrown": "throw", "stood": "stand", "swept": "sweep",
+    "forgot": "forget", "forgotten": "forget", "woke": "wake", "woken": "wake", "dug": "dig",
+    "laid": "lay",
 }  # fmt: skip
+#: Spanish irregular participles by the end of their stem, prefixed ones too ("impreso",
+#: "reimpreso"; "propuesto"), -> the end of their verb's infinitive, whose stem they take so
+#: that the promise and its done form meet.
+_PARTICIPLES = (
+    ("hech", "hacer"), ("dich", "decir"), ("crit", "cribir"), ("puest", "poner"),
+    ("vuelt", "volver"), ("suelt", "solver"), ("biert", "brir"), ("impres", "imprimir"),
+)  # fmt: skip
+#: The same, only as whole words (with a prefix they would be other words: "revista").
+_PARTICIPLE_WORDS = (("vist", "ver"), ("rot", "romper"), ("muert", "morir"), ("frit", "freir"))
+#: Presents in -go, whose stem is not their infinitive's ("propongo", "hago").
+_PRESENTS = (("pong", "poner"), ("hag", "hacer"))
+_OTHER_STEM = re.compile(
+    rf"(?P<pre>.*)(?P<end>{'|'.join(a for a, _b in _PARTICIPLES + _PRESENTS)})$"
+    rf"|(?P<word>{'|'.join(a for a, _b in _PARTICIPLE_WORDS)})$"
+)
+_INFINITIVE_END = dict(_PARTICIPLES + _PARTICIPLE_WORDS + _PRESENTS)
 #: A word in a done form: "llamé", "envié", "devolví", "reservado", "called"; "ya" before it.
 _DONE_FORM = re.compile(
     r"[a-zñáéíóú]+(?:[éí]|ad[oa]s?|id[oa]s?|ed)"
-    r"|(?:hech|escrit|puest|vist|dich|devuelt|resuelt|abiert|rot|vuelt)[oa]s?"
+    rf"|[a-zñ]*(?:{'|'.join(a for a, _b in _PARTICIPLES)})[oa]s?"
+    rf"|(?:{'|'.join(a for a, _b in _PARTICIPLE_WORDS)})[oa]s?"
 )
-#: Before a done form: someone else did it ("ha escrito"), it is not done ("no llamé"), or it
-#: is a noun ("la subida").
-_NOT_MINE = re.compile(r"\b(?:ha|han|has|habia|habian|se|no|me|la|el|los|las|un|una)\s*$")
+#: Before a done form: someone else did it ("ha escrito"), it is not done ("no llamé"), it is
+#: a noun ("la subida") or a set phrase ("de vuelta", "de hecho").
+_NOT_MINE = re.compile(r"\b(?:ha|han|has|habia|habian|se|no|me|la|el|los|las|un|una|de)\s*$")
 
 
 @lru_cache(maxsize=8192)
@@ -242,6 +264,10 @@ def _stems(word: str) -> frozenset[str]:
     for stemmer in (_SPANISH, _ENGLISH):
         stem = loose_fold(str(stemmer.stemWord(word)))
         stem = _IRREGULAR.get(stem, stem)
+        other = _OTHER_STEM.fullmatch(stem) if stemmer is _SPANISH else None
+        if other is not None:
+            pre, end = other["pre"] or "", other["end"] or other["word"]
+            stem = loose_fold(str(stemmer.stemWord(pre + _INFINITIVE_END[end])))
         stem = re.sub(r"c$", "z", re.sub(r"gu$", "g", re.sub(r"qu$", "c", stem)))
         out.add(re.sub(r"(?<![qg])ue", "o", stem, count=1).replace("ie", "e", 1))
     return frozenset(out)
@@ -330,11 +356,19 @@ def says_done_of(promise: str, later: str) -> bool:
         return True
     theirs = _bag(later)
     ours = keywords(promise)
-    said = _every_stem(promise)
+    said = _verb_keys(_every_stem(promise))
     for verb in _done_verbs(later):
-        if verb & said and any(w & theirs and not w & verb for w in ours):
+        if _verb_keys(verb) & said and any(w & theirs and not w & verb for w in ours):
             return True
     return False
+
+
+@lru_cache(maxsize=4096)
+def _verb_keys(stems: frozenset[str]) -> frozenset[str]:
+    """Stems as a verb's forms meet, its last vowel's e/i change and its final j/g evened
+    out: "corrij" (corrijo) and "correg" (corregido), "pid" and "ped". Only a verb is compared
+    so: as keywords, "peso" and "piso" stay apart."""
+    return frozenset(re.sub(r"j$", "g", re.sub(r"[ei](?=[^aeiou]*$)", "i", s)) for s in stems)
 
 
 @lru_cache(maxsize=1024)

@@ -83,3 +83,72 @@ def test_words_with_enye_count_as_written_or_typed_without_it(text: str) -> None
 
 def test_a_word_with_enye_is_negated_like_any_other() -> None:
     assert negative_words("No me siento engañado, ni desengañada.") == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a mood told by what is lost: no wish, no joy, no sleep, no worth
+        "Hoy no tengo ganas de nada.",
+        "No me apetece ir a trabajar mañana.",
+        "Nada me ilusiona últimamente.",
+        "Ni la música me anima ya.",
+        "Casi no he dormido.",
+        "Esta noche no he podido dormir.",
+        "Siento que no valgo para este trabajo.",
+        "Lloré un rato al salir de la oficina.",
+        "No sé qué me pasa.",
+        "Todo me pesa esta semana.",
+        "I don't feel like doing anything.",
+        "Nothing cheers me up lately.",
+        "Couldn't sleep again.",
+        "I cried in the car park.",
+        "I'm useless at this job.",
+        "Can't be bothered with anything.",
+    ],
+)
+def test_a_mood_told_by_what_is_lost_counts(text: str) -> None:
+    assert len(negative_words(text)) == 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Tengo ganas de ver la película del sábado.",
+        "Me apetece un café con Laura.",
+        "No tengo prisa, me apetece pasear.",
+        "No sabes las ganas que tengo de vacaciones.",
+        "No sé si me apetece pizza o pasta.",
+        "No te preocupes, he dormido bien.",
+        "I feel like pizza tonight.",
+        "Don't worry, I slept fine.",
+        "Nothing broke in the deploy, I enjoyed the demo.",
+        # a question, someone else's mood, an advice
+        "¿No te apetece un café?",
+        "A Luis no le apetece venir a la cena.",
+        "No olvides dormir ocho horas.",
+        "Don't you feel like going out?",
+        "They don't enjoy the course at all.",
+    ],
+)
+def test_a_wish_or_a_negation_elsewhere_does_not(text: str) -> None:
+    assert negative_words(text) == []
+
+
+def test_a_week_that_darkens_in_plain_words_is_a_trend() -> None:
+    days = [
+        day(6, ["Semana nueva, a por ella.", "Hoy toca inventario en la tienda."]),
+        day(5, ["Algo cansada del inventario, pero bien.", "Mañana más."]),
+        day(4, ["Los clientes hoy, insoportables. No me apetece nada volver.", "En fin."]),
+        day(3, ["Casi no he dormido.", "Me siento inútil, no valgo para esto.", "Reunión."]),
+        day(2, ["Lloré al salir del trabajo.", "No sé qué me pasa."]),
+        day(1, ["Nada me anima, ni el sol.", "Todo me pesa."]),
+        day(0, ["No tengo ganas de nada.", "A ver si mañana."]),
+    ]
+    found = detect_low_mood(days, NOW)
+    assert found is not None and found.kind == KIND
+
+
+def test_the_same_plain_words_every_day_are_no_trend() -> None:
+    steady = [day(n, ["No me apetece madrugar.", "Bien."]) for n in range(0, 7)]
+    assert detect_low_mood(steady, NOW) is None

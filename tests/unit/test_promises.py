@@ -72,3 +72,62 @@ def test_ending_the_day_is_no_promise(sentence: str) -> None:
 )
 def test_an_errand_or_a_task_with_a_time_still_is(sentence: str) -> None:
     assert is_promise(sentence)
+
+
+@pytest.mark.parametrize(
+    ("promise", "later"),
+    [
+        # Spanish irregular participles, alone or with a prefix, say the promise done
+        ("Mañana imprimo las fichas del taller de cerámica.", "Impresas las fichas del taller."),
+        ("El lunes reimprimo los carteles de la feria.", "Ya tengo reimpresos los carteles."),
+        ("Esta tarde cubro el turno de Rosa en la tienda.", "Cubierto el turno de Rosa."),
+        ("Mañana describo el montaje en la wiki del club.", "Descrito el montaje en la wiki."),
+        (
+            "Mañana le propongo a Nuria otra fecha para la cena.",
+            "Le he propuesto otra fecha a Nuria.",
+        ),
+        ("Mañana envuelvo los regalos de los sobrinos.", "Regalos de los sobrinos envueltos."),
+        (
+            "Tengo que abrir la cuenta del banco de la asociación.",
+            "Cuenta de la asociación abierta.",
+        ),
+        ("Tengo que deshacer la maleta del viaje.", "Maleta del viaje deshecha."),
+        # verbs whose vowel changes ("corrijo"/"corregidos", "pido"/"pedido", "elijo"/"elegidas")
+        ("Mañana corrijo los exámenes de 2ºA.", "Corregidos los exámenes de 2ºA."),
+        ("Mañana le pido el certificado a la gestoría.", "Pedido el certificado a la gestoría."),
+        ("Esta tarde elijo las fotos del álbum.", "Elegidas las fotos del álbum."),
+        # English irregular past forms the map did not hold
+        ("I'll hang the posters in the hall tomorrow.", "Hung the posters in the hall."),
+        ("I'll build the shelf for the garage this weekend.", "Built the garage shelf."),
+        ("I'll find the receipt for the blender tonight.", "Found the blender receipt."),
+        ("I'll drive Ana to the station tomorrow.", "Drove Ana to the station."),
+    ],
+)
+def test_an_irregular_done_form_closes_its_promise(promise: str, later: str) -> None:
+    assert is_promise(promise)
+    assert says_done_of(promise, later)
+
+
+@pytest.mark.parametrize(
+    ("promise", "later"),
+    [
+        # the same words, not said done: a noun, someone else's doing, not yet
+        ("Mañana imprimo las fichas del taller.", "La impresora del taller no va."),
+        ("Esta tarde cubro el turno de Rosa.", "Rosa ha cubierto su turno de mañana ella sola."),
+        ("Tengo que abrir la cuenta del banco.", "Todavía no he abierto la cuenta del banco."),
+        ("I'll hang the posters in the hall tomorrow.", "The posters for the hall haven't come."),
+        # "de vuelta", "de hecho": a participle after "de" is no deed
+        (
+            "Mañana vuelvo a llamar a Pedro por la caldera.",
+            "De vuelta en casa; Pedro sin dar señales.",
+        ),
+        (
+            "Mañana le escribo a Pedro lo de la caldera.",
+            "De hecho, Pedro no sabe nada de la caldera.",
+        ),
+        ("Tengo que hacer la declaración de la renta.", "De hecho la renta me agobia."),
+    ],
+)
+def test_the_same_words_without_the_deed_leave_it_open(promise: str, later: str) -> None:
+    assert is_promise(promise)
+    assert not says_done_of(promise, later)
