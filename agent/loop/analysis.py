@@ -27,12 +27,13 @@ from actions.ops import Op, files_touched, write_paths
 from actions.planners import PlanResult
 from agent.day.reminders import plan_words
 from agent.detectors import diagnose
+from agent.detectors.files import plan_organize_folder
 from agent.loop.autonomy import Autonomy, PolicyHolder
 from agent.loop.budget import protects, within, worth
 from agent.loop.track import TrackRecord
 from agent.memory import merge_actions
 from agent.memory.gate import MemoryGate
-from agent.memory.recall import MemoryNote, apply_recall, recall_notes
+from agent.memory.recall import ByMonth, MemoryNote, apply_recall, recall_notes
 from agent.voice.model import Complete
 from policies import kinds
 from policies.decide import PlanFacts, Verdict, decide
@@ -148,7 +149,7 @@ class Analyst:
                 continue
             except (OSError, AlmaError) as exc:  # proposed as detected, without the explanation
                 log.error("could not look into %s: %s", finding.target, exc)
-            shaped = apply_recall(finding, notes)
+            shaped = apply_recall(finding, notes, by_month=self.by_month(now))
             if shaped.finding is None:
                 out.skipped.append(_skip(finding, shaped.why, shaped.by))
                 continue
@@ -263,8 +264,11 @@ class Analyst:
             complete=complete or self.complete,
         )
 
-    def notes(self) -> list[MemoryNote]:
-        """The principles and decisions recall reads (none without a memory store)."""
+    def notes(self, *, wait: bool = False) -> list[MemoryNote]:
+        """The principles and decisions recall reads (none without a memory store); ``wait``:
+        a store still loading is waited for, within the gate's bound."""
+        if self.memory is not None and wait and self.memory.error is None:
+            self.memory.get()
         if self.memory is None or not self.memory.loaded:
             return []
         try:
@@ -309,10 +313,22 @@ class Analyst:
             )
         return sid
 
+    def by_month(self, now: float) -> ByMonth:
+        """A folder's organize plan by month, for a reason that asks for it by date."""
+        policy = self.policy()
+        return lambda folder: plan_organize_folder(
+            self.layout.root, folder, policy, "month", now=now
+        )
+
     def plan_again(self, fingerprint: str) -> list[Op] | None:
         """The plan the analysis would propose now for the finding of ``fingerprint`` (a config
-        fix is read from the files again), or None when that finding is gone."""
-        for finding in self.detect(self.clock()):
+        fix is read from the files again, what memory asks applied again: a folder a reason
+        asked for by date stays by month), or None when that finding is gone or memory no
+        longer lets it be proposed."""
+        now = self.clock()
+        for finding in self.detect(now):
             if finding.fingerprint == fingerprint:
-                return self.explain(finding).plan
+                notes = self.notes(wait=True)
+                shaped = apply_recall(self.explain(finding), notes, by_month=self.by_month(now))
+                return None if shaped.finding is None else shaped.finding.plan
         return None
