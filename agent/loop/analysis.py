@@ -37,7 +37,7 @@ from agent.memory.recall import ByMonth, MemoryNote, apply_recall, recall_notes
 from agent.voice.model import Complete
 from policies import kinds
 from policies.decide import PlanFacts, Verdict, decide
-from policies.errors import AlmaError
+from policies.errors import AlmaError, UnavailableError
 from policies.i18n import _, ngettext
 from policies.layout import RootLayout
 from policies.zones import ZoneCheck
@@ -267,8 +267,12 @@ class Analyst:
     def notes(self, *, wait: bool = False) -> list[MemoryNote]:
         """The principles and decisions recall reads (none without a memory store); ``wait``:
         a store still loading is waited for, within the gate's bound."""
-        if self.memory is not None and wait and self.memory.error is None:
-            self.memory.get()
+        if self.memory is not None and wait:
+            try:
+                self.memory.get()
+            except UnavailableError:
+                if self.memory.error is None:
+                    raise  # still loading: the person is told to try again
         if self.memory is None or not self.memory.loaded:
             return []
         try:

@@ -193,3 +193,17 @@ def test_plan_organize_folder_plans_one_folder_as_the_detector_would(world: Worl
     by_month = plan_organize_folder(world.alma.root, "user/Descargas", policy, "month", now=now)
     assert by_month is not None and by_month.fingerprint != detected.fingerprint
     assert plan_organize_folder(world.alma.root, "user/nada", policy, "month", now=now) is None
+
+
+def test_a_failed_action_is_planned_again_without_a_memory_store_that_failed_to_load(
+    world: World,
+) -> None:
+    gate = MemoryGate()
+    gate.fail("the store is broken")
+    world.agent.analyst.memory = gate
+    world.messy("user/Descargas")
+    world.agent.analyze(trigger="person")
+    sid = world.pending("user/Descargas")
+    plan = world.agent.analyst.plan_again(world.store.row(sid)["fingerprint"])
+    assert plan is not None
+    assert sorted(op.path for op in plan if isinstance(op, Mkdir)) == sorted(world.mkdirs(sid))
