@@ -137,6 +137,7 @@ class Analyst:
         out = Analysis()
         findings = self.observe(now, track, out.skipped)
         notes = self.notes() if findings else []
+        by_month = self.by_month(now)
         gated: list[tuple[PlanResult, bool]] = []  # (finding, runs on its own)
         for finding in findings:
             try:
@@ -149,7 +150,7 @@ class Analyst:
                 continue
             except (OSError, AlmaError) as exc:  # proposed as detected, without the explanation
                 log.error("could not look into %s: %s", finding.target, exc)
-            shaped = apply_recall(finding, notes, by_month=self.by_month(now))
+            shaped = apply_recall(finding, notes, by_month=by_month)
             if shaped.finding is None:
                 out.skipped.append(_skip(finding, shaped.why, shaped.by))
                 continue
