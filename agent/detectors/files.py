@@ -14,6 +14,9 @@ three planners, so a zone is listed once per run:
   ``hash_bytes`` per zone.
 - ``temp_cleanup``: one suggestion per zone.
 
+:func:`plan_organize_folder` plans one folder again another way (the grouping a person's
+reason asks for there: agent.memory.recall), as ``organize`` would.
+
 Plans are capped at ``thresholds.max_files`` ops, since a larger one would be refused outright.
 Read-only zones, ``system/`` and ``.alma/`` are never scanned: a writable zone inside one is
 skipped, and one inside a writable zone is not entered.
@@ -37,12 +40,14 @@ from actions.planners import (
     plan_temp_cleanup,
     size_candidates,
 )
+from actions.planners.organize import Folders, OrganizeBy
 from actions.scan import (
     FolderScan,
     FolderWalk,
     HashCache,
     TreeScan,
     peek_into,
+    scan_folder,
     scan_tree,
     with_sha256,
 )
@@ -175,8 +180,32 @@ def _organize(
             full = peek_into(tree, folder, destination_filter(by, folders))
         except (FileNotFoundError, NotADirectoryError, RefusedError):
             continue
-        result = plan_organize(full, by=by, max_ops=policy.thresholds.max_files, folders=folders)
+        result = _plan(full, policy, by, folders)
         if result is not None:
             bisect.insort(found, (-count, folder.folder, result), key=lambda m: m[:2])
             del found[lim.max_organize :]
     return [result for _count, _folder, result in found]
+
+
+def _plan(scan: FolderScan, policy: Policy, by: OrganizeBy, folders: Folders) -> PlanResult | None:
+    return plan_organize(scan, by=by, max_ops=policy.thresholds.max_files, folders=folders)
+
+
+def plan_organize_folder(
+    root: Path, folder: str, policy: Policy, by: OrganizeBy, *, now: float
+) -> PlanResult | None:
+    """The organize plan for one folder the detectors flagged, grouped ``by`` (None when the
+    folder is gone, is a link, or has nothing to organize that way)."""
+    folders = folders_for(process_language())
+    with Tree(root) as tree:
+        try:
+            scan = scan_folder(
+                tree,
+                folder,
+                now=now,
+                settle_seconds=policy.monitor.settle_seconds,
+                peek=destination_filter(by, folders),
+            )
+        except (FileNotFoundError, NotADirectoryError, RefusedError):
+            return None
+    return _plan(scan, policy, by, folders)

@@ -26,17 +26,18 @@ from actions.ops import Op, files_touched, write_paths
 from actions.planners import PlanResult
 from agent.day.reminders import plan_words
 from agent.detectors import diagnose
+from agent.detectors.files import plan_organize_folder
 from agent.loop.autonomy import Autonomy
 from agent.loop.budget import protects, within, worth
 from agent.loop.track import TrackRecord
 from agent.memory import merge_actions
 from agent.memory.gate import MemoryGate
-from agent.memory.recall import MemoryNote, apply_recall, recall_notes
+from agent.memory.recall import ByMonth, MemoryNote, apply_recall, recall_notes
 from agent.policy import PolicyHolder
 from agent.voice.model import Complete
 from policies import kinds
 from policies.decide import PlanFacts, Verdict, decide
-from policies.errors import AlmaError
+from policies.errors import AlmaError, UnavailableError
 from policies.i18n import _, ngettext
 from policies.layout import RootLayout
 from policies.results import Skipped
@@ -127,6 +128,7 @@ class Analyst:
         out = Analysis()
         findings = self.observe(now, track, out.skipped)
         notes = self.notes() if findings else []
+        by_month = self.by_month(now)
         gated: list[tuple[PlanResult, bool]] = []  # (finding, runs on its own)
         for finding in findings:
             try:
@@ -139,7 +141,7 @@ class Analyst:
                 continue
             except (OSError, AlmaError) as exc:  # proposed as detected, without the explanation
                 log.error("could not look into %s: %s", finding.target, exc)
-            shaped = apply_recall(finding, notes)
+            shaped = apply_recall(finding, notes, by_month=by_month)
             if shaped.finding is None:
                 out.skipped.append(_skip(finding, shaped.why, shaped.by))
                 continue
@@ -254,8 +256,15 @@ class Analyst:
             complete=complete or self.complete,
         )
 
-    def notes(self) -> list[MemoryNote]:
-        """The principles and decisions recall reads (none without a memory store)."""
+    def notes(self, *, wait: bool = False) -> list[MemoryNote]:
+        """The principles and decisions recall reads (none without a memory store); ``wait``:
+        a store still loading is waited for, within the gate's bound."""
+        if self.memory is not None and wait:
+            try:
+                self.memory.get()
+            except UnavailableError:
+                if self.memory.error is None:
+                    raise  # still loading: the person is told to try again
         if self.memory is None or not self.memory.loaded:
             return []
         try:
@@ -300,10 +309,22 @@ class Analyst:
             )
         return sid
 
+    def by_month(self, now: float) -> ByMonth:
+        """A folder's organize plan by month, for a reason that asks for it by date."""
+        policy = self.policy()
+        return lambda folder: plan_organize_folder(
+            self.layout.root, folder, policy, "month", now=now
+        )
+
     def plan_again(self, fingerprint: str) -> list[Op] | None:
         """The plan the analysis would propose now for the finding of ``fingerprint`` (a config
-        fix is read from the files again), or None when that finding is gone."""
-        for finding in self.detect(self.clock()):
+        fix is read from the files again, what memory asks applied again: a folder a reason
+        asked for by date stays by month), or None when that finding is gone or memory no
+        longer lets it be proposed."""
+        now = self.clock()
+        for finding in self.detect(now):
             if finding.fingerprint == fingerprint:
-                return self.explain(finding).plan
+                notes = self.notes(wait=True)
+                shaped = apply_recall(self.explain(finding), notes, by_month=self.by_month(now))
+                return None if shaped.finding is None else shaped.finding.plan
         return None

@@ -16,8 +16,11 @@ Two kinds of memory change a proposal:
   - never delete here: the target folder is protected for every kind, as a principle
     protects it; keep this one file: that file is, the rest of a plan stays;
   - stop this kind everywhere: that kind is not proposed anywhere;
-  - not now, group it another way, none: shown with the next proposal of that kind there,
-    so the person sees that ALMA remembers.
+  - group it by date (organize): the next plan for the target folder groups its loose files
+    by month (the analysis gives the planner, ``by_month``), whatever ``[monitor]
+    organize_by`` says for the other folders;
+  - group it by project, not now, none: shown with the next proposal of that kind there, so
+    the person sees that ALMA remembers (no rule says which project a file is of).
 
   Forgetting the memory (``alma-ctl memory forget ID``) undoes the effect; :func:`taken`
   lists every reading with that command.
@@ -28,7 +31,7 @@ Every effect names the memory id that caused it.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 
@@ -177,13 +180,15 @@ def taken(notes: Sequence[MemoryNote]) -> list[Taken]:
     with the memory that holds it: forgetting that memory undoes it."""
     out: list[Taken] = []
     for note in notes:
-        if note.reason is None or not note.forbids:
+        if note.reason is None or not (note.forbids or _by_date(note)):
             continue  # a principle written as such, or a reason only shown with the next proposal
         if note.kind is None:
             took = _(
                 "nothing in {folders} is touched, whatever the suggestion",
                 folders=", ".join(note.paths),
             )
+        elif _by_date(note):
+            took = _("{folder} is organized by month", folder=note.paths[0])
         elif note.everywhere:
             took = _("{kind} is not proposed anywhere", kind=note.kind)
         else:
@@ -200,22 +205,43 @@ def taken(notes: Sequence[MemoryNote]) -> list[Taken]:
     return out
 
 
-#: What a reason asking for another grouping is answered with, beside the reason itself: the
-#: planner groups every folder one way (the policy's ``[monitor] organize_by``), not one alone.
-_GROUPINGS = {
-    R.GROUP_BY_DATE: N_(
-        "You asked for this folder by date: ALMA groups by month only in every folder at once, "
-        'with organize_by = "month" in [monitor] of system/autonomy.conf.'
-    ),
-    R.GROUP_BY_PROJECT: N_(
-        "You asked for this folder by project: ALMA cannot group by project yet; reject it "
-        "again or organize it yourself."
-    ),
-}
+#: What a reason asking for the folder by project is answered with, beside the reason itself:
+#: no exact rule says which project a loose file is of.
+_BY_PROJECT = N_(
+    "You asked for this folder by project: ALMA cannot group by project yet; reject it "
+    "again or organize it yourself."
+)
+
+#: The folder's organize plan by month (agent.detectors.files.plan_organize_folder, given by
+#: the analysis), None when by month there is nothing to organize there.
+ByMonth = Callable[[str], PlanResult | None]
 
 
 def _under(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder + "/")
+
+
+def _by_date(note: MemoryNote) -> bool:
+    """Whether ``note`` asks for organize plans grouped by date in its folder."""
+    return (
+        note.kind == ORGANIZE
+        and note.reading is not None
+        and note.reading.intent == R.GROUP_BY_DATE
+    )
+
+
+def _covers(note: MemoryNote, finding: PlanResult) -> bool:
+    """Whether a decision ``note`` is about ``finding``: its kind, there or everywhere."""
+    return note.kind == finding.kind and (note.everywhere or _under(finding.target, note.paths[0]))
+
+
+def _asked_by_date(finding: PlanResult, notes: Sequence[MemoryNote]) -> MemoryNote | None:
+    """The decision asking for the finding's folder by date, unless another one stops the
+    finding there (nothing to plan again then)."""
+    about = [n for n in notes if n.role == "decision" and _covers(n, finding)]
+    if any(n.forbids for n in about):
+        return None
+    return next((n for n in about if _by_date(n)), None)
 
 
 def _written_folders(plan: Sequence[Op]) -> set[str]:
@@ -231,8 +257,26 @@ def _written_folders(plan: Sequence[Op]) -> set[str]:
     return out
 
 
-def apply_recall(finding: PlanResult, notes: Sequence[MemoryNote]) -> Recall:
-    """The finding as ALMA proposes it given what it remembers (or None with why not)."""
+def apply_recall(
+    finding: PlanResult, notes: Sequence[MemoryNote], *, by_month: ByMonth | None = None
+) -> Recall:
+    """The finding as ALMA proposes it given what it remembers (or None with why not);
+    ``by_month`` plans a folder by month, for a reason that asks for one by date (without
+    it, that reason is only shown)."""
+    asked = _asked_by_date(finding, notes) if by_month is not None else None
+    if by_month is not None and asked is not None:
+        regrouped = by_month(finding.target)
+        if regrouped is None:
+            why = _(
+                "you asked for {folder} by date (memory {id}), and by month there is nothing "
+                "to organize in it",
+                folder=finding.target,
+                id=asked.id,
+            )
+            return Recall(None, [asked.id], why)
+        # The same files, grouped as asked: the finding is still known by its files (pending
+        # or decided as detected), so the next analysis neither expires nor proposes it again.
+        finding = replace(regrouped, fingerprint=finding.fingerprint)
     target = finding.target
     evidence = list(finding.evidence)
     plan = finding.plan
@@ -240,7 +284,7 @@ def apply_recall(finding: PlanResult, notes: Sequence[MemoryNote]) -> Recall:
     used: list[str] = []
     for note in notes:
         if note.role == "decision":
-            if note.kind != finding.kind or not (note.everywhere or _under(target, note.paths[0])):
+            if not _covers(note, finding):
                 continue
             if note.forbids:
                 why = _(
@@ -262,9 +306,16 @@ def apply_recall(finding: PlanResult, notes: Sequence[MemoryNote]) -> Recall:
                     "I remember (memory {id}) that you rejected something like this", id=note.id
                 )
             evidence.append(said)
-            grouping = _GROUPINGS.get(note.reading.intent) if note.reading else None
-            if grouping is not None:
-                evidence.append(_(grouping))
+            if note is asked:
+                evidence.append(
+                    _(
+                        "Grouped by month, as you asked (memory {id}); `alma-ctl memory forget "
+                        "{id}` brings back the usual grouping.",
+                        id=note.id,
+                    )
+                )
+            elif note.reading is not None and note.reading.intent == R.GROUP_BY_PROJECT:
+                evidence.append(_(_BY_PROJECT))
             used.append(note.id)
             continue
         if not note.forbids:

@@ -180,15 +180,65 @@ def test_without_a_reader_a_reason_is_only_shown() -> None:
     assert out.finding is not None and any(reason in e for e in out.finding.evidence)
 
 
-def test_another_grouping_is_shown_with_what_alma_can_do_about_it(reader: ReasonReader) -> None:
+def _by_month(folder: str) -> PlanResult:
+    return PlanResult(
+        kind="organize",
+        target=folder,
+        title=f"Ordenar {folder} por mes",
+        reason="archivos sueltos de 2 meses",
+        evidence=[],
+        plan=[
+            Mkdir(f"{folder}/2026-01"),
+            Mkdir(f"{folder}/2026-02"),
+            Move(f"{folder}/CV.pdf", f"{folder}/2026-01/CV.pdf"),
+            Move(f"{folder}/b.pdf", f"{folder}/2026-02/b.pdf"),
+        ],
+        files=2,
+        fingerprint="m" * 16,
+    )
+
+
+def test_a_reason_asking_for_dates_plans_that_folder_by_month_and_no_other(
+    reader: ReasonReader,
+) -> None:
     reason = "prefiero que lo agrupes por año"
     notes = recall_notes(
         FakeMemory([_decision("r6", "organize", "user/Descargas", reason)]), reader
     )
-    out = apply_recall(_organize("user/Descargas"), notes)
+    planned: list[str] = []
+
+    def by_month(folder: str) -> PlanResult:
+        planned.append(folder)
+        return _by_month(folder)
+
+    out = apply_recall(_organize("user/Descargas"), notes, by_month=by_month)
+    assert planned == ["user/Descargas"] and out.by == ["r6"]
+    assert out.finding is not None and out.finding.plan == _by_month("user/Descargas").plan
+    # Still the finding the detectors know by its files: decided or pending as detected.
+    assert out.finding.fingerprint == _organize("user/Descargas").fingerprint
+    assert any(reason in e for e in out.finding.evidence)
+    assert any("month" in e and "r6" in e for e in out.finding.evidence)
+    (took,) = taken(notes)
+    assert took["intent"] == R.GROUP_BY_DATE and "month" in took["took"]
+    assert took["undo"] == "alma-ctl memory forget r6"
+
+    elsewhere = apply_recall(_organize("user/Clases"), notes, by_month=by_month)
+    assert elsewhere.finding == _organize("user/Clases") and planned == ["user/Descargas"]
+    by_month_nothing = apply_recall(_organize("user/Descargas"), notes, by_month=lambda f: None)
+    assert by_month_nothing.finding is None and by_month_nothing.by == ["r6"]
+
+
+def test_a_reason_asking_for_projects_is_shown_with_what_alma_can_do_about_it(
+    reader: ReasonReader,
+) -> None:
+    reason = "mejor sepáralo por proyectos"
+    notes = recall_notes(
+        FakeMemory([_decision("r7", "organize", "user/Descargas", reason)]), reader
+    )
+    out = apply_recall(_organize("user/Descargas"), notes, by_month=lambda f: _by_month(f))
     assert out.finding is not None and out.finding.plan == _organize("user/Descargas").plan
     assert any(reason in e for e in out.finding.evidence)
-    assert any("organize_by" in e for e in out.finding.evidence)
+    assert any("by project" in e for e in out.finding.evidence)
     assert taken(notes) == []
 
 

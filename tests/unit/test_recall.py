@@ -236,12 +236,18 @@ def test_what_was_taken_from_a_reason_is_listed_with_the_memory_that_undoes_it(
                 _mem(
                     "r3", rejection_memory(3, "organize", "user/x", "prefiero por año"), "decision"
                 ),
+                _mem(
+                    "r4",
+                    rejection_memory(4, "organize", "user/y", "ahora no puedo, luego"),
+                    "decision",
+                ),
                 _mem("p1", "Nunca toques user/tesis", "principle"),
             ]
         ),
         reader,
     )
     got = {t["memory"]: t for t in taken(notes)}
-    assert sorted(got) == ["r1", "r2"]  # a reason only shown, and a principle, take nothing
+    assert sorted(got) == ["r1", "r2", "r3"]  # a reason only shown, and a principle, take nothing
+    assert got["r3"]["took"] == "user/x is organized by month"
     assert got["r1"]["took"] == "organize is not proposed for user/D"
     assert "user/F" in got["r2"]["took"] and got["r2"]["undo"] == "alma-ctl memory forget r2"
