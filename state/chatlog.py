@@ -28,7 +28,7 @@ PERSON = "usuario"
 ASSISTANT = "alma"
 SPEAKERS = (PERSON, ASSISTANT)
 LOGS = "logs"  # root-relative folder of the day's files
-REPORTS = "logs/alma"  # ALMA's own reports (agent.day.report); never read as the person's logs
+REPORTS = "logs/alma"  # ALMA's own reports (agent.day.alma_logs); never read as the person's logs
 #: A day's chat is small; a bigger file is read up to this (the rest is not a chat).
 MAX_DAY_BYTES = 2 << 20
 

@@ -1,7 +1,7 @@
 """The day's analysis as the daemon answers for it: which day, kept as written or written now.
 
 ``logs/alma/DATE-analisis.md`` is made by agent.day.daily (the facts, the text) and written
-by agent.day.report; this decides which day a request means and whether the file on disk
+by agent.day.alma_logs; this decides which day a request means and whether the file on disk
 stands (a model's summary or a person's note in it stays) or is written again.
 """
 
@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from datetime import date, datetime, timedelta
 
-from agent.day import daily, report
+from agent.day import alma_logs, daily
 from agent.day.days import report_days
 from agent.memory.gate import MemoryGate
 from agent.voice.model import Complete
@@ -127,7 +127,7 @@ class DailyReports:
     def _kept_report(self, when: date) -> tuple[Report, float] | None:
         """The report of ``when`` already on disk (``written`` False) and its mtime, or None."""
         name = _report_name(when)
-        got = report.read_own(self.layout, name)
+        got = alma_logs.read_own(self.layout, name)
         if got is None:
             return None
         why = _("larger than any report ALMA writes") if got.cut else None
@@ -186,7 +186,7 @@ class DailyReports:
         text = daily.render(
             facts, suggestions=made, actions=done, memories=memories, summary=summary
         )
-        path = report.write_own(self.layout, _report_name(when), text, append=False)
+        path = alma_logs.write_own(self.layout, _report_name(when), text, append=False)
         return {"date": when.isoformat(), "path": path, "text": text, "written": True}
 
 

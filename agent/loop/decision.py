@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
-from agent.day import report
+from agent.day import alma_logs
 from agent.day.reminders import Reminders
 from agent.loop.analysis import Notify, no_notify
 from agent.loop.autonomy import Autonomy
@@ -62,8 +62,8 @@ class AuditLog:
     def write(self, action: Mapping[str, Any], suggestion: Mapping[str, Any] | None) -> None:
         try:
             ops = self.engine.journal.iter_plan(int(action["id"]))
-            entry = report.audit_entry(action, suggestion, ops, datetime.now())
-            report.append_audit(self.layout, entry)
+            entry = alma_logs.audit_entry(action, suggestion, ops, datetime.now())
+            alma_logs.append_audit(self.layout, entry)
         except (OSError, AlmaError) as exc:
             log.error("action %s is not in logs/alma/acciones.md: %s", action["id"], exc)
             self.problem = _(

@@ -193,7 +193,7 @@ def test_create_and_undo_under_the_real_confinement(alma: AlmaRoot) -> None:
 def test_suggestions_show_and_the_actions_log_say_a_create_in_a_sentence(
     alma: AlmaRoot,
 ) -> None:
-    from agent.day.report import _op_line
+    from agent.day.alma_logs import _op_line
     from agent.detectors.diagnose import edit_diffs
     from control.views import render_result
     from policies.i18n import language

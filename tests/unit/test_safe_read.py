@@ -19,7 +19,7 @@ import pytest
 
 from actions.safe_read import read_file
 from actions.tree import Tree
-from agent.day.report import append_audit, audit_header, write_own
+from agent.day.alma_logs import append_audit, audit_header, write_own
 from agent.memory.export import export
 from agent.memory.service import MemoryService
 from policies.errors import RefusedError
