@@ -1,6 +1,6 @@
 """The day's analysis as the daemon answers for it: which day, kept as written or written now.
 
-``logs/alma/DATE-analisis.md`` is made by agent.day.daily (the facts, the text) and written
+``logs/alma/DATE-analisis.md`` is made by agent.day.day_analysis (the facts, the text) and written
 by agent.day.alma_logs; this decides which day a request means and whether the file on disk
 stands (a model's summary or a person's note in it stays) or is written again.
 """
@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from datetime import date, datetime, timedelta
 
-from agent.day import alma_logs, daily
+from agent.day import alma_logs, day_analysis
 from agent.day.days import report_days
 from agent.memory.gate import MemoryGate
 from agent.voice.model import Complete
@@ -167,14 +167,14 @@ class DailyReports:
                 memories = {"added": sum(created.values()), "total": self.memory.service.count()}
             except AlmaError as exc:
                 log.error("the report goes without memory: %s", exc)
-        facts = daily.day_facts(
+        facts = day_analysis.day_facts(
             self.layout.root,
             when,
             memory_projects=memory_projects,
             policy=None if self.policy is None else self.policy(),
         )
         # Outside the lock: the model may take a while, and decisions must not wait for it.
-        summary = daily.summarize(facts, self.complete, timeout_s=self.model_timeout_s)
+        summary = day_analysis.summarize(facts, self.complete, timeout_s=self.model_timeout_s)
         since, until = utc_stamp(start), utc_stamp(end)
         with self._lock:
             made = self.store.created_between(since, until)
@@ -183,7 +183,7 @@ class DailyReports:
                 if a["status"] in ("done", "undone"):
                     a["undoable"] = self.journal.undo_refusal(a["id"]) is None
                     done.append(a)
-        text = daily.render(
+        text = day_analysis.render(
             facts, suggestions=made, actions=done, memories=memories, summary=summary
         )
         path = alma_logs.write_own(self.layout, _report_name(when), text, append=False)

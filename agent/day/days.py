@@ -16,7 +16,7 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 
 from actions.tree import Tree
-from agent.day.daily import turn_span
+from agent.day.day_analysis import turn_span
 from agent.detectors.logread import list_logs, read_text
 from agent.detectors.low_mood import day_score
 from control.commands import REPORT_DAYS

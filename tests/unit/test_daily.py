@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from agent.day.alma_logs import audit_entry
-from agent.day.daily import day_facts, render, summarize, summary_problem
+from agent.day.day_analysis import day_facts, render, summarize, summary_problem
 from policies import i18n
 from tests.support.fake_model import FakeComplete
 
