@@ -1,7 +1,7 @@
 """The last days as series (``report.days``): what the panel's plots draw.
 
 Each figure comes from the owner the daily report and the detectors already read: the hours
-of activity are a day's first and last turns (``daily.turn_span``), the mood the low_mood
+of activity are a day's first and last turns (``day_analysis.turn_span``), the mood the low_mood
 detector's day score (``low_mood.day_score``: the person's negative words per turn, higher is
 lower), the suggestions the store's rows of the day with their status, ``undone`` read as the
 store derives it (``policies.states.UNDONE``). The chat logs are read once, through the

@@ -18,8 +18,8 @@ from datetime import datetime
 from typing import Any, Literal, NotRequired, ParamSpec, TypedDict, TypeVar, cast
 
 from actions import summary
-from agent.day.daily_report import DailyReports
 from agent.day.reminders import Reminders
+from agent.day.report_service import DailyReports
 from agent.detectors import diagnose
 from agent.loop.analysis import Analyst, Detect, Notify, no_notify, track_record
 from agent.loop.autonomy import Autonomy

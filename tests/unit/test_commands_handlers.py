@@ -10,7 +10,7 @@ import pytest
 
 from agent.api import Api, DaemonStatus, Later, takes
 from agent.backup.service import BackupService
-from agent.day.daily_report import DailyReports
+from agent.day.report_service import DailyReports
 from agent.day.reminders import Reminders
 from agent.loop.autonomy import Autonomy
 from agent.loop.lifecycle import Agent
