@@ -36,9 +36,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agent.voice.files import embedded_model_path
 from agent.voice.llama import LlamaBackend
 from agent.voice.model import Backend, generate
+from agent.voice.model_file import embedded_model_path
 from agent.voice.process import ProcessBackend, ProcessOptions
 from bench.figures import pct
 from control.client import Client

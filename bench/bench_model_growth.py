@@ -171,7 +171,7 @@ def probe(mode: str, answers: int) -> None:
     """``answers`` answers of 4 tokens in this process; prints RssAnon before and after."""
     from llama_cpp import Llama
 
-    from agent.voice.files import resolve_model_path
+    from agent.voice.model_file import resolve_model_path
 
     llama = Llama(
         model_path=str(resolve_model_path("embedded")), n_ctx=4096, n_threads=1, verbose=False
@@ -255,7 +255,7 @@ def main() -> int:
         # The worker runs with this repository as its working directory: bench/ is importable.
         os.chdir(Path(__file__).resolve().parents[1])
 
-    from agent.voice.files import resolve_model_path
+    from agent.voice.model_file import resolve_model_path
 
     path = str(resolve_model_path("embedded"))
     # A loaded machine evaluates a full context slowly: no stall is taken for a hang here.

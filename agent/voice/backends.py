@@ -24,9 +24,9 @@ import urllib.parse
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from agent.voice.files import check_gguf, resolve_model_path
 from agent.voice.llama import json_format
 from agent.voice.model import CHAT_SAMPLING, Backend, Chunk, Failure, Message, Sampling
+from agent.voice.model_file import check_gguf, resolve_model_path
 from agent.voice.process import ProcessBackend, ProcessOptions
 from policies.errors import AlmaError, BadArgumentError, RefusedError
 from policies.i18n import _

@@ -1,7 +1,7 @@
 """llama.cpp in this process: what the model's own process (agent.voice.worker) runs.
 
 The child side of the model process: it imports the shared vocabulary (agent.voice.model,
-agent.voice.files) and never the daemon's side (agent.voice.process, agent.voice.backends),
+agent.voice.model_file) and never the daemon's side (agent.voice.process, agent.voice.backends),
 as Ollama's runner never imports its server.
 """
 
@@ -11,8 +11,8 @@ import logging
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from agent.voice.files import check_gguf, resolve_model_path
 from agent.voice.model import CHAT_SAMPLING, Chunk, Failure, Message, Sampling
+from agent.voice.model_file import check_gguf, resolve_model_path
 from policies.errors import BadArgumentError
 from policies.i18n import _
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from agent.voice.files import check_adapter, check_gguf, resolve_model_path
+from agent.voice.model_file import check_adapter, check_gguf, resolve_model_path
 from policies.errors import AlmaError, BadArgumentError, ErrorCode, UnavailableError
 from policies.i18n import N_, _, current_language, language
 from policies.results import AnswerEnd, JSONObject, ModelStatus

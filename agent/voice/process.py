@@ -33,7 +33,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 
-from agent.voice.files import resolve_model_path
 from agent.voice.model import (
     CHAT_SAMPLING,
     COULD_NOT_START,
@@ -43,6 +42,7 @@ from agent.voice.model import (
     ModelFailed,
     Sampling,
 )
+from agent.voice.model_file import resolve_model_path
 from agent.voice.worker import EXIT_LOAD, EXIT_OOM, cpu_flags
 from policies.errors import AlmaError, BadArgumentError
 from policies.i18n import N_, _, current_language

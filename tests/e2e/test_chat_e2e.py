@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from agent.voice.files import embedded_model_path
+from agent.voice.model_file import embedded_model_path
 from control.client import Client
 from policies.errors import BadArgumentError, UnavailableError
 from state.chatlog import parse

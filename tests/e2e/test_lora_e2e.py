@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from agent.voice.files import embedded_model_path
+from agent.voice.model_file import embedded_model_path
 from control.client import Client
 from tests.support.daemon import DaemonRoot
 from tests.support.lora import write_adapter

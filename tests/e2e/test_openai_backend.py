@@ -19,8 +19,8 @@ from datetime import datetime
 import pytest
 
 from agent.voice.backends import OpenAIBackend
-from agent.voice.files import embedded_model_path
 from agent.voice.model import generate
+from agent.voice.model_file import embedded_model_path
 from control.client import Client
 from policies.errors import AlmaError
 from tests.support.daemon import DaemonRoot, wait_for

@@ -12,7 +12,7 @@ from pathlib import Path
 import gguf
 import numpy as np
 
-from agent.voice.files import read_gguf_header
+from agent.voice.model_file import read_gguf_header
 
 #: The attention tensors of the embedded model's first two blocks.
 ATTENTION = tuple(f"blk.{b}.attn_{t}.weight" for b in (0, 1) for t in ("q", "k", "v"))

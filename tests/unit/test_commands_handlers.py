@@ -10,8 +10,8 @@ import pytest
 
 from agent.api import Api, DaemonStatus, Later, takes
 from agent.backup.service import BackupService
-from agent.day.report_service import DailyReports
 from agent.day.reminders import Reminders
+from agent.day.report_service import DailyReports
 from agent.loop.autonomy import Autonomy
 from agent.loop.lifecycle import Agent
 from agent.memory.export import ChatExport

@@ -11,7 +11,7 @@ import pytest
 
 from agent.memory.enrich import validate_output
 from agent.memory.model_enricher import SCHEMA, ModelEnricher
-from agent.voice.files import embedded_model_path
+from agent.voice.model_file import embedded_model_path
 from policies.errors import ConfigError
 from tests.support.fake_model import FakeComplete
 

@@ -10,9 +10,9 @@ import gguf
 import numpy as np
 import pytest
 
-from agent.voice.files import check_adapter, embedded_model_path, read_gguf_header
 from agent.voice.llama import LlamaBackend
 from agent.voice.model import Backend, ModelRuntime
+from agent.voice.model_file import check_adapter, embedded_model_path, read_gguf_header
 from policies.errors import BadArgumentError
 from tests.support.lora import write_adapter
 from tests.unit.test_model import FakeBackend, Loader

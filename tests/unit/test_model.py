@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 from agent.voice.backends import loopback_url
-from agent.voice.files import check_gguf
 from agent.voice.llama import LlamaBackend
 from agent.voice.model import (
     CHAT_SAMPLING,
@@ -26,6 +25,7 @@ from agent.voice.model import (
     Sampling,
     generate,
 )
+from agent.voice.model_file import check_gguf
 from policies.errors import BadArgumentError, UnavailableError
 from tests.support.daemon import wait_for
 

@@ -16,8 +16,8 @@ from typing import TypeVar
 
 import pytest
 
-from agent.voice.files import embedded_model_path
 from agent.voice.model import ModelFailed, ModelRuntime, generate
+from agent.voice.model_file import embedded_model_path
 from agent.voice.process import ProcessBackend, ProcessOptions
 from agent.voice.worker import LOADER_VARIABLE, named_loader
 from policies.errors import AlmaError, BadArgumentError
