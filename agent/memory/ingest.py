@@ -25,9 +25,9 @@ from datetime import UTC, date, datetime
 
 from actions.safe_read import FileRead
 from actions.tree import Tree
+from agent.memory.day_digest import daily_summary
 from agent.memory.memorize import Memorizer
 from agent.memory.rules import derive
-from agent.memory.summary import daily_summary
 from policies.layout import RootLayout
 from state.chatlog import (
     ASSISTANT,
