@@ -22,7 +22,7 @@ from sandbox.confine import spoken
 
 if TYPE_CHECKING:
     from agent.loop.autonomy import Autonomy
-    from agent.memory.gate import MemoryGate
+    from agent.memory.loader import MemoryLoader
     from agent.policy import PolicyHolder
     from agent.voice.model import ModelRuntime
     from state.suggestions import SuggestionStore
@@ -92,7 +92,7 @@ class DaemonStatus:
         autonomy: Autonomy,
         policy: PolicyHolder,
         store: SuggestionStore,
-        memory: MemoryGate,
+        memory: MemoryLoader,
         model: ModelRuntime,
         audit_problem: Callable[[], str | None],
         watch: Callable[[], WatchStatus],

@@ -32,7 +32,7 @@ from agent.loop.autonomy import Autonomy
 from agent.loop.lifecycle import Agent, Detect
 from agent.memory import merge_actions as memory_actions
 from agent.memory.export import ChatExport
-from agent.memory.gate import MemoryGate
+from agent.memory.loader import MemoryLoader
 from agent.memory.rules import is_question
 from agent.policy import PolicyHolder
 from agent.schedule import start_schedule
@@ -132,7 +132,7 @@ def _model_options(settings: Settings, confinement: Confinement, workdir: str) -
 def _load_memory(
     layout: RootLayout,
     settings: Settings,
-    gate: MemoryGate,
+    gate: MemoryLoader,
     policy: PolicyHolder,
     journal: Journal,
     complete: Complete,
@@ -280,7 +280,7 @@ class Daemon:
         autonomy = Autonomy(store, holder)
         notify = make_notifier(settings.notify)
 
-        memory = MemoryGate(layout.principles_file)
+        memory = MemoryLoader(layout.principles_file)
         backup = BackupService(
             layout,
             holder,

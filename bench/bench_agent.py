@@ -219,7 +219,7 @@ def worker(root: Path, profile: bool) -> dict[str, Any]:
     from agent.day.notify import make_notifier
     from agent.loop.autonomy import Autonomy
     from agent.loop.lifecycle import Agent
-    from agent.memory.gate import MemoryGate
+    from agent.memory.loader import MemoryLoader
     from agent.memory.recall import recall_notes
     from agent.memory.service import MemoryService
     from agent.policy import PolicyHolder
@@ -236,7 +236,7 @@ def worker(root: Path, profile: bool) -> dict[str, Any]:
     journal = Journal(layout.journal_file)
     engine = Engine(layout, journal, confinement_for(holder), holder)
     store = SuggestionStore(layout.db_file)
-    memory = MemoryGate()
+    memory = MemoryLoader()
     t0 = time.perf_counter()
     service = MemoryService(
         layout,

@@ -148,7 +148,7 @@ _WORDS = frozenset(
         N_("not loaded"),
         N_("restarting"),
         N_("unusable"),
-        # The memory store's (agent.memory.gate.MemoryGate.status).
+        # The memory store's (agent.memory.loader.MemoryLoader.status).
         N_("loading"),
         N_("ready"),
     )

@@ -40,7 +40,7 @@ from agent.backup import restore as backup_restore
 from agent.backup.restic import LONG_S, DiskFullError, Restic, snapshot_id
 from agent.backup.restore import inside
 from agent.loop.autonomy import Autonomy
-from agent.memory.gate import MemoryGate
+from agent.memory.loader import MemoryLoader
 from agent.policy import PolicyHolder
 from policies import limits as L
 from policies.errors import (
@@ -132,7 +132,7 @@ class BackupService:
         policy: PolicyHolder,
         store: SuggestionStore,
         engine: Engine,
-        memory: MemoryGate,
+        memory: MemoryLoader,
         audit: Audit,
         *,
         clock: Callable[[], float] = time.time,

@@ -16,7 +16,7 @@ from datetime import date, datetime, timedelta
 
 from agent.day import alma_logs, day_analysis
 from agent.day.days import report_days
-from agent.memory.gate import MemoryGate
+from agent.memory.loader import MemoryLoader
 from agent.voice.model import Complete
 from policies.config import Policy
 from policies.errors import AlmaError, BadArgumentError, InvalidStateError
@@ -38,7 +38,7 @@ class DailyReports:
         journal: Journal,
         lock: threading.RLock,
         *,
-        memory: MemoryGate | None = None,
+        memory: MemoryLoader | None = None,
         complete: Complete | None = None,
         clock: Callable[[], float] = time.time,
         model_timeout_s: float = 120.0,

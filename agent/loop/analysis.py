@@ -31,7 +31,7 @@ from agent.loop.autonomy import Autonomy
 from agent.loop.budget import protects, within, worth
 from agent.loop.track import TrackRecord
 from agent.memory import merge_actions
-from agent.memory.gate import MemoryGate
+from agent.memory.loader import MemoryLoader
 from agent.memory.recall import ByMonth, MemoryNote, apply_recall, recall_notes
 from agent.policy import PolicyHolder
 from agent.voice.model import Complete
@@ -102,7 +102,7 @@ class Analyst:
         autonomy: Autonomy,
         detect: Detect,
         *,
-        memory: MemoryGate | None = None,
+        memory: MemoryLoader | None = None,
         complete: Complete | None = None,
         clock: Callable[[], float] = time.time,
         notify: Notify = no_notify,

@@ -29,7 +29,7 @@ from agent.day.reminders import Reminders
 from agent.loop.analysis import Notify, no_notify
 from agent.loop.autonomy import Autonomy
 from agent.loop.families import Families
-from agent.memory.gate import MemoryGate
+from agent.memory.loader import MemoryLoader
 from agent.memory.recall import rejection_memory
 from policies import kinds
 from policies.errors import (
@@ -87,7 +87,7 @@ class Decider:
         audit: AuditLog,
         families: Families,
         *,
-        memory: MemoryGate | None = None,
+        memory: MemoryLoader | None = None,
         clock: Callable[[], float] = time.time,
         notify: Notify = no_notify,
     ) -> None:

@@ -27,7 +27,7 @@ from agent.loop.decision import AuditLog, Decider
 from agent.loop.families import Absent, ActionFamily, Families
 from agent.loop.track import ANY_FOLDER, UNDOS_TO_STOP, TrackRecord
 from agent.memory import merge_actions as memory_actions
-from agent.memory.gate import MemoryGate
+from agent.memory.loader import MemoryLoader
 from agent.memory.merge_actions import MemoryFamily
 from agent.memory.recall import taken
 from agent.policy import PolicyHolder
@@ -111,7 +111,7 @@ class Agent:
         *,
         notify: Notify = no_notify,
         clock: Callable[[], float] = time.time,
-        memory: MemoryGate | None = None,
+        memory: MemoryLoader | None = None,
         complete: Complete | None = None,
         model_timeout_s: float = 120.0,
         backup: ActionFamily | None = None,

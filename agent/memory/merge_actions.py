@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from actions.ops import MemoryMerge, StoredPlan
 from actions.planners import PlanResult, fingerprint
-from agent.memory.gate import MemoryGate
+from agent.memory.loader import MemoryLoader
 from policies.decide import RunContext
 from policies.errors import AlmaError, ConflictError, UnavailableError, as_alma_error
 from policies.i18n import _
@@ -41,7 +41,7 @@ class MemoryFamily:
     memory store, one action at a time with the file actions, through the same policy gate.
     Each memory kind's undo is one entry of ``undoes``."""
 
-    def __init__(self, engine: Engine, gate: MemoryGate | None) -> None:
+    def __init__(self, engine: Engine, gate: MemoryLoader | None) -> None:
         self.engine = engine
         self.gate = gate
         self.undoes: Mapping[str, Undo] = {KIND: undo, EDIT: undo}

@@ -19,7 +19,7 @@ from agent.detectors.files import detect_files
 from agent.detectors.logs import detect_logs
 from agent.loop.autonomy import Autonomy
 from agent.loop.lifecycle import Agent
-from agent.memory.gate import MemoryGate
+from agent.memory.loader import MemoryLoader
 from agent.policy import PolicyHolder
 from policies.defaults import DEFAULT_POLICY_TOML
 from policies.errors import BadArgumentError, ConflictError, InvalidStateError, NotFoundError
@@ -45,7 +45,7 @@ def agent(tmp_path: Path) -> Iterator[tuple[Agent, AlmaRoot]]:
     def detect(now: float) -> list:  # type: ignore[type-arg]
         return detect_files(alma.root, holder(), now, hash_cache={})
 
-    agent = Agent(alma.layout, holder, store, engine, autonomy, detect, memory=MemoryGate())
+    agent = Agent(alma.layout, holder, store, engine, autonomy, detect, memory=MemoryLoader())
     try:
         yield agent, alma
     finally:

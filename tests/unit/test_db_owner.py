@@ -32,7 +32,7 @@ from actions.safefs import identity_of
 from actions.tree import Tree
 from agent.backup.service import BackupService
 from agent.memory import merge_actions as memory_actions
-from agent.memory.gate import MemoryGate
+from agent.memory.loader import MemoryLoader
 from agent.memory.service import MemoryService
 from policies.config import policy_from_dict
 from policies.decide import RunContext
@@ -207,7 +207,7 @@ class _Parts:
         self.engine = Engine(
             layout, self.journal, Confinement(Backend.NONE, "tests"), lambda: self.policy
         )
-        self.gate = MemoryGate()
+        self.gate = MemoryLoader()
         if memory is None:
             self.gate.fail("off")
         else:

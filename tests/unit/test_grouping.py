@@ -21,7 +21,7 @@ from agent.detectors.files import detect_files, plan_organize_folder
 from agent.loop.autonomy import Autonomy, PolicyHolder
 from agent.loop.lifecycle import Agent
 from agent.memory import reasons as R
-from agent.memory.gate import MemoryGate
+from agent.memory.loader import MemoryLoader
 from agent.memory.reasons import Reading
 from policies.defaults import DEFAULT_POLICY_TOML
 from state.journal import Journal
@@ -80,7 +80,7 @@ class World:
         engine = InProcessEngine(
             self.alma.layout, Journal(self.alma.layout.journal_file), self.holder
         )
-        gate = MemoryGate()
+        gate = MemoryLoader()
         gate.set(self.memory)  # type: ignore[arg-type]  # a fake with what the loop calls
         root = self.alma.root
 
@@ -198,7 +198,7 @@ def test_plan_organize_folder_plans_one_folder_as_the_detector_would(world: Worl
 def test_a_failed_action_is_planned_again_without_a_memory_store_that_failed_to_load(
     world: World,
 ) -> None:
-    gate = MemoryGate()
+    gate = MemoryLoader()
     gate.fail("the store is broken")
     world.agent.analyst.memory = gate
     world.messy("user/Descargas")

@@ -19,7 +19,7 @@ from actions.planners import PlanResult
 from agent.backup.service import LAST_SETTING, REPO_SETTING, BackupService
 from agent.loop.autonomy import Autonomy
 from agent.loop.lifecycle import Agent
-from agent.memory.gate import MemoryGate
+from agent.memory.loader import MemoryLoader
 from agent.policy import PolicyHolder
 from policies.defaults import DEFAULT_POLICY_TOML
 from policies.errors import InvalidStateError
@@ -84,7 +84,7 @@ class World:
         store = SuggestionStore(self.alma.layout.db_file)
         self.stores.append(store)
         engine = InProcessEngine(self.alma.layout, Journal(self.alma.layout.journal_file), holder)
-        gate = MemoryGate()
+        gate = MemoryLoader()
         gate.set(self.memory)  # type: ignore[arg-type]  # a fake with what the loop calls
 
         def detect(now: float) -> list[PlanResult]:

@@ -20,7 +20,7 @@ from actions.ops import (
 from actions.tree import Tree
 from agent.loop.families import Absent, Families
 from agent.memory import merge_actions as memory_actions
-from agent.memory.gate import MemoryGate
+from agent.memory.loader import MemoryLoader
 from agent.memory.merge_actions import MemoryFamily
 from agent.memory.service import MemoryService
 from policies.decide import RunContext
@@ -111,7 +111,7 @@ def test_execute_then_undo_restores_every_memory_exactly(
 def test_a_merge_runs_and_is_undone_through_the_one_registry_of_families(
     root: RootLayout, svc: MemoryService, journal: Journal
 ) -> None:
-    gate = MemoryGate()
+    gate = MemoryLoader()
     gate.set(svc)
     engine = InProcessEngine(root, journal, default_policy)
     families = Families(

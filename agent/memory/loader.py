@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("alma.memory")
 
 
-class MemoryGate:
+class MemoryLoader:
     """The memory service loads in the background (the embedding model is slow to load);
     memory commands wait for it a little, then say to try again. What the daemon asks of the
     memory whether it is there or not (the chat's context, the logs to ingest) asks here."""

@@ -1,10 +1,10 @@
-"""The memory gate: what `status` reports while the store loads in the background."""
+"""The memory loader: what `status` reports while the store loads in the background."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from agent.memory.gate import MemoryGate
+from agent.memory.loader import MemoryLoader
 
 
 class Counted:
@@ -12,7 +12,7 @@ class Counted:
         return 0
 
 
-class LoadsWhileStatusReads(MemoryGate):
+class LoadsWhileStatusReads(MemoryLoader):
     """The store finishes loading between the first read of the service and any later one:
     the window a `status` request can fall into while the daemon starts."""
 
@@ -38,11 +38,11 @@ def test_status_reads_the_service_once_so_ready_always_comes_with_a_count() -> N
 
 
 def test_status_while_loading_ready_and_failed() -> None:
-    gate = MemoryGate()
+    gate = MemoryLoader()
     assert gate.status() == ("loading", None)
     gate.set(Counted())  # type: ignore[arg-type]  # only count() is asked
     assert gate.status() == ("ready", 0)
-    failed = MemoryGate()
+    failed = MemoryLoader()
     failed.fail("memory is disabled")
     assert failed.status() == ("memory is disabled", None)
 
@@ -52,7 +52,7 @@ def test_a_store_that_cannot_count_still_answers_ready_without_a_count() -> None
         def count(self) -> int:
             raise RuntimeError("chroma is unwell")
 
-    gate = MemoryGate()
+    gate = MemoryLoader()
     gate.set(Unwell())  # type: ignore[arg-type]  # only count() is asked
     assert gate.status() == ("ready", None)
 
@@ -73,7 +73,7 @@ class _Ingesting:
 def test_the_chat_gets_the_principles_alone_until_the_store_is_there(tmp_path: Any) -> None:
     principles = tmp_path / "principles.md"
     principles.write_text("- Propón, nunca impongas.\n", encoding="utf-8")
-    gate = MemoryGate(principles)
+    gate = MemoryLoader(principles)
     waiting = gate.chat_context("¿qué decidí?", 500)
     assert "Propón, nunca impongas." in waiting["principles_text"]
     assert "memories_text" not in waiting  # nothing was searched: the chat does not say so
@@ -84,7 +84,7 @@ def test_the_chat_gets_the_principles_alone_until_the_store_is_there(tmp_path: A
 
 
 def test_ingestion_follows_the_chat_logs_once_the_store_is_there() -> None:
-    gate = MemoryGate()
+    gate = MemoryLoader()
     gate.logs_changed(["2026-11-22.md"])  # loading: the start's rescan reads it later
     service = _Ingesting()
     gate.set(service)  # type: ignore[arg-type]
