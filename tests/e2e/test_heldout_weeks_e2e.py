@@ -19,7 +19,15 @@ from typing import Any
 import pytest
 
 from tests.support.daemon import DaemonRoot
-from tests.support.heldout_weeks import FIT, REPORT, Finding, HeldoutWeek, load
+from tests.support.heldout_weeks import (
+    FIT,
+    NEW,
+    NEW_WEEKS_DIR,
+    REPORT,
+    Finding,
+    HeldoutWeek,
+    load,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -129,3 +137,23 @@ def test_the_heldout_weeks_bring_up_what_happened_and_calm_weeks_stay_quiet(
 
 def test_the_weeks_fitted_on_bring_up_what_happened(fit_side: list[Lived]) -> None:
     check(fit_side, "fit weeks " + ", ".join(FIT))
+
+
+@pytest.fixture(scope="module")
+def new_side() -> Iterator[list[Lived]]:
+    assert len(NEW) == 6, f"the second blind weeks are missing from {NEW_WEEKS_DIR}"
+    yield [live(load(name, NEW_WEEKS_DIR)) for name in NEW]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "reported once: 11 of 13 findings (w1's routine told in the chat, w2's low mood missed),"
+        " 0 invented on the bad weeks, 2 suggestions on each calm week (plans and promises kept"
+        " read as pending); docs/agent.md. The bounds stand; this mark goes the day they pass"
+    ),
+)
+def test_the_second_blind_weeks_bring_up_what_happened_and_calm_weeks_stay_quiet(
+    new_side: list[Lived],
+) -> None:
+    check(new_side, "second blind weeks " + ", ".join(NEW))
