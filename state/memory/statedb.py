@@ -48,7 +48,10 @@ CREATE TABLE IF NOT EXISTS catalog (
     use_count INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (id, archived)
 );
-CREATE INDEX IF NOT EXISTS catalog_recent ON catalog (archived, created_ts);
+-- In list's order (newest first, ties by id), so a listing reads its LIMIT rows and stops:
+-- an index on created_ts alone sorts every memory of one instant (a day ingested at once).
+DROP INDEX IF EXISTS catalog_recent;
+CREATE INDEX IF NOT EXISTS catalog_newest ON catalog (archived, created_ts DESC, id);
 CREATE TABLE IF NOT EXISTS catalog_tags (
     id TEXT NOT NULL,
     archived INTEGER NOT NULL,

@@ -39,6 +39,10 @@ log = logging.getLogger(__name__)
 ACTIVE = "alma_memories"
 ARCHIVE = "alma_memory_archive"
 _PAGE = 2000
+#: Seconds the use counts' writer gathers increments before writing them: one Chroma
+#: transaction for a run of searches or chat messages, instead of one each that the next
+#: search would wait for (the writer holds ``lock`` while Chroma writes).
+USES_GATHER = 2.0
 
 
 def where_all(*conditions: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -86,6 +90,7 @@ class MemoryStore:
         # use_count increments not yet written (see bump_use), and the thread that writes them.
         self._uses: dict[str, int] = {}
         self._uses_due = threading.Event()
+        self._uses_stop = threading.Event()  # close(): write now, without gathering
         self._uses_writer: threading.Thread | None = None
         self._closed = False
         self._exact: ExactIndex | None = None  # built at the first search (state.memory.exact)
@@ -135,7 +140,7 @@ class MemoryStore:
     def get(self, ids: Sequence[str], *, archived: bool = False) -> list[MemoryRecord]:
         if not ids:
             return []
-        self._write_uses()
+        self._write_uses(ids)
         return self.records(ids, archived=archived)
 
     def records(self, ids: Sequence[str], *, archived: bool = False) -> list[MemoryRecord]:
@@ -409,10 +414,11 @@ class MemoryStore:
 
         The counts are read now and the increments written by a background thread: the write is a
         Chroma transaction with its fsyncs, many times the read, and every search and every chat
-        message hands memories out. Increments are added to what is stored when they are written, so
-        a metadata rewrite in between (reinforcement, enrichment, all under ``lock``) loses none;
-        ``get`` and ``scan`` write them first, so what a person is shown is current. A crash loses
-        at most the increments of the last moments (a ranking hint)."""
+        message hands memories out; it gathers them for ``USES_GATHER`` seconds. Increments are
+        added to what is stored when they are written, so a metadata rewrite in between
+        (reinforcement, enrichment, all under ``lock``) loses none; ``get`` writes those of the
+        memories it reads first and ``scan`` all of them, so what a person is shown is current.
+        A crash loses at most the increments of the last moments (a ranking hint)."""
         if not ids:
             return {}
         with self.lock:
@@ -431,6 +437,7 @@ class MemoryStore:
         with self.lock:
             self._closed = True
             self._write_uses()
+        self._uses_stop.set()
         self._uses_due.set()
         if self._uses_writer is not None:
             self._uses_writer.join(30)
@@ -445,20 +452,25 @@ class MemoryStore:
     def _uses_loop(self) -> None:
         while not self._closed:
             self._uses_due.wait()
+            self._uses_stop.wait(USES_GATHER)
             self._uses_due.clear()
             try:
                 self._write_uses()
             except Exception:  # kept for the next attempt; reads still work
                 log.exception("could not write memory use counts")
 
-    def _write_uses(self) -> None:
-        """Add the pending increments to the stored counts (no-op when there are none).
+    def _write_uses(self, only: Sequence[str] | None = None) -> None:
+        """Add the pending increments (of the memories in ``only``, or all) to the stored
+        counts (no-op when there are none).
 
         The lock is taken even when none are pending: the writer thread may have taken them
         and be storing them, and a read (``get``, ``scan``) must wait for that write rather
         than show the counts from before it."""
         with self.lock:
-            pending, self._uses = self._uses, {}
+            if only is None:
+                pending, self._uses = self._uses, {}
+            else:
+                pending = {i: self._uses.pop(i) for i in set(only) if i in self._uses}
             if not pending:
                 return
             try:
