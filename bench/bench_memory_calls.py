@@ -12,8 +12,9 @@ run starts from the same counts. Each run is a fresh Python process, ``former`` 
 
 - ``former``: the listing's index on ``created_ts`` alone (a sort of every memory of one
   instant for each listing), the use counts' writer writing after each search (the next
-  search waits for its Chroma transaction, the store's lock held), and ``get`` writing every
-  pending count before it reads;
+  search waits for its Chroma transaction, the store's lock held), ``get`` writing every
+  pending count before it reads, and a search reading its results' records and then, apart,
+  their use counts (two Chroma reads);
 - ``current``: the code as it is (``state.memory.statedb``, ``state.memory.store``).
 
 Each call is timed ``--calls`` times after a warm-up, back to back as a page reloaded or a
@@ -55,7 +56,15 @@ def former(service: object) -> None:
         self._write_uses()
         return list(self.records(ids, archived=archived))
 
+    def hand_out(self: MemoryStore, ids: list[str]) -> list[object]:
+        found = self.records(ids)
+        counts = self.bump_use([r.id for r in found])
+        for rec in found:
+            rec.use_count = counts.get(rec.id, rec.use_count)
+        return list(found)
+
     MemoryStore.get = get  # type: ignore[assignment,method-assign]
+    MemoryStore.hand_out = hand_out  # type: ignore[assignment,method-assign]
     db = service.store._state._db  # type: ignore[attr-defined]
     db.execute("DROP INDEX IF EXISTS catalog_newest")
     db.execute("CREATE INDEX IF NOT EXISTS catalog_recent ON catalog (archived, created_ts)")

@@ -423,13 +423,35 @@ class MemoryStore:
             return {}
         with self.lock:
             res = self._active.get(ids=list(ids), include=["metadatas"])
-            counts: dict[str, int] = {}
-            for i, m in zip(res["ids"], res["metadatas"], strict=True):
-                self._uses[i] = self._uses.get(i, 0) + 1
-                counts[i] = int((m or {}).get("use_count") or 0) + self._uses[i]
-            if counts and not self._closed:
-                self._start_uses_writer()
-                self._uses_due.set()
+            stored = {
+                i: int((m or {}).get("use_count") or 0)
+                for i, m in zip(res["ids"], res["metadatas"], strict=True)
+            }
+            return self._handed(stored)
+
+    def hand_out(self, ids: Sequence[str]) -> list[MemoryRecord]:
+        """The active memories among ``ids`` as ``records`` reads them, each handed out as
+        ``bump_use`` does, its record holding the new count: one Chroma read for both, under
+        ``lock`` so the stored counts and the pending ones are read together."""
+        if not ids:
+            return []
+        with self.lock:
+            found = self.records(list(dict.fromkeys(ids)))
+            counts = self._handed({r.id: r.use_count for r in found})
+            for rec in found:
+                rec.use_count = counts[rec.id]
+        return found
+
+    def _handed(self, stored: dict[str, int]) -> dict[str, int]:
+        """One use more for each memory of ``stored`` (its stored count), pending for the
+        writer; the new counts. Under ``lock``."""
+        counts: dict[str, int] = {}
+        for i, n in stored.items():
+            self._uses[i] = self._uses.get(i, 0) + 1
+            counts[i] = n + self._uses[i]
+        if counts and not self._closed:
+            self._start_uses_writer()
+            self._uses_due.set()
         return counts
 
     def close(self) -> None:

@@ -238,7 +238,9 @@ def test_use_counts_are_gathered_and_a_read_writes_only_its_own(
     assert {r.id: r.use_count for r in store.scan()} == {"m0000": 2, "m0001": 2, "m0002": 0}
     assert stored() == {"m0000": 2, "m0001": 2, "m0002": 0}
     assert_mirrors(store)
-    store.bump_use(["m0002"])
+    # Read and handed out in one: the record holds the new count, pending like the others.
+    assert [(r.id, r.use_count) for r in store.hand_out(["m0002", "m0002"])] == [("m0002", 1)]
+    assert stored()["m0002"] == 0
     store.close()  # writes at once, without gathering
     assert stored()["m0002"] == 1
     state.close()
