@@ -18,7 +18,9 @@ run starts from the same counts. Each run is a fresh Python process, ``former`` 
 - ``current``: the code as it is (``state.memory.statedb``, ``state.memory.store``).
 
 Each call is timed ``--calls`` times after a warm-up, back to back as a page reloaded or a
-chat's messages ask them; p50 and p95 per call, and the ratio of the medians. Figures in
+chat's messages ask them; p50 and p95 per call, and the ratio of the medians. Both runs of a pair make the same calls in the same order on the same
+store, and must give the same memories in the same order (use counts included); how far apart
+their scores are is printed. Figures in
 docs/benchmarks.md ("The web panel").
 """
 
@@ -33,6 +35,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -70,8 +73,14 @@ def former(service: object) -> None:
     db.execute("CREATE INDEX IF NOT EXISTS catalog_recent ON catalog (archived, created_ts)")
 
 
-def run(root: Path, mode: str, calls: int) -> dict[str, list[float]]:
-    """Child process: time the calls on ``root`` with the ``mode``'s code."""
+def plain(memory: dict[str, Any]) -> dict[str, Any]:
+    """A memory as a call answers it, its score and ranking details aside."""
+    return {k: v for k, v in memory.items() if k not in ("score", "why")}
+
+
+def run(root: Path, mode: str, calls: int) -> dict[str, Any]:
+    """Child process: time the calls on ``root`` with the ``mode``'s code; their times and
+    each call's last answer."""
     from agent.memory.service import MemoryService
     from policies.layout import RootLayout
 
@@ -84,18 +93,18 @@ def run(root: Path, mode: str, calls: int) -> dict[str, list[float]]:
         "search (the panel's)": lambda i: service.search(QUERY, limit=10),
         "search (3 queries)": lambda i: service.search(QUERIES[i % 3], limit=10),
     }
-    out: dict[str, list[float]] = {}
+    times: dict[str, list[float]] = {}
+    answers: dict[str, object] = {}
     for name, step in steps.items():
         for i in range(3):
             step(i)
-        times = []
+        times[name] = []
         for i in range(calls):
             began = time.perf_counter()
-            step(i)
-            times.append(time.perf_counter() - began)
-        out[name] = times
+            answers[name] = step(i)
+            times[name].append(time.perf_counter() - began)
     service.close()
-    return out
+    return {"times": times, "answers": answers}
 
 
 def main() -> int:
@@ -124,16 +133,29 @@ def main() -> int:
             f"{options.calls} calls each after a warm-up, {options.pairs} pairs of runs"
         )
         times: dict[str, dict[str, list[float]]] = {"former": {}, "current": {}}
+        worst_score = 0.0
         for pair in range(options.pairs):
+            answers = {}
             for mode in ("former", "current"):
                 root = base / f"{mode}{pair}"
                 shutil.copytree(filled, root)
                 cmd = [sys.executable, __file__, "--run", str(root), mode]
                 cmd += ["--calls", str(options.calls)]
                 done = subprocess.run(cmd, check=True, capture_output=True, text=True)
-                for name, values in json.loads(done.stdout.splitlines()[-1]).items():
+                got = json.loads(done.stdout.splitlines()[-1])
+                for name, values in got["times"].items():
                     times[mode].setdefault(name, []).extend(values)
+                answers[mode] = got["answers"]
                 shutil.rmtree(root)
+            # The same calls in the same order on the same store: the same memories in the
+            # same order, use counts included. The scores are compared apart: the former
+            # ranking read the use counts as the catalog held them, racing their writer.
+            for name, was in answers["former"].items():
+                now = answers["current"][name]
+                assert [plain(m) for m in was] == [plain(m) for m in now], name
+                pairs = zip(was, now, strict=True)
+                apart = [abs(a.get("score", 0) - b.get("score", 0)) for a, b in pairs]
+                worst_score = max([worst_score, *apart])
         print(f"{'call':<22} {'former p50':>10} {'p95':>8} {'current p50':>11} {'p95':>8}  ratio")
         for name, was in times["former"].items():
             now = times["current"][name]
@@ -143,6 +165,7 @@ def main() -> int:
                 f"{pct(now, 0.5, scale=1000):9.2f}ms {pct(now, 0.95, scale=1000):6.2f}ms  "
                 f"x{ratio:.2f}"
             )
+        print(f"the same answers; scores apart by at most {worst_score:.4f}")
     finally:
         shutil.rmtree(base, ignore_errors=True)
     return 0

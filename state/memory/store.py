@@ -292,11 +292,16 @@ class MemoryStore:
     def facts(self, ids: Sequence[str]) -> dict[str, RankFacts]:
         """What the ranking reads of the active memories among ``ids``, from the catalog; a
         memory the catalog lacks (a write cut short before the next open's rebuild) is read
-        from Chroma, which stays the truth."""
-        found = self._state.catalog_ranked(ids)
-        missing = [i for i in ids if i not in found]
-        for rec in self.records(missing):
-            found[rec.id] = RankFacts.of(rec)
+        from Chroma, which stays the truth. Each ``use_count`` is the one a search would hand
+        out less one: the stored count and the pending increments, read together."""
+        with self.lock:
+            found = self._state.catalog_ranked(ids)
+            missing = [i for i in ids if i not in found]
+            for rec in self.records(missing):
+                found[rec.id] = RankFacts.of(rec)
+            pending = {i: self._uses[i] for i in found if i in self._uses}
+        for i, n in pending.items():
+            found[i] = dataclasses.replace(found[i], use_count=found[i].use_count + n)
         return found
 
     def bodies(self, ids: Sequence[str]) -> dict[str, str]:

@@ -232,6 +232,11 @@ def test_use_counts_are_gathered_and_a_read_writes_only_its_own(
     assert store.bump_use(["m0000", "m0001"]) == {"m0000": 1, "m0001": 1}
     assert store.bump_use(["m0001"]) == {"m0001": 2}
     assert stored() == {"m0000": 0, "m0001": 0, "m0002": 0}  # gathered, not written yet
+    # The ranking reads the counts a search would hand out, pending ones included.
+    assert {i: f.use_count for i, f in store.facts(["m0000", "m0001"]).items()} == {
+        "m0000": 1,
+        "m0001": 2,
+    }
     assert [r.use_count for r in store.get(["m0001"])] == [2]
     assert stored() == {"m0000": 0, "m0001": 2, "m0002": 0}  # the other one stays pending
     assert store.bump_use(["m0000"]) == {"m0000": 2}
