@@ -11,7 +11,8 @@ run starts from the same counts. Each run is a fresh Python process, ``former`` 
 ``current`` alternated ``--pairs`` times so a change of the machine's load falls on both:
 
 - ``former``: the listing's index on ``created_ts`` alone (a sort of every memory of one
-  instant for each listing), the use counts' writer writing after each search (the next
+  instant for each listing; a listing of one type, the principles, read every memory), the
+  use counts' writer writing after each search (the next
   search waits for its Chroma transaction, the store's lock held), ``get`` writing every
   pending count before it reads, and a search reading its results' records and then, apart,
   their use counts (two Chroma reads);
@@ -70,7 +71,9 @@ def former(service: object) -> None:
     MemoryStore.hand_out = hand_out  # type: ignore[assignment,method-assign]
     db = service.store._state._db  # type: ignore[attr-defined]
     db.execute("DROP INDEX IF EXISTS catalog_newest")
+    db.execute("DROP INDEX IF EXISTS catalog_by_type")
     db.execute("CREATE INDEX IF NOT EXISTS catalog_recent ON catalog (archived, created_ts)")
+    db.execute("CREATE INDEX IF NOT EXISTS catalog_count_type ON catalog (archived, memory_type)")
 
 
 def plain(memory: dict[str, Any]) -> dict[str, Any]:

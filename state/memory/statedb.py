@@ -63,7 +63,10 @@ CREATE INDEX IF NOT EXISTS catalog_by_tag ON catalog_tags (archived, tag_key);
 -- Covering indexes for stats' counts: they are counted from the index alone (docs/benchmarks.md).
 CREATE INDEX IF NOT EXISTS catalog_count_tag ON catalog_tags (archived, tag);
 CREATE INDEX IF NOT EXISTS catalog_count_project ON catalog (archived, project);
-CREATE INDEX IF NOT EXISTS catalog_count_type ON catalog (archived, memory_type);
+-- By type, then in list's order: stats counts types from it, and a listing of one type (the
+-- principles, on every Memory page) reads its rows and stops.
+DROP INDEX IF EXISTS catalog_count_type;
+CREATE INDEX IF NOT EXISTS catalog_by_type ON catalog (archived, memory_type, created_ts DESC, id);
 CREATE INDEX IF NOT EXISTS catalog_count_layer ON catalog (archived, layer);
 -- version: of the catalog's layout; writing: 1 while a store write is in flight, so a crash
 -- in the middle (Chroma written, catalog not) is noticed at the next open and rebuilt.

@@ -208,10 +208,15 @@ def test_a_listing_reads_the_newest_rows_in_order_without_sorting_them(tmp_path:
     asked: list[str] = []
     state._db.set_trace_callback(asked.append)
     assert store.recent_ids(5) == [f"m{i:04d}" for i in range(5)]
+    assert store.recent_ids(2, memory_type="fact") == ["m0001", "m0004"]
     state._db.set_trace_callback(None)
-    listing = next(sql for sql in asked if "ORDER BY" in sql)
-    plan = " ".join(row[3] for row in state._db.execute(f"EXPLAIN QUERY PLAN {listing}"))
-    assert "TEMP B-TREE" not in plan, plan
+    listings = [sql for sql in asked if "ORDER BY" in sql]
+    assert len(listings) == 2
+    for listing in listings:
+        plan = " ".join(row[3] for row in state._db.execute(f"EXPLAIN QUERY PLAN {listing}"))
+        assert "TEMP B-TREE" not in plan, plan
+        if "memory_type" in listing:  # that type's rows only, not every memory's
+            assert "memory_type=?" in plan, plan
     assert_mirrors(store)
     state.close()
 
