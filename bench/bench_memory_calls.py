@@ -14,8 +14,9 @@ run starts from the same counts. Each run is a fresh Python process, ``former`` 
   instant for each listing; a listing of one type, the principles, read every memory), the
   use counts' writer writing after each search (the next
   search waits for its Chroma transaction, the store's lock held), ``get`` writing every
-  pending count before it reads, and a search reading its results' records and then, apart,
-  their use counts (two Chroma reads);
+  pending count before it reads, a search reading its results' records and then, apart,
+  their use counts (two Chroma reads), and the ranking reading the use counts as the catalog
+  holds them (without the pending ones, nor the store's lock);
 - ``current``: the code as it is (``state.memory.statedb``, ``state.memory.store``).
 
 Each call is timed ``--calls`` times after a warm-up, back to back as a page reloaded or a
@@ -50,6 +51,7 @@ QUERIES = [QUERY, "¿Qué pasó con el backup del disco?", "¿Cuándo tengo que 
 def former(service: object) -> None:
     """Put the former code paths back in this process (``service``: a MemoryService)."""
     from state.memory import store as store_module
+    from state.memory.models import RankFacts
     from state.memory.store import MemoryStore
 
     store_module.USES_GATHER = 0.0
@@ -67,7 +69,14 @@ def former(service: object) -> None:
             rec.use_count = counts.get(rec.id, rec.use_count)
         return list(found)
 
+    def facts(self: MemoryStore, ids: list[str]) -> dict[str, RankFacts]:
+        found = self._state.catalog_ranked(ids)
+        for rec in self.records([i for i in ids if i not in found]):
+            found[rec.id] = RankFacts.of(rec)
+        return found
+
     MemoryStore.get = get  # type: ignore[assignment,method-assign]
+    MemoryStore.facts = facts  # type: ignore[assignment,method-assign]
     MemoryStore.hand_out = hand_out  # type: ignore[assignment,method-assign]
     db = service.store._state._db  # type: ignore[attr-defined]
     db.execute("DROP INDEX IF EXISTS catalog_newest")
