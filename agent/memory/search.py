@@ -154,12 +154,15 @@ def search(
     *,
     now: datetime | None = None,
     weights: RankWeights = WEIGHTS,
+    hand_out: bool = False,
 ) -> list[Hit]:
     """The best ``limit`` memories for ``query``, fused rank first, with their records; those
-    the rank model gives no chance (a score under ``SHOWN``) left out."""
+    the rank model gives no chance (a score under ``SHOWN``) left out. With ``hand_out``,
+    each is handed out as it is read (``MemoryStore.hand_out``: its record holds the new
+    ``use_count``)."""
     found = candidates(store, query, where, now=now, weights=weights, records=False)
     hits = [h for h in found[:limit] if h.chance >= SHOWN]
-    return load(store, hits, search_terms(query))
+    return load(store, hits, search_terms(query), hand_out=hand_out)
 
 
 def candidates(
@@ -277,11 +280,14 @@ def _questions_last(ordered: list[Hit]) -> list[Hit]:
     return known + asked
 
 
-def load(store: MemoryStore, hits: list[Hit], terms: list[str]) -> list[Hit]:
-    """``hits`` with their records (those without one read from Chroma at once) and the
-    question's ``terms`` each holds; a memory archived since the search is left out."""
+def load(
+    store: MemoryStore, hits: list[Hit], terms: list[str], *, hand_out: bool = False
+) -> list[Hit]:
+    """``hits`` with their records (those without one read from Chroma at once, and handed
+    out with ``hand_out``) and the question's ``terms`` each holds; a memory archived since
+    the search is left out."""
     wanted = [h.id for h in hits if h.loaded is None]
-    by_id = {r.id: r for r in store.records(wanted)}
+    by_id = {r.id: r for r in (store.hand_out if hand_out else store.records)(wanted)}
     out = []
     for hit in hits:
         hit.loaded = hit.loaded or by_id.get(hit.id)

@@ -202,12 +202,13 @@ class MemoryService:
             {"theme_key": project_key(req["theme"])} if req["theme"] else None,
             {"related_key": project_key(req["related_to"])} if req["related_to"] else None,
         )
-        hits = hybrid_search(self.store, req["query"], req["limit"], where, now=self._clock())
-        used = self._hand_out([h.record.id for h in hits]) if count_use else {}
+        # Handed out as their records are read: one Chroma read gives both.
+        hits = hybrid_search(
+            self.store, req["query"], req["limit"], where, now=self._clock(), hand_out=count_use
+        )
         found = []
         for h in hits:
             out = h.record.public(score=h.chance)
-            out["use_count"] = used.get(h.record.id, h.record.use_count)
             out["why"] = h.why()
             found.append(out)
         return found

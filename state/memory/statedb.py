@@ -48,7 +48,10 @@ CREATE TABLE IF NOT EXISTS catalog (
     use_count INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (id, archived)
 );
-CREATE INDEX IF NOT EXISTS catalog_recent ON catalog (archived, created_ts);
+-- In list's order (newest first, ties by id), so a listing reads its LIMIT rows and stops:
+-- an index on created_ts alone sorts every memory of one instant (a day ingested at once).
+DROP INDEX IF EXISTS catalog_recent;
+CREATE INDEX IF NOT EXISTS catalog_newest ON catalog (archived, created_ts DESC, id);
 CREATE TABLE IF NOT EXISTS catalog_tags (
     id TEXT NOT NULL,
     archived INTEGER NOT NULL,
@@ -60,7 +63,10 @@ CREATE INDEX IF NOT EXISTS catalog_by_tag ON catalog_tags (archived, tag_key);
 -- Covering indexes for stats' counts: they are counted from the index alone (docs/benchmarks.md).
 CREATE INDEX IF NOT EXISTS catalog_count_tag ON catalog_tags (archived, tag);
 CREATE INDEX IF NOT EXISTS catalog_count_project ON catalog (archived, project);
-CREATE INDEX IF NOT EXISTS catalog_count_type ON catalog (archived, memory_type);
+-- By type, then in list's order: stats counts types from it, and a listing of one type (the
+-- principles, on every Memory page) reads its rows and stops.
+DROP INDEX IF EXISTS catalog_count_type;
+CREATE INDEX IF NOT EXISTS catalog_by_type ON catalog (archived, memory_type, created_ts DESC, id);
 CREATE INDEX IF NOT EXISTS catalog_count_layer ON catalog (archived, layer);
 -- version: of the catalog's layout; writing: 1 while a store write is in flight, so a crash
 -- in the middle (Chroma written, catalog not) is noticed at the next open and rebuilt.

@@ -39,6 +39,10 @@ log = logging.getLogger(__name__)
 ACTIVE = "alma_memories"
 ARCHIVE = "alma_memory_archive"
 _PAGE = 2000
+#: Seconds the use counts' writer gathers increments before writing them: one Chroma
+#: transaction for a run of searches or chat messages, instead of one each that the next
+#: search would wait for (the writer holds ``lock`` while Chroma writes).
+USES_GATHER = 2.0
 
 
 def where_all(*conditions: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -86,6 +90,7 @@ class MemoryStore:
         # use_count increments not yet written (see bump_use), and the thread that writes them.
         self._uses: dict[str, int] = {}
         self._uses_due = threading.Event()
+        self._uses_stop = threading.Event()  # close(): write now, without gathering
         self._uses_writer: threading.Thread | None = None
         self._closed = False
         self._exact: ExactIndex | None = None  # built at the first search (state.memory.exact)
@@ -135,7 +140,7 @@ class MemoryStore:
     def get(self, ids: Sequence[str], *, archived: bool = False) -> list[MemoryRecord]:
         if not ids:
             return []
-        self._write_uses()
+        self._write_uses(ids)
         return self.records(ids, archived=archived)
 
     def records(self, ids: Sequence[str], *, archived: bool = False) -> list[MemoryRecord]:
@@ -287,11 +292,16 @@ class MemoryStore:
     def facts(self, ids: Sequence[str]) -> dict[str, RankFacts]:
         """What the ranking reads of the active memories among ``ids``, from the catalog; a
         memory the catalog lacks (a write cut short before the next open's rebuild) is read
-        from Chroma, which stays the truth."""
-        found = self._state.catalog_ranked(ids)
-        missing = [i for i in ids if i not in found]
-        for rec in self.records(missing):
-            found[rec.id] = RankFacts.of(rec)
+        from Chroma, which stays the truth. Each ``use_count`` is the one a search would hand
+        out less one: the stored count and the pending increments, read together."""
+        with self.lock:
+            found = self._state.catalog_ranked(ids)
+            missing = [i for i in ids if i not in found]
+            for rec in self.records(missing):
+                found[rec.id] = RankFacts.of(rec)
+            pending = {i: self._uses[i] for i in found if i in self._uses}
+        for i, n in pending.items():
+            found[i] = dataclasses.replace(found[i], use_count=found[i].use_count + n)
         return found
 
     def bodies(self, ids: Sequence[str]) -> dict[str, str]:
@@ -409,21 +419,44 @@ class MemoryStore:
 
         The counts are read now and the increments written by a background thread: the write is a
         Chroma transaction with its fsyncs, many times the read, and every search and every chat
-        message hands memories out. Increments are added to what is stored when they are written, so
-        a metadata rewrite in between (reinforcement, enrichment, all under ``lock``) loses none;
-        ``get`` and ``scan`` write them first, so what a person is shown is current. A crash loses
-        at most the increments of the last moments (a ranking hint)."""
+        message hands memories out; it gathers them for ``USES_GATHER`` seconds. Increments are
+        added to what is stored when they are written, so a metadata rewrite in between
+        (reinforcement, enrichment, all under ``lock``) loses none; ``get`` writes those of the
+        memories it reads first and ``scan`` all of them, so what a person is shown is current.
+        A crash loses at most the increments of the last moments (a ranking hint)."""
         if not ids:
             return {}
         with self.lock:
             res = self._active.get(ids=list(ids), include=["metadatas"])
-            counts: dict[str, int] = {}
-            for i, m in zip(res["ids"], res["metadatas"], strict=True):
-                self._uses[i] = self._uses.get(i, 0) + 1
-                counts[i] = int((m or {}).get("use_count") or 0) + self._uses[i]
-            if counts and not self._closed:
-                self._start_uses_writer()
-                self._uses_due.set()
+            stored = {
+                i: int((m or {}).get("use_count") or 0)
+                for i, m in zip(res["ids"], res["metadatas"], strict=True)
+            }
+            return self._handed(stored)
+
+    def hand_out(self, ids: Sequence[str]) -> list[MemoryRecord]:
+        """The active memories among ``ids`` as ``records`` reads them, each handed out as
+        ``bump_use`` does, its record holding the new count: one Chroma read for both, under
+        ``lock`` so the stored counts and the pending ones are read together."""
+        if not ids:
+            return []
+        with self.lock:
+            found = self.records(list(dict.fromkeys(ids)))
+            counts = self._handed({r.id: r.use_count for r in found})
+            for rec in found:
+                rec.use_count = counts[rec.id]
+        return found
+
+    def _handed(self, stored: dict[str, int]) -> dict[str, int]:
+        """One use more for each memory of ``stored`` (its stored count), pending for the
+        writer; the new counts. Under ``lock``."""
+        counts: dict[str, int] = {}
+        for i, n in stored.items():
+            self._uses[i] = self._uses.get(i, 0) + 1
+            counts[i] = n + self._uses[i]
+        if counts and not self._closed:
+            self._start_uses_writer()
+            self._uses_due.set()
         return counts
 
     def close(self) -> None:
@@ -431,6 +464,7 @@ class MemoryStore:
         with self.lock:
             self._closed = True
             self._write_uses()
+        self._uses_stop.set()
         self._uses_due.set()
         if self._uses_writer is not None:
             self._uses_writer.join(30)
@@ -445,20 +479,25 @@ class MemoryStore:
     def _uses_loop(self) -> None:
         while not self._closed:
             self._uses_due.wait()
+            self._uses_stop.wait(USES_GATHER)
             self._uses_due.clear()
             try:
                 self._write_uses()
             except Exception:  # kept for the next attempt; reads still work
                 log.exception("could not write memory use counts")
 
-    def _write_uses(self) -> None:
-        """Add the pending increments to the stored counts (no-op when there are none).
+    def _write_uses(self, only: Sequence[str] | None = None) -> None:
+        """Add the pending increments (of the memories in ``only``, or all) to the stored
+        counts (no-op when there are none).
 
         The lock is taken even when none are pending: the writer thread may have taken them
         and be storing them, and a read (``get``, ``scan``) must wait for that write rather
         than show the counts from before it."""
         with self.lock:
-            pending, self._uses = self._uses, {}
+            if only is None:
+                pending, self._uses = self._uses, {}
+            else:
+                pending = {i: self._uses.pop(i) for i in set(only) if i in self._uses}
             if not pending:
                 return
             try:

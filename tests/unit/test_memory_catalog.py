@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from state.memory import MemoryRecord, MemoryStateDB, MemoryStore, get_embedder
+from state.memory import store as store_module
 from state.memory.models import RankFacts
 
 TAGS = ["huerto", "Energía", "trading", "año", "salud"]
@@ -195,4 +196,61 @@ def test_queries_of_an_empty_store_find_nothing(tmp_path: Path) -> None:
     store.add(records(1), vectors[:1])
     assert [[r.id for r, _ in hits] for hits in store.query(vectors, 5)] == [["m0000"], ["m0000"]]
     assert [[i for i, _ in hits] for hits in store.neighbours(vectors, 5)] == [["m0000"], ["m0000"]]
+    state.close()
+
+
+def test_a_listing_reads_the_newest_rows_in_order_without_sorting_them(tmp_path: Path) -> None:
+    # A day ingested at once shares one instant: the newest N must come from the index in
+    # list's order (ties by id), not from a sort of every memory of that instant.
+    store, state = open_store(tmp_path)
+    same = [r.model_copy(update={"created_at": "2026-11-22T10:00:00+00:00"}) for r in records(40)]
+    store.add(same, vectors(40))
+    asked: list[str] = []
+    state._db.set_trace_callback(asked.append)
+    assert store.recent_ids(5) == [f"m{i:04d}" for i in range(5)]
+    assert store.recent_ids(2, memory_type="fact") == ["m0001", "m0004"]
+    state._db.set_trace_callback(None)
+    listings = [sql for sql in asked if "ORDER BY" in sql]
+    assert len(listings) == 2
+    for listing in listings:
+        plan = " ".join(row[3] for row in state._db.execute(f"EXPLAIN QUERY PLAN {listing}"))
+        assert "TEMP B-TREE" not in plan, plan
+        if "memory_type" in listing:  # that type's rows only, not every memory's
+            assert "memory_type=?" in plan, plan
+    assert_mirrors(store)
+    state.close()
+
+
+def test_use_counts_are_gathered_and_a_read_writes_only_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store_module, "USES_GATHER", 60.0)
+    store, state = open_store(tmp_path)
+    recs = records(3)
+    store.add(recs, vectors(3))
+
+    def stored() -> dict[str, int]:
+        res = store._active.get(ids=[r.id for r in recs], include=["metadatas"])
+        pairs = zip(res["ids"], res["metadatas"], strict=True)
+        return {i: int(m.get("use_count") or 0) for i, m in pairs}
+
+    assert store.bump_use(["m0000", "m0001"]) == {"m0000": 1, "m0001": 1}
+    assert store.bump_use(["m0001"]) == {"m0001": 2}
+    assert stored() == {"m0000": 0, "m0001": 0, "m0002": 0}  # gathered, not written yet
+    # The ranking reads the counts a search would hand out, pending ones included.
+    assert {i: f.use_count for i, f in store.facts(["m0000", "m0001"]).items()} == {
+        "m0000": 1,
+        "m0001": 2,
+    }
+    assert [r.use_count for r in store.get(["m0001"])] == [2]
+    assert stored() == {"m0000": 0, "m0001": 2, "m0002": 0}  # the other one stays pending
+    assert store.bump_use(["m0000"]) == {"m0000": 2}
+    assert {r.id: r.use_count for r in store.scan()} == {"m0000": 2, "m0001": 2, "m0002": 0}
+    assert stored() == {"m0000": 2, "m0001": 2, "m0002": 0}
+    assert_mirrors(store)
+    # Read and handed out in one: the record holds the new count, pending like the others.
+    assert [(r.id, r.use_count) for r in store.hand_out(["m0002", "m0002"])] == [("m0002", 1)]
+    assert stored()["m0002"] == 0
+    store.close()  # writes at once, without gathering
+    assert stored()["m0002"] == 1
     state.close()
