@@ -1,14 +1,17 @@
-"""Reasons read for their meaning, on a set nobody tuned to (tests/data/heldout32/reasons.jsonl).
+"""Reasons read for their meaning: fitting and measuring the intent model of
+``agent.memory.reasons`` on tests/data/heldout32/reasons.jsonl (450 reasons, 9 intents x 50,
+Spanish and English, written blind) and ALMA's own phrasings (tests/data/reason_phrasings.jsonl).
 
-The set (450 reasons, 9 intents x 50, Spanish and English) is split once, the same way on every
-machine: within each (intent, language) the reasons ordered by the SHA-256 of their id, every
-other one from the first is the fitting half, the rest the held-out half. The intent model
-(``agent.memory.reasons``) is fitted on the fitting half plus ALMA's own phrasings
-(tests/data/reason_phrasings.jsonl); the held-out half is read only by the report.
+The packaged model is fitted on the whole set and the phrasings. The set was once split in
+halves (``split``: within each intent and language, the reasons ordered by the SHA-256 of their
+id, every other one from the first is the fitting half); the held-out half was reported once
+and is a development set since, like the rest. Choices are made on a cross-validation over the
+whole set, each reason's fold its id's hash, the phrasings in every fold's fitting. A new set is
+measured on the frozen model with ``--report-set``.
 
-``python -m tests.support.reasons_eval --fit`` fits the model and writes
-``agent/data/reasons.json``; ``--dev`` prints the fitting half's cross-validated accuracy (the
-only figure the choices were made on); ``--report`` prints the held-out half's figures.
+``--fit`` fits the model and writes ``agent/data/reasons.json``; ``--dev`` prints the
+cross-validated figures; ``--report`` the held-out half's (now in the fitting);
+``--report-set NAME`` the figures on a set under tests/data of the same format.
 """
 
 from __future__ import annotations
@@ -46,13 +49,15 @@ KINDS = (
     "routine",
 )
 _SET_KINDS = {"failures": "repeated_failure", "pending": "pending_task"}
-#: The L2 penalty and the steps of the fit (chosen on the fitting half's cross-validation).
+#: The L2 penalty and the steps of the fit (chosen on the cross-validation).
 L2 = 0.01
+#: The folds of the cross-validation the choices are made on.
+FOLDS = 10
 STEPS = 1500
 RATE = 0.5
 
 
-def _read(path: Path) -> list[dict[str, Any]]:
+def read_set(path: Path) -> list[dict[str, Any]]:
     lines = path.read_text(encoding="utf-8").splitlines()
     rows = [json.loads(line) for line in lines if line.strip()]
     for row in rows:
@@ -67,7 +72,7 @@ def _hash(row: dict[str, Any]) -> str:
 def split() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(fitting half, held-out half) of the set, stratified by intent and language."""
     groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
-    for row in _read(SET):
+    for row in read_set(SET):
         groups[(row["intent"], row["lang"])].append(row)
     fit: list[dict[str, Any]] = []
     held: list[dict[str, Any]] = []
@@ -78,10 +83,10 @@ def split() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return sorted(fit, key=lambda r: r["id"]), sorted(held, key=lambda r: r["id"])
 
 
-def root_folders() -> list[str]:
-    """The folders of the person's root the set supposes: every suggestion's folder (an input
+def root_folders(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """The folders of the person's root a set supposes: every suggestion's folder (an input
     of each row, never a label)."""
-    return sorted({row["folder"] for row in _read(SET)})
+    return sorted({row["folder"] for row in rows})
 
 
 def embedder() -> Callable[[str], Vector]:
@@ -133,8 +138,9 @@ def fit_model(
 
 
 def fitting_rows() -> list[dict[str, Any]]:
-    fit, _held = split()
-    return fit + _read(OWN)
+    """What the packaged model is fitted on: the whole set (both halves: the held-out half was
+    reported once and is a development set since) and ALMA's own phrasings."""
+    return read_set(SET) + read_set(OWN)
 
 
 def fit(embed: Callable[[str], Vector]) -> ReasonModel:
@@ -183,8 +189,11 @@ class Report:
         return {k: (c.intent / c.n, c.target / c.n) for k, c in acc.items()}
 
 
-def evaluate(reader: ReasonReader, rows: Sequence[dict[str, Any]]) -> Report:
-    folders = root_folders()
+def evaluate(
+    reader: ReasonReader, rows: Sequence[dict[str, Any]], folders: Sequence[str] = ()
+) -> Report:
+    """``rows`` read by ``reader``, in a root holding ``folders`` (the rows' own by default)."""
+    folders = folders or root_folders(rows)
     report = Report()
     for row in rows:
         got = reader.read(row["text"], row["kind"], row["folder"], folders)
@@ -202,27 +211,27 @@ def evaluate(reader: ReasonReader, rows: Sequence[dict[str, Any]]) -> Report:
     return report
 
 
-def cross_validate(embed: Callable[[str], Vector], folds: int = 5) -> Report:
-    """The fitting half read by models fitted on its other folds (and ALMA's own phrasings)."""
-    fit_half, _held = split()
-    own = _read(OWN)
-    vec_fit = _matrix(fit_half, embed)
-    vec_own = _matrix(own, embed)
+def cross_validate(embed: Callable[[str], Vector], folds: int = FOLDS) -> Report:
+    """Every reason of the set read by a model fitted on the set's other folds and ALMA's own
+    phrasings. A reason's fold is its id's SHA-256 modulo ``folds``: the same on every machine,
+    and a reason never in the fitting of the model that reads it."""
+    rows = read_set(SET)
+    own = read_set(OWN)
     cache = {
-        as_read(r["text"]): v
-        for r, v in zip(fit_half + own, np.vstack([vec_fit, vec_own]), strict=True)
+        as_read(r["text"]): v for r, v in zip(rows + own, _matrix(rows + own, embed), strict=True)
     }
-    fold_of = [int(_hash(r), 16) % folds for r in fit_half]
+    fold_of = [int(_hash(r), 16) % folds for r in rows]
+    folders = root_folders(rows)
     report = Report()
     for k in range(folds):
-        train = [r for r, f in zip(fit_half, fold_of, strict=True) if f != k] + own
-        test = [r for r, f in zip(fit_half, fold_of, strict=True) if f == k]
+        train = [r for r, f in zip(rows, fold_of, strict=True) if f != k] + own
+        test = [r for r, f in zip(rows, fold_of, strict=True) if f == k]
         model = fit_model(
             np.stack([cache[as_read(r["text"])] for r in train]),
             [r["kind"] for r in train],
             [r["intent"] for r in train],
         )
-        part = evaluate(ReasonReader(lambda t: cache[t].astype(np.float32), model), test)
+        part = evaluate(ReasonReader(lambda t: cache[t].astype(np.float32), model), test, folders)
         for key, c in part.cells.items():
             total = report.cells.setdefault(key, Cell())
             total.n += c.n
@@ -233,13 +242,25 @@ def cross_validate(embed: Callable[[str], Vector], folds: int = 5) -> Report:
     return report
 
 
+def report_set(name: str) -> Path:
+    """The labelled set ``name`` names: a path under tests/data ("heldout32c/reasons.jsonl")
+    or a folder there holding a reasons.jsonl ("heldout32c")."""
+    path = DATA / name
+    return path / "reasons.jsonl" if path.is_dir() else path
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.support.reasons_eval")
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--fit", action="store_true", help="fit and write agent/data/reasons.json")
     group.add_argument("--dev", action="store_true", help="cross-validate on the fitting half")
     group.add_argument("--report", action="store_true", help="the held-out half's figures")
-    parser.add_argument("--misses", action="store_true", help="list each miss (--dev only)")
+    group.add_argument(
+        "--report-set",
+        metavar="NAME",
+        help="the packaged model's figures on a set under tests/data (e.g. heldout32c)",
+    )
+    parser.add_argument("--misses", action="store_true", help="list each miss")
     args = parser.parse_args(argv)
     embed = embedder()
     if args.fit:
@@ -249,12 +270,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.dev:
         report = cross_validate(embed)
-        print("\n".join(report.lines()))
-        if args.misses:
-            print("\n".join(report.misses))
-        return 0
-    _fit, held = split()
-    print("\n".join(evaluate(ReasonReader(embed), held).lines()))
+    elif args.report_set:
+        report = evaluate(ReasonReader(embed), read_set(report_set(args.report_set)))
+    else:
+        _fit, held = split()
+        report = evaluate(ReasonReader(embed), held, root_folders(read_set(SET)))
+    print("\n".join(report.lines()))
+    if args.misses:
+        print("\n".join(report.misses))
     return 0
 
 
