@@ -115,6 +115,10 @@ _NOT_DOING_WORDS = """
 _NOT_DOING = frozenset(_NOT_DOING_WORDS.split())
 #: A participle ("llamado a la imprenta": done, not promised); a present in -ado is rare.
 _PARTICIPLE = re.compile(r"[a-zñ]+ado")
+#: A time or an order in a plan, where a verb would stand ("luego unas cañas", "primero el
+#: mercado"): a plan with no verb of the person's.
+_TIME_WORD = re.compile(rf"{_TIME}|primero|pronto|despues|antes")
+_CLAUSE = re.compile(r"\s*[:;]\s*")
 #: What the verb acts on: an article, a person ("a Juan", "al técnico"), "por"/"con" an errand.
 _OBJECT = re.compile(
     r"^ (?:el|la|los|las|lo|un|una|unos|unas|al|a|mi|mis|tu|tus|su|sus|este|esta|estos|estas"
@@ -158,10 +162,16 @@ def _commitment(folded: str) -> bool:
             continue
         if _task_follows(m["verb"], m["rest"], english=bool(m["en"])):
             return True
+    # A colon or a semicolon starts another clause: the time of an agenda read after it
+    # ("miro la agenda: mañana oficina") is not the time of the verb before it.
+    return any(_doing(clause) for clause in _CLAUSE.split(folded))
+
+
+def _doing(folded: str) -> bool:
     for m in _DOING.finditer(folded):
         before = folded[: m.start()]
         verb, rest = m["verb"], m["rest"]
-        if verb in _NOT_DOING or _PARTICIPLE.fullmatch(verb):
+        if verb in _NOT_DOING or _PARTICIPLE.fullmatch(verb) or _TIME_WORD.fullmatch(verb):
             continue
         if _NEGATED.search(before) or _HEDGED.search(before):
             continue

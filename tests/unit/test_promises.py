@@ -131,3 +131,32 @@ def test_an_irregular_done_form_closes_its_promise(promise: str, later: str) -> 
 def test_the_same_words_without_the_deed_leave_it_open(promise: str, later: str) -> None:
     assert is_promise(promise)
     assert not says_done_of(promise, later)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        # a day's agenda read aloud: what happens on which day, no task the person commits to
+        "Repaso el calendario: el lunes reunión de vecinos, el jueves dentista.",
+        "Echo un ojo a la semana: mañana taller, viernes cena con Lucía.",
+        "Miro el planning un segundo: mañana guardia, miércoles libre.",
+        "Checking the diary: tomorrow the office, Thursday the site visit.",
+        # a plan with no verb of the person's: "luego", "primero" are times, not verbs
+        "Luego unas cañas con Marta y a dormir.",
+        "Primero el mercado y luego comida en casa de mis padres.",
+    ],
+)
+def test_an_agenda_or_a_plan_is_no_promise(sentence: str) -> None:
+    assert not is_promise(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Repaso el calendario: mañana llamo a la gestoría.",
+        "Luego llamo al taller por lo del coche.",
+        "Mañana le mando a Lucía las entradas del teatro.",
+    ],
+)
+def test_a_task_in_a_plan_still_is(sentence: str) -> None:
+    assert is_promise(sentence)
