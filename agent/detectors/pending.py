@@ -79,11 +79,13 @@ _INTENT = re.compile(
     r"(?:(?:acordarme|acordarnos) de |(?:intentar|tratar de|try to) )?(?P<verb>[\w']+)(?P<rest>.*)"
 )
 _INFINITIVE = re.compile(r"[a-zñ]+(?:ar|er|ir)(?:me|te|le|les|lo|la|los|las|nos|os|se)*")
-#: Verbs that make no task: "tengo que decir que…", "tengo que descansar", "I'll be tired".
+#: Verbs that make no task: "tengo que decir que…", "tengo que descansar", "I'll be tired",
+#: "I'll take it" (accepting what came).
 _NOT_A_TASK = re.compile(
     r"(?:admitir|reconocer|confesar|ser|estar|descansar|dormir|relajar|calmar|respirar"
     r"|pensar|agobiar|madrugar|tomar(?=melo|noslo))\w*|(?:decir|ver)\w* (?:que|si)\b"
     r"|(?:be|say|admit|confess|sleep|rest|relax|never|not|always|have)\b"
+    r"|take (?:it|that)(?: as [^,;]*)?[.!…\s]*$"
 )
 #: A time the sentence is set in, which makes a present tense a promise ("mañana llamo").
 _TIME = (

@@ -160,3 +160,24 @@ def test_an_agenda_or_a_plan_is_no_promise(sentence: str) -> None:
 )
 def test_a_task_in_a_plan_still_is(sentence: str) -> None:
     assert is_promise(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        # accepting what came, not a task
+        "Got a thumbs up from my manager on the draft, I'll take it.",
+        "Not the result we wanted, but we'll take it.",
+        "A compliment from Ruth, I'll take that as a win.",
+    ],
+)
+def test_taking_it_as_it_comes_is_no_promise(sentence: str) -> None:
+    assert not is_promise(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["I'll take it to the post office tomorrow.", "I'll take the bins out tonight."],
+)
+def test_taking_something_somewhere_still_is(sentence: str) -> None:
+    assert is_promise(sentence)
