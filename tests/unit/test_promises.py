@@ -242,6 +242,10 @@ def test_a_promise_kept_in_other_words_is_not_pending(said: str, kept: str) -> N
             "The studio printer jammed again this morning. I'll sort it out tomorrow.",
             "Printer in the studio still jammed, no time.",
         ),
+        (
+            "The studio printer jammed again this morning. I'll sort it out tomorrow.",
+            "Studio printer not fixed, ordered a new roller.",
+        ),
         ("Mañana empiezo con el tema 7 del temario.", "¿Cuántas páginas tiene el tema 7?"),
         ("Mañana empiezo con el tema 7 del temario.", "Todavía no he empezado el tema 7."),
     ],
