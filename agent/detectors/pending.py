@@ -16,7 +16,8 @@ to a task: a verb and what it acts on, in one of these forms:
   is for ("te mando el informe", "se lo escribo mañana"), or leading a sentence that names a
   time ("termino el capítulo esta tarde"); "haré la compra mañana".
 
-Not a promise: a sentence about tomorrow with no task of the person's ("Mañana es lunes y hay
+Not a promise: an agenda (the time read after a colon is not the verb's: "miro la agenda:
+mañana oficina"), a plan with no verb ("luego unas cañas"), "I'll take it"; a sentence about tomorrow with no task of the person's ("Mañana es lunes y hay
 reunión", "Mañana empieza una semana dura"); a verb that is not a task ("tengo que decir que
 …", "tengo que admitir", "tengo que descansar", "I'll be tired"); negated ("no tengo que",
 "ya no"), hedged or conditional ("si", "quizás", "igual", "maybe", "if"), reported ("dijo
@@ -31,6 +32,12 @@ acts on: "llamé al fontanero", "ya le mandé el informe", "DNI renovado", "he r
 "sent the slides", "impresas las fichas", "hung the posters". Words are compared by their
 Snowball stems (Spanish, and English for the English ones), so "llamar", "llamo" and "llamé"
 meet; an irregular form takes its verb's stem ("impreso", "propuesto", "propongo", "built"). "Ha escrito" is someone else's doing.
+Kept in other words too: a deed of the person's in a regular done form, not negated, with two
+of its keywords ("Lo arreglo mañana" after "se ha roto el grifo de la cocina": a promise that
+names its object by a pronoun is about the sentence before it; "grifo de la cocina
+cambiado"), in one sentence or over a later turn; a promise to start something ("mañana
+empiezo con el tema 7", "I'll start on the edits") by a later day naming it under way. A
+number is a keyword ("el capítulo 9").
 A later sentence that shares the keywords without saying it is done ("la carpeta sigue
 igual") is shown as evidence.
 
@@ -79,11 +86,13 @@ _INTENT = re.compile(
     r"(?:(?:acordarme|acordarnos) de |(?:intentar|tratar de|try to) )?(?P<verb>[\w']+)(?P<rest>.*)"
 )
 _INFINITIVE = re.compile(r"[a-zñ]+(?:ar|er|ir)(?:me|te|le|les|lo|la|los|las|nos|os|se)*")
-#: Verbs that make no task: "tengo que decir que…", "tengo que descansar", "I'll be tired".
+#: Verbs that make no task: "tengo que decir que…", "tengo que descansar", "I'll be tired",
+#: "I'll take it" (accepting what came).
 _NOT_A_TASK = re.compile(
     r"(?:admitir|reconocer|confesar|ser|estar|descansar|dormir|relajar|calmar|respirar"
     r"|pensar|agobiar|madrugar|tomar(?=melo|noslo))\w*|(?:decir|ver)\w* (?:que|si)\b"
     r"|(?:be|say|admit|confess|sleep|rest|relax|never|not|always|have)\b"
+    r"|take (?:it|that)(?: as [^,;]*)?[.!…\s]*$"
 )
 #: A time the sentence is set in, which makes a present tense a promise ("mañana llamo").
 _TIME = (
@@ -115,6 +124,10 @@ _NOT_DOING_WORDS = """
 _NOT_DOING = frozenset(_NOT_DOING_WORDS.split())
 #: A participle ("llamado a la imprenta": done, not promised); a present in -ado is rare.
 _PARTICIPLE = re.compile(r"[a-zñ]+ado")
+#: A time or an order in a plan, where a verb would stand ("luego unas cañas", "primero el
+#: mercado"): a plan with no verb of the person's.
+_TIME_WORD = re.compile(rf"{_TIME}|primero|pronto|despues|antes")
+_CLAUSE = re.compile(r"\s*[:;]\s*")
 #: What the verb acts on: an article, a person ("a Juan", "al técnico"), "por"/"con" an errand.
 _OBJECT = re.compile(
     r"^ (?:el|la|los|las|lo|un|una|unos|unas|al|a|mi|mis|tu|tus|su|sus|este|esta|estos|estas"
@@ -158,10 +171,16 @@ def _commitment(folded: str) -> bool:
             continue
         if _task_follows(m["verb"], m["rest"], english=bool(m["en"])):
             return True
+    # A colon or a semicolon starts another clause: the time of an agenda read after it
+    # ("miro la agenda: mañana oficina") is not the time of the verb before it.
+    return any(_doing(clause) for clause in _CLAUSE.split(folded))
+
+
+def _doing(folded: str) -> bool:
     for m in _DOING.finditer(folded):
         before = folded[: m.start()]
         verb, rest = m["verb"], m["rest"]
-        if verb in _NOT_DOING or _PARTICIPLE.fullmatch(verb):
+        if verb in _NOT_DOING or _PARTICIPLE.fullmatch(verb) or _TIME_WORD.fullmatch(verb):
             continue
         if _NEGATED.search(before) or _HEDGED.search(before):
             continue
@@ -213,6 +232,9 @@ _STOP_WORDS = """
     but not all our its has had got
 """
 _STOP = frozenset(_STOP_WORDS.split())
+_NEGATED_ANYWHERE = re.compile(r"\b(?:no|ni|nunca|never|not|didn't|haven't|won't)\b")
+#: A promise that names what it acts on by a pronoun only: "lo arreglo mañana", "I'll swap it".
+_PRONOUN_OBJECT = re.compile(r"\b(?:lo|la|los|las|it|them)\b")
 _SPANISH = snowballstemmer.stemmer("spanish")
 _ENGLISH = snowballstemmer.stemmer("english")
 #: Irregular forms a promise's verb takes once done, by the stem of its infinitive.
@@ -304,8 +326,11 @@ def sentences(text: str) -> Iterator[tuple[str, int]]:
 @lru_cache(maxsize=4096)
 def keywords(text: str) -> tuple[frozenset[str], ...]:
     """What a sentence is about: the stems of each of its words that is not a common one."""
-    words = _words(without_hashtags(text))
-    return tuple(_stems(w) for w in words if len(w) >= 3 and loose_fold(w) not in _STOP)
+    plain = without_hashtags(text)
+    words = _words(plain)
+    # a number names what it is about as well as a word: "el capítulo 9", "chapter 4"
+    numbers = tuple(frozenset({n}) for n in re.findall(r"(?<![\w.,:])\d+(?![\w.,:]\d)", plain))
+    return tuple(_stems(w) for w in words if len(w) >= 3 and loose_fold(w) not in _STOP) + numbers
 
 
 #: A later sentence is read against every promise before it: fold it once.
@@ -324,13 +349,16 @@ def shared_words(promise: str, later: str) -> int:
 
 
 @lru_cache(maxsize=4096)
-def _done_verbs(text: str) -> tuple[frozenset[str], ...]:
+def _done_verbs(text: str, regular: bool = False) -> tuple[frozenset[str], ...]:
     """The stems of the words of ``text`` in a done form that the person did ("llamé",
-    "DNI renovado", "sent"), not someone else ("ha escrito") nor a noun ("la subida")."""
+    "DNI renovado", "sent"), not someone else ("ha escrito") nor a noun ("la subida");
+    ``regular``: only the regular forms, common words left out ("nada" is no participle)."""
     lower = unicodedata.normalize("NFC", text.lower())
     out: list[frozenset[str]] = []
     for m in re.finditer(r"[^\W\d_]+", lower):
         word = m.group()
+        if regular and (not _DONE_FORM.fullmatch(word) or loose_fold(word) in _STOP):
+            continue
         if not (_DONE_FORM.fullmatch(word) or _is_irregular(word)):
             continue
         if not _NOT_MINE.search(loose_fold(lower[max(0, m.start() - 12) : m.start()])):
@@ -342,25 +370,56 @@ def says_done(folded: str) -> bool:
     return bool(_DONE.search(folded)) and not _NOT_DONE.search(folded)
 
 
-def says_done_of(promise: str, later: str) -> bool:
-    """Whether ``later``, a sentence of the person's written after ``promise``, says it done:
-    "done" and two of its keywords (one if it has one), or one of its verbs in a done form
-    and another of its keywords."""
-    shared = shared_words(promise, later)
+def says_done_of(promise: str, later: str, about: str = "") -> bool:
+    """Whether ``later``, a sentence (or a turn) of the person's written after ``promise``,
+    says it done: "done" and two of its keywords (one if it has one), one of its verbs in a
+    done form and another of its keywords, or a deed of the person's in other words and two
+    of its keywords. ``about``: the sentence a promise that names its object by a pronoun
+    ("lo arreglo mañana", "I'll swap it in") is about; its keywords count as the promise's."""
+    subject = f"{about} {promise}" if about else promise
+    shared = shared_words(subject, later)
     if not shared or later.strip().endswith("?"):
         return False
     folded = _fold_once(later)
     if _NOT_DONE.search(folded):
         return False
-    if says_done(folded) and shared >= min(2, len(keywords(promise))):
+    ours = keywords(subject)
+    if says_done(folded) and shared >= min(2, len(ours)):
         return True
     theirs = _bag(later)
-    ours = keywords(promise)
     said = _verb_keys(_every_stem(promise))
     for verb in _done_verbs(later):
         if _verb_keys(verb) & said and any(w & theirs and not w & verb for w in ours):
             return True
-    return False
+    if _NEGATED_ANYWHERE.search(folded):
+        return False
+    return any(
+        sum(1 for w in ours if w & theirs and not w & verb) >= 2
+        for verb in _done_verbs(later, regular=True)
+    )
+
+
+_START = re.compile(
+    r"\b(?:empiezo|empezare|arranco|arrancare|comienzo|comenzare|me pongo|me pondre"
+    r"|(?:i'll|i will|we'll|we will|i'm going to|i am going to) (?:start|begin|get started))\b"
+)
+
+
+def says_begun_of(promise: str, later: str) -> bool:
+    """Whether ``later``, said on a later day, shows ``promise``, a promise to start
+    something ("mañana empiezo con el tema 7", "I'll start on the edits"), under way: it
+    names what was to be started (two of its keywords, one if it has one), not negated, not
+    asked."""
+    start = _START.search(_fold_once(promise))
+    if start is None or later.strip().endswith("?"):
+        return False
+    folded = _fold_once(later)
+    if _NOT_DONE.search(folded) or _NEGATED_ANYWHERE.search(folded):
+        return False
+    verbs = _every_stem(start.group())
+    ours = [w for w in keywords(promise) if not w & verbs]
+    theirs = _bag(later)
+    return bool(ours) and sum(1 for w in ours if w & theirs) >= min(2, len(ours))
 
 
 @lru_cache(maxsize=4096)
@@ -384,6 +443,9 @@ class _Said:
     line: int
     clock: str
     text: str
+    before: str  # the sentence before it in the same turn, "" if none
+    turn: str  # the whole turn (or note) it is in
+    turn_line: int
 
 
 def _person_sentences(days: Sequence[tuple[date, str, list[Paragraph]]]) -> list[_Said]:
@@ -392,9 +454,30 @@ def _person_sentences(days: Sequence[tuple[date, str, list[Paragraph]]]) -> list
         for e in entries:
             if not e.by_person:
                 continue
+            before = ""
             for sentence, offset in sentences(e.text):
-                out.append(_Said(day, path, e.line + offset, e.clock, sentence))
+                out.append(
+                    _Said(day, path, e.line + offset, e.clock, sentence, before, e.text, e.line)
+                )
+                before = sentence
     return out
+
+
+def _kept(s: _Said, later: Sequence[_Said]) -> bool:
+    """Whether a later sentence of the person's says ``s``'s promise done, or the whole of a
+    later turn does (what it was in one sentence, the deed in the next), or, for a promise to
+    start something, a later day shows it under way."""
+    pronoun = _PRONOUN_OBJECT.search(_fold_once(s.text)) and len(keywords(s.text)) <= 2
+    about = s.before if pronoun else ""
+    for t in later:
+        if says_done_of(s.text, t.text, about):
+            return True
+        other_turn = (t.path, t.turn_line) != (s.path, s.turn_line) and t.turn != t.text
+        if other_turn and says_done_of(s.text, t.turn, about):
+            return True
+        if t.day > s.day and says_begun_of(s.text, t.text):
+            return True
+    return False
 
 
 def detect_pending(
@@ -414,7 +497,7 @@ def detect_pending(
         if not key or key in seen:
             continue
         seen.add(key)
-        if any(says_done_of(s.text, t.text) for t in said[i + 1 :]):
+        if _kept(s, said[i + 1 :]):
             continue
         need = min(2, len(keywords(s.text)))
         later = [t for t in said[i + 1 :] if need and shared_words(s.text, t.text) >= need]

@@ -8,11 +8,13 @@ printed; the figures are in docs/agent.md with the command.
 
 from __future__ import annotations
 
+from datetime import date, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from agent.detectors.pending import is_promise, says_done_of
+from agent.detectors.pending import detect_pending, is_promise, says_done_of
+from state.chatlog import parse
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "promises"
 SPLITS = ("dev", "test")
@@ -131,3 +133,122 @@ def test_an_irregular_done_form_closes_its_promise(promise: str, later: str) -> 
 def test_the_same_words_without_the_deed_leave_it_open(promise: str, later: str) -> None:
     assert is_promise(promise)
     assert not says_done_of(promise, later)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        # a day's agenda read aloud: what happens on which day, no task the person commits to
+        "Repaso el calendario: el lunes reunión de vecinos, el jueves dentista.",
+        "Echo un ojo a la semana: mañana taller, viernes cena con Lucía.",
+        "Miro el planning un segundo: mañana guardia, miércoles libre.",
+        "Checking the diary: tomorrow the office, Thursday the site visit.",
+        # a plan with no verb of the person's: "luego", "primero" are times, not verbs
+        "Luego unas cañas con Marta y a dormir.",
+        "Primero el mercado y luego comida en casa de mis padres.",
+    ],
+)
+def test_an_agenda_or_a_plan_is_no_promise(sentence: str) -> None:
+    assert not is_promise(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Repaso el calendario: mañana llamo a la gestoría.",
+        "Luego llamo al taller por lo del coche.",
+        "Mañana le mando a Lucía las entradas del teatro.",
+    ],
+)
+def test_a_task_in_a_plan_still_is(sentence: str) -> None:
+    assert is_promise(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        # accepting what came, not a task
+        "Got a thumbs up from my manager on the draft, I'll take it.",
+        "Not the result we wanted, but we'll take it.",
+        "A compliment from Ruth, I'll take that as a win.",
+    ],
+)
+def test_taking_it_as_it_comes_is_no_promise(sentence: str) -> None:
+    assert not is_promise(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["I'll take it to the post office tomorrow.", "I'll take the bins out tonight."],
+)
+def test_taking_something_somewhere_still_is(sentence: str) -> None:
+    assert is_promise(sentence)
+
+
+def pending(*days: str) -> list[str]:
+    """The pending promises of a chat log a day, the last one yesterday: their sentences."""
+    today = date(2026, 3, 10)
+    logs = []
+    for back, text in enumerate(reversed(days), start=1):
+        day = today - timedelta(days=back)
+        turns = "".join(
+            f"## 10:{i:02d}:00 · usuario\n{t}\n\n" for i, t in enumerate(text.split("|"))
+        )
+        logs.append((day, f"logs/{day}.md", parse(f"# {day}\n\n{turns}")))
+    now = datetime(today.year, today.month, today.day, 12).timestamp()
+    return [r.evidence[0].partition("): ")[2] for r in detect_pending(logs, now)]
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        # "lo", "it": the promise is about the sentence before it, kept in other words
+        (
+            "Se ha roto el grifo de la cocina otra vez. Lo arreglo mañana.",
+            "Grifo de la cocina cambiado por uno nuevo.",
+        ),
+        (
+            "The studio printer jammed again this morning. I'll sort it out tomorrow.",
+            "Studio printer unjammed and printing.",
+        ),
+        # told over a turn: what it was in one sentence, the deed in the next
+        (
+            "El router del despacho se colgó anoche. Lo reviso mañana.",
+            "Lo del router del despacho era un cable suelto. Enchufado otra vez y va bien.",
+        ),
+        # a start promised, then the work under way or done
+        (
+            "Mañana empiezo con el tema 7 del temario.",
+            "Tema 7 a buen ritmo, ya llevo la mitad.",
+        ),
+        (
+            "I'll start on the chapter 4 edits tomorrow.",
+            "Chapter 4 edits going well.",
+        ),
+    ],
+)
+def test_a_promise_kept_in_other_words_is_not_pending(said: str, kept: str) -> None:
+    assert pending(said, kept) == []
+
+
+@pytest.mark.parametrize(
+    ("said", "later"),
+    [
+        (
+            "Se ha roto el grifo de la cocina otra vez. Lo arreglo mañana.",
+            "El grifo de la cocina sigue goteando.",
+        ),
+        (
+            "The studio printer jammed again this morning. I'll sort it out tomorrow.",
+            "Printer in the studio still jammed, no time.",
+        ),
+        (
+            "The studio printer jammed again this morning. I'll sort it out tomorrow.",
+            "Studio printer not fixed, ordered a new roller.",
+        ),
+        ("Mañana empiezo con el tema 7 del temario.", "¿Cuántas páginas tiene el tema 7?"),
+        ("Mañana empiezo con el tema 7 del temario.", "Todavía no he empezado el tema 7."),
+    ],
+)
+def test_the_same_subject_not_kept_stays_pending(said: str, later: str) -> None:
+    assert len(pending(said, later)) == 1
