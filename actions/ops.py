@@ -486,15 +486,12 @@ class Create(_NewContent, Op):
         return {"op": self.op, "path": self.path, "content_b64": self.content_b64()}
 
 
-@dataclass(frozen=True)
-class MemoryMerge(Op):
-    """Merge near-identical memories into ``keep`` (the others are archived, never deleted).
-    Not a file op: the memory family runs it in the daemon, on its own memory store, journaled
-    and undoable (agent.memory.merge_actions); the sandboxed file executor refuses it."""
+class _MemoryOp(Op):
+    """An op of the memory family: not a file op. The family runs it in the daemon, on its own
+    memory store, journaled with the memory's state before it, and undoes it by writing that
+    state back (agent.memory.merge_actions): no op of a plan takes it back, and the sandboxed
+    file executor refuses it."""
 
-    keep: str
-    merge: tuple[str, ...]
-    op: OpName = field(default="memory_merge", init=False)
     family: ClassVar[Family] = MEMORY
 
     def write_paths(self) -> tuple[str, ...]:
@@ -504,9 +501,16 @@ class MemoryMerge(Op):
         return False
 
     def inverse(self, post: Mapping[str, Any] | None, aux: Mapping[str, Any]) -> tuple[Op, ...]:
-        # Its family writes back the before-state the journal holds (aux's record): no op of
-        # a plan takes it back.
         raise InvalidStateError(_("op {op} cannot be undone.", op=self.op))
+
+
+@dataclass(frozen=True)
+class MemoryMerge(_MemoryOp):
+    """Merge near-identical memories into ``keep`` (the others are archived, never deleted)."""
+
+    keep: str
+    merge: tuple[str, ...]
+    op: OpName = field(default="memory_merge", init=False)
 
     def describe(self) -> str:
         return _(
@@ -520,25 +524,13 @@ class MemoryMerge(Op):
 
 
 @dataclass(frozen=True)
-class MemoryEdit(Op):
-    """A person's edit of one memory (``memory.edit``): which of its fields changed. The
-    memory family runs it in the daemon and keeps both states in the journal's row
-    (agent.memory.merge_actions.edit); its undo writes the state before back."""
+class MemoryEdit(_MemoryOp):
+    """A person's edit of one memory (``memory.edit``): which of its fields changed; the
+    journal's row keeps both states (agent.memory.merge_actions.edit)."""
 
     id: str
     fields: tuple[str, ...]
     op: OpName = field(default="memory_edit", init=False)
-    family: ClassVar[Family] = MEMORY
-
-    def write_paths(self) -> tuple[str, ...]:
-        return ()
-
-    def touches_file(self) -> bool:
-        return False
-
-    def inverse(self, post: Mapping[str, Any] | None, aux: Mapping[str, Any]) -> tuple[Op, ...]:
-        # Its family writes back the state before that the journal holds: no op takes it back.
-        raise InvalidStateError(_("op {op} cannot be undone.", op=self.op))
 
     def describe(self) -> str:
         return _("- memory {id} edited: {fields}", id=self.id, fields=", ".join(self.fields))
