@@ -213,7 +213,8 @@ def _memories(value: list[Memory]) -> str:
 
 def _memory(value: Memory) -> str:
     """One memory's fields that say something (its store's own bookkeeping left out)."""
-    hidden = ("kind", "boosted")  # how it was stored; nothing a person asked about
+    # How it was stored, nothing a person asked about; an edit's action is said under it.
+    hidden = ("kind", "boosted", "action_id")
     return fields({k: v for k, v in value.items() if k not in hidden and v not in ("", [])})
 
 
@@ -673,7 +674,7 @@ def _stored(value: Memory) -> str:
 
 def _memory_edited(value: MemoryEdited) -> str:
     return (
-        _memory({k: v for k, v in value.items() if k != "action_id"})  # type: ignore[arg-type]  # a Memory with its action's id taken off
+        _memory(value)
         + "\n"
         + _(
             "Edited memory {id}; `alma-ctl undo {action}` takes the edit back.",
