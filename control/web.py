@@ -35,7 +35,7 @@ def login_url(root: str, *, wait_s: float = WAIT_S) -> str:
     while True:
         try:
             return _ask(path)
-        except OSError:
+        except OSError:  # the panel is starting (or restarting): ask again until the deadline
             if time.monotonic() >= deadline:
                 break
             time.sleep(0.2)

@@ -50,7 +50,7 @@ class LoginSocket:
                 url = f"http://127.0.0.1:{self.port}/login?token={self.mint()}"
                 try:
                     conn.sendall(json.dumps({"url": url}).encode("utf-8") + b"\n")
-                except OSError:
+                except OSError:  # alma-ctl went away before reading its URL: the next one
                     continue
 
     def close(self) -> None:

@@ -598,7 +598,7 @@ class _Transfer(Handler[OpT, Intent]):
         it = Intent.from_row(row.aux, row.pre)
         try:
             state = transfer.probe(tree, it, None)
-        except ConflictError:
+        except ConflictError:  # its ends are no longer as it left them: not ours to clean
             return
         transfer.revert(tree, it, state)
 

@@ -44,7 +44,7 @@ def dated(folder: str) -> Dated | None:
         return None
     try:
         day = date(int(m["y"]), int(m["m"]), int(m["d"]))
-    except ValueError:
+    except ValueError:  # digits shaped like a date that is none (2026-13-40): no date
         return None
     sep = m["sep"]
     fmt = f"%Y{sep}%m{sep}%d"

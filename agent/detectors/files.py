@@ -207,5 +207,5 @@ def plan_organize_folder(
                 peek=destination_filter(by, folders),
             )
         except (FileNotFoundError, NotADirectoryError, RefusedError):
-            return None
+            return None  # the folder is gone, is no folder or is out of reach: nothing to plan
     return _plan(scan, policy, by, folders)

@@ -281,7 +281,7 @@ class Analyst:
         try:
             with os.scandir(self.layout.user) as top:
                 tops = sorted(e.name for e in top if e.is_dir(follow_symlinks=False))
-        except OSError:
+        except OSError:  # no readable user/: a reason's target is then read without names
             return out
         for name in tops[:MAX_NAMED_FOLDERS]:
             out.append(f"user/{name}")

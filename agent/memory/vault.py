@@ -89,7 +89,7 @@ def _yaml(value: object) -> str:
 def _day(stamp: str) -> str:
     try:
         return datetime.fromisoformat(stamp).astimezone().date().isoformat()
-    except ValueError:
+    except ValueError:  # a stamp written by hand or by an older ALMA: its day as written
         return stamp[:10]
 
 

@@ -612,6 +612,7 @@ def test_no_backup_on_its_own_while_autonomy_is_off(tmp_path: Path) -> None:
 
     service.autonomy = _Autonomy()  # type: ignore[assignment]  # the one call it makes
     calls: list[str] = []
+    # What tick would start, recorded instead of run: the test asks only whether it starts them.
     service.now = lambda *, auto=False: calls.append("now") or {}  # type: ignore[method-assign]
     service.forget = lambda *, auto=False: calls.append("forget") or {}  # type: ignore[method-assign]
     assert service.tick() is False and calls == []  # due, but paused

@@ -57,6 +57,7 @@ def test_every_command_names_a_method_that_takes_its_arguments() -> None:
 
 def test_a_method_that_does_not_take_the_arguments_stops_the_daemon_at_start() -> None:
     class Backups(BackupService):
+        # A signature the table's arguments do not fit, on purpose: what the start refuses.
         def restore(self, snapshot: str, paths: list[str]) -> Any:  # type: ignore[override]
             return {}
 

@@ -87,6 +87,6 @@ def test_ingestion_follows_the_chat_logs_once_the_store_is_there() -> None:
     gate = MemoryLoader()
     gate.logs_changed(["2026-11-22.md"])  # loading: the start's rescan reads it later
     service = _Ingesting()
-    gate.set(service)  # type: ignore[arg-type]
+    gate.set(service)  # type: ignore[arg-type]  # a stand-in for the service, as above
     gate.logs_changed(["2026-11-22.md", "backup.log", "notas.txt"])
     assert service.changed == ["2026-11-22.md"]
