@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from policies import results
+from policies.i18n import _
 from policies.results import Break, PendingTask
 from state.suggestions import SuggestionStore
 
@@ -26,9 +27,10 @@ def break_time(accepted: datetime) -> datetime:
 
 def plan_words(now: datetime) -> str:
     at = break_time(now)
-    return (
-        f"Plan: si aceptas, a las {at:%H:%M} te recuerdo que pares "
-        "(aviso en el escritorio y en el chat)."
+    return _(
+        "Plan: if you accept, at {time} I remind you to stop (a notice on the desktop and in "
+        "the chat).",
+        time=f"{at:%H:%M}",
     )
 
 
@@ -46,7 +48,7 @@ class Reminders:
             "suggestion_id": suggestion_id,
             "kind": "break",
             "at": at.isoformat(timespec="minutes"),
-            "text": f"Son las {at:%H:%M}: lo acordado, toca parar y descansar.",
+            "text": _("It is {time}: as agreed, time to stop and rest.", time=f"{at:%H:%M}"),
             "shown": False,
         }
         self.store.set_setting(_KEY, [*items, item])

@@ -424,8 +424,9 @@ def test_undo_refuses_a_config_the_person_changed_after_the_fix_and_both_version
 
 
 def test_long_days_offer_a_break_that_accepting_sets_and_the_chat_can_list(
-    alma: DaemonRoot,
+    alma: DaemonRoot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("LANG", "es_ES.UTF-8")  # the plan and the reminder in Spanish
     for n in (2, 1):
         d = time.strftime("%Y-%m-%d", time.localtime(time.time() - n * DAY))
         alma.write(

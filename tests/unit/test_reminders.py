@@ -7,13 +7,25 @@ from pathlib import Path
 
 from actions.planners import PlanResult
 from agent.day.reminders import Reminders, break_time, plan_words
+from policies.i18n import language
 from state.suggestions import SuggestionStore
 
 
 def test_the_break_is_at_eight_or_soon_after_it() -> None:
     assert break_time(datetime(2026, 11, 23, 15, 30)) == datetime(2026, 11, 23, 20, 0)
     assert break_time(datetime(2026, 11, 23, 21, 0)) == datetime(2026, 11, 23, 21, 15)
-    assert "a las 20:00" in plan_words(datetime(2026, 11, 23, 15, 30))
+    with language("es"):
+        assert "a las 20:00" in plan_words(datetime(2026, 11, 23, 15, 30))
+    with language("en"):
+        assert "at 20:00" in plan_words(datetime(2026, 11, 23, 15, 30))
+
+
+def test_a_break_is_written_in_the_language_it_is_set_in(tmp_path: Path) -> None:
+    with language("es"):
+        spanish = Reminders(SuggestionStore(tmp_path / "alma.db")).add_break(
+            4, datetime(2026, 11, 23)
+        )
+    assert spanish["text"] == "Son las 20:00: lo acordado, toca parar y descansar."
 
 
 def test_a_break_is_due_once_and_listed_for_the_chat(tmp_path: Path) -> None:
