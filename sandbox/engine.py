@@ -421,6 +421,13 @@ class Engine:
         with self._lock:
             return apply(self.journal)
 
+    @contextlib.contextmanager
+    def between_actions(self) -> Iterator[None]:
+        """Held while no action runs: the action in flight finishes (or rolls back) first, and
+        none starts until the caller is done (the daemon closing its stores)."""
+        with self._lock:
+            yield
+
     def recover(self) -> list[Recovered]:
         """At start, before anything else: roll back every interrupted action."""
         with self._lock:

@@ -191,7 +191,7 @@ class Agent:
         """The daemon stops: the op in flight finishes (or rolls back) first, and no analysis
         starts after, whatever thread asks (a debounced file event, the schedule, `analyze`
         without --wait): the journal and the stores it writes to are closed next."""
-        with self._lock, self.engine._lock:
+        with self._lock, self.engine.between_actions():
             self._closed = True
 
     # -- analysis -----------------------------------------------------------------------------
