@@ -554,6 +554,10 @@ _FIELDS: dict[str, tuple[type[Op], frozenset[str], frozenset[str]]] = {
 }
 #: Every op's class, by its name: the op table (``python -m sandbox.table`` prints it).
 OPS: Mapping[str, type[Op]] = {name: entry[0] for name, entry in _FIELDS.items()}
+#: The ops on a folder, not a file: a plan's summary counts them apart from the files.
+FOLDER_OPS: frozenset[str] = frozenset({Mkdir.op, Rmdir.op})
+#: The ops that write a file's content: a person reads their diff before accepting.
+CONTENT_OPS: frozenset[str] = frozenset({Edit.op, Create.op})
 
 
 def plan_family(plan: Iterable[Op]) -> Family:

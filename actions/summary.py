@@ -10,6 +10,8 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from actions.ops import FOLDER_OPS
+
 #: Rows of each breakdown: the largest ones; the rest is counted in ``*_more``.
 TOP = 20
 #: A plan up to this long is shown whole: a person reads it op by op before accepting.
@@ -38,7 +40,7 @@ def plan_summary(plan: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     for op in plan:
         name = str(op.get("op", "?"))
         ops[name] += 1
-        if name in ("mkdir", "rmdir"):
+        if name in FOLDER_OPS:
             continue
         dst = op.get("dst")
         src = op.get("src", op.get("path"))

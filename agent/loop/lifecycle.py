@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any, Literal, NotRequired, ParamSpec, TypedDict, TypeVar, cast
 
 from actions import summary
+from actions.ops import CONTENT_OPS
 from agent.day.reminders import Reminders
 from agent.day.report_service import DailyReports
 from agent.detectors import diagnose
@@ -380,7 +381,7 @@ class Agent:
 
         def plan() -> Iterator[Any]:
             for op in self.store.iter_plan(sid):
-                if isinstance(op, dict) and op.get("op") in ("edit", "create"):
+                if isinstance(op, dict) and op.get("op") in CONTENT_OPS:
                     edits.append(op)
                 yield op
 
