@@ -22,14 +22,13 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Set
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, ClassVar, Literal, NamedTuple, TypedDict, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple, TypedDict, cast
 
 from policies.errors import BadArgumentError, InvalidStateError
 from policies.i18n import _
 from policies.kinds import MEMORY, SANDBOX
 from policies.limits import EDIT_BYTES
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from policies.kinds import Family
 

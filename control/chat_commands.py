@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import contextlib
 from datetime import date, timedelta
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from control.commands import COMMANDS, MAX_ID
 from policies import limits as L
 from policies.i18n import N_, _
 from policies.text import loose_fold
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 

@@ -11,12 +11,12 @@ import itertools
 import os
 from _socket import AF_UNIX, SOCK_STREAM
 from _socket import socket as _raw_socket
+from typing import TYPE_CHECKING
 
 from control import commands, protocol
 from policies.errors import TooLargeError, UnavailableError
 from policies.i18n import _, current_language
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from _socket import socket as RawSocket
     from collections.abc import Iterator

@@ -14,6 +14,7 @@ import io
 import json
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from control.cli import WEB, Help, Line, UsageError, read_line
 from control.commands import Command
@@ -33,7 +34,6 @@ from policies.i18n import N_, _, ngettext
 from policies.modes import PRIVATE_DIR, PRIVATE_FILE
 from policies.text import name_hex, printable, printable_name
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from control.client import Client
 

@@ -17,12 +17,12 @@ import json
 import math
 import os
 from enum import Enum
+from typing import TYPE_CHECKING
 
 from control.commands import MAX_ID
 from policies.errors import AlmaError, BadRequestError, VersionMismatchError, error_from_wire
 from policies.i18n import _, language, ngettext, normalize, supported
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
 

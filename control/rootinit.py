@@ -5,6 +5,7 @@ example memories asked of the daemon (contract §1). Standard library and polici
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from control.commands import COMMANDS
 from control.protocol import daemon_start_hint
@@ -12,7 +13,6 @@ from policies.errors import AlmaError
 from policies.i18n import _
 from policies.modes import PRIVATE_FILE, SHARED_FILE
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
 

@@ -10,6 +10,7 @@ the JSON edge: a result not of its command's shape (a dict, a list) is shown as 
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from control.render import cell, fields, table, word
 from policies.i18n import N_, _, ngettext, pgettext
@@ -17,7 +18,6 @@ from policies.kinds import label as kind_label
 from policies.states import COUNTED_OUTCOMES, shown_status
 from policies.text import printable
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any

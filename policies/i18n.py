@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import os
 from _contextvars import ContextVar
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from _contextvars import Token
     from collections.abc import Iterable

@@ -18,9 +18,10 @@ show the labels), and neither dataclasses nor typing are imported at run time he
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from policies.i18n import N_, _
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Literal

@@ -25,7 +25,8 @@ import sys
 
 # No argparse, dataclasses or pathlib: every action starts this launcher, and those imports
 # would be most of its start (it runs with -I, before the confined child's own start).
-TYPE_CHECKING = False
+from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 

@@ -21,7 +21,7 @@ import os
 import stat
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
-from typing import Any, Generic, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 from actions.ops import (
     Create,
@@ -48,7 +48,6 @@ from sandbox.edit import EditIntent
 from sandbox.transfer import Intent
 from state.journal import DERIVES_AUX, Aux, Journal, JournalRow, Post
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from sandbox.executor import Executor, Overlay
 

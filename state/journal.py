@@ -22,7 +22,7 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypedDict, cast
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
 
 from actions.ops import (
     Identity,
@@ -45,7 +45,6 @@ from policies.results import Action as Action  # the contract's action (§3), th
 from policies.text import clip
 from state.db import checkpoint, connect, migrate, utcnow
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from policies.kinds import Family
     from policies.states import ActionStatus

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Mapping
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from actions.ops import StoredPlan, plan_family
 from policies.decide import RunContext
@@ -22,7 +22,6 @@ from policies.i18n import _
 from policies.kinds import FAMILIES
 from state.journal import Action, family_of
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from policies.kinds import Family
 
