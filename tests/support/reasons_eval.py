@@ -286,9 +286,9 @@ def cross_author(embed: Callable[[str], Vector]) -> list[tuple[str, Report]]:
 
 def report_set(name: str) -> Path:
     """The labelled set ``name`` names: a path under tests/data ("heldout32c/reasons.jsonl")
-    or a folder there holding a reasons.jsonl ("heldout32c")."""
+    or a folder there holding a reasons.jsonl ("heldout32c"), whether it is there yet or not."""
     path = DATA / name
-    return path / "reasons.jsonl" if path.is_dir() else path
+    return path if path.suffix == ".jsonl" else path / "reasons.jsonl"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -331,7 +331,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.dev:
         report = cross_validate(embed)
     elif args.report_set:
-        report = evaluate(ReasonReader(embed), read_set(report_set(args.report_set)))
+        path = report_set(args.report_set)
+        if not path.is_file():
+            print(f"no labelled set at {path}", file=sys.stderr)
+            return 2
+        report = evaluate(ReasonReader(embed), read_set(path))
     else:
         _fit, held = split()
         report = evaluate(ReasonReader(embed), held, root_folders(read_set(SET)))
