@@ -1,11 +1,14 @@
 """What a person's reason for rejecting a suggestion asks for: its intent and its target.
 
 The intent is read for its meaning, not its words: the reason's e5 query vector (the memory's
-own embedder, the one loaded for memories; nothing else is loaded) and the kind of the
-suggestion rejected go through a small multinomial logistic model whose weights are a data
-file in the package (``agent/data/reasons.json``), fitted offline by
-``python -m tests.support.reasons_eval --fit`` (docs/agent.md says on what). The arithmetic
-is a dot product in numpy: the same reason reads the same on every run.
+own embedder, the one loaded for memories; nothing else is loaded), the character n-grams of
+its folded words (what carries across spellings, typos and missing accents that a vector of
+the whole sentence blurs) and the kind of the suggestion rejected go through a small
+multinomial logistic model whose weights are a data file in the package
+(``agent/data/reasons.json``), fitted offline by ``python -m tests.support.reasons_eval --fit``
+(docs/agent.md says on what). The arithmetic is a dot product in numpy: the same reason reads
+the same on every run. One exact rule follows the model between the two groupings: a reason
+that asks for one and turns the other down ("por proyecto, no por fecha") asks for the one.
 
 The target is read by rule, where rules are exact: a file the reason names (a path, a quoted
 name, a name with an extension, a name after "archivo"/"file called") for ``keep_file``; a
@@ -20,6 +23,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import zlib
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -72,26 +76,52 @@ class Reading:
     confidence: float  # the model's probability of ``intent``
 
 
+#: The lengths of the character n-grams read, each word padded with a space on either side.
+GRAM_LENGTHS = (3, 4, 5)
+
+
+def grams(text: str, buckets: int) -> npt.NDArray[np.float64]:
+    """The character n-grams of ``text``'s words, folded (case, accents, ñ) and with anything
+    but letters and digits taken as a space, hashed by CRC-32 into ``buckets`` (the same
+    bucket on every machine and run), each count ``1 + log``, the whole of unit length."""
+    counts: dict[int, int] = {}
+    for word in re.sub(r"[^a-z0-9]+", " ", loose_fold(as_read(text))).split():
+        padded = f" {word} "
+        for n in GRAM_LENGTHS:
+            for i in range(max(1, len(padded) - n + 1)):
+                bucket = zlib.crc32(padded[i : i + n].encode()) % buckets
+                counts[bucket] = counts.get(bucket, 0) + 1
+    out = np.zeros(buckets)
+    for bucket, count in counts.items():
+        out[bucket] = 1.0 + np.log(count)
+    norm = float(np.linalg.norm(out))
+    return out / norm if norm else out
+
+
 @dataclass(frozen=True)
 class ReasonModel:
     """The fitted model: ``softmax(W @ features + b)`` over ``intents``, where the features
-    are the reason's vector centred and scaled as fitted, then the rejected kind one-hot."""
+    are the reason's vector centred and scaled as fitted, then the rejected kind one-hot, then
+    the reason's hashed n-grams (``grams``) times ``gram_scale`` (their weight beside the
+    vector's standardized coordinates, chosen as fitted)."""
 
     embedder: str  # the embedder whose vectors the weights read
     intents: tuple[str, ...]
     kinds: tuple[str, ...]
     mean: Vector
     scale: Vector
-    weights: npt.NDArray[np.float64]  # (intents, dim + kinds)
+    weights: npt.NDArray[np.float64]  # (intents, dim + kinds + buckets)
     bias: npt.NDArray[np.float64]
+    buckets: int
+    gram_scale: float
 
-    def features(self, vector: Vector, kind: str) -> npt.NDArray[np.float64]:
+    def features(self, vector: Vector, text: str, kind: str) -> npt.NDArray[np.float64]:
         v = (np.asarray(vector, dtype=np.float64) - self.mean) / self.scale
         onehot = np.array([1.0 if k == kind else 0.0 for k in self.kinds])
-        return np.concatenate([v, onehot])
+        return np.concatenate([v, onehot, self.gram_scale * grams(text, self.buckets)])
 
-    def probabilities(self, vector: Vector, kind: str) -> npt.NDArray[np.float64]:
-        z = self.weights @ self.features(vector, kind) + self.bias
+    def probabilities(self, vector: Vector, text: str, kind: str) -> npt.NDArray[np.float64]:
+        z = self.weights @ self.features(vector, text, kind) + self.bias
         z = z - z.max()
         e = np.exp(z)
         return np.asarray(e / e.sum(), dtype=np.float64)
@@ -105,6 +135,8 @@ class ReasonModel:
             "scale": [round(float(x), 6) for x in self.scale],
             "weights": [[round(float(x), 5) for x in row] for row in self.weights],
             "bias": [round(float(x), 5) for x in self.bias],
+            "buckets": self.buckets,
+            "gram_scale": self.gram_scale,
         }
 
     @staticmethod
@@ -117,6 +149,8 @@ class ReasonModel:
             scale=np.asarray(data["scale"], dtype=np.float64),
             weights=np.asarray(data["weights"], dtype=np.float64),
             bias=np.asarray(data["bias"], dtype=np.float64),
+            buckets=int(data["buckets"]),
+            gram_scale=float(data["gram_scale"]),
         )
 
 
@@ -154,10 +188,11 @@ class ReasonReader:
         if seen is not None:
             return seen
         vector = self._embed(as_read(text))
-        p = self.model.probabilities(vector, kind) * possible(self.model.intents, kind)
+        p = self.model.probabilities(vector, text, kind) * possible(self.model.intents, kind)
         p = p / p.sum()
         best = int(np.argmax(p))
-        read = (self.model.intents[best], float(p[best]))
+        intent = contrasted(text, self.model.intents[best])
+        read = (intent, float(p[self.model.intents.index(intent)]))
         with self._lock:
             if len(self._seen) >= CACHE_SIZE:
                 self._seen.clear()
@@ -184,6 +219,50 @@ def possible(intents: Sequence[str], kind: str) -> npt.NDArray[np.float64]:
     else:
         allowed = set(intents)
     return np.array([1.0 if i in allowed else 0.0 for i in intents])
+
+
+#: What a grouping by date is by, and what a grouping by project is by (a client, a course,
+#: a chapter...: whatever a person's work is divided in), folded, in both languages.
+_DATE_CUES = (
+    r"(?:fechas?|dates?|dated|mes|meses|months?|monthly|mensual\w*|anos?|years?|yearly|anual\w*|"
+    r"dias?|days?|daily|diario|semanas?|weeks?|weekly|trimestres?|quarters?|semestres?|"
+    r"semesters?|cronologic\w*|chronolog\w*|(?:19|20)\d\d)"
+)
+_PROJECT_CUES = (
+    r"(?:proyectos?|projects?|clientes?|clients?|customers?|asignaturas?|materias?|cursos?|"
+    r"courses?|subjects?|temas?|topics?|capitulos?|chapters?|papers?|repos?|repositorios?|"
+    r"proveedor\w*|suppliers?|trabajos?|jobs?|encargos?|grupos?|cases?|casos?|events?|"
+    r"eventos?|sesion\w*|sessions?)"
+)
+#: A cue turned down: "no por fecha", "ni por proyecto", "not by date", "than by date",
+#: "mejor que por mes", "en vez de por mes", a word or two between.
+_TURNED_DOWN = (
+    r"\b(?:no|ni|not|nor|than|instead\s+of|rather\s+than|en\s+vez\s+de|en\s+lugar\s+de|"
+    r"(?:mejor|antes|mas)\s+que|sin|without|neither)\s+(?:\w+\s+)?(?:por|by|per|en|de|a)?\s*(?:\w+\s+)?{cue}\b"
+)
+
+
+def _asked_and_turned_down(folded: str, cue: str) -> tuple[bool, bool]:
+    """(whether ``folded`` asks for ``cue`` anywhere it does not turn it down, whether it
+    turns it down somewhere)."""
+    down = len(re.findall(_TURNED_DOWN.format(cue=cue), folded))
+    return len(re.findall(rf"\b{cue}\b", folded)) > down, down > 0
+
+
+def contrasted(text: str, intent: str) -> str:
+    """``intent``, or the other grouping when ``text`` asks for that one and turns this one
+    down ("por proyecto, no por fecha" is by project whatever the model read between the two):
+    a grouping reason often names the grouping it does not want."""
+    if intent not in (GROUP_BY_DATE, GROUP_BY_PROJECT):
+        return intent
+    folded = " ".join(re.sub(r"[^a-z0-9]+", " ", loose_fold(text)).split())
+    date_asked, date_down = _asked_and_turned_down(folded, _DATE_CUES)
+    project_asked, project_down = _asked_and_turned_down(folded, _PROJECT_CUES)
+    if date_asked and not project_asked and project_down:
+        return GROUP_BY_DATE
+    if project_asked and not date_asked and date_down:
+        return GROUP_BY_PROJECT
+    return intent
 
 
 # --------------------------------------------------------------------------- the target
@@ -221,8 +300,38 @@ _FOLDER_PHRASE = re.compile(
 #: clientes"); a name written as the folder is needs nothing before it.
 _BEFORE_NAME = r"(?:\bthe|\bmy|\bcarpeta(?:\s+de)?|\bla\s+de|\bde)\s+"
 _PATH = re.compile(r"(?<![\w/.-])(user(?:/[^\s/,;:«»\"'“”]+)+)")
+#: A path below the root's ``user/`` written without it ("Fotos/2026"): a folder of ``user/``,
+#: then one or more names.
+_RELATIVE = re.compile(r"(?<![\w/.~-])([^\W\d_][\w-]*)((?:/[\w.-]+)+)")
+#: What "la carpeta X" / "the X folder" says of a folder rather than names it.
+_NOT_A_NAME = frozenset(
+    (
+        "de",
+        "del",
+        "that",
+        "this",
+        "one",
+        "same",
+        "plana",
+        "entera",
+        "completa",
+        "misma",
+        "principal",
+        "raiz",
+        "flat",
+        "whole",
+        "entire",
+        "main",
+        "root",
+    )
+)
+#: Files known by a name with no extension.
+_KNOWN_FILES = re.compile(
+    r"(?<![\w/.])(Makefile|Dockerfile|Containerfile|Procfile|Gemfile|Rakefile|Vagrantfile|"
+    r"Jenkinsfile|README|LICENSE|CHANGELOG)(?![\w.])"
+)
 _QUOTED = re.compile(r"(?<!\w)['\"«“‘`]([^'\"«»“”‘’`]{1,80})['\"»”’`](?!\w)")
-_EXT_NAME = re.compile(r"(?<![\w/])([~$\w][\w~$.-]*(?:\s\(\d+\))?\.[A-Za-z0-9]{1,5})(?![\w/])")
+_EXT_NAME = re.compile(r"(?<![\w/])(\.?[~$\w][\w~$.-]*(?:\s\(\d+\))?\.[A-Za-z0-9]{1,5})(?![\w/])")
 _CALLED = re.compile(
     r"\b(?:archivo|fichero|file)\s+(?:(?:llamado|que\s+se\s+llama|called|named|literally"
     r"\s+called)\s+)?([A-Za-zÁÉÍÓÚÑ][\w~$.-]*)"
@@ -244,6 +353,9 @@ def named_folder(text: str, folder: str, folders: Collection[str]) -> str | None
     path = _PATH.search(text)
     if path:
         return path[1].rstrip(_TRAILING).rstrip("/")
+    for rel in _RELATIVE.finditer(text):
+        if f"user/{rel[1]}" in folders:
+            return f"user/{rel[1]}{rel[2]}".rstrip(_TRAILING).rstrip("/")
     words = _words(text)
     # The suggestion's folder in either language's name; another folder by its own name only
     # (an alias of another folder is as often a common noun: "imágenes" in "pdf/imágenes").
@@ -259,15 +371,16 @@ def named_folder(text: str, folder: str, folders: Collection[str]) -> str | None
         if other == folder or other == "user" or _folds(name) not in words:
             continue
         # Written as the folder is ("Facturas"), or after "the", "la carpeta", "la de": a
-        # lower-case "facturas" in a sentence is as often the common noun.
-        if re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text) or re.search(
-            _BEFORE_NAME + re.escape(_folds(name)) + r"\b", loose_fold(text)
+        # lower-case "facturas" in a sentence is as often the common noun. A name joined by a
+        # hyphen is part of another word ("2024" in "2024-05").
+        if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) or re.search(
+            _BEFORE_NAME + re.escape(_folds(name)) + r"(?![\w-])", loose_fold(text)
         ):
             return other
     m = _FOLDER_PHRASE.search(text)
     if m:
         name = (m[1] or m[2]).strip(_TRAILING)
-        if _folds(name) not in {"de", "del", "that", "this", "one", "same"}:
+        if _folds(name) not in _NOT_A_NAME:
             parent = folder.rpartition("/")[0] or "user"
             return f"{parent}/{name}" if folder != "user" else f"user/{name}"
     if _PLACE_WORDS.search(loose_fold(text)):
@@ -277,7 +390,8 @@ def named_folder(text: str, folder: str, folders: Collection[str]) -> str | None
 
 def named_file(text: str) -> str | None:
     """The file ``text`` names (a root-relative path, a quoted name, a name with an extension,
-    a name after "archivo"/"file called"), as written; None when it names none."""
+    a name after "archivo"/"file called", a file known by a name with no extension such as
+    "Makefile"), as written; None when it names none."""
     quoted = [
         m[1].strip().rstrip(_TRAILING)
         for m in _QUOTED.finditer(text)
@@ -286,6 +400,7 @@ def named_file(text: str) -> str | None:
     paths = [m[1].rstrip(_TRAILING) for m in _PATH.finditer(text)]
     with_ext = [m[1] for m in _EXT_NAME.finditer(text)]
     called = [m[1].rstrip(_TRAILING) for m in _CALLED.finditer(text)]
+    known = [m[1] for m in _KNOWN_FILES.finditer(text)]
     # A quoted name with an extension is the whole name ("'ticket ikea.jpg'"); a name with an
     # extension beats a quoted word ("that 'duplicate' wedding_042.jpg").
     for name in (
@@ -294,6 +409,7 @@ def named_file(text: str) -> str | None:
         *with_ext,
         *quoted,
         *called,
+        *known,
     ):
         if name:
             return name

@@ -1,5 +1,6 @@
-"""Reasons read for their meaning, measured on a blind set the model never saw (the set:
-``BLIND_SET``; the fit: tests/support/reasons_eval.py, docs/agent.md)."""
+"""Reasons read for their meaning, measured on a blind set the packaged model never saw (the
+set: ``BLIND_SET``), and on each development set by a model fitted on the other author's (the
+fit and the sets: tests/support/reasons_eval.py, docs/agent.md)."""
 
 from __future__ import annotations
 
@@ -7,39 +8,76 @@ import numpy as np
 import pytest
 
 from agent.memory.reasons import ReasonReader, packaged_model
-from tests.support.reasons_eval import embedder, evaluate, fit, read_set, report_set
+from tests.support.reasons_eval import (
+    Report,
+    cross_author,
+    embedder,
+    evaluate,
+    fit,
+    read_set,
+    report_set,
+)
 
 #: What a person must be able to count on, per intent and per language.
 BOUND = 0.9
-#: The blind set this test reads, under tests/data: written by someone who has not read the
-#: reader, frozen before it is read, read once on the frozen model. heldout32 is not one: the
-#: packaged model is fitted on all of it.
-BLIND_SET = "heldout32c/reasons.jsonl"
+#: The blind set this test reads, under tests/data: written by a hand that has not read the
+#: reader, frozen before it is read, read once on the frozen model. heldout32 and heldout32c
+#: are not ones: the packaged model is fitted on both.
+BLIND_SET = "heldout32d"
 
 
-@pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "read once: intent 0.922, target 0.967; below 0.9 group_by_project 0.867, none 0.833,"
-        " Spanish 0.895 (docs/agent.md); the bound stands and this mark goes the day it passes"
-    ),
-)
-def test_the_blind_set_is_read_right_per_intent_and_per_language(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    path = report_set(BLIND_SET)
-    assert path.is_file(), f"the blind set {BLIND_SET} is missing from this tree"
-    report = evaluate(ReasonReader(embedder()), read_set(path))
-    with capsys.disabled():
-        print("\n" + "\n".join(report.lines()))
-    low = [
+def _below(report: Report) -> list[str]:
+    return [
         f"{name}: intent {intent:.3f}, target {target:.3f}"
         for index in (0, 1)
         for name, (intent, target) in sorted(report.by(index).items())
         if intent < BOUND or target < BOUND
     ]
-    assert not low, low
+
+
+@pytest.mark.slow
+def test_the_blind_set_is_read_right_per_intent_and_per_language(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = report_set(BLIND_SET)
+    if not path.is_file():
+        pytest.skip(f"the blind set {BLIND_SET} is not in this tree yet")
+    report = evaluate(ReasonReader(embedder()), read_set(path))
+    with capsys.disabled():
+        print(f"\n{BLIND_SET}, read by the packaged model:\n" + "\n".join(report.lines()))
+    assert not _below(report), _below(report)
+
+
+@pytest.fixture(scope="module")
+def cross() -> dict[str, Report]:
+    return dict(cross_author(embedder()))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(
+            "heldout32",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason=(
+                    "fitted on heldout32c and ALMA's phrasings: intent 0.927, target 0.973;"
+                    " below 0.9 not_now 0.880 (docs/agent.md); the bound stands and this mark"
+                    " goes the day it passes"
+                ),
+            ),
+        ),
+        "heldout32c",
+    ],
+)
+def test_each_development_set_is_read_right_by_a_model_fitted_on_the_other_authors(
+    name: str, cross: dict[str, Report], capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = cross[name]
+    with capsys.disabled():
+        print(f"\n{name}, read by a model fitted on the other set:\n" + "\n".join(report.lines()))
+    assert not _below(report), _below(report)
 
 
 @pytest.mark.slow
@@ -47,5 +85,6 @@ def test_the_packaged_model_is_what_the_fitting_script_gives() -> None:
     fitted = fit(embedder())
     shipped = packaged_model()
     assert fitted.intents == shipped.intents and fitted.kinds == shipped.kinds
+    assert (fitted.buckets, fitted.gram_scale) == (shipped.buckets, shipped.gram_scale)
     assert np.allclose(fitted.weights, shipped.weights, atol=1e-3)
     assert np.allclose(fitted.bias, shipped.bias, atol=1e-3)

@@ -10,7 +10,14 @@ import pytest
 from actions.ops import Mkdir, Move, Trash
 from actions.planners import PlanResult
 from agent.memory import reasons as R
-from agent.memory.reasons import ReasonReader, named_file, packaged_model, target_of
+from agent.memory.reasons import (
+    ReasonReader,
+    contrasted,
+    grams,
+    named_file,
+    packaged_model,
+    target_of,
+)
 from agent.memory.recall import apply_recall, recall_notes, rejection_memory, taken
 from state.memory import get_embedder
 
@@ -77,6 +84,8 @@ def _temp(folder: str) -> PlanResult:
         ("there's a file called 'Music' in here, not a folder", "Music"),
         ("no toques user/Documentos/~$acta.docx", "user/Documentos/~$acta.docx"),
         ("informe (2).pdf es el bueno", "informe (2).pdf"),
+        ("el .~lock.notas.odt está abierto, déjalo", ".~lock.notas.odt"),
+        ("the Dockerfile stays at the top", "Dockerfile"),
         ("it's fine", None),
     ],
 )
@@ -103,6 +112,45 @@ def test_the_target_is_the_folder_named_in_any_form_or_the_suggestions_own() -> 
     assert target_of(R.STOP_KIND_INTENT, "nunca más en Descargas", own, FOLDERS) is None
 
 
+def test_a_folder_is_named_by_its_path_below_user_and_not_by_a_word_about_it() -> None:
+    own = "user/Fotos"
+    folders = ["user/Fotos", "user/Fotos/2023", "user/Descargas"]
+    assert target_of(R.GROUP_BY_DATE, "Fotos/2025 por semanas", own, folders) == ("user/Fotos/2025")
+    # a year inside a date is not the folder of that year
+    assert target_of(R.GROUP_BY_DATE, "folders like 2023-01 please", own, folders) == own
+    # "la carpeta plana" says how the folder should be, not which
+    assert target_of(R.FLAT, "quiero la carpeta plana y ya", own, folders) == own
+    assert target_of(R.KEEP_FILE, "el Makefile no se mueve", "user/src", folders) == (
+        "user/src/Makefile"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "read", "meant"),
+    [
+        ("por cliente mejor que por mes", R.GROUP_BY_DATE, R.GROUP_BY_PROJECT),
+        ("a project folder each, not a year folder", R.GROUP_BY_DATE, R.GROUP_BY_PROJECT),
+        ("ni por asignatura ni por extensión: por trimestres", R.GROUP_BY_PROJECT, R.GROUP_BY_DATE),
+        ("by month instead of by client", R.GROUP_BY_PROJECT, R.GROUP_BY_DATE),
+        # both asked, or neither turned down: the model's reading stands
+        ("por proyecto y dentro por año", R.GROUP_BY_DATE, R.GROUP_BY_DATE),
+        ("por meses", R.GROUP_BY_PROJECT, R.GROUP_BY_PROJECT),
+        # only the two groupings are ever swapped
+        ("no por fecha, por proyecto", R.FLAT, R.FLAT),
+    ],
+)
+def test_a_grouping_reason_that_turns_the_other_grouping_down_asks_for_its_own(
+    text: str, read: str, meant: str
+) -> None:
+    assert contrasted(text, read) == meant
+
+
+def test_the_ngrams_read_the_folded_words_and_are_the_same_every_time() -> None:
+    assert np.array_equal(grams("Mañana NO", 64), grams("manana no", 64))
+    assert np.isclose(np.linalg.norm(grams("por años", 64)), 1.0)
+    assert not grams("¿?", 64).any()
+
+
 def test_a_notice_is_read_as_stop_not_now_or_nothing_and_only_organize_as_flat() -> None:
     model = packaged_model()
     notice = R.possible(model.intents, "long_hours")
@@ -123,7 +171,7 @@ def test_the_same_reason_reads_the_same_every_time(reader: ReasonReader) -> None
     again = ReasonReader(reader._embed).read(text, "organize", "user/Descargas")
     assert first == again and first.intent == R.FLAT
     vector = reader._embed(text)
-    p = packaged_model().probabilities(vector, "organize")
+    p = packaged_model().probabilities(vector, text, "organize")
     assert np.isclose(p.sum(), 1.0)
 
 
