@@ -16,7 +16,7 @@ import os
 import stat
 import sys
 import termios
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
@@ -100,11 +100,16 @@ def _keys() -> KeyBindings:
     return keys
 
 
+def plain_console(**options: Any) -> Console:
+    """A console that shows text as it is: no markup, no emoji codes, no highlighting."""
+    return Console(markup=False, emoji=False, highlight=False, **options)
+
+
 class RichScreen:
     """The interactive front end of :class:`control.chat.Chat`."""
 
-    def __init__(self, root: str) -> None:
-        self._console = Console(markup=False, emoji=False, highlight=False)
+    def __init__(self, root: str, *, console: Console | None = None) -> None:
+        self._console = console or plain_console()
         self._session: PromptSession[str] = PromptSession(
             history=history_for(root),
             multiline=True,
