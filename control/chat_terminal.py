@@ -12,11 +12,12 @@ already made printable (controls shown as escapes), and must not gain new meanin
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import stat
 import sys
 import termios
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
@@ -100,11 +101,16 @@ def _keys() -> KeyBindings:
     return keys
 
 
+def plain_console(**options: Any) -> Console:
+    """A console that shows text as it is: no markup, no emoji codes, no highlighting."""
+    return Console(markup=False, emoji=False, highlight=False, **options)
+
+
 class RichScreen:
     """The interactive front end of :class:`control.chat.Chat`."""
 
-    def __init__(self, root: str) -> None:
-        self._console = Console(markup=False, emoji=False, highlight=False)
+    def __init__(self, root: str, *, console: Console | None = None) -> None:
+        self._console = console or plain_console()
         self._session: PromptSession[str] = PromptSession(
             history=history_for(root),
             multiline=True,
@@ -145,31 +151,48 @@ class RichScreen:
         the scrollback, so every redraw left a partial copy of the answer behind. The live
         rest is kept shorter than the screen (its finished lines printed too when one block
         grows that long; cropped meanwhile if a single line does), and drawn whole once at the
-        end."""
+        end.
+
+        Only this thread writes while the answer is drawn. Rich's live area redraws from a
+        thread of its own, and a redraw that meets a print moves the cursor up by a height that
+        is no longer the one on the screen, overwriting printed lines. That thread only turns
+        the spinner, until the first words; from then on the live area is redrawn here, after
+        each piece, and a print never meets a redraw."""
+        pieces = iter(tokens)
         text = ""
-        done = 0  # how much of ``text`` is printed for good
         self._spinner = Spinner("dots", text=Text(_("thinking…"), style="dim"))
         try:
-            with (
-                _no_echo(),
-                Live(
-                    self._spinner,
-                    console=self._console,
-                    refresh_per_second=10,
-                    vertical_overflow="crop",
-                ) as live,
-            ):
-                for piece in tokens:
-                    text += piece
-                    cut = _finished(text, done, self._console.width, self._console.height)
-                    if cut > done:
-                        live.update(Text(""), refresh=False)
-                        live.console.print(Markdown(text[done:cut], hyperlinks=False))
-                        done = cut
-                    if text[done:].strip():
-                        live.update(Markdown(text[done:], hyperlinks=False), refresh=False)
+            with _no_echo():
+                with Live(
+                    self._spinner, console=self._console, refresh_per_second=10, transient=True
+                ):
+                    for piece in pieces:
+                        text += piece
+                        if text.strip():
+                            break
+                self._spinner = None
+                if text.strip():
+                    self._stream(text, pieces)
         finally:
             self._spinner = None
+
+    def _stream(self, text: str, pieces: Iterator[str]) -> None:
+        """Draw ``text`` and the ``pieces`` still to come, redrawing the live area by hand."""
+        done = 0  # how much of ``text`` is printed for good
+        with Live(
+            Text(""), console=self._console, auto_refresh=False, vertical_overflow="crop"
+        ) as live:
+            for piece in itertools.chain([""], pieces):
+                text += piece
+                cut = _finished(text, done, self._console.width, self._console.height)
+                if cut > done:
+                    live.update(Text(""))
+                    live.console.print(Markdown(text[done:cut], hyperlinks=False))
+                    done = cut
+                rest = text[done:]
+                live.update(
+                    Markdown(rest, hyperlinks=False) if rest.strip() else Text(""), refresh=True
+                )
 
 
 def _finished(text: str, start: int, width: int, height: int) -> int:
