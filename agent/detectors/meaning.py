@@ -17,9 +17,12 @@ they read by other means.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
+
+from policies.text import loose_fold
 
 if TYPE_CHECKING:
     import numpy as np
@@ -54,6 +57,27 @@ def similarity(a: str, b: str) -> float:
     """The cosine of two lines' vectors (0 without the embedder)."""
     rows = vectors([a, b])
     return 0.0 if rows is None else float(rows[0] @ rows[1])
+
+
+#: Whom a line is about stays exact (the embedder reads what is said far better than who it
+#: is said of): a line that opens on another person as its subject ("mi socia sube…", "my
+#: assistant copied…", "ella está triste") tells of someone else. "él" and "he" are left out:
+#: folded, they are the article "el" and Spanish "he" ("he copiado"); a kin noun needs its
+#: possessive ("son" alone is Spanish "son").
+_OTHERS = re.compile(
+    r"^(?:(?:hoy|ayer|otra vez|again|today|y|and|pues|so)[ ,]+)*"
+    r"(?:(?:mi|mis|tu|tus|su|sus|nuestro|nuestra|el|la|los|las|my|our|his|her|their|the|your) "
+    r"(?:companer[oa]s?|soci[oa]s?|jef[ea]s?|becari[oa]s?|asistente|secretari[oa]|ayudante"
+    r"|hij[oa]s?|mujer|marido|pareja|novi[oa]|madre|padre|herman[oa]s?|gestor[a]?"
+    r"|colleagues?|assistant|boss|partner|wife|husband|intern|son|daughter|mum|mom|dad"
+    r"|brother|sister|manager)"
+    r"|alguien|ella|ellos|ellas|someone|she|they)\b"
+)
+
+
+def others(text: str) -> bool:
+    """Whether ``text`` opens on another person as its subject."""
+    return _OTHERS.match(loose_fold(text).strip(" \t¡¿\"'«“-")) is not None
 
 
 class Reader:

@@ -18,11 +18,9 @@ files still stands on its own.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
-from agent.detectors.meaning import Reader, similarity
-from policies.text import loose_fold
+from agent.detectors.meaning import Reader, others, similarity
 
 __all__ = ["NOT_TOLD", "SAME_TASK", "THRESHOLD", "TOLD", "others", "scores", "similarity"]
 
@@ -33,27 +31,6 @@ THRESHOLD = 0.05
 #: Two told lines of different days tell the same task from this cosine (when no folder or
 #: file of the tree they name decides it).
 SAME_TASK = 0.86
-
-#: Who does the task stays exact (the embedder reads what is done far better than who does
-#: it): a line that opens on another person as its subject ("mi socia sube…", "my assistant
-#: copied…", "ella lo pasa…") tells someone else's chore. "él" and "he" are left out: folded,
-#: they are the article "el" and Spanish "he" ("he copiado"); a kin noun needs its possessive
-#: ("son" alone is Spanish "son").
-_OTHERS = re.compile(
-    r"^(?:(?:hoy|ayer|otra vez|again|today|y|and|pues|so)[ ,]+)*"
-    r"(?:(?:mi|mis|tu|tus|su|sus|nuestro|nuestra|el|la|los|las|my|our|his|her|their|the|your) "
-    r"(?:companer[oa]s?|soci[oa]s?|jef[ea]s?|becari[oa]s?|asistente|secretari[oa]|ayudante"
-    r"|hij[oa]s?|mujer|marido|pareja|novi[oa]|madre|padre|herman[oa]s?|gestor[a]?"
-    r"|colleagues?|assistant|boss|partner|wife|husband|intern|son|daughter|mum|mom|dad"
-    r"|brother|sister|manager)"
-    r"|alguien|ella|ellos|ellas|someone|she|they)\b"
-)
-
-
-def others(text: str) -> bool:
-    """Whether ``text`` opens on another person as its subject."""
-    return _OTHERS.match(loose_fold(text).strip(" \t¡¿\"'«“-")) is not None
-
 
 # Sentences written for ALMA, never taken from a test set.
 TOLD = (
