@@ -261,12 +261,14 @@ def detect_low_mood(
     since, today = last_days(now, WINDOW_DAYS)
     scores: list[tuple[date, float, int]] = []
     evidence: list[str] = []
-    for day, path, paragraphs in sorted(days, key=lambda d: d[0]):
-        if not since <= day <= today:
-            continue
-        turns = _turns(paragraphs)
-        if not turns:
-            continue
+    read = [
+        (day, path, turns)
+        for day, path, paragraphs in sorted(days, key=lambda d: d[0])
+        if since <= day <= today and (turns := _turns(paragraphs))
+    ]
+    if len(read) < MIN_DAYS:
+        return None  # no trend over so few days: no line is even read by meaning
+    for day, path, turns in read:
         counts = _counted(turns)
         for p, n in zip(turns, counts, strict=True):
             if n:

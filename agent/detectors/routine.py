@@ -360,9 +360,9 @@ def detect_routine(
             routine = found.get(base) or Routine(base, pattern, {}, {}, {})
             if len(routine.days()) < MIN_DAYS and len({m.day for m in said}) < MIN_DAYS:
                 continue
-            if base in found or folder_days:
+            if base in found or folder_days or task.into == base:
                 result = _finding(tree, policy, zone, routine, said, folder_days)
-            else:  # no dated copies to make: the task is written down for the person
+            else:  # not into a folder of the tree: the task is written down for the person
                 result = _checklist(tree, policy, zone, base, task)
             if result is not None:
                 results.append(result)
@@ -472,9 +472,10 @@ def _finding(
 
 
 def _checklist(tree: Tree, policy: Policy, zone: str, base: str, task: _Task) -> PlanResult | None:
-    """A task told on enough days that makes no dated copies (data typed into a sheet, files
-    uploaded or renamed, a report sent): a checklist of it for the person to review, next to
-    the scripts, as the first step to doing it in one command. ALMA never runs anything."""
+    """A task told on enough days whose words name no folder of the tree it goes into (data
+    typed into a sheet, files uploaded to a website, a report sent): a checklist of it for the
+    person to review, next to the scripts, as the first step to doing it in one command. A
+    copy script would guess where things go. ALMA never runs anything."""
     folder = f"{zone}/{SCRIPTS}"
     where = task.into
     topic = (where or (base if base != zone else "")).rpartition("/")[2]

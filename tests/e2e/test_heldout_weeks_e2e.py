@@ -151,15 +151,6 @@ def new_side() -> Iterator[list[Lived]]:
     yield [live(load(name, NEW_WEEKS_DIR)) for name in NEW]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "reported once: 11 of 13 findings (w1's routine told in the chat, w2's low mood missed),"
-        " 0 invented on the bad weeks, 2 suggestions on each calm week; as a development set"
-        " since, the calm weeks are quiet and 11 of 13 remain (docs/agent.md). The bounds stand;"
-        " this mark goes the day they pass"
-    ),
-)
 def test_the_second_blind_weeks_bring_up_what_happened_and_calm_weeks_stay_quiet(
     new_side: list[Lived],
 ) -> None:
