@@ -80,6 +80,12 @@ def person_lines(days: Sequence[tuple[date, str, list[Paragraph]]]) -> list[_Lin
     return out
 
 
+def _name_words(words: Iterable[str]) -> tuple[str, ...]:
+    """Folded words as a name is matched: a final "s" of a word over 3 letters dropped, so
+    that one report or many name one folder ("el informe" and "Informes", "scans" and "Scan")."""
+    return tuple(w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words)
+
+
 def _folders(zone: str, scan: TreeScan) -> dict[tuple[str, ...], str]:
     """The folders a person may name, by their folded words: never the zone itself, a dated
     folder or a short name; of two folders named alike, the one holding dated folders, then
@@ -110,15 +116,17 @@ _FOLDER_WORDS = frozenset(
 )
 
 
-def _named(line: _Line, folders: dict[tuple[str, ...], str]) -> str | None:
+def _named(line: _Line, folders: dict[tuple[str, ...], str], *, loose: bool = False) -> str | None:
     """The folder of the tree the line names as where files go (its words, in order), the
-    longest name first."""
+    longest name first; ``loose``: one or many alike (:func:`_name_words`)."""
     best: tuple[int, str] | None = None
     words = line.words
+    said = _name_words(words) if loose else words
     for name, folder in folders.items():
         n = len(name)
+        wanted = _name_words(name) if loose else name
         for i in range(len(words) - n + 1):
-            if words[i : i + n] != name:
+            if said[i : i + n] != wanted:
                 continue
             before = words[i - 1] if i else ""
             if before in _FROM and not (i >= 2 and words[i - 2] in _FOLDER_WORDS):
@@ -163,7 +171,7 @@ def _files(scan: TreeScan) -> dict[tuple[str, ...], str]:
     ranked: dict[tuple[str, ...], set[str]] = defaultdict(set)
     for f in scan.files:
         stem = f.name.rpartition(".")[0] or f.name
-        words = tuple(w for w in _WORD.findall(loose_fold(stem)) if not w.isdigit())
+        words = _name_words(w for w in _WORD.findall(loose_fold(stem)) if not w.isdigit())
         if dated(f.folder) is not None or len("".join(words)) < MIN_NAME:
             continue
         ranked[words].add(f.path)
@@ -177,11 +185,11 @@ def _files(scan: TreeScan) -> dict[tuple[str, ...], str]:
 
 def _named_file(line: _Line, files: dict[tuple[str, ...], str]) -> str | None:
     """The file of the tree the line names as where the task puts things."""
-    words = line.words
+    words, said = line.words, _name_words(line.words)
     for name, path in sorted(files.items(), key=lambda item: -len(item[0])):
         n = len(name)
         for i in range(len(words) - n + 1):
-            if words[i : i + n] != name:
+            if said[i : i + n] != name:
                 continue
             j = i - 1
             if j >= 1 and words[j] in {"de", "del", "of"} and words[j - 1] in _HOLDERS:
@@ -210,7 +218,7 @@ def _told_tasks(
 ) -> dict[str, _Task]:
     """The lines that tell a task done by hand, by the folder they are about: the folder they
     name, else the routine whose files they name, else the folder of a file they name as where
-    things go; a line naming none joins the task of another day it says the same as, and lines
+    things go, else a folder they name in the singular or plural; a line naming none joins the task of another day it says the same as, and lines
     that name none and say the same as each other are a task of their own, about the folder
     they name as where things come from, else about the zone."""
     scores = told.scores([line.text for line in lines])
@@ -231,6 +239,8 @@ def _told_tasks(
         into = folder
         if folder is None and (into := _named_file(line, files)) is not None:
             folder = into.rpartition("/")[0]
+        if folder is None:  # a folder named in the singular ("el informe" for Informes)
+            folder = into = _named(line, folders, loose=True)
         if folder is None:
             unnamed.append(line)
             continue
@@ -274,11 +284,11 @@ def _told_tasks(
 
 def _named_from(line: _Line, folders: dict[tuple[str, ...], str]) -> str | None:
     """The folder of the tree the line names as where things come from ("desde Descargas")."""
-    words = line.words
+    words, said = line.words, _name_words(line.words)
     for name, folder in sorted(folders.items(), key=lambda item: -len(item[0])):
         n = len(name)
         for i in range(1, len(words) - n + 1):
-            if words[i : i + n] == name and words[i - 1] in _FROM:
+            if said[i : i + n] == _name_words(name) and words[i - 1] in _FROM:
                 return folder
     return None
 
@@ -360,7 +370,8 @@ def detect_routine(
             routine = found.get(base) or Routine(base, pattern, {}, {}, {})
             if len(routine.days()) < MIN_DAYS and len({m.day for m in said}) < MIN_DAYS:
                 continue
-            if base in found or folder_days or task.into == base:
+            copy = task.into == base and told.copies([m.text for m in said])
+            if base in found or folder_days or copy:
                 result = _finding(tree, policy, zone, routine, said, folder_days)
             else:  # not into a folder of the tree: the task is written down for the person
                 result = _checklist(tree, policy, zone, base, task)

@@ -22,7 +22,18 @@ from collections.abc import Sequence
 
 from agent.detectors.meaning import Reader, others, similarity
 
-__all__ = ["NOT_TOLD", "SAME_TASK", "THRESHOLD", "TOLD", "others", "scores", "similarity"]
+__all__ = [
+    "COPIED",
+    "NOT_TOLD",
+    "OTHER_TASKS",
+    "SAME_TASK",
+    "THRESHOLD",
+    "TOLD",
+    "copies",
+    "others",
+    "scores",
+    "similarity",
+]
 
 #: From this score a line tells a manual task (the reader's scale: +1 is a told example's
 #: side, -1 the other's). Chosen on the fit weeks, the development weeks and sentences of our
@@ -33,8 +44,8 @@ THRESHOLD = 0.05
 SAME_TASK = 0.86
 
 # Sentences written for ALMA, never taken from a test set.
-TOLD = (
-    # files copied or moved by hand into a folder
+#: Files copied or moved by hand into a folder: the task a copy script does.
+COPIED = (
     "Otra vez he copiado a mano los archivos de hoy a la carpeta de entregas.",
     "He pasado a mano lo exportado a su carpeta con la fecha.",
     "Como cada día, muevo yo los ficheros del proyecto a la carpeta del cliente.",
@@ -58,6 +69,14 @@ TOLD = (
     "Same as every morning: I copy the output files across to the client folder.",
     "Put the new exports into today's folder under deliveries myself.",
     "Uploaded the day's spreadsheets to the team folder by hand, as usual.",
+    "He vuelto a copiar yo el CSV de ventas del día a la carpeta de informes.",
+    "Otra vez a mano: el Excel de cierre, copiado a su carpeta del día.",
+    "Copied the day's CSV export into the finance folder by hand again.",
+    "Dropped today's spreadsheet into the reports folder myself, like every day.",
+    "Otra vez bajando los extractos del banco y subiéndolos a la carpeta de la gestoría.",
+)
+#: Other manual tasks, by family: a copy script would not do them.
+OTHER_TASKS = (
     # data typed or pasted from one thing into another
     "De nuevo metiendo a mano los pedidos del correo en la hoja de cálculo.",
     "He vuelto a teclear los datos de los albaranes en el Excel, uno detrás de otro.",
@@ -84,7 +103,6 @@ TOLD = (
     # exported, downloaded and uploaded by hand
     "He vuelto a exportar el informe y subirlo yo a la web del cliente.",
     "Cada tarde descargo el listado y lo subo a mano al portal.",
-    "Otra vez bajando los extractos del banco y subiéndolos a la carpeta de la gestoría.",
     "Exported the report and uploaded it to the portal by hand, same as yesterday.",
     "Downloaded the statements and uploaded them to the accountant's site again.",
     "Every evening I export the dashboard and upload it to the shared drive myself.",
@@ -104,6 +122,7 @@ TOLD = (
     "He vuelto a convertir a PDF los documentos del día, de uno en uno.",
     "Converted the day's documents to PDF one at a time, like every day.",
 )
+TOLD = COPIED + OTHER_TASKS
 NOT_TOLD = (
     # an ordinary working day
     "He exportado las fotos de la boda y he mandado el enlace a los novios.",
@@ -173,9 +192,18 @@ NOT_TOLD = (
 )
 
 READER = Reader(TOLD, NOT_TOLD)
+#: Of the told lines, whether they copy files into a folder or do another task.
+COPY_READER = Reader(COPIED, OTHER_TASKS)
 
 
 def scores(texts: Sequence[str]) -> list[float] | None:
     """Each line's score of telling a manual task (from :data:`THRESHOLD`: it does), or None
     when the embedder is not there."""
     return READER.scores(texts)
+
+
+def copies(texts: Sequence[str]) -> bool:
+    """Whether told lines, together, tell copying files into a folder rather than another task
+    (their mean score on the copy side; True without the embedder, as the words' folder said)."""
+    found = COPY_READER.scores(texts)
+    return not found or sum(found) / len(found) >= 0.0

@@ -468,3 +468,39 @@ def test_a_dated_file_with_no_original_is_copied_from_the_command_line(tmp_path:
     evidence = "\n".join(found.evidence)
     assert "orders_YYYY-MM-DD.csv llega a 3 carpetas con fecha de user/reports" in evidence
     assert "sh user/scripts/copiar-reports.sh ARCHIVO..." in evidence
+
+
+@pytest.mark.parametrize(
+    ("said", "files", "target", "checklist"),
+    [
+        (  # the same report sent by hand, its folder named in the singular
+            (
+                "He vuelto a mandar a mano el informe de ventas a los tres jefes.",
+                "Otra vez adjuntando el informe del día en el correo a dirección, uno por uno.",
+                "Hoy también he enviado yo el informe a cada jefe por separado, como siempre.",
+            ),
+            {"user/Informes/ventas_semana.xlsx": b"PK"},
+            "user/Informes",
+            "user/scripts/rutina-informes.md",
+        ),
+        (  # scans renamed one by one in their folder
+            (
+                "Otra tarde renombrando a mano los escaneos de hoy, uno por uno.",
+                "He vuelto a cambiar a mano el nombre de cada escaneo con la fecha y el cliente.",
+                "Renamed the day's escaneos by hand again, date first, like every afternoon.",
+            ),
+            {"user/Escaneos/scan0001.pdf": b"%PDF"},
+            "user/Escaneos",
+            "user/scripts/rutina-escaneos.md",
+        ),
+    ],
+    ids=["report-sent", "scans-renamed"],
+)
+def test_a_task_about_a_folder_that_copies_nothing_is_a_checklist_for_that_folder(
+    tmp_path: Path, said: Sequence[str], files: dict[str, bytes], target: str, checklist: str
+) -> None:
+    (found,) = routines(_told_week(tmp_path, said, dict(files)))
+    assert found.target == target
+    op = found.plan[-1]
+    assert isinstance(op, Create) and op.path == checklist  # no copy script into the folder
+    assert f"Adónde va: {target}" in op.content.decode()
