@@ -18,10 +18,11 @@ cancelled plan to stay alone). A turn about someone else's mood (:func:`meaning.
 not; without the embedder, only the words count.
 
 Each day of the last :data:`WINDOW_DAYS` with turns of the person gets a score: negative words
-(and turns read low) per turn. With at least :data:`MIN_DAYS` such days, the older half and the recent half are
-compared: a finding when the recent mean is higher by :data:`MIN_RISE` or more and the recent
-days hold at least :data:`MIN_WORDS` negative words. One bad day, or a mood that stays the same,
-is not a trend. The words are gentle and never name a condition: ALMA only says what it read,
+(and turns read low) per turn. With at least :data:`MIN_DAYS` such days, the older half and the
+recent half are compared: a finding when the recent mean is higher by :data:`MIN_RISE` or more
+and the recent days hold at least :data:`MIN_WORDS` negative words; or when the mood fell and
+stayed low (:func:`_fell`: low on :data:`FALL_DAYS` of the last :data:`FALL_SPAN` days after a
+day without). One bad day, or a mood that stays the same all week, is not a trend. The words are gentle and never name a condition: ALMA only says what it read,
 and suggests a pause. ``[monitor] low_mood = false`` in the policy turns it off.
 
 One finding at most; its fingerprint is the ISO week of the newest day, so it comes at most once
