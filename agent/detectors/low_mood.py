@@ -21,8 +21,8 @@ Each day of the last :data:`WINDOW_DAYS` with turns of the person gets a score: 
 (and turns read low) per turn. With at least :data:`MIN_DAYS` such days, the older half and the
 recent half are compared: a finding when the recent mean is higher by :data:`MIN_RISE` or more
 and the recent days hold at least :data:`MIN_WORDS` negative words; or when the mood fell and
-stayed low (:func:`_fell`: low on :data:`FALL_DAYS` of the last :data:`FALL_SPAN` days after a
-day without). One bad day, or a mood that stays the same all week, is not a trend. The words are gentle and never name a condition: ALMA only says what it read,
+stayed low (:func:`_fell`: low on :data:`FALL_DAYS` of the last :data:`FALL_SPAN` days, more
+than tired on two of them, after a day without). One bad day, or a mood that stays the same all week, is not a trend. The words are gentle and never name a condition: ALMA only says what it read,
 and suggests a pause. ``[monitor] low_mood = false`` in the policy turns it off.
 
 One finding at most; its fingerprint is the ISO week of the newest day, so it comes at most once
@@ -183,6 +183,13 @@ _LOST = re.compile(
     r"|sirvo|dormido|dormir|dormi|pegue ojo|feel like|cheers? me up|enjoy\w*|motivated"
     r"|energy|sleep|slept|be bothered)\b"
 )
+#: Words of tiredness alone: every night of a long week says them, and a fall needs more.
+_TIRED = re.compile(
+    loose_fold(
+        r"agotad[oa]s?|cansad[oa]s?|cansancio|fatiga|muert[oa]s? de sueño|tired|exhausted"
+        r"|worn out|drained"
+    )
+)
 _NEGATION = {"no", "nunca", "ni", "tampoco", "jamas", "not", "never", "nor", "don", "didn", "isn"}
 _TOKEN = re.compile(r"[a-z]+")
 
@@ -222,13 +229,15 @@ def read_low(texts: Sequence[str]) -> list[bool]:
     return [s >= THRESHOLD and not others(t) for t, s in zip(texts, scores, strict=True)]
 
 
-def _counted(turns: Sequence[Paragraph]) -> list[int]:
-    """Each turn's count: its negative words, or one when it has none and reads low."""
-    words = [len(negative_words(p.text)) for p in turns]
-    unread = [i for i, n in enumerate(words) if n == 0]
+def _counted(turns: Sequence[Paragraph]) -> list[tuple[int, bool]]:
+    """Each turn's count (its negative words, or one when it has none and reads low), and
+    whether it says more than tiredness."""
+    words = [negative_words(p.text) for p in turns]
+    out = [(len(w), any(_TIRED.fullmatch(x) is None for x in w)) for w in words]
+    unread = [i for i, w in enumerate(words) if not w]
     for i, low in zip(unread, read_low([turns[i].text for i in unread]), strict=True):
-        words[i] = 1 if low else 0
-    return words
+        out[i] = (1, True) if low else (0, False)
+    return out
 
 
 def day_score(paragraphs: Sequence[Paragraph]) -> tuple[float, int] | None:
@@ -238,7 +247,7 @@ def day_score(paragraphs: Sequence[Paragraph]) -> tuple[float, int] | None:
     turns = _turns(paragraphs)
     if not turns:
         return None
-    return _measure(turns, _counted(turns))
+    return _measure(turns, [n for n, _more in _counted(turns)])
 
 
 def _measure(turns: Sequence[Paragraph], counts: Sequence[int]) -> tuple[float, int]:
@@ -246,13 +255,17 @@ def _measure(turns: Sequence[Paragraph], counts: Sequence[int]) -> tuple[float, 
     return words / len({p.turn for p in turns}), words
 
 
-def _fell(words: Sequence[int]) -> bool:
-    """A mood that turned low and stayed so: low on :data:`FALL_DAYS` of the last
-    :data:`FALL_SPAN` days with turns, after a day without a low word, with :data:`MIN_WORDS`
-    in those days. A mood low from the window's first day to its last is no fall."""
-    last, before = words[-FALL_SPAN:], words[:-FALL_SPAN]
-    low = sum(1 for w in last if w)
-    return low >= FALL_DAYS and sum(last) >= MIN_WORDS and any(w == 0 for w in before)
+def _fell(days: Sequence[tuple[int, bool]]) -> bool:
+    """A mood that turned low and stayed so (``days``: each day's count, and whether it says
+    more than tiredness): low on :data:`FALL_DAYS` of the last :data:`FALL_SPAN` days with
+    turns, more than tired on two of them, with :data:`MIN_WORDS` in those days, after a day
+    without a low word. A mood low from the window's first day to its last is no fall, and
+    tiredness every night is a long week's (``long_hours``), not a mood."""
+    last, before = days[-FALL_SPAN:], days[:-FALL_SPAN]
+    low = sum(1 for n, _more in last if n)
+    more = sum(1 for n, more in last if n and more)
+    words = sum(n for n, _more in last)
+    return low >= FALL_DAYS and more >= 2 and words >= MIN_WORDS and any(not n for n, _m in before)
 
 
 def detect_low_mood(
@@ -261,6 +274,7 @@ def detect_low_mood(
     """``days``: (day, log path, parsed paragraphs) for each chat log, any order."""
     since, today = last_days(now, WINDOW_DAYS)
     scores: list[tuple[date, float, int]] = []
+    moods: list[bool] = []  # per day: more than tiredness said
     evidence: list[str] = []
     read = [
         (day, path, turns)
@@ -270,12 +284,13 @@ def detect_low_mood(
     if len(read) < MIN_DAYS:
         return None  # no trend over so few days: no line is even read by meaning
     for day, path, turns in read:
-        counts = _counted(turns)
-        for p, n in zip(turns, counts, strict=True):
+        counted = _counted(turns)
+        for p, (n, _more) in zip(turns, counted, strict=True):
             if n:
                 shown = p.text if len(p.text) <= 120 else p.text[:119] + "…"
                 evidence.append(f"{path}:{p.line}: «{shown}»")
-        scores.append((day, *_measure(turns, counts)))
+        scores.append((day, *_measure(turns, [n for n, _more in counted])))
+        moods.append(any(n and more for n, more in counted))
     if len(scores) < MIN_DAYS:
         return None
     half = len(scores) // 2
@@ -284,7 +299,8 @@ def detect_low_mood(
     recent_mean = sum(s for _day, s, _words in recent) / len(recent)
     recent_words = sum(w for _day, _score, w in recent)
     rose = recent_mean - older_mean >= MIN_RISE and recent_words >= MIN_WORDS
-    if not rose and not _fell([w for _day, _score, w in scores]):
+    fell = _fell([(w, more) for (_day, _score, w), more in zip(scores, moods, strict=True)])
+    if not rose and not fell:
         return None
     newest = scores[-1][0]
     return PlanResult(

@@ -216,6 +216,12 @@ def test_a_sad_day_in_a_calm_week_and_someone_elses_low_mood_are_no_finding() ->
 
 def test_a_mood_that_turns_low_and_stays_low_is_a_finding_though_it_rises_little() -> None:
     days = [day(6, ["Semana nueva, con ganas.", "Hoy inventario.", "Bien."])]
-    days += [day(n, ["Estoy agotada.", "Hoy inventario.", "Bien."]) for n in range(5, -1, -1)]
+    days += [day(n, ["Estoy harta de todo.", "Hoy inventario.", "Bien."]) for n in range(5, -1, -1)]
     found = detect_low_mood(days, NOW)
     assert found is not None and found.kind == KIND
+
+
+def test_tiredness_every_night_of_a_long_week_is_no_fall() -> None:
+    days = [day(6, ["Semana nueva, con ganas.", "Hoy inventario.", "Bien."])]
+    days += [day(n, ["Estoy agotada.", "Hoy inventario.", "Bien."]) for n in range(5, -1, -1)]
+    assert detect_low_mood(days, NOW) is None
