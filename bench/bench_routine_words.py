@@ -1,6 +1,6 @@
 """What reading the person's words by meaning costs the log detectors (``detect_logs``): the
-routine's words go through the packaged embedder (agent.detectors.told), loaded in the daemon's
-process at the first analysis whose chat logs span enough days for a routine.
+routine's and the mood's words go through the packaged embedder (agent.detectors.meaning),
+loaded in the daemon's process at the first analysis that reads a line by meaning.
 
     .venv/bin/python bench/bench_routine_words.py            # the fit week w1, 5 warm runs
     .venv/bin/python bench/bench_routine_words.py --runs 20
@@ -26,12 +26,12 @@ from pathlib import Path
 
 CHILD = """
 import json, sys, time
-from agent.detectors import told
+from agent.detectors import meaning
 from agent.detectors.logs import detect_logs
 from policies.config import Policy
 root, runs, words = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "on"
 if not words:
-    told.vectors = lambda texts: None
+    meaning.vectors = lambda texts: None
 times = []
 for _ in range(runs + 1):
     t = time.perf_counter()

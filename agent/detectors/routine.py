@@ -80,6 +80,12 @@ def person_lines(days: Sequence[tuple[date, str, list[Paragraph]]]) -> list[_Lin
     return out
 
 
+def _name_words(words: Iterable[str]) -> tuple[str, ...]:
+    """Folded words as a name is matched: a final "s" of a word over 3 letters dropped, so
+    that one report or many name one folder ("el informe" and "Informes", "scans" and "Scan")."""
+    return tuple(w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words)
+
+
 def _folders(zone: str, scan: TreeScan) -> dict[tuple[str, ...], str]:
     """The folders a person may name, by their folded words: never the zone itself, a dated
     folder or a short name; of two folders named alike, the one holding dated folders, then
@@ -110,15 +116,17 @@ _FOLDER_WORDS = frozenset(
 )
 
 
-def _named(line: _Line, folders: dict[tuple[str, ...], str]) -> str | None:
+def _named(line: _Line, folders: dict[tuple[str, ...], str], *, loose: bool = False) -> str | None:
     """The folder of the tree the line names as where files go (its words, in order), the
-    longest name first."""
+    longest name first; ``loose``: one or many alike (:func:`_name_words`)."""
     best: tuple[int, str] | None = None
     words = line.words
+    said = _name_words(words) if loose else words
     for name, folder in folders.items():
         n = len(name)
+        wanted = _name_words(name) if loose else name
         for i in range(len(words) - n + 1):
-            if words[i : i + n] != name:
+            if said[i : i + n] != wanted:
                 continue
             before = words[i - 1] if i else ""
             if before in _FROM and not (i >= 2 and words[i - 2] in _FOLDER_WORDS):
@@ -139,41 +147,150 @@ def _names_files(line: _Line, routine: Routine) -> bool:
     return bool(set(line.words) & names)
 
 
+#: Words that hold data, before a file's name ("la hoja de plazos", "the tracker sheet"), and
+#: the words that send something into what follows ("a", "en", "into"): a file named after
+#: either is where the task puts things, not what it copies ("copio ventas.csv a ...").
+_HOLDERS = frozenset(
+    {
+        "hoja", "hojas", "excel", "tabla", "libro", "documento", "fichero", "archivo", "base",
+        "planilla", "registro", "listado", "sheet", "spreadsheet", "workbook", "tracker",
+        "table", "document", "file", "database", "log",
+    }
+)  # fmt: skip
+_INTO = frozenset({"a", "al", "en", "into", "to", "in", "onto"})
+_ARTICLES = frozenset(
+    {"el", "la", "los", "las", "mi", "mis", "su", "sus", "the", "my", "our", "this", "that"}
+)
+
+
+def _files(scan: TreeScan) -> dict[tuple[str, ...], str]:
+    """The files a person may name as where data goes, by the folded words of their stem
+    without its numbers ("plazos_2026.xlsx" is "plazos"): never a file in a dated folder or a
+    short name; of files named alike in two folders, the shallower (two at one depth:
+    neither)."""
+    ranked: dict[tuple[str, ...], set[str]] = defaultdict(set)
+    for f in scan.files:
+        stem = f.name.rpartition(".")[0] or f.name
+        words = _name_words(w for w in _WORD.findall(loose_fold(stem)) if not w.isdigit())
+        if dated(f.folder) is not None or len("".join(words)) < MIN_NAME:
+            continue
+        ranked[words].add(f.path)
+    out: dict[tuple[str, ...], str] = {}
+    for words, paths in ranked.items():
+        choices = sorted((p.count("/"), p.rpartition("/")[0], p) for p in paths)
+        if len({c[1] for c in choices if c[0] == choices[0][0]}) == 1:
+            out[words] = choices[0][2]
+    return out
+
+
+def _named_file(line: _Line, files: dict[tuple[str, ...], str]) -> str | None:
+    """The file of the tree the line names as where the task puts things."""
+    words, said = line.words, _name_words(line.words)
+    for name, path in sorted(files.items(), key=lambda item: -len(item[0])):
+        n = len(name)
+        for i in range(len(words) - n + 1):
+            if said[i : i + n] != name:
+                continue
+            j = i - 1
+            if j >= 1 and words[j] in {"de", "del", "of"} and words[j - 1] in _HOLDERS:
+                return path  # "la hoja de plazos"
+            while j >= 0 and words[j] in _ARTICLES:
+                j -= 1
+            if j >= 0 and (words[j] in _HOLDERS or words[j] in _INTO):
+                return path  # "en plazos.xlsx", "the sheet plazos"
+    return None
+
+
+@dataclass
+class _Task:
+    """The lines that tell one task, and the folder or file of the tree they name as where it
+    goes (None when they name only where things come from, or nothing)."""
+
+    lines: list[_Line]
+    into: str | None = None
+
+
 def _told_tasks(
+    zone: str,
     lines: Sequence[_Line],
-    folders: dict[tuple[str, ...], str],
+    scan: TreeScan,
     routines: Sequence[Routine],
-) -> dict[str, list[_Line]]:
+) -> dict[str, _Task]:
     """The lines that tell a task done by hand, by the folder they are about: the folder they
-    name, else the routine whose files they name, else the task of another day they say the
-    same as."""
+    name, else the routine whose files they name, else the folder of a file they name as where
+    things go, else a folder they name in the singular or plural; a line naming none joins the task of another day it says the same as, and lines
+    that name none and say the same as each other are a task of their own, about the folder
+    they name as where things come from, else about the zone."""
     scores = told.scores([line.text for line in lines])
     if scores is None:
         return {}
-    telling = [line for line, score in zip(lines, scores, strict=True) if score >= told.MARGIN]
-    tasks: dict[str, list[_Line]] = defaultdict(list)
+    telling = [
+        line
+        for line, score in zip(lines, scores, strict=True)
+        if score >= told.THRESHOLD and not told.others(line.text)
+    ]
+    folders, files = _folders(zone, scan), _files(scan)
+    tasks: dict[str, _Task] = {}
     unnamed: list[_Line] = []
     for line in telling:
         folder = _named(line, folders)
         if folder is None:
             folder = next((r.base for r in routines if _names_files(line, r)), None)
+        into = folder
+        if folder is None and (into := _named_file(line, files)) is not None:
+            folder = into.rpartition("/")[0]
+        if folder is None:  # a folder named in the singular ("el informe" for Informes)
+            folder = into = _named(line, folders, loose=True)
         if folder is None:
             unnamed.append(line)
-        else:
-            tasks[folder].append(line)
+            continue
+        task = tasks.setdefault(folder, _Task([]))
+        task.lines.append(line)
+        if task.into is None or task.into == folder:  # a file named beats its folder
+            task.into = into
+    alone: list[list[_Line]] = []
     for line in unnamed:
         best = max(
             (
                 (told.similarity(line.text, other.text), folder)
-                for folder, said in tasks.items()
-                for other in said
+                for folder, task in tasks.items()
+                for other in task.lines
                 if other.day != line.day
             ),
             default=None,
         )
         if best is not None and best[0] >= told.SAME_TASK:
-            tasks[best[1]].append(line)
-    return dict(tasks)
+            tasks[best[1]].lines.append(line)
+            continue
+        # Said the same as a line of another day that named nothing either: one task.
+        near = [
+            group
+            for group in alone
+            if any(
+                o.day != line.day and told.similarity(line.text, o.text) >= told.SAME_TASK
+                for o in group
+            )
+        ]
+        merged = [line, *(o for group in near for o in group)]
+        alone = [group for group in alone if group not in near] + [merged]
+    for group in alone:
+        if len({line.day for line in group}) < MIN_DAYS:
+            continue  # told on too few days to be a routine: no other line's days are added
+        sources = [f for line in group if (f := _named_from(line, folders)) is not None]
+        folder = max(sorted(set(sources)), key=sources.count) if sources else zone
+        tasks.setdefault(folder, _Task([])).lines.extend(group)
+    return tasks
+
+
+def _named_from(line: _Line, folders: dict[tuple[str, ...], str]) -> str | None:
+    """The folder of the tree the line names as where things come from ("desde Descargas")."""
+    words, said = line.words, _name_words(line.words)
+    for name, folder in sorted(folders.items(), key=lambda item: -len(item[0])):
+        n = len(name)
+        for i in range(1, len(words) - n + 1):
+            if said[i : i + n] == _name_words(name) and words[i - 1] in _FROM:
+                return folder
+    return None
 
 
 def _slug(text: str) -> str:
@@ -245,14 +362,19 @@ def detect_routine(
         except (FileNotFoundError, NotADirectoryError, RefusedError):
             continue
         found = {r.base: r for r in routines(tree, scan.files)}
-        tasks = _told_tasks(lines, _folders(zone, scan), list(found.values())) if lines else {}
+        tasks = _told_tasks(zone, lines, scan, list(found.values())) if lines else {}
         for base in sorted(set(found) | set(tasks)):
-            said = tasks.get(base, [])
+            task = tasks.get(base) or _Task([])
+            said = task.lines
             pattern, folder_days = dated_folders(base, scan)
             routine = found.get(base) or Routine(base, pattern, {}, {}, {})
             if len(routine.days()) < MIN_DAYS and len({m.day for m in said}) < MIN_DAYS:
                 continue
-            result = _finding(tree, policy, zone, routine, said, folder_days)
+            copy = task.into == base and told.copies([m.text for m in said])
+            if base in found or folder_days or copy:
+                result = _finding(tree, policy, zone, routine, said, folder_days)
+            else:  # not into a folder of the tree: the task is written down for the person
+                result = _checklist(tree, policy, zone, base, task)
             if result is not None:
                 results.append(result)
     return results
@@ -357,6 +479,77 @@ def _finding(
             routine.base,
             [*(f"{n} {p}" for n, p in routine.sources.items()), *names, *_shape(plan)],
         ),
+    )
+
+
+def _checklist(tree: Tree, policy: Policy, zone: str, base: str, task: _Task) -> PlanResult | None:
+    """A task told on enough days whose words name no folder of the tree it goes into (data
+    typed into a sheet, files uploaded to a website, a report sent): a checklist of it for the
+    person to review, next to the scripts, as the first step to doing it in one command. A
+    copy script would guess where things go. ALMA never runs anything."""
+    folder = f"{zone}/{SCRIPTS}"
+    where = task.into
+    topic = (where or (base if base != zone else "")).rpartition("/")[2]
+    topic = topic.rpartition(".")[0] or topic
+    said = sorted(task.lines, key=lambda m: (m.day, m.where))
+    days = len({m.day for m in said})
+    with language(process_language()):
+        name = _("routine-{task}.md", task=_slug(topic) if topic else _("task"))
+        script = f"{folder}/{name}"
+        text = [
+            "# " + _("A task you do by hand: {what}", what=where or base),
+            "",
+            _(
+                "Written by ALMA for you to read: what your notes say you did by hand on "
+                "{days} days. ALMA never runs anything.",
+                days=days,
+            ),
+            "",
+            "## " + _("What you said"),
+            *(f"- {m.day.isoformat()}: «{m.text}»" for m in said),
+            "",
+            "## " + _("To stop doing it by hand"),
+            "- [ ] " + _("Where the data comes from (a file, a mail, a website):"),
+            "- [ ] " + (_("Where it goes: {where}", where=where) if where else _("Where it goes:")),
+            "- [ ] " + _("The steps you take each time, in order:"),
+            "- [ ] " + _("What changes from one day to the next (the date, a name, the figures):"),
+            "- [ ] "
+            + _(
+                "With these answers a script can do it in one command: ask ALMA in the chat, "
+                "or write it in {folder}.",
+                folder=folder,
+            ),
+        ]
+        content = ("\n".join(text) + "\n").encode()
+    if tree.lstat(script) is not None or path_zone_problem(policy, script) is not None:
+        return None  # a checklist of that name is there already, or not where ALMA may write
+    plan: list[Op] = []
+    if tree.lstat(folder) is None:
+        plan.append(Mkdir(folder))
+    plan.append(Create(script, content))
+    evidence = [f"{m.where}: «{m.text}»" for m in said]
+    evidence.append(
+        _(
+            "ALMA never runs anything: accepting only writes {script} for you to read first; "
+            "`alma-ctl undo` takes it back while you have not changed it.",
+            script=script,
+        )
+    )
+    return PlanResult(
+        kind=KIND,
+        target=base,
+        title=_("You do the same task by hand again and again: {what}", what=where or base),
+        reason=_(
+            "On {days} days your notes say you did the same task by hand ({what}): a checklist "
+            "of its steps, for you to review, is the first step to doing it in one command.",
+            days=days,
+            what=where or base,
+        ),
+        evidence=cap_evidence(evidence),
+        plan=plan,
+        files=1,
+        # The place and the plan, not the lines (new days' words are the same task).
+        fingerprint=fingerprint(KIND, base, [where or "", *_shape(plan)]),
     )
 
 

@@ -4,6 +4,10 @@ policy's default noise budget over several days. The routine detector was fitted
 side (tests.support.heldout_weeks.FIT) and synthetic weeks; the report side is what the bounds
 are asserted on.
 
+A second set by another hand (tests/data/heldout32c/weeks) is a development set since it was
+run once; a third (tests/data/heldout32d/weeks, any ``*.json`` there, same format) is run once
+on the frozen detectors when the lead merges it, and skipped while the folder is absent.
+
 On a bad week ALMA must propose the labelled findings within the week and invent none; on a
 calm week it brings one suggestion at most."""
 
@@ -24,6 +28,8 @@ from tests.support.heldout_weeks import (
     NEW,
     NEW_WEEKS_DIR,
     REPORT,
+    THIRD,
+    THIRD_WEEKS_DIR,
     Finding,
     HeldoutWeek,
     load,
@@ -145,16 +151,20 @@ def new_side() -> Iterator[list[Lived]]:
     yield [live(load(name, NEW_WEEKS_DIR)) for name in NEW]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "reported once: 11 of 13 findings (w1's routine told in the chat, w2's low mood missed),"
-        " 0 invented on the bad weeks, 2 suggestions on each calm week; as a development set"
-        " since, the calm weeks are quiet and 11 of 13 remain (docs/agent.md). The bounds stand;"
-        " this mark goes the day they pass"
-    ),
-)
 def test_the_second_blind_weeks_bring_up_what_happened_and_calm_weeks_stay_quiet(
     new_side: list[Lived],
 ) -> None:
     check(new_side, "second blind weeks " + ", ".join(NEW))
+
+
+@pytest.fixture(scope="module")
+def third_side() -> Iterator[list[Lived]]:
+    if not THIRD:
+        pytest.skip(f"no third blind set of weeks in {THIRD_WEEKS_DIR}")
+    yield [live(load(name, THIRD_WEEKS_DIR)) for name in THIRD]
+
+
+def test_the_third_blind_weeks_bring_up_what_happened_and_calm_weeks_stay_quiet(
+    third_side: list[Lived],
+) -> None:
+    check(third_side, "third blind weeks " + ", ".join(THIRD))

@@ -1,7 +1,8 @@
 """A routine from either kind of evidence, through the real ``alma-agentd`` and ``alma-ctl``: the
 person's words alone (phrasings of the blind weeks in tests/data/heldout32/weeks, never a
 command or the same verb twice) and the files alone (a dated file arriving in dated folders,
-nothing said). Each becomes a script to review that accepting writes."""
+nothing said). Each becomes a script to review that accepting writes; a task that copies no
+file (data typed into a sheet) becomes a checklist to review."""
 
 from __future__ import annotations
 
@@ -127,4 +128,38 @@ def test_a_routine_from_the_files_alone(alma: DaemonRoot) -> None:
     assert run.returncode == 0, run.stderr
     today = alma.root / f"user/reports/{day(0)}/orders_{day(0)}.csv"
     assert today.read_bytes() == f"{day(0)};7\n".encode()
+    alma.stop()
+
+
+#: A manual task that copies no file: data typed into a sheet, told three ways (our own words).
+TYPED_ES = (
+    "Otra vez pasando a mano los encargos de la tienda online a la hoja de pedidos.",
+    "Me he tirado la mañana metiendo encargos en el Excel, uno detrás de otro, como a diario.",
+    "Ya están copiados a mano los encargos de hoy en la hoja, igual que siempre.",
+)
+
+
+def test_a_task_typed_into_a_sheet_is_a_checklist_to_accept_and_undo(alma: DaemonRoot) -> None:
+    alma.set_settings("", "language", "es")
+    alma.extra_env["LANG"] = "es_ES.UTF-8"
+    alma.write("user/Oficina/pedidos_2026.xlsx", b"PK sheet\n")
+    for back, line in enumerate(TYPED_ES, 1):
+        chat(alma, back, ORDINARY, line)
+    alma.start()
+    s = routine(alma)
+    assert s is not None and s["target"] == "user/Oficina"
+    shown = alma.ok("suggestions", "show", str(s["id"]))
+    checklist = "user/scripts/rutina-pedidos-2026.md"
+    assert [op["op"] for op in shown["plan"]] == ["mkdir", "create"]
+    assert shown["plan"][-1]["path"] == checklist
+    evidence = "\n".join(shown["evidence"])
+    assert all(line[:50] in evidence for line in TYPED_ES) and ORDINARY not in evidence
+    action = alma.ok("suggestions", "accept", str(s["id"]))
+    assert action["status"] == "done"
+    text = (alma.root / checklist).read_text(encoding="utf-8")
+    assert "Adónde va: user/Oficina/pedidos_2026.xlsx" in text
+    assert all(line in text for line in TYPED_ES)
+    undo = alma.ok("undo")
+    assert undo["undoes"] == action["id"] and undo["status"] == "done"
+    assert not (alma.root / checklist).exists()
     alma.stop()

@@ -28,6 +28,10 @@ WEEKS_DIR = Path(__file__).resolve().parents[1] / "data" / "heldout32" / "weeks"
 #: the detectors as they were when it was merged: nothing was fitted on it.
 NEW_WEEKS_DIR = WEEKS_DIR.parents[1] / "heldout32c" / "weeks"
 NEW = tuple(sorted(path.stem for path in NEW_WEEKS_DIR.glob("w*.json")))
+#: A third set written blind by another hand, merged by the lead and run once on the detectors
+#: as they are frozen: nothing is fitted on it. Empty while the folder is absent.
+THIRD_WEEKS_DIR = WEEKS_DIR.parents[1] / "heldout32d" / "weeks"
+THIRD = tuple(sorted(path.stem for path in THIRD_WEEKS_DIR.glob("*.json")))
 WRITTEN_TODAY = date(2026, 11, 28)
 #: One bad week and one calm week, both Spanish, fitted on.
 FIT = ("w1_fotografa_bodas", "w5_papeleria_calm")

@@ -6,7 +6,7 @@ from datetime import date, datetime, timedelta
 
 import pytest
 
-from agent.detectors.low_mood import KIND, detect_low_mood, negative_words
+from agent.detectors.low_mood import KIND, detect_low_mood, negative_words, read_low
 from policies.config import policy_from_dict
 from state.chatlog import parse
 
@@ -152,3 +152,76 @@ def test_a_week_that_darkens_in_plain_words_is_a_trend() -> None:
 def test_the_same_plain_words_every_day_are_no_trend() -> None:
     steady = [day(n, ["No me apetece madrugar.", "Bien."]) for n in range(0, 7)]
     assert detect_low_mood(steady, NOW) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Este finde prefiero encerrarme en casa y no ver a nadie.",
+        "Ya ni sé para qué sigo con esto.",
+        "He vuelto a dejar el gimnasio, y los amigos ya ni me llaman.",
+        "Nothing I do seems to matter.",
+        "Stayed under the duvet until noon, couldn't face the day.",
+    ],
+)
+def test_a_low_mood_in_the_persons_own_words_reads_low_by_meaning(text: str) -> None:
+    assert negative_words(text) == []  # none of the usual words
+    assert read_low([text]) == [True]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Mi hermano está muy bajo desde que perdió el trabajo.",  # someone else's mood
+        "My colleague feels hopeless about the project.",
+        "Se ha muerto el gato de mi tía, qué pena; luego la llamo.",
+        "El cliente ha cambiado otra vez el diseño, qué paciencia.",
+        "Qué tarde más buena, paseo y cervecita.",
+        "Unas veinte, las acabo mañana.",
+        "Long day at the office, finished the slides.",
+        "Nope, nothing else today.",
+    ],
+)
+def test_an_ordinary_line_or_someone_elses_mood_does_not(text: str) -> None:
+    assert read_low([text]) == [False]
+
+
+def test_a_week_that_falls_in_the_persons_own_words_is_a_finding() -> None:
+    days = [
+        day(6, ["Domingo de playa con los primos, genial.", "Mañana a trabajar."]),
+        day(5, ["Ya ni sé para qué sigo con esto.", "Reunión a las diez."]),
+        day(4, ["Este finde prefiero encerrarme en casa y no ver a nadie.", "Vale."]),
+        day(3, ["He vuelto a dejar el gimnasio, y los amigos ya ni me llaman."]),
+        day(2, ["Nada de lo que hago sirve de algo.", "Bueno."]),
+        day(1, ["Me he quedado en la cama hasta las doce, no podía con el día."]),
+        day(0, ["Hoy tampoco he salido.", "Da todo igual."]),
+    ]
+    found = detect_low_mood(days, NOW)
+    assert found is not None and found.kind == KIND
+    assert any("para qué sigo" in e for e in found.evidence)
+
+
+def test_a_sad_day_in_a_calm_week_and_someone_elses_low_mood_are_no_finding() -> None:
+    days = [
+        day(6, ["Domingo tranquilo, paseo por el río.", "Mañana oficina."]),
+        day(5, ["Reunión larga pero productiva.", "Cierro ya."]),
+        day(4, ["Se ha muerto el perro de mis padres, estoy triste.", "Hoy trabajo poco."]),
+        day(3, ["Mejor hoy, gracias. Lo echaremos de menos.", "Informe enviado."]),
+        day(2, ["Mi hermana está pasando una mala racha, la llamo luego.", "Buen día."]),
+        day(1, ["Mi hermana sigue muy baja, no sale de casa.", "Presupuesto cerrado."]),
+        day(0, ["Sábado de mercado y cine.", "Mi hermana dice que ya ni le apetece salir."]),
+    ]
+    assert detect_low_mood(days, NOW) is None
+
+
+def test_a_mood_that_turns_low_and_stays_low_is_a_finding_though_it_rises_little() -> None:
+    days = [day(6, ["Semana nueva, con ganas.", "Hoy inventario.", "Bien."])]
+    days += [day(n, ["Estoy harta de todo.", "Hoy inventario.", "Bien."]) for n in range(5, -1, -1)]
+    found = detect_low_mood(days, NOW)
+    assert found is not None and found.kind == KIND
+
+
+def test_tiredness_every_night_of_a_long_week_is_no_fall() -> None:
+    days = [day(6, ["Semana nueva, con ganas.", "Hoy inventario.", "Bien."])]
+    days += [day(n, ["Estoy agotada.", "Hoy inventario.", "Bien."]) for n in range(5, -1, -1)]
+    assert detect_low_mood(days, NOW) is None

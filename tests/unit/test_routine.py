@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import time
+from collections.abc import Sequence
 from datetime import date, timedelta
 from pathlib import Path
 
@@ -160,8 +161,100 @@ def test_the_files_alone_are_enough(tmp_path: Path, copied: int, said: int) -> N
 
 
 def test_a_folder_the_files_come_from_is_not_where_they_go(tmp_path: Path) -> None:
-    # No folder of entregas: the words name user/datos only as where the CSV come from.
-    assert routines(week(tmp_path, copied_days=0, said_days=5)) == []
+    # No folder of entregas: the words name user/datos only as where the CSV come from, so
+    # nothing is copied there; the task told on five days is written down for the person.
+    (found,) = routines(week(tmp_path, copied_days=0, said_days=5))
+    assert not any(path.startswith("user/datos/") for op in found.plan for path in op.write_paths())
+    op = found.plan[-1]
+    assert isinstance(op, Create) and op.path == "user/scripts/rutina-datos.md"
+    assert "Adónde va:\n" in op.content.decode()
+
+
+def _told_week(tmp_path: Path, said: Sequence[str], files: dict[str, bytes]) -> AlmaRoot:
+    for back, line in enumerate(said):
+        day = TODAY - timedelta(days=back + 1)
+        files[f"logs/{day.isoformat()}.md"] = chat(day, "Buenos días.", line, "Cierro por hoy.")
+    return AlmaRoot(tmp_path).build(files)
+
+
+def test_data_typed_into_a_sheet_on_three_days_is_a_checklist_to_review(tmp_path: Path) -> None:
+    said = (
+        "Otra vez pasando a mano los encargos de la tienda online a la hoja de pedidos.",
+        "Me he tirado la mañana metiendo encargos en el Excel, uno detrás de otro, como a diario.",
+        "Ya están copiados a mano los encargos de hoy en la hoja, igual que siempre.",
+    )
+    files = {
+        "user/Oficina/pedidos_2026.xlsx": b"PK sheet",
+        "user/Oficina/clientes.ods": b"PK sheet",
+        "user/Descargas/encargo_1187.pdf": b"%PDF",
+    }
+    (found,) = routines(_told_week(tmp_path, said, files))
+    assert found.target == "user/Oficina"
+    assert "user/Oficina/pedidos_2026.xlsx" in found.title
+    mkdir, op = found.plan
+    assert isinstance(mkdir, Mkdir) and mkdir.path == "user/scripts"
+    assert isinstance(op, Create) and op.path == "user/scripts/rutina-pedidos-2026.md"
+    text = op.content.decode()
+    assert all(line in text for line in said)
+    assert "Adónde va: user/Oficina/pedidos_2026.xlsx" in text
+    assert "ALMA nunca ejecuta nada" in text
+    assert "Buenos días" not in text and "Cierro" not in text
+
+
+def test_an_upload_to_a_website_told_on_three_days_is_a_checklist_too(tmp_path: Path) -> None:
+    said = (
+        "Exported the class marks again and uploaded them to the school portal by hand.",
+        "Another evening uploading the marks to the portal myself, one class at a time.",
+        "Marks exported and pushed to the school website manually, like every other day.",
+    )
+    (found,) = routines(_told_week(tmp_path, said, {"user/Clases/notas.ods": b"PK"}))
+    assert found.target == "user"
+    op = found.plan[-1]
+    assert isinstance(op, Create) and op.path == "user/scripts/rutina-tarea.md"
+    assert all(line in op.content.decode() for line in said)
+
+
+def test_the_checklist_is_written_only_where_the_policy_allows(tmp_path: Path) -> None:
+    said = (
+        "Otra vez pasando a mano los encargos de la tienda online a la hoja de pedidos.",
+        "Me he tirado la mañana metiendo encargos en el Excel, uno detrás de otro, como a diario.",
+        "Ya están copiados a mano los encargos de hoy en la hoja, igual que siempre.",
+    )
+    alma = _told_week(tmp_path, said, {"user/Oficina/pedidos_2026.xlsx": b"PK"})
+    policy = Policy.model_validate(
+        {"zones": {"read_only": ["system", "logs", "docs", "user/scripts"]}}
+    )
+    with language("es"):
+        found = detect_logs(alma.root, policy, NOW)
+    assert [r for r in found if r.kind == "routine"] == []
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        (  # one manual copy, the other days ordinary
+            "Hoy he copiado a mano todas las fotos del viaje al disco de Copias.",
+            "Reunión con la gestora y luego a revisar presupuestos.",
+            "Tarde tranquila, he cerrado dos encargos.",
+        ),
+        (  # three different things done by hand once each
+            "Hoy he pasado a mano los contactos del móvil viejo al nuevo.",
+            "He metido en una hoja los gastos de la boda, por fin terminado.",
+            "Esta tarde he renombrado a mano los vídeos del verano.",
+        ),
+        (  # someone else's chore
+            "Mi compañero se ha vuelto a pasar la mañana pasando albaranes al Excel a mano.",
+            "Mi socia sube otra vez a mano las facturas a la web del banco, cada día igual.",
+            "My assistant copied the day's orders into the sheet by hand again.",
+        ),
+    ],
+    ids=["one-off", "different-one-offs", "someone-elses"],
+)
+def test_a_task_done_once_or_by_someone_else_is_no_routine(
+    tmp_path: Path, said: Sequence[str]
+) -> None:
+    files = {"user/Oficina/pedidos_2026.xlsx": b"PK", "user/Copias/leeme.txt": b"x"}
+    assert routines(_told_week(tmp_path, said, files)) == []
 
 
 def test_logs_that_speak_of_other_copies_are_not_its_evidence(tmp_path: Path) -> None:
@@ -334,12 +427,12 @@ def test_an_ordinary_week_that_names_its_folders_is_no_routine(tmp_path: Path) -
 def test_the_words_of_fewer_days_than_a_routine_needs_are_not_embedded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agent.detectors import told
+    from agent.detectors import meaning
 
     def refuse(texts: object) -> None:
         raise AssertionError("embedded")
 
-    monkeypatch.setattr(told, "vectors", refuse)
+    monkeypatch.setattr(meaning, "vectors", refuse)
     alma = week(tmp_path, copied_days=5, said_days=2)
     kept = {f"{(TODAY - timedelta(days=back)).isoformat()}.md" for back in (0, 1)}
     for log in alma.path("logs").glob("*.md"):  # the person wrote on two days only
@@ -352,14 +445,15 @@ def test_the_words_of_fewer_days_than_a_routine_needs_are_not_embedded(
 def test_without_the_embedder_the_files_still_count(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from agent.detectors import told
     from state.memory import sentences
 
     def broken(texts: object, embedder: str = "") -> None:
         raise RuntimeError("no model")
 
     monkeypatch.setattr(sentences, "sentence_vectors", broken)
-    monkeypatch.setattr("agent.detectors.told._EXAMPLES", None)
-    monkeypatch.setattr("agent.detectors.told._FAILED", [])
+    monkeypatch.setattr(told.READER, "_model", None)
+    monkeypatch.setattr("agent.detectors.meaning._FAILED", [])
     assert routines(week(tmp_path, copied_days=2, said_days=5)) == []  # words unread
     (found,) = routines(week(tmp_path / "b", copied_days=5, said_days=5))
     assert "recibió el mismo archivo" in found.reason
@@ -374,3 +468,39 @@ def test_a_dated_file_with_no_original_is_copied_from_the_command_line(tmp_path:
     evidence = "\n".join(found.evidence)
     assert "orders_YYYY-MM-DD.csv llega a 3 carpetas con fecha de user/reports" in evidence
     assert "sh user/scripts/copiar-reports.sh ARCHIVO..." in evidence
+
+
+@pytest.mark.parametrize(
+    ("said", "files", "target", "checklist"),
+    [
+        (  # the same report sent by hand, its folder named in the singular
+            (
+                "He vuelto a mandar a mano el informe de ventas a los tres jefes.",
+                "Otra vez adjuntando el informe del día en el correo a dirección, uno por uno.",
+                "Hoy también he enviado yo el informe a cada jefe por separado, como siempre.",
+            ),
+            {"user/Informes/ventas_semana.xlsx": b"PK"},
+            "user/Informes",
+            "user/scripts/rutina-informes.md",
+        ),
+        (  # scans renamed one by one in their folder
+            (
+                "Otra tarde renombrando a mano los escaneos de hoy, uno por uno.",
+                "He vuelto a cambiar a mano el nombre de cada escaneo con la fecha y el cliente.",
+                "Renamed the day's escaneos by hand again, date first, like every afternoon.",
+            ),
+            {"user/Escaneos/scan0001.pdf": b"%PDF"},
+            "user/Escaneos",
+            "user/scripts/rutina-escaneos.md",
+        ),
+    ],
+    ids=["report-sent", "scans-renamed"],
+)
+def test_a_task_about_a_folder_that_copies_nothing_is_a_checklist_for_that_folder(
+    tmp_path: Path, said: Sequence[str], files: dict[str, bytes], target: str, checklist: str
+) -> None:
+    (found,) = routines(_told_week(tmp_path, said, dict(files)))
+    assert found.target == target
+    op = found.plan[-1]
+    assert isinstance(op, Create) and op.path == checklist  # no copy script into the folder
+    assert f"Adónde va: {target}" in op.content.decode()
