@@ -187,10 +187,11 @@ def ranked(
     """Every candidate of the hybrid search, best first, with its ``answering`` chance: the
     principles among them (``principles``: those of system/principles.md, from
     :func:`principle_hits`), the person's questions left out (what they asked is not what
-    ALMA knows: an earlier "¿soy alérgico a algo?" never answers a later one). ``searched``:
-    what is searched for, when not ``prompt`` as written (``relations.expand``); the detail
-    asked and the names named are read from ``prompt``."""
-    query = prompt if searched is None else searched
+    ALMA knows: an earlier "¿soy alérgico a algo?" never answers a later one). What is
+    searched for is ``prompt`` with what its relation words stand for in the store
+    (``relations.expand``; ``searched``: that text, when the caller has it, as it must with
+    ``embedding``); the detail asked and the names named are read from ``prompt``."""
+    query = expand(store, prompt).text if searched is None else searched
     outside = {h.id for h in principles or ()}  # their ``lacks`` set by principle_hits
     # Unfiltered (a where on layer slows Chroma's search).
     found = [
