@@ -7,7 +7,8 @@ searched, :func:`expand` adds to it what the store says those words stand for:
 
 - **The relation words** are closed-class and bilingual (``ROLES``): a fixed table, not a
   list fitted to any set. "el abuelo" / "el yayo" said by a parent is their own father or
-  mother ("grandparent" also adds "padre"/"madre"), "mis suegros" are the partner's parents.
+  mother ("grandparent" also adds "padre"/"madre"); "mis suegros" are the partner's parents
+  (the partner's names are added).
 - **The names** come from the memories that state the relation ("Mi madre, Pilar", "mi
   hermano Sergio", "A Carmen, la jefa", "my sister Carla", "Jorge y yo ... pareja"), and,
   for a partner and a child, from what only that person has ("el aniversario con Amparo",
@@ -85,6 +86,7 @@ GRANDPARENT = {
 }
 #: Roles ambiguous without "my": "niño", "mujer" in a message about something else.
 _OWN = {"mujer": "partner", "son": "child", "sons": "child"}
+_POSSESSIVE = frozenset({"mi", "mis", "my", "our", "nuestro", "nuestra", "nuestros", "nuestras"})
 #: What only one role has, as the store words it: the place in ``_CUES``' patterns.
 _CHILD_CUES = (
     "cole",
@@ -160,15 +162,23 @@ class Expansion:
 
 
 def roles(message: str) -> list[str]:
-    """The roles ``message`` asks about by a relation word, in the order named."""
-    tokens = [fold(t).removesuffix("'s") for t in _WORD.findall(message)]
+    """The roles ``message`` asks about by a relation word, in the order named; someone
+    else's relation ("el hijo de Sergio", "Amparo's brother") is none of the person's."""
+    written = _WORD.findall(message)
+    tokens = [fold(t).removesuffix("'s") for t in written]
     out: dict[str, None] = {}
     for i, token in enumerate(tokens):
         before = tokens[i - 1] if i else ""
-        if token in GRANDPARENT and before not in ("mi", "mis", "my"):
+        after = tokens[i + 1 : i + 3]  # "el hijo (mayor) de Sergio"
+        theirs = bool({"de", "del", "of"} & set(after)) or (
+            i > 0 and fold(written[i - 1]).endswith("'s")
+        )
+        if theirs and before not in _POSSESSIVE:
+            continue
+        if token in GRANDPARENT and before not in _POSSESSIVE:
             out.setdefault(GRANDPARENT[token], None)
             continue
-        if token in _OWN and before in ("mi", "mis", "my", "our"):
+        if token in _OWN and before in _POSSESSIVE:
             out.setdefault(_OWN[token], None)
             continue
         for role, words in ROLES.items():
@@ -231,7 +241,8 @@ def expand(store: MemoryStore, message: str) -> Expansion:
     for role in asked:
         if not tokens & set(ROLES[role]):
             added.setdefault(ROLES[role][0], None)  # "el yayo": "padre"
-        for name in names_for(store, role):
+        # "Mis suegros" are the partner's parents: the store says "los padres de Amparo".
+        for name in names_for(store, "partner" if role == "in_law" else role):
             if fold(name) not in tokens:
                 names.setdefault(name, None)
     extra = [*added, *names]

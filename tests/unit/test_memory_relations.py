@@ -29,6 +29,10 @@ NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
         # "son" is Spanish too; "mi abuelo" is the person's own grandparent.
         ("¿cuáles son los horarios del gimnasio?", []),
         ("¿dónde vivía mi abuelo?", []),
+        # Someone else's relation is none of the person's.
+        ("¿cómo se llama el hijo mayor de Sergio?", []),
+        ("What's the name of Amparo's brother?", []),
+        ("¿dónde viven mis suegros?", ["in_law"]),
         ("¿qué tal el concierto?", []),
     ],
 )
@@ -83,6 +87,8 @@ def test_the_names_come_from_what_the_store_states(svc: MemoryService) -> None:
     # A grandparent named by a parent is their own father or mother.
     assert expand(store, "¿dónde vive la abuela?").words == ("madre",)
     assert "Rosario" in expand(store, "¿dónde vive la abuela?").names
+    # "Mis suegros" are the partner's parents.
+    assert expand(store, "¿dónde viven mis suegros?").names == ("Nuria",)
     # Nothing asked by relation, or nothing the store states: the message as it is.
     assert expand(store, "¿qué candado compré?").text == "¿qué candado compré?"
     assert expand(store, "¿dónde vive mi hermana?").names == ()
