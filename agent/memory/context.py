@@ -38,6 +38,7 @@ from actions.safe_read import read_file
 from actions.tree import Tree
 from agent.memory.asked import kinds, lacks, names, unnamed
 from agent.memory.memorize import embedding_text
+from agent.memory.relations import expand
 from agent.memory.search import (
     Hit,
     answer_chances,
@@ -181,17 +182,22 @@ def ranked(
     now: datetime | None = None,
     embedding: Future[Vectors] | None = None,
     principles: list[Hit] | None = None,
+    searched: str | None = None,
 ) -> list[Hit]:
     """Every candidate of the hybrid search, best first, with its ``answering`` chance: the
     principles among them (``principles``: those of system/principles.md, from
     :func:`principle_hits`), the person's questions left out (what they asked is not what
-    ALMA knows: an earlier "¿soy alérgico a algo?" never answers a later one)."""
+    ALMA knows: an earlier "¿soy alérgico a algo?" never answers a later one). What is
+    searched for is ``prompt`` with what its relation words stand for in the store
+    (``relations.expand``; ``searched``: that text, when the caller has it, as it must with
+    ``embedding``); the detail asked and the names named are read from ``prompt``."""
+    query = expand(store, prompt).text if searched is None else searched
     outside = {h.id for h in principles or ()}  # their ``lacks`` set by principle_hits
     # Unfiltered (a where on layer slows Chroma's search).
     found = [
         h
         for h in candidates(
-            store, prompt, now=now, embedding=embedding, records=False, outside=principles or ()
+            store, query, now=now, embedding=embedding, records=False, outside=principles or ()
         )
         if h.facts.kind != "question"
     ]
@@ -210,7 +216,7 @@ def ranked(
             if hit.loaded is not None:
                 hit.lacks = lacks(wanted, hit.loaded.content, prompt)
                 hit.unnamed = unnamed(named, hit.loaded.content)
-    answer_chances(found, store.embedder.calibration.selection, len(search_terms(prompt)))
+    answer_chances(found, store.embedder.calibration.selection, len(search_terms(query)))
     return found
 
 
@@ -241,11 +247,13 @@ def select(hits: list[Hit], rule: Selection, merge: float) -> list[Hit]:
     return chosen
 
 
-def principle_hits(store: MemoryStore, items: list[Item], prompt: str) -> list[Hit]:
+def principle_hits(
+    store: MemoryStore, items: list[Item], prompt: str, searched: str | None = None
+) -> list[Hit]:
     """The principles of system/principles.md as candidates, each with the search terms of
-    ``prompt`` it holds and whether it lacks the detail asked or a name (their vectors cached
-    by text)."""
-    terms = search_terms(prompt)
+    ``searched`` (``prompt`` unless given, as in :func:`ranked`) it holds and whether it
+    lacks the detail asked or a name (their vectors cached by text)."""
+    terms = search_terms(prompt if searched is None else searched)
     wanted = kinds(prompt)
     named = names(prompt)
     emb = store.embedder
@@ -277,8 +285,10 @@ def build_context(
 ) -> tuple[Context, bool]:
     """The context and whether L-inf alone went over the budget."""
     cal = store.embedder.calibration
-    embedding = embed_soon(store, prompt)  # the principles need no query vector
-    terms = search_terms(prompt)
+    # Who "mi pareja" is, read from the store first: the query embedded is the expanded one.
+    searched = expand(store, prompt).text
+    embedding = embed_soon(store, searched)  # the principles need no query vector
+    terms = search_terms(searched)
     ctx = Context()
     written = read_principles(principles_file)
     for item in written:
@@ -294,7 +304,8 @@ def build_context(
         prompt,
         now=now,
         embedding=embedding,
-        principles=principle_hits(store, written, prompt),
+        principles=principle_hits(store, written, prompt, searched),
+        searched=searched,
     )
     picked = select(hits, cal.selection, cal.merge)
     answering = {h.id for h in picked if h.facts.layer == "L-inf"}

@@ -1,6 +1,7 @@
-"""The chat's context on a held-out set (tests/data/heldout, heldout_b, heldout_c).
+"""The chat's context on a held-out set (tests/data/heldout, heldout_b, heldout_c, heldout_d).
 
-``python -m tests.support.heldout_eval ROOT [SET]`` builds the grounded set's store in ROOT
+``python -m tests.support.heldout_eval ROOT [SET]`` (SET: a folder of tests/data in set C's
+format, ``memories.jsonl`` and ``questions.jsonl``) builds the grounded set's store in ROOT
 (or reopens it), adds the set's memories to it through ``add`` (2,400+ memories in all), and
 prints, overall and per language of the question: the answer among the context's items that
 answer (``answers``: a memory handed, or a principle the chat quotes); the unrelated share of
@@ -152,9 +153,18 @@ def evaluate(svc: MemoryService, folder: Path = HELDOUT) -> dict[str, Tally]:
     return dict(out)
 
 
+def set_folder(name: str | None) -> Path:
+    """The held-out set's folder: tests/data/NAME, in set C's format (or the first set's)."""
+    folder = DATA / name if name else HELDOUT
+    missing = [f for f in ("memories.jsonl", "questions.jsonl") if not (folder / f).is_file()]
+    if missing:
+        raise SystemExit(f"{folder}: no held-out set there (missing {', '.join(missing)})")
+    return folder
+
+
 def main() -> None:
     root = Path(sys.argv[1])
-    folder = DATA / sys.argv[2] if len(sys.argv) > 2 else HELDOUT
+    folder = set_folder(sys.argv[2] if len(sys.argv) > 2 else None)
     svc, _data = build_store(root)
     try:
         load_heldout(svc, root, folder)

@@ -1,0 +1,105 @@
+"""Who is who, read from the person's store: a message's relation words joined to the names
+the store ties to them before the context's search (agent/memory/relations.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from agent.memory.relations import expand, names_for, roles
+from agent.memory.service import MemoryService
+from policies.layout import RootLayout
+
+NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("message", "asked"),
+    [
+        ("¿qué no puede comer mi pareja?", ["partner"]),
+        ("¿a qué hora sale del cole el peque?", ["child"]),
+        ("When's my son's birthday?", ["child"]),
+        ("what does my kid eat at school?", ["child"]),
+        ("¿qué tren cojo para ir a casa del yayo?", ["father"]),
+        ("¿cuándo llamo a la abuela?", ["mother"]),
+        ("¿qué le regalo a mi hermana y a mi jefe?", ["sibling_f", "boss"]),
+        # "son" is Spanish too; "mi abuelo" is the person's own grandparent.
+        ("¿cuáles son los horarios del gimnasio?", []),
+        ("¿dónde vivía mi abuelo?", []),
+        # Someone else's relation is none of the person's.
+        ("¿cómo se llama el hijo mayor de Sergio?", []),
+        ("What's the name of Amparo's brother?", []),
+        ("¿dónde viven mis suegros?", ["in_law"]),
+        ("¿qué tal el concierto?", []),
+    ],
+)
+def test_the_relation_words_a_message_asks_about(message: str, asked: list[str]) -> None:
+    assert roles(message) == asked
+
+
+@pytest.fixture
+def svc(tmp_path: Path, embedder_loaded: None) -> Iterator[MemoryService]:
+    for sub in ("system", "logs", "user", ".alma"):
+        (tmp_path / sub).mkdir(parents=True)
+    service = MemoryService(RootLayout(tmp_path), clock=lambda: NOW)
+    yield service
+    service.close()
+
+
+_LIFE = [
+    "Nuestro aniversario con Nuria es el 14 de mayo.",
+    "Nuria odia el cilantro, no lo soporta ni en la ensalada.",
+    "Nuria y yo vimos una película coreana muy larga.",
+    "La tutora de Lucas este curso es Begoña.",
+    "Lucas no puede tomar fresas: le salen ronchas.",
+    "Lucas ha aprendido a nadar sin manguitos.",
+    "Mi madre, Rosario, vive en Logroño.",
+    "Rosario me ha mandado una receta de croquetas.",
+    "A Tomás, el jefe, hay que escribirle por correo, nunca por teléfono.",
+    "Tomás ha vuelto de vacaciones moreno.",
+    "Compré un candado en U para la bici nueva.",
+    "El backup nocturno falla porque el disco USB no se monta solo al reiniciar.",
+    "Cociné lentejas para cenar y sobró para mañana.",
+    "Mi compañero de piso se llama Iván y toca la trompeta.",
+    "Mi madre tiene un huerto con tomates.",
+    "Reunión con Laura sobre el presupuesto del trimestre.",
+    # Look-alikes about other people: only who is who tells them from the answers.
+    "Iván no puede tomar piña: le pica la boca.",
+    "Laura no soporta el perejil en la comida.",
+    "A Javier, el portero, se le avisa por el telefonillo.",
+]
+
+
+def test_the_names_come_from_what_the_store_states(svc: MemoryService) -> None:
+    for text in _LIFE:
+        svc.add(text)
+    store = svc.store
+    assert names_for(store, "partner") == ["Nuria"]  # "aniversario con Nuria"
+    assert names_for(store, "child") == ["Lucas"]  # "la tutora de Lucas"
+    assert names_for(store, "mother") == ["Rosario"]  # "Mi madre, Rosario"
+    assert names_for(store, "boss") == ["Tomás"]  # "A Tomás, el jefe"
+    assert names_for(store, "sibling_f") == []  # nothing says who the sister is
+    asked = expand(store, "¿qué fruta no puede tomar mi hijo?")
+    assert asked.names == ("Lucas",) and "Lucas" in asked.text
+    # A grandparent named by a parent is their own father or mother.
+    assert expand(store, "¿dónde vive la abuela?").words == ("madre",)
+    assert "Rosario" in expand(store, "¿dónde vive la abuela?").names
+    # "Mis suegros" are the partner's parents.
+    assert expand(store, "¿dónde viven mis suegros?").names == ("Nuria",)
+    # Nothing asked by relation, or nothing the store states: the message as it is.
+    assert expand(store, "¿qué candado compré?").text == "¿qué candado compré?"
+    assert expand(store, "¿dónde vive mi hermana?").names == ()
+
+
+def test_the_context_finds_the_answer_by_the_name_the_store_holds(svc: MemoryService) -> None:
+    ids = {text: svc.add(text)["id"] for text in _LIFE}
+    for question, answer in (
+        ("what can't my kid eat?", _LIFE[4]),  # the other language, and "Lucas"
+        ("¿qué me mandó mamá?", _LIFE[7]),  # "mamá" is Rosario
+    ):
+        ctx = svc.context(question, count_use=False)
+        got = [i["id"] for i in ctx["items"] if i["answers"]]
+        assert ids[answer] in got, (question, [i["content"] for i in ctx["items"]])
