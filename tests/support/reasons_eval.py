@@ -42,6 +42,11 @@ SET = DATA / "heldout32" / "reasons.jsonl"
 #: The second set, written blind by another hand: with the first, the two authors the
 #: cross-author measure fits on one and reads the other.
 SECOND = DATA / "heldout32c" / "reasons.jsonl"
+#: The third, by a third hand: with the first two, the authors the cross-author measure
+#: leaves out one at a time.
+THIRD = DATA / "heldout32d" / "reasons.jsonl"
+#: The blind sets by author, each the development set one author wrote.
+AUTHORS = {"heldout32": SET, "heldout32c": SECOND, "heldout32d": THIRD}
 OWN = DATA / "reason_phrasings.jsonl"
 MODEL_OUT = Path(__file__).resolve().parents[2] / "agent" / "data" / "reasons.json"
 EMBEDDER = "e5-small"
@@ -269,9 +274,10 @@ def _merge(into: Report, part: Report) -> None:
 
 
 def cross_author(embed: Callable[[str], Vector]) -> list[tuple[str, Report]]:
-    """Each blind set read by a model fitted on the other and ALMA's own phrasings: how the
-    reader does on an author it was not fitted on (the measure the choices are made on)."""
-    sets = {"heldout32": read_set(SET), "heldout32c": read_set(SECOND)}
+    """Each author's set read by a model fitted on the other authors' and ALMA's own
+    phrasings (leave one author out): how the reader does on an author it was not fitted on,
+    the measure the choices are made on."""
+    sets = {name: read_set(path) for name, path in AUTHORS.items()}
     own = read_set(OWN)
     every = [r for rows in sets.values() for r in rows] + own
     cache = {as_read(r["text"]): v for r, v in zip(every, _matrix(every, embed), strict=True)}
@@ -300,7 +306,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     group.add_argument(
         "--cross",
         action="store_true",
-        help="each blind set read by a model fitted on the other and ALMA's own phrasings",
+        help="each author's set read by a model fitted on the others and ALMA's own phrasings",
     )
     group.add_argument(
         "--report-set",
@@ -318,14 +324,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.cross:
         parts = cross_author(embed)
         for name, part in parts:
-            print(f"== {name}, fitted on the other set and ALMA's own phrasings")
+            print(f"== {name}, fitted on the other sets and ALMA's own phrasings")
             print("\n".join(part.lines()))
             if args.misses:
                 print("\n".join(part.misses))
         both = Report()
         for _name, part in parts:
             _merge(both, part)
-        print("== both sets, each read by the model fitted on the other")
+        print("== every set, each read by the model fitted on the others")
         print("\n".join(both.lines()))
         return 0
     if args.dev:
