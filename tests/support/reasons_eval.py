@@ -1,17 +1,18 @@
 """Reasons read for their meaning: fitting and measuring the intent model of
-``agent.memory.reasons`` on two sets written blind by two hands,
-tests/data/heldout32/reasons.jsonl (450 reasons, 9 intents x 50) and
-tests/data/heldout32c/reasons.jsonl (270, 9 x 30), Spanish and English, and ALMA's own
-phrasings (tests/data/reason_phrasings.jsonl).
+``agent.memory.reasons`` on three sets written blind by three hands,
+tests/data/heldout32/reasons.jsonl (450 reasons, 9 intents x 50),
+tests/data/heldout32c/reasons.jsonl (270, 9 x 30) and tests/data/heldout32d/reasons.jsonl
+(432, 9 x 48), Spanish and English, and ALMA's own phrasings
+(tests/data/reason_phrasings.jsonl).
 
-The packaged model is fitted on both sets and the phrasings: each set was reported once on a
-frozen model and is a development set since. Choices are made on the cross-author measure
-(``--cross``): each set read by a model fitted on the other and the phrasings, since what a
-new person's words need is a reader that carries from one author to another. The first set was
-once split in halves (``split``: within each intent and language, the reasons ordered by the
-SHA-256 of their id, every other one from the first is the fitting half); ``--dev`` is a
-cross-validation within it, each reason's fold its id's hash. A new set is measured on the
-frozen model with ``--report-set``.
+The packaged model is fitted on the three sets and the phrasings: each set was reported once
+on a frozen model and is a development set since. Choices are made on the cross-author measure
+(``--cross``, leave one author out): each set read by a model fitted on the other two and the
+phrasings, since what a new person's words need is a reader that carries from one author to
+another. The first set was once split in halves (``split``: within each intent and language,
+the reasons ordered by the SHA-256 of their id, every other one from the first is the fitting
+half); ``--dev`` is a cross-validation within it, each reason's fold its id's hash. A new set
+is measured on the frozen model with ``--report-set``.
 
 ``--fit`` fits the model and writes ``agent/data/reasons.json``; ``--cross`` prints the
 cross-author figures; ``--dev`` the cross-validated ones; ``--report`` the first set's held-out
