@@ -188,7 +188,7 @@ class ReasonReader:
         if seen is not None:
             return seen
         vector = self._embed(as_read(text))
-        p = self.model.probabilities(vector, text, kind) * possible(self.model.intents, kind)
+        p = self.model.probabilities(vector, text, kind) * possible(self.model.intents, kind, text)
         p = p / p.sum()
         best = int(np.argmax(p))
         intent = contrasted(text, self.model.intents[best])
@@ -207,17 +207,20 @@ def as_read(text: str) -> str:
     return text.lower() if text.isupper() else text
 
 
-def possible(intents: Sequence[str], kind: str) -> npt.NDArray[np.float64]:
-    """1 for each intent a reason can carry when rejecting ``kind``, 0 for the others: a
+def possible(intents: Sequence[str], kind: str, text: str) -> npt.NDArray[np.float64]:
+    """1 for each intent ``text`` can carry when rejecting ``kind``, 0 for the others: a
     notice (a kind with no action family) is about no folder, so only stopping it, "not now"
     or nothing apply; only organize makes subfolders, so only its reasons ask for none or for
-    another grouping."""
+    another grouping; keeping one file is asked by naming it, so a reason that names no file
+    asks for something else (about a whole place: never delete there, most often)."""
     if kind in kinds.KINDS and kinds.of(kind).family is None:
         allowed = {STOP_KIND_INTENT, NOT_NOW, NONE}
     elif kind != ORGANIZE:
         allowed = set(intents) - {FLAT, GROUP_BY_DATE, GROUP_BY_PROJECT}
     else:
         allowed = set(intents)
+    if named_file(text) is None:
+        allowed.discard(KEEP_FILE)
     return np.array([1.0 if i in allowed else 0.0 for i in intents])
 
 
@@ -232,7 +235,8 @@ _PROJECT_CUES = (
     r"(?:proyectos?|projects?|clientes?|clients?|customers?|asignaturas?|materias?|cursos?|"
     r"courses?|subjects?|temas?|topics?|capitulos?|chapters?|papers?|repos?|repositorios?|"
     r"proveedor\w*|suppliers?|trabajos?|jobs?|encargos?|grupos?|cases?|casos?|events?|"
-    r"eventos?|sesion\w*|sessions?)"
+    r"eventos?|sesion\w*|sessions?|viajes?|trips?|asuntos?|matters?|shoots?|bodas?|weddings?|"
+    r"encargos?|pedidos?|orders?|expedientes?|obras?|campanas?|campaigns?|alumnos?|students?)"
 )
 #: A cue turned down: "no por fecha", "ni por proyecto", "not by date", "than by date",
 #: "mejor que por mes", "en vez de por mes", a word or two between.
@@ -308,6 +312,15 @@ _NOT_A_NAME = frozenset(
     (
         "de",
         "del",
+        "lo",
+        "la",
+        "que",
+        "y",
+        "es",
+        "me",
+        "te",
+        "se",
+        "no",
         "that",
         "this",
         "one",
@@ -331,7 +344,10 @@ _KNOWN_FILES = re.compile(
     r"Jenkinsfile|README|LICENSE|CHANGELOG)(?![\w.])"
 )
 _QUOTED = re.compile(r"(?<!\w)['\"«“‘`]([^'\"«»“”‘’`]{1,80})['\"»”’`](?!\w)")
-_EXT_NAME = re.compile(r"(?<![\w/])(\.?[~$\w][\w~$.-]*(?:\s\(\d+\))?\.[A-Za-z0-9]{1,5})(?![\w/])")
+_EXT_NAME = re.compile(
+    r"(?<![\w/])(\.?[~$\w][\w~$.-]*(?:\s?\(\d+\))?\.(?:[A-Za-z0-9]{1,5}|crdownload|partial|download))"
+    r"(?![\w/])"
+)
 _CALLED = re.compile(
     r"\b(?:archivo|fichero|file)\s+(?:(?:llamado|que\s+se\s+llama|called|named|literally"
     r"\s+called)\s+)?([A-Za-zÁÉÍÓÚÑ][\w~$.-]*)"

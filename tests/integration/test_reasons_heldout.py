@@ -1,5 +1,5 @@
 """Reasons read for their meaning, measured on a blind set the packaged model never saw (the
-set: ``BLIND_SET``), and on each development set by a model fitted on the other author's (the
+set: ``BLIND_SET``), and on each development set by a model fitted on the other authors' (the
 fit and the sets: tests/support/reasons_eval.py, docs/agent.md)."""
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from tests.support.reasons_eval import (
 #: What a person must be able to count on, per intent and per language.
 BOUND = 0.9
 #: The blind set this test reads, under tests/data: written by a hand that has not read the
-#: reader, frozen before it is read, read once on the frozen model. heldout32 and heldout32c
-#: are not ones: the packaged model is fitted on both.
-BLIND_SET = "heldout32d"
+#: reader, frozen before it is read, read once on the frozen model. heldout32, heldout32c and
+#: heldout32d are not ones: the packaged model is fitted on the three.
+BLIND_SET = "heldout32e"
 
 
 def _below(report: Report) -> list[str]:
@@ -36,15 +36,6 @@ def _below(report: Report) -> list[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "heldout32d read once by the model frozen at e677f7d: intent 0.905, target 0.942, es"
-        " 0.907, en 0.903; below 0.9: none 0.750 (target 0.875), group_by_project 0.833,"
-        " never_delete 0.875 (target 0.896), stop_kind 0.896 (docs/agent.md); the bound stands"
-        " and this mark goes the day it passes"
-    ),
-)
 def test_the_blind_set_is_read_right_per_intent_and_per_language(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -66,18 +57,20 @@ def cross() -> dict[str, Report]:
 @pytest.mark.parametrize(
     "name",
     [
+        "heldout32",
+        "heldout32c",
         pytest.param(
-            "heldout32",
+            "heldout32d",
             marks=pytest.mark.xfail(
                 strict=True,
                 reason=(
-                    "fitted on heldout32c and ALMA's phrasings: intent 0.927, target 0.973;"
-                    " below 0.9 not_now 0.880 (docs/agent.md); the bound stands and this mark"
-                    " goes the day it passes"
+                    "fitted on heldout32, heldout32c and ALMA's phrasings: intent 0.924, target"
+                    " 0.949, es 0.931, en 0.917; below 0.9: none 0.771 (target 0.896),"
+                    " stop_kind 0.896, the target of never_delete 0.896 (docs/agent.md); the"
+                    " bound stands and this mark goes the day it passes"
                 ),
             ),
         ),
-        "heldout32c",
     ],
 )
 def test_each_development_set_is_read_right_by_a_model_fitted_on_the_other_authors(
@@ -85,7 +78,7 @@ def test_each_development_set_is_read_right_by_a_model_fitted_on_the_other_autho
 ) -> None:
     report = cross[name]
     with capsys.disabled():
-        print(f"\n{name}, read by a model fitted on the other set:\n" + "\n".join(report.lines()))
+        print(f"\n{name}, read by a model fitted on the others:\n" + "\n".join(report.lines()))
     assert not _below(report), _below(report)
 
 

@@ -1,17 +1,18 @@
 """Reasons read for their meaning: fitting and measuring the intent model of
-``agent.memory.reasons`` on two sets written blind by two hands,
-tests/data/heldout32/reasons.jsonl (450 reasons, 9 intents x 50) and
-tests/data/heldout32c/reasons.jsonl (270, 9 x 30), Spanish and English, and ALMA's own
-phrasings (tests/data/reason_phrasings.jsonl).
+``agent.memory.reasons`` on three sets written blind by three hands,
+tests/data/heldout32/reasons.jsonl (450 reasons, 9 intents x 50),
+tests/data/heldout32c/reasons.jsonl (270, 9 x 30) and tests/data/heldout32d/reasons.jsonl
+(432, 9 x 48), Spanish and English, and ALMA's own phrasings
+(tests/data/reason_phrasings.jsonl).
 
-The packaged model is fitted on both sets and the phrasings: each set was reported once on a
-frozen model and is a development set since. Choices are made on the cross-author measure
-(``--cross``): each set read by a model fitted on the other and the phrasings, since what a
-new person's words need is a reader that carries from one author to another. The first set was
-once split in halves (``split``: within each intent and language, the reasons ordered by the
-SHA-256 of their id, every other one from the first is the fitting half); ``--dev`` is a
-cross-validation within it, each reason's fold its id's hash. A new set is measured on the
-frozen model with ``--report-set``.
+The packaged model is fitted on the three sets and the phrasings: each set was reported once
+on a frozen model and is a development set since. Choices are made on the cross-author measure
+(``--cross``, leave one author out): each set read by a model fitted on the other two and the
+phrasings, since what a new person's words need is a reader that carries from one author to
+another. The first set was once split in halves (``split``: within each intent and language,
+the reasons ordered by the SHA-256 of their id, every other one from the first is the fitting
+half); ``--dev`` is a cross-validation within it, each reason's fold its id's hash. A new set
+is measured on the frozen model with ``--report-set``.
 
 ``--fit`` fits the model and writes ``agent/data/reasons.json``; ``--cross`` prints the
 cross-author figures; ``--dev`` the cross-validated ones; ``--report`` the first set's held-out
@@ -42,6 +43,11 @@ SET = DATA / "heldout32" / "reasons.jsonl"
 #: The second set, written blind by another hand: with the first, the two authors the
 #: cross-author measure fits on one and reads the other.
 SECOND = DATA / "heldout32c" / "reasons.jsonl"
+#: The third, by a third hand: with the first two, the authors the cross-author measure
+#: leaves out one at a time.
+THIRD = DATA / "heldout32d" / "reasons.jsonl"
+#: The blind sets by author, each the development set one author wrote.
+AUTHORS = {"heldout32": SET, "heldout32c": SECOND, "heldout32d": THIRD}
 OWN = DATA / "reason_phrasings.jsonl"
 MODEL_OUT = Path(__file__).resolve().parents[2] / "agent" / "data" / "reasons.json"
 EMBEDDER = "e5-small"
@@ -154,9 +160,9 @@ def fit_model(rows: Sequence[dict[str, Any]], vectors: npt.NDArray[np.float64]) 
 
 
 def fitting_rows() -> list[dict[str, Any]]:
-    """What the packaged model is fitted on: both blind sets (each reported once on a frozen
-    model and a development set since) and ALMA's own phrasings."""
-    return read_set(SET) + read_set(SECOND) + read_set(OWN)
+    """What the packaged model is fitted on: the three authors' sets (each reported once on a
+    frozen model and a development set since) and ALMA's own phrasings."""
+    return [row for path in AUTHORS.values() for row in read_set(path)] + read_set(OWN)
 
 
 def fit(embed: Callable[[str], Vector]) -> ReasonModel:
@@ -269,9 +275,10 @@ def _merge(into: Report, part: Report) -> None:
 
 
 def cross_author(embed: Callable[[str], Vector]) -> list[tuple[str, Report]]:
-    """Each blind set read by a model fitted on the other and ALMA's own phrasings: how the
-    reader does on an author it was not fitted on (the measure the choices are made on)."""
-    sets = {"heldout32": read_set(SET), "heldout32c": read_set(SECOND)}
+    """Each author's set read by a model fitted on the other authors' and ALMA's own
+    phrasings (leave one author out): how the reader does on an author it was not fitted on,
+    the measure the choices are made on."""
+    sets = {name: read_set(path) for name, path in AUTHORS.items()}
     own = read_set(OWN)
     every = [r for rows in sets.values() for r in rows] + own
     cache = {as_read(r["text"]): v for r, v in zip(every, _matrix(every, embed), strict=True)}
@@ -300,7 +307,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     group.add_argument(
         "--cross",
         action="store_true",
-        help="each blind set read by a model fitted on the other and ALMA's own phrasings",
+        help="each author's set read by a model fitted on the others and ALMA's own phrasings",
     )
     group.add_argument(
         "--report-set",
@@ -318,14 +325,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.cross:
         parts = cross_author(embed)
         for name, part in parts:
-            print(f"== {name}, fitted on the other set and ALMA's own phrasings")
+            print(f"== {name}, fitted on the other sets and ALMA's own phrasings")
             print("\n".join(part.lines()))
             if args.misses:
                 print("\n".join(part.misses))
         both = Report()
         for _name, part in parts:
             _merge(both, part)
-        print("== both sets, each read by the model fitted on the other")
+        print("== every set, each read by the model fitted on the others")
         print("\n".join(both.lines()))
         return 0
     if args.dev:

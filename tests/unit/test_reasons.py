@@ -87,6 +87,9 @@ def _temp(folder: str) -> PlanResult:
         ("el .~lock.notas.odt está abierto, déjalo", ".~lock.notas.odt"),
         ("the Dockerfile stays at the top", "Dockerfile"),
         ("it's fine", None),
+        ("recibo(2).pdf es el que vale", "recibo(2).pdf"),
+        ("serie.crdownload sigue bajando", "serie.crdownload"),
+        ("ni siquiera los .tmp", None),
     ],
 )
 def test_the_file_a_reason_names_is_read_as_written(text: str, name: str | None) -> None:
@@ -110,6 +113,9 @@ def test_the_target_is_the_folder_named_in_any_form_or_the_suggestions_own() -> 
     assert target_of(R.NOT_NOW, "hoy no", own, FOLDERS) is None
     assert target_of(R.NOT_NOW, "ahí hoy no", own, FOLDERS) == own
     assert target_of(R.STOP_KIND_INTENT, "nunca más en Descargas", own, FOLDERS) is None
+    assert target_of(R.NONE, "la carpeta Clases me trae loca", own, FOLDERS) is None
+    # a pronoun after "la carpeta" is no folder's name: "la carpeta" is the suggestion's
+    assert target_of(R.NOT_NOW, "lo de la carpeta lo miro luego", own, FOLDERS) == own
 
 
 def test_a_folder_is_named_by_its_path_below_user_and_not_by_a_word_about_it() -> None:
@@ -135,6 +141,9 @@ def test_a_folder_is_named_by_its_path_below_user_and_not_by_a_word_about_it() -
         # both asked, or neither turned down: the model's reading stands
         ("por proyecto y dentro por año", R.GROUP_BY_DATE, R.GROUP_BY_DATE),
         ("por meses", R.GROUP_BY_PROJECT, R.GROUP_BY_PROJECT),
+        ("cada viaje aparte, mejor que por meses", R.GROUP_BY_DATE, R.GROUP_BY_PROJECT),
+        ("one folder per shoot, not per month", R.GROUP_BY_DATE, R.GROUP_BY_PROJECT),
+        ("según el asunto y no según la fecha", R.GROUP_BY_DATE, R.GROUP_BY_PROJECT),
         # only the two groupings are ever swapped
         ("no por fecha, por proyecto", R.FLAT, R.FLAT),
     ],
@@ -153,16 +162,34 @@ def test_the_ngrams_read_the_folded_words_and_are_the_same_every_time() -> None:
 
 def test_a_notice_is_read_as_stop_not_now_or_nothing_and_only_organize_as_flat() -> None:
     model = packaged_model()
-    notice = R.possible(model.intents, "long_hours")
+    notice = R.possible(model.intents, "long_hours", "basta")
     assert {i for i, ok in zip(model.intents, notice, strict=True) if ok} == {
         R.STOP_KIND_INTENT,
         R.NOT_NOW,
         R.NONE,
     }
-    dupes = R.possible(model.intents, "duplicates")
+    dupes = R.possible(model.intents, "duplicates", "basta")
     assert not any(
         ok for i, ok in zip(model.intents, dupes, strict=True) if i in (R.FLAT, R.GROUP_BY_DATE)
     )
+
+
+def test_keeping_one_file_is_possible_only_when_the_reason_names_a_file() -> None:
+    intents = packaged_model().intents
+    whole = R.possible(intents, "duplicates", "aquí no se tira nada, ni lo repetido")
+    one = R.possible(intents, "duplicates", "el acta.odt se queda, es otra versión")
+    assert not whole[intents.index(R.KEEP_FILE)] and whole[intents.index(R.NEVER_DELETE)]
+    assert one[intents.index(R.KEEP_FILE)]
+
+
+def test_a_reason_about_a_whole_place_is_never_read_as_keeping_one_file(
+    reader: ReasonReader,
+) -> None:
+    for text in (
+        "de aquí no se borra ni una copia, prefiero tenerlas",
+        "removing is not an option in this folder, move things if you like",
+    ):
+        assert reader.read(text, "duplicates", "user/Fotos").intent != R.KEEP_FILE, text
 
 
 def test_the_same_reason_reads_the_same_every_time(reader: ReasonReader) -> None:
