@@ -518,7 +518,8 @@ def due(said: date, sentence: str) -> date | None:
     if _NEXT_WEEK.search(folded):
         return said + timedelta(days=13 - said.weekday())  # the next week's Sunday
     if _WEEKEND.search(folded):
-        return said + timedelta(days=6 - said.weekday())  # this week's Sunday
+        # this week's Sunday; said on a Sunday, the next weekend is meant
+        return said + timedelta(days=(6 - said.weekday()) or 7)
     if _TODAY_ONLY.search(folded) and not _HAS_TIME.search(_TODAY_ONLY.sub(" ", folded)):
         return None
     return said

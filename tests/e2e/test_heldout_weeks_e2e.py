@@ -4,9 +4,10 @@ policy's default noise budget over several days. The routine detector was fitted
 side (tests.support.heldout_weeks.FIT) and synthetic weeks; the report side is what the bounds
 are asserted on.
 
-A second set by another hand (tests/data/heldout32c/weeks) is a development set since it was
-run once; a third (tests/data/heldout32d/weeks, any ``*.json`` there, same format) is run once
-on the frozen detectors when the lead merges it, and skipped while the folder is absent.
+A second and a third set by other hands (tests/data/heldout32c/weeks, tests/data/heldout32d/weeks)
+are development sets since they were run once; a fourth (tests/data/heldout32e/weeks, any
+``*.json`` there, same format) is run once on the frozen detectors when the lead merges it, and
+skipped while the folder is absent.
 
 On a bad week ALMA must propose the labelled findings within the week and invent none; on a
 calm week it brings one suggestion at most."""
@@ -25,6 +26,8 @@ import pytest
 from tests.support.daemon import DaemonRoot
 from tests.support.heldout_weeks import (
     FIT,
+    FOURTH,
+    FOURTH_WEEKS_DIR,
     NEW,
     NEW_WEEKS_DIR,
     REPORT,
@@ -178,3 +181,16 @@ def test_the_third_blind_weeks_bring_up_what_happened_and_calm_weeks_stay_quiet(
     third_side: list[Lived],
 ) -> None:
     check(third_side, "third blind weeks " + ", ".join(THIRD))
+
+
+@pytest.fixture(scope="module")
+def fourth_side() -> Iterator[list[Lived]]:
+    if not FOURTH:
+        pytest.skip(f"no fourth blind set of weeks in {FOURTH_WEEKS_DIR}")
+    yield [live(load(name, FOURTH_WEEKS_DIR)) for name in FOURTH]
+
+
+def test_the_fourth_blind_weeks_bring_up_what_happened_and_calm_weeks_stay_quiet(
+    fourth_side: list[Lived],
+) -> None:
+    check(fourth_side, "fourth blind weeks " + ", ".join(FOURTH))

@@ -348,6 +348,7 @@ def test_a_promise_falls_due_on_the_day_it_names() -> None:
     friday = date(2026, 11, 27)
     weekend = "La impresora sigue fallando, el fin de semana le echo un ojo."
     assert due(friday, weekend) == date(2026, 11, 29)
+    assert due(date(2026, 11, 29), weekend) == date(2026, 12, 6)
     assert due(friday, "I'll ask IT for proper access next week.") == date(2026, 12, 6)
     assert due(friday, "Mañana le mando el plano a Ainhoa.") == friday
     assert due(friday, "Esta tarde llamo al taller.") is None
