@@ -41,8 +41,14 @@ number is a keyword ("el capítulo 9").
 A later sentence that shares the keywords without saying it is done ("la carpeta sigue
 igual") is shown as evidence.
 
-Only promises at least a day old (a "mañana" is not due the day it is said) and at most
-:data:`MAX_AGE_DAYS` old are reported. The fingerprint is (log path, the folded sentence).
+Kept by meaning too (:mod:`agent.detectors.kept`): a later line or turn of the person's about
+the same thing, sharing one of its keywords, that reads as done, handed over, under way or
+settled another way ("Mandada la m3" for "les mando la maqueta tres").
+
+A promise is reported once due (:func:`due`): at least a day old (a "mañana" is not due the
+day it is said), after the Sunday of the next week for "la semana que viene", of the weekend
+for "el fin de semana"; a task set for its own day only ("esta tarde", "antes de entrar") is
+that day's plan, never reported; and at most :data:`MAX_AGE_DAYS` old. The fingerprint is (log path, the folded sentence).
 The labelled set in ``tests/data/promises`` measures these rules (docs/agent.md).
 """
 
