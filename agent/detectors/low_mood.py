@@ -38,6 +38,7 @@ from datetime import date
 from actions.planners.base import PlanResult, cap_evidence
 from agent.detectors.logread import last_days, weekly_fingerprint
 from agent.detectors.meaning import Reader, others
+from agent.detectors.pending import sentences
 from policies.i18n import _
 from policies.text import loose_fold
 from state.chatlog import Paragraph
@@ -222,11 +223,20 @@ def _turns(paragraphs: Sequence[Paragraph]) -> list[Paragraph]:
 
 def read_low(texts: Sequence[str]) -> list[bool]:
     """Which texts read low by their meaning, of the person's own mood (all False without the
-    embedder)."""
-    scores = READER.scores(texts)
+    embedder): a text, or one of its sentences (a low sentence among the day's news is not
+    drowned by them), from :data:`THRESHOLD`; a text that opens on another person, or a
+    sentence that does, is not the person's mood."""
+    parts = [[t, *(p for p, _line in sentences(t))] for t in texts]
+    scores = READER.scores([p for ps in parts for p in ps])
     if scores is None:
         return [False] * len(texts)
-    return [s >= THRESHOLD and not others(t) for t, s in zip(texts, scores, strict=True)]
+    out: list[bool] = []
+    at = 0
+    for ps in parts:
+        mine = [s for p, s in zip(ps, scores[at : at + len(ps)], strict=True) if not others(p)]
+        at += len(ps)
+        out.append(not others(ps[0]) and any(s >= THRESHOLD for s in mine))
+    return out
 
 
 def _counted(turns: Sequence[Paragraph]) -> list[tuple[int, bool]]:

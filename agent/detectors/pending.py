@@ -41,8 +41,14 @@ number is a keyword ("el capítulo 9").
 A later sentence that shares the keywords without saying it is done ("la carpeta sigue
 igual") is shown as evidence.
 
-Only promises at least a day old (a "mañana" is not due the day it is said) and at most
-:data:`MAX_AGE_DAYS` old are reported. The fingerprint is (log path, the folded sentence).
+Kept by meaning too (:mod:`agent.detectors.kept`): a later line or turn of the person's about
+the same thing, sharing one of its keywords, that reads as done, handed over, under way or
+settled another way ("Mandada la m3" for "les mando la maqueta tres").
+
+A promise is reported once due (:func:`due`): at least a day old (a "mañana" is not due the
+day it is said), after the Sunday of the next week for "la semana que viene", of the weekend
+for "el fin de semana"; a task set for its own day only ("esta tarde", "antes de entrar") is
+that day's plan, never reported; and at most :data:`MAX_AGE_DAYS` old. The fingerprint is (log path, the folded sentence).
 The labelled set in ``tests/data/promises`` measures these rules (docs/agent.md).
 """
 
@@ -58,6 +64,7 @@ from functools import lru_cache
 import snowballstemmer
 
 from actions.planners.base import PlanResult, cap_evidence, fingerprint
+from agent.detectors.kept import kept_by
 from policies.i18n import _
 from policies.text import loose_fold, without_hashtags
 from state.chatlog import Paragraph
@@ -148,6 +155,11 @@ _HEDGED = re.compile(
     r"|\b(?:dice|dijo|decia|dicen|dijeron|dicho|segun|says|said|told)\b"
 )
 _WORD = re.compile(r"[a-z0-9ñ]+")
+#: A promise told as what the other will have: "I told her she'd have it by tomorrow".
+_TOLD_THEY_HAVE = re.compile(
+    r"(?:^|[,;] )(?:i )?(?:told|promised) (?:him|her|them|\w+) (?:that )?"
+    r"(?:she|he|they|you)(?:'d| would|'ll| will) (?:have|get) "
+)
 
 
 def _task_follows(verb: str, rest: str, english: bool) -> bool:
@@ -157,10 +169,15 @@ def _task_follows(verb: str, rest: str, english: bool) -> bool:
     if not (verb.isalpha() if english else _INFINITIVE.fullmatch(verb)):
         return False
     attached = not english and re.search(r"(?:ar|er|ir)(?:le|les|lo|la|los|las|selo)$", verb)
+    if re.match(r"\s*[,.;:!…]", rest):  # "I'll work, it helps": what follows is no object
+        return bool(attached)
     return bool(attached or _WORD.search(rest))
 
 
 def _commitment(folded: str) -> bool:
+    told = _TOLD_THEY_HAVE.search(folded)
+    if told and _HAS_TIME.search(folded[told.end() :]):
+        return True
     for m in _INTENT.finditer(folded):
         before = folded[: m.start()]
         if _NEGATED.search(before) or _HEDGED.search(before):
@@ -466,18 +483,52 @@ def _person_sentences(days: Sequence[tuple[date, str, list[Paragraph]]]) -> list
 def _kept(s: _Said, later: Sequence[_Said]) -> bool:
     """Whether a later sentence of the person's says ``s``'s promise done, or the whole of a
     later turn does (what it was in one sentence, the deed in the next), or, for a promise to
-    start something, a later day shows it under way."""
+    start something, a later day shows it under way; else whether one of them keeps it by
+    meaning (:mod:`agent.detectors.kept`)."""
     pronoun = _PRONOUN_OBJECT.search(_fold_once(s.text)) and len(keywords(s.text)) <= 2
     about = s.before if pronoun else ""
+    read: list[str] = []
     for t in later:
         if says_done_of(s.text, t.text, about):
             return True
+        read.append(t.text)
         other_turn = (t.path, t.turn_line) != (s.path, s.turn_line) and t.turn != t.text
         if other_turn and says_done_of(s.text, t.turn, about):
             return True
+        if other_turn and t.turn not in read:
+            read.append(t.turn)
         if t.day > s.day and says_begun_of(s.text, t.text):
             return True
-    return False
+    subject = f"{about} {s.text}" if about else s.text
+    return kept_by(subject, [t for t in read if shared_words(subject, t)])
+
+
+#: The time a promise names, for when it falls due: the next week or month, a weekend, or
+#: only the day it is said ("esta tarde", "antes de entrar", "tonight": a plan of that day).
+_NEXT_WEEK = re.compile(
+    r"\b(?:semana que viene|proxima semana|mes que viene|proximo mes|next (?:week|month))\b"
+)
+_WEEKEND = re.compile(r"\b(?:fin de semana|finde|weekend)\b")
+_TODAY_ONLY = re.compile(
+    r"\b(?:hoy|esta (?:manana|tarde|noche)|antes de (?:entrar|salir|comer|cenar|irme|acostarme)"
+    r"|tonight|today|this (?:morning|afternoon|evening)|later today)\b"
+)
+
+
+def due(said: date, sentence: str) -> date | None:
+    """The last day a promise said on ``said`` leaves for its task, or None for a plan of
+    that day only (a task set for the day it is told is the day's plan: whether it was done
+    goes unsaid). A promise with no such time is due the day it is said, and so reported
+    from the next (a "mañana" is not due the day it is said)."""
+    folded = _fold_once(sentence)
+    if _NEXT_WEEK.search(folded):
+        return said + timedelta(days=13 - said.weekday())  # the next week's Sunday
+    if _WEEKEND.search(folded):
+        # this week's Sunday; said on a Sunday, the next weekend is meant
+        return said + timedelta(days=(6 - said.weekday()) or 7)
+    if _TODAY_ONLY.search(folded) and not _HAS_TIME.search(_TODAY_ONLY.sub(" ", folded)):
+        return None
+    return said
 
 
 def detect_pending(
@@ -491,6 +542,9 @@ def detect_pending(
     seen: set[str] = set()
     for i, s in enumerate(said):
         if not (oldest <= s.day < today) or not is_promise(s.text):
+            continue
+        deadline = due(s.day, s.text)
+        if deadline is None or deadline >= today:
             continue
         task = without_hashtags(s.text, "").strip(" .,;")
         key = " ".join(_WORD.findall(loose_fold(task)))

@@ -165,13 +165,16 @@ _ARTICLES = frozenset(
 
 def _files(scan: TreeScan) -> dict[tuple[str, ...], str]:
     """The files a person may name as where data goes, by the folded words of their stem
-    without its numbers ("plazos_2026.xlsx" is "plazos"): never a file in a dated folder or a
+    without its numbers and codes ("plazos_2026.xlsx" is "plazos", "lecturas_3B.xlsx"
+    "lecturas": a class, a version or a year is not said of the file): never a file in a dated folder or a
     short name; of files named alike in two folders, the shallower (two at one depth:
     neither)."""
     ranked: dict[tuple[str, ...], set[str]] = defaultdict(set)
     for f in scan.files:
         stem = f.name.rpartition(".")[0] or f.name
-        words = _name_words(w for w in _WORD.findall(loose_fold(stem)) if not w.isdigit())
+        words = _name_words(
+            w for w in _WORD.findall(loose_fold(stem)) if not any(c.isdigit() for c in w)
+        )
         if dated(f.folder) is not None or len("".join(words)) < MIN_NAME:
             continue
         ranked[words].add(f.path)

@@ -427,7 +427,7 @@ def test_long_days_offer_a_break_that_accepting_sets_and_the_chat_can_list(
     alma: DaemonRoot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("LANG", "es_ES.UTF-8")  # the plan and the reminder in Spanish
-    for n in (2, 1):
+    for n in (3, 2, 1):
         d = time.strftime("%Y-%m-%d", time.localtime(time.time() - n * DAY))
         alma.write(
             f"logs/{d}.md",

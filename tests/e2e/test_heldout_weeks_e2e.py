@@ -4,9 +4,10 @@ policy's default noise budget over several days. The routine detector was fitted
 side (tests.support.heldout_weeks.FIT) and synthetic weeks; the report side is what the bounds
 are asserted on.
 
-A second set by another hand (tests/data/heldout32c/weeks) is a development set since it was
-run once; a third (tests/data/heldout32d/weeks, any ``*.json`` there, same format) is run once
-on the frozen detectors when the lead merges it, and skipped while the folder is absent.
+A second and a third set by other hands (tests/data/heldout32c/weeks, tests/data/heldout32d/weeks)
+are development sets since they were run once; a fourth (tests/data/heldout32e/weeks, any
+``*.json`` there, same format) is run once on the frozen detectors when the lead merges it, and
+skipped while the folder is absent.
 
 On a bad week ALMA must propose the labelled findings within the week and invent none; on a
 calm week it brings one suggestion at most."""
@@ -25,6 +26,8 @@ import pytest
 from tests.support.daemon import DaemonRoot
 from tests.support.heldout_weeks import (
     FIT,
+    FOURTH,
+    FOURTH_WEEKS_DIR,
     NEW,
     NEW_WEEKS_DIR,
     REPORT,
@@ -167,14 +170,27 @@ def third_side() -> Iterator[list[Lived]]:
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "run once on the detectors frozen at 51f17df: 9 of 12 (0.75), invented on every week"
-        " (pending promises kept in other words or plans, a long day and a PhD's week read as"
-        " long hours, w1's told routine named at user/ not user/Colegio), calm weeks 1, 2, 2;"
-        " missed: w1's routine target, w2's organize of Descargas, w3's low mood (docs/agent.md);"
-        " the bounds stand and this mark goes the day they hold"
+        "a development set: 11 of 12 (0.92), calm weeks 0, 0, 0, but 3 invented pending"
+        " promises (w1: a promise for a weekday not yet come, one kept in words sharing one"
+        " keyword far from it; w3: a cake promised and replaced by biscuits); missed: w2's"
+        " organize of 13 loose files, under the policy's messy_folder_files of 15"
+        " (docs/agent.md); the bounds stand and this mark goes the day they hold"
     ),
 )
 def test_the_third_blind_weeks_bring_up_what_happened_and_calm_weeks_stay_quiet(
     third_side: list[Lived],
 ) -> None:
     check(third_side, "third blind weeks " + ", ".join(THIRD))
+
+
+@pytest.fixture(scope="module")
+def fourth_side() -> Iterator[list[Lived]]:
+    if not FOURTH:
+        pytest.skip(f"no fourth blind set of weeks in {FOURTH_WEEKS_DIR}")
+    yield [live(load(name, FOURTH_WEEKS_DIR)) for name in FOURTH]
+
+
+def test_the_fourth_blind_weeks_bring_up_what_happened_and_calm_weeks_stay_quiet(
+    fourth_side: list[Lived],
+) -> None:
+    check(fourth_side, "fourth blind weeks " + ", ".join(FOURTH))

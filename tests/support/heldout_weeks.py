@@ -32,6 +32,10 @@ NEW = tuple(sorted(path.stem for path in NEW_WEEKS_DIR.glob("w*.json")))
 #: as they are frozen: nothing is fitted on it. Empty while the folder is absent.
 THIRD_WEEKS_DIR = WEEKS_DIR.parents[1] / "heldout32d" / "weeks"
 THIRD = tuple(sorted(path.stem for path in THIRD_WEEKS_DIR.glob("*.json")))
+#: A fourth set written blind by another hand, run once on the detectors as they are frozen:
+#: nothing is fitted on it. Empty while the folder is absent.
+FOURTH_WEEKS_DIR = WEEKS_DIR.parents[1] / "heldout32e" / "weeks"
+FOURTH = tuple(sorted(path.stem for path in FOURTH_WEEKS_DIR.glob("*.json")))
 WRITTEN_TODAY = date(2026, 11, 28)
 #: One bad week and one calm week, both Spanish, fitted on.
 FIT = ("w1_fotografa_bodas", "w5_papeleria_calm")

@@ -316,19 +316,45 @@ def test_the_daemons_own_reports_are_not_read(tmp_path: Path) -> None:
 
 
 def test_long_hours_on_several_days(tmp_path: Path) -> None:
-    chat(tmp_path, days_ago(1), [("08:00:00", "usuario", "hola"), ("21:30:00", "usuario", "sigo")])
+    chat(tmp_path, days_ago(1), [("07:00:00", "usuario", "hola"), ("21:30:00", "usuario", "sigo")])
     chat(
         tmp_path,
         days_ago(2),
         [("00:40:00", "usuario", "no puedo dormir"), ("09:00:00", "alma", "ok")],
     )
-    chat(tmp_path, days_ago(3), [("09:00:00", "usuario", "hola"), ("12:00:00", "usuario", "adiós")])
+    chat(tmp_path, days_ago(3), [("06:50:00", "usuario", "hola"), ("21:10:00", "usuario", "fin")])
+    chat(tmp_path, days_ago(4), [("09:00:00", "usuario", "hola"), ("12:00:00", "usuario", "adiós")])
     found = by_kind(detect_logs(tmp_path, Policy(), T))
     (r,) = found["long_hours"]
     assert r.target == "logs" and r.plan == []
+    assert len(r.evidence) == 3
+    assert "14 h 20 min" in r.evidence[0]
+    assert "medianoche" in r.evidence[1]
+    assert "14 h 30 min" in r.evidence[2]
+
+
+def test_two_nights_past_midnight_are_long_hours(tmp_path: Path) -> None:
+    for back in (1, 3):
+        chat(tmp_path, days_ago(back), [("01:10:00", "usuario", "otra noche arreglando esto")])
+    (r,) = by_kind(detect_logs(tmp_path, Policy(), T))["long_hours"]
     assert len(r.evidence) == 2
-    assert "13 h 30 min" in r.evidence[1]
-    assert "medianoche" in r.evidence[0]
+
+
+@pytest.mark.parametrize(
+    "spans",
+    [
+        # full days from breakfast to dinner, every weekday: an ordinary working week
+        [("07:45:00", "20:40:00")] * 5,
+        # two long days are a busy week, not a pattern
+        [("07:00:00", "22:00:00"), ("07:30:00", "22:10:00"), ("09:00:00", "18:00:00")],
+    ],
+)
+def test_ordinary_full_days_are_not_long_hours(
+    tmp_path: Path, spans: list[tuple[str, str]]
+) -> None:
+    for back, (first, last) in enumerate(spans, start=1):
+        chat(tmp_path, days_ago(back), [(first, "usuario", "hola"), (last, "usuario", "fin")])
+    assert "long_hours" not in by_kind(detect_logs(tmp_path, Policy(), T))
 
 
 def test_one_long_day_is_not_a_pattern(tmp_path: Path) -> None:

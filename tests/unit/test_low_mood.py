@@ -225,3 +225,31 @@ def test_tiredness_every_night_of_a_long_week_is_no_fall() -> None:
     days = [day(6, ["Semana nueva, con ganas.", "Hoy inventario.", "Bien."])]
     days += [day(n, ["Estoy agotada.", "Hoy inventario.", "Bien."]) for n in range(5, -1, -1)]
     assert detect_low_mood(days, NOW) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Bus was late again, the printer jammed too. Honestly I feel like I'm not good enough "
+        "for any of this. Anyway, soup for dinner.",
+        "Parcel for the neighbour arrived. Spent the evening on the sofa, couldn't face calling "
+        "anyone back. Early night.",
+        "Reunión de equipo a las diez, luego correos. La verdad es que ya no sé para qué me "
+        "esfuerzo tanto. Cena con Luis.",
+    ],
+)
+def test_a_low_sentence_among_ordinary_ones_reads_low(text: str) -> None:
+    # a turn is read sentence by sentence: the day's news around it does not drown it
+    assert read_low([text]) == [True]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Good day at the market, sold most of the jars. Rain later. Pasta for dinner.",
+        "Long meeting, then the dentist. Tired but fine. Film tonight.",
+        "Mi hermana está muy baja con lo de su trabajo. Yo bien, la verdad. Cena tranquila.",
+    ],
+)
+def test_ordinary_sentences_and_someone_elses_mood_do_not(text: str) -> None:
+    assert read_low([text]) == [False]

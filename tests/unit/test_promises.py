@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.detectors.pending import detect_pending, is_promise, says_done_of
+from agent.detectors.pending import detect_pending, due, is_promise, says_done_of
 from state.chatlog import parse
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "promises"
@@ -252,3 +252,104 @@ def test_a_promise_kept_in_other_words_is_not_pending(said: str, kept: str) -> N
 )
 def test_the_same_subject_not_kept_stays_pending(said: str, later: str) -> None:
     assert len(pending(said, later)) == 1
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        # handed over in words no rule lists: where the thing is now, another name for it
+        (
+            "Mañana le mando a Ainhoa el plano de la cocina.",
+            "El plano de la cocina ya lo tiene Ainhoa en su correo.",
+        ),
+        (
+            "Mañana les mando la maqueta tres a los de la revista.",
+            "Mandada la m3 de la revista, con los cambios.",
+        ),
+        (
+            "I'll send Priyanka the budget sheet tomorrow.",
+            "The budget sheet is in Priyanka's inbox.",
+        ),
+        (
+            "I'll look at Omar's pull request tomorrow morning.",
+            "Went through Omar's pull request over coffee and approved it.",
+        ),
+        # a day's work told as under way
+        (
+            "Mañana recuento de stock en el almacén, entro a las siete.",
+            "Llevamos medio stock del almacén contado.",
+        ),
+    ],
+)
+def test_a_promise_kept_by_meaning_is_not_pending(said: str, kept: str) -> None:
+    assert pending(said, kept) == []
+
+
+@pytest.mark.parametrize(
+    ("said", "later"),
+    [
+        (
+            "Mañana le mando a Ainhoa el plano de la cocina.",
+            "Ainhoa me ha vuelto a pedir el plano de la cocina.",
+        ),
+        (
+            "Mañana le mando a Ainhoa el plano de la cocina.",
+            "Todavía no he mandado el plano de la cocina.",
+        ),
+        ("Mañana le mando a Ainhoa el plano de la cocina.", "Primera hora con Ainhoa en la obra."),
+        ("I'll send Priyanka the budget sheet tomorrow.", "Didn't get to the budget sheet today."),
+        # a deed about something else that shares a word
+        ("I'll send Priyanka the budget sheet tomorrow.", "Cleared the sheet music off the piano."),
+    ],
+)
+def test_a_later_line_about_it_that_keeps_nothing_leaves_it_pending(said: str, later: str) -> None:
+    assert len(pending(said, later)) == 1
+
+
+def test_a_promise_told_as_what_the_other_will_have_is_one() -> None:
+    assert is_promise("I told him he'd have the quote by Monday, no problem.")
+    assert is_promise("Promised her she'll get the keys tomorrow.")
+    assert not is_promise("She told me he'd have it by Friday.")
+    assert not is_promise("I told her she'd love the film.")
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["I'll work, it helps.", "I'll cook, you choose the film.", "Tengo que trabajar, qué remedio."],
+)
+def test_a_verb_with_no_object_is_no_promise(sentence: str) -> None:
+    assert not is_promise(sentence)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        # not due yet: the next week
+        "Le pregunto a la gestora por el IVA la semana que viene.",
+        "I'll ask IT for proper access next week.",
+        # a plan of that day only
+        "Tengo que llevar a Leire al dentista antes de entrar.",
+        "I'll hoover the flat tonight.",
+    ],
+)
+def test_a_promise_not_due_or_for_its_own_day_is_not_pending(said: str) -> None:
+    assert pending(said, "Día tranquilo.") == []
+
+
+@pytest.mark.parametrize(
+    "said",
+    ["Le mando a Koldo el presupuesto mañana.", "Tengo que devolver el taladro a Koldo."],
+)
+def test_a_promise_due_before_today_is_pending(said: str) -> None:
+    assert len(pending(said, "Día tranquilo.")) == 1
+
+
+def test_a_promise_falls_due_on_the_day_it_names() -> None:
+    friday = date(2026, 11, 27)
+    weekend = "La impresora sigue fallando, el fin de semana le echo un ojo."
+    assert due(friday, weekend) == date(2026, 11, 29)
+    assert due(date(2026, 11, 29), weekend) == date(2026, 12, 6)
+    assert due(friday, "I'll ask IT for proper access next week.") == date(2026, 12, 6)
+    assert due(friday, "Mañana le mando el plano a Ainhoa.") == friday
+    assert due(friday, "Esta tarde llamo al taller.") is None
+    assert due(friday, "Esta tarde llamo al taller o mañana a primera hora.") == friday

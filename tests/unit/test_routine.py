@@ -504,3 +504,19 @@ def test_a_task_about_a_folder_that_copies_nothing_is_a_checklist_for_that_folde
     op = found.plan[-1]
     assert isinstance(op, Create) and op.path == checklist  # no copy script into the folder
     assert f"Adónde va: {target}" in op.content.decode()
+
+
+def test_a_sheet_named_with_a_code_is_found_by_its_words(tmp_path: Path) -> None:
+    # "lecturas_4C.xlsx": the class code is no word a person says of the sheet
+    said = (
+        "He vuelto a pasar a mano al Excel de lecturas las fichas en papel de los niños.",
+        "Otra vez tecleando las fichas de los niños, nombre a nombre, como cada día.",
+        "Fichas de los niños pasadas a mano otra vez, una por una.",
+    )
+    files = {
+        "user/Escuela/lecturas_4C.xlsx": b"PK sheet",
+        "user/Escuela/Actas/acta_octubre.txt": b"acta",
+    }
+    (found,) = routines(_told_week(tmp_path, said, files))
+    assert found.target == "user/Escuela"
+    assert "user/Escuela/lecturas_4C.xlsx" in found.title
