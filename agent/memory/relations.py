@@ -92,6 +92,7 @@ _CHILD_CUES = (
     "cole",
     "colegio",
     "guarderia",
+    "infantil",
     "tutora",
     "tutor",
     "profe",
@@ -103,6 +104,9 @@ _CHILD_CUES = (
     "nursery",
 )
 _PARTNER_CUES = ("aniversario", "anniversary")
+#: What only a couple says of "X y yo" / "X and I": together, married, an anniversary.
+_PARTNER_ES = ("pareja", "casados", "novios", "casamos", "juntos", "aniversario")
+_PARTNER_EN = ("partners", "married", "together", "anniversary")
 #: At most this many memories are read to find a role's names (records from the store).
 READ = 60
 #: Memories read for each of a role's words.
@@ -128,7 +132,8 @@ def _stated(role: str) -> list[re.Pattern[str]]:
     the = r"(?i:mi|my|la|el|the|our|nuestr[oa])"
     return [
         re.compile(rf"\b{own}\s+(?i:{words})\s*,?\s+{_NAME}"),
-        re.compile(rf"{_NAME}\s*,\s*{the}\s+(?i:{words})\b"),
+        # "Ángel, el padre de Javi" is someone else's father.
+        re.compile(rf"{_NAME}\s*,\s*{the}\s+(?i:{words})\b(?!\s+(?i:de|del|of)\b)"),
         re.compile(rf"{_NAME}\s*\(\s*{own}\s+(?i:{words})\s*\)"),
     ]
 
@@ -143,11 +148,14 @@ _CUES: dict[str, list[re.Pattern[str]]] = {
     "partner": [
         re.compile(rf"\b(?i:aniversario\s+con)\s+{_NAME}"),
         re.compile(rf"\b(?i:anniversary\s+with)\s+{_NAME}"),
-        re.compile(rf"{_NAME}\s+y\s+yo\b[^.]*\b(?i:pareja|casados|novios)\b"),
-        re.compile(rf"{_NAME}\s+and\s+I\b[^.]*\b(?i:partners|married)\b"),
+        re.compile(rf"{_NAME}\s+y\s+yo\b[^.]*\b(?i:{_alt(_PARTNER_ES)})\b"),
+        re.compile(rf"{_NAME}\s+and\s+I\b[^.]*\b(?i:{_alt(_PARTNER_EN)})\b"),
     ],
 }
-_CUE_WORDS = {"child": _CHILD_CUES, "partner": _PARTNER_CUES}
+_CUE_WORDS = {
+    "child": _CHILD_CUES,
+    "partner": tuple(dict.fromkeys(_PARTNER_CUES + _PARTNER_ES + _PARTNER_EN)),
+}
 _NOT_NAMES = frozenset({"alma", "yo", "i"})
 
 

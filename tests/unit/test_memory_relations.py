@@ -103,3 +103,28 @@ def test_the_context_finds_the_answer_by_the_name_the_store_holds(svc: MemorySer
         ctx = svc.context(question, count_use=False)
         got = [i["id"] for i in ctx["items"] if i["answers"]]
         assert ids[answer] in got, (question, [i["content"] for i in ctx["items"]])
+
+
+def test_a_couple_s_words_and_a_nursery_name_the_partner_and_the_child(
+    svc: MemoryService,
+) -> None:
+    for text in (
+        "Javi y yo celebramos el aniversario el 17 de mayo, que es cuando nos casamos en Jaca.",
+        "Javi quiere cambiar el coche el año que viene.",
+        "La escuela infantil de Hugo abre a las 7:45 y cierra a las 17:00.",
+        "Hugo solo desayuna leche con galletas.",
+        "Mi padre, Julián, vive en Huesca.",
+        "Julián ha llamado para lo del huerto.",
+        # Someone else's father: not the person's.
+        "Ángel, el padre de Javi, tiene marcapasos desde 2024.",
+        "Ángel ha venido a comer el domingo.",
+        "Ángel, el padre de Javi, no puede acercarse a la inducción.",
+        "Sam and I have been together since 2015.",
+        "Sam wants a new bike.",
+    ):
+        svc.add(text)
+    store = svc.store
+    assert names_for(store, "partner") == ["Javi", "Sam"]
+    assert names_for(store, "child") == ["Hugo"]
+    assert names_for(store, "father") == ["Julián"]
+    assert "Javi" in expand(store, "¿qué día cumple años mi suegra?").names
