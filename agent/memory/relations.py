@@ -10,11 +10,12 @@ searched, :func:`expand` adds to it what the store says those words stand for:
   mother ("grandparent" also adds "padre"/"madre"); "mis suegros" are the partner's parents
   (the partner's names are added).
 - **The names** come from the memories that state the relation ("Mi madre, Pilar", "mi
-  hermano Sergio", "A Carmen, la jefa", "my sister Carla", "Jorge y yo ... pareja"), and,
-  for a partner and a child, from what only that person has ("el aniversario con Amparo",
-  "Amparo y yo nos conocimos", "la tutora de Pau", "el cole de Vega"): ``_STATED`` and
-  ``_CUES``. The memories are found by the lexical index (the role's words and cues) and
-  read, at most ``READ`` of them; the names said most often win, at most ``MOST``.
+  hermano Sergio", "A Carmen, la jefa", "my sister Carla"; not "Ángel, el padre de Javi",
+  someone else's), and, for a partner and a child, from what only that person has ("el
+  aniversario con Amparo", "Javi y yo llevamos juntos", "la tutora de Pau", "la escuela
+  infantil de Hugo"): ``_STATED`` and ``_CUES``. The memories are found by the lexical
+  index (the role's words and cues) and read, at most ``READ`` of them; the names said most
+  often win, at most ``MOST``.
 - **The other way**: a message that names someone the store calls by a relation ("¿qué le
   tengo pendiente a Pilar?") gets the relation's words ("madre", "mamá").
 
