@@ -158,7 +158,8 @@ _WORD = re.compile(r"[a-z0-9ñ]+")
 #: A time that comes back (weekdays in the plural, every day or week): a habit, not one task
 #: that is kept or left ("los martes llamo a mi abuela", "on Sundays", "every Friday").
 _RECURRING = re.compile(
-    r"(?<!\bde )(?<!\bdel )\b(?:(?:todos )?los (?:lunes|martes|miercoles|jueves|viernes|sabados|domingos)"
+    r"(?<!\bde )\b(?:(?:todos )?los (?:lunes|martes|miercoles|jueves|viernes|sabados"
+    r"|domingos)"
     r"|tod[oa]s (?:los|las) (?:dias|semanas|mananas|tardes|noches)|cada (?:dia|semana|manana"
     r"|tarde|noche|lunes|martes|miercoles|jueves|viernes|sabado|domingo)"
     r"|(?:on|every) (?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays)"
