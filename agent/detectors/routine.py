@@ -6,7 +6,8 @@ together make the finding's evidence stronger (it lists both):
 - the files: in dated folders side by side (``entregas/2026-11-23/``, ``entregas/2026-11-24/``...)
   one file under one name, or one content under other names, with its original outside any
   dated folder; or a file whose name carries the day's date (``pedidos_2026-11-23.csv``),
-  found on that many days;
+  found on that many days; or, in one folder, a document or data file whose name carries the
+  day it arrived on, on that many days (a checklist to review: where it comes from is unseen);
 - the words: the person's own lines (never ALMA's) that tell, in any phrasing and either
   language, that they moved files by hand (read by meaning: :mod:`agent.detectors.told`), about
   one folder of the tree they name (matched exactly, case and accents folded) or about the
