@@ -14,8 +14,9 @@ import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 
+from actions.planners.categories import category_of
 from actions.scan import ScannedFile, TreeScan, with_sha256
 from actions.tree import Tree
 
@@ -192,3 +193,43 @@ def dated_folders(base: str, scan: TreeScan) -> tuple[tuple[str, str, str], set[
         return _DEFAULT_PATTERN, set()
     pattern = max(sorted(seen), key=lambda k: len(seen[k]))
     return pattern, seen[pattern]
+
+
+#: What a person exports or writes by hand each day: a camera's, a recorder's or a screen's
+#: files (images, audio, video), code and what has no known type (a program's daily ``.log``)
+#: are written by a device or a program, never a manual routine.
+_MADE_BY_HAND = frozenset({"documents", "spreadsheets", "presentations", "data"})
+#: Folders a browser fills on its own: what lands there is a download, not a routine.
+_DOWNLOADS = frozenset({"downloads", "download", "descargas"})
+
+
+@dataclass(frozen=True)
+class Arrival:
+    """Files of one name pattern, the day's date in the name, arriving in one folder."""
+
+    folder: str
+    template: tuple[str, str, str]  # before the date, its format, after it
+    days: frozenset[date]
+
+
+def arrivals(files: Sequence[ScannedFile]) -> list[Arrival]:
+    """Per folder that is no dated folder, the files of one name pattern whose name carries
+    the day they arrived on (their modification day, or the day after), on at least
+    MIN_DAYS days: documents, sheets or data only, never in a downloads folder."""
+    days_of: dict[tuple[str, tuple[str, str, str]], set[date]] = defaultdict(set)
+    for f in files:
+        if dated(f.folder) is not None or category_of(f.name) not in _MADE_BY_HAND:
+            continue
+        if f.folder.rpartition("/")[2].casefold() in _DOWNLOADS:
+            continue
+        arrived = datetime.fromtimestamp(f.identity.mtime_ns / 1e9).date()
+        for day in (arrived, date.fromordinal(arrived.toordinal() - 1)):
+            template = _dated_name(f.name, day)
+            if template is not None:
+                days_of[(f.folder, template)].add(day)
+                break
+    return [
+        Arrival(folder, template, frozenset(days))
+        for (folder, template), days in sorted(days_of.items())
+        if len(days) >= MIN_DAYS
+    ]

@@ -191,6 +191,12 @@ _TIRED = re.compile(
         r"|worn out|drained"
     )
 )
+#: After a tiredness, a good word says a good tiredness ("cansado pero bien", "tired but
+#: happy"), not a low one; "pero bueno" (resignation) is not one.
+_GOOD_AFTER = re.compile(
+    r",? (?:pero|but) (?:muy |tan |so |very )?(?:bien|content[oa]s?|feliz|felices|satisfech[oa]s?"
+    r"|a gusto|happy|good|fine|satisfied|content|pleased)\b"
+)
 _NEGATION = {"no", "nunca", "ni", "tampoco", "jamas", "not", "never", "nor", "don", "didn", "isn"}
 _TOKEN = re.compile(r"[a-z]+")
 
@@ -212,6 +218,8 @@ def negative_words(text: str) -> list[str]:
             continue
         before = _TOKEN.findall(folded[: m.start()])[-3:]
         if _NEGATION & set(before):
+            continue
+        if _TIRED.fullmatch(m.group(0)) and _GOOD_AFTER.match(folded, m.end()):
             continue
         out.append(m.group(0))
     return out

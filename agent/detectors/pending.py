@@ -155,6 +155,17 @@ _HEDGED = re.compile(
     r"|\b(?:dice|dijo|decia|dicen|dijeron|dicho|segun|says|said|told)\b"
 )
 _WORD = re.compile(r"[a-z0-9ñ]+")
+#: A time that comes back (weekdays in the plural, every day or week): a habit, not one task
+#: that is kept or left ("los martes llamo a mi abuela", "on Sundays", "every Friday").
+_RECURRING = re.compile(
+    r"(?<!\bde )\b(?:(?:todos )?los (?:lunes|martes|miercoles|jueves|viernes|sabados"
+    r"|domingos)"
+    r"|tod[oa]s (?:los|las) (?:dias|semanas|mananas|tardes|noches)|cada (?:dia|semana|manana"
+    r"|tarde|noche|lunes|martes|miercoles|jueves|viernes|sabado|domingo)"
+    r"|(?:on|every) (?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays)"
+    r"|every (?:day|week|morning|evening|night|monday|tuesday|wednesday|thursday|friday"
+    r"|saturday|sunday)|each (?:day|week|morning|evening))\b"
+)
 #: A promise told as what the other will have: "I told her she'd have it by tomorrow".
 _TOLD_THEY_HAVE = re.compile(
     r"(?:^|[,;] )(?:i )?(?:told|promised) (?:him|her|them|\w+) (?:that )?"
@@ -222,6 +233,8 @@ def is_promise(sentence: str) -> bool:
     if _TAG_TASK.search(folded):
         return True
     spoken = re.sub(r"\s+", " ", _QUOTED.sub(" ", folded.replace("’", "'"))).strip()
+    if _RECURRING.search(spoken):
+        return False
     return _commitment(spoken)
 
 

@@ -6,7 +6,8 @@ together make the finding's evidence stronger (it lists both):
 - the files: in dated folders side by side (``entregas/2026-11-23/``, ``entregas/2026-11-24/``...)
   one file under one name, or one content under other names, with its original outside any
   dated folder; or a file whose name carries the day's date (``pedidos_2026-11-23.csv``),
-  found on that many days;
+  found on that many days; or, in one folder, a document or data file whose name carries the
+  day it arrived on, on that many days (a checklist to review: where it comes from is unseen);
 - the words: the person's own lines (never ALMA's) that tell, in any phrasing and either
   language, that they moved files by hand (read by meaning: :mod:`agent.detectors.told`), about
   one folder of the tree they name (matched exactly, case and accents folded) or about the
@@ -36,7 +37,16 @@ from actions.planners.base import PlanResult, cap_evidence, fingerprint
 from actions.scan import TreeScan, scan_tree
 from actions.tree import Tree
 from agent.detectors import told
-from agent.detectors.dated import MIN_DAYS, Routine, dated, dated_folders, routines, shown
+from agent.detectors.dated import (
+    MIN_DAYS,
+    Arrival,
+    Routine,
+    arrivals,
+    dated,
+    dated_folders,
+    routines,
+    shown,
+)
 from agent.detectors.files import scan_zones
 from policies.config import Policy
 from policies.decide import path_zone_problem
@@ -365,19 +375,28 @@ def detect_routine(
         except (FileNotFoundError, NotADirectoryError, RefusedError):
             continue
         found = {r.base: r for r in routines(tree, scan.files)}
+        arrived: dict[str, list[Arrival]] = defaultdict(list)
+        for arrival in arrivals(scan.files):
+            if arrival.folder not in found:
+                arrived[arrival.folder].append(arrival)
         tasks = _told_tasks(zone, lines, scan, list(found.values())) if lines else {}
-        for base in sorted(set(found) | set(tasks)):
+        for base in sorted(set(found) | set(tasks) | set(arrived)):
             task = tasks.get(base) or _Task([])
             said = task.lines
             pattern, folder_days = dated_folders(base, scan)
             routine = found.get(base) or Routine(base, pattern, {}, {}, {})
-            if len(routine.days()) < MIN_DAYS and len({m.day for m in said}) < MIN_DAYS:
+            seen = arrived.get(base, [])
+            if (
+                len(routine.days()) < MIN_DAYS
+                and len({m.day for m in said}) < MIN_DAYS
+                and len({d for a in seen for d in a.days}) < MIN_DAYS
+            ):
                 continue
             copy = task.into == base and told.copies([m.text for m in said])
             if base in found or folder_days or copy:
                 result = _finding(tree, policy, zone, routine, said, folder_days)
             else:  # not into a folder of the tree: the task is written down for the person
-                result = _checklist(tree, policy, zone, base, task)
+                result = _checklist(tree, policy, zone, base, task, seen)
             if result is not None:
                 results.append(result)
     return results
@@ -485,17 +504,39 @@ def _finding(
     )
 
 
-def _checklist(tree: Tree, policy: Policy, zone: str, base: str, task: _Task) -> PlanResult | None:
+def _checklist(
+    tree: Tree,
+    policy: Policy,
+    zone: str,
+    base: str,
+    task: _Task,
+    seen: Sequence[Arrival] = (),
+) -> PlanResult | None:
     """A task told on enough days whose words name no folder of the tree it goes into (data
-    typed into a sheet, files uploaded to a website, a report sent): a checklist of it for the
-    person to review, next to the scripts, as the first step to doing it in one command. A
-    copy script would guess where things go. ALMA never runs anything."""
+    typed into a sheet, files uploaded to a website, a report sent), or files of one name
+    pattern made day after day in one folder (``seen``): a checklist of it for the person to
+    review, next to the scripts, as the first step to doing it in one command. A copy script
+    would guess where things come from and go. ALMA never runs anything."""
     folder = f"{zone}/{SCRIPTS}"
     where = task.into
     topic = (where or (base if base != zone else "")).rpartition("/")[2]
     topic = topic.rpartition(".")[0] or topic
     said = sorted(task.lines, key=lambda m: (m.day, m.where))
     days = len({m.day for m in said})
+    files_days = len({d for a in seen for d in a.days})
+
+    def arrived() -> list[str]:
+        return [
+            _(
+                "{name} arrives in {folder} on {n} days: {dates}.",
+                name=f"{a.template[0]}{shown(a.template[1])}{a.template[2]}",
+                folder=base,
+                n=len(a.days),
+                dates=", ".join(d.isoformat() for d in sorted(a.days)),
+            )
+            for a in seen
+        ]
+
     with language(process_language()):
         name = _("routine-{task}.md", task=_slug(topic) if topic else _("task"))
         script = f"{folder}/{name}"
@@ -506,11 +547,22 @@ def _checklist(tree: Tree, policy: Policy, zone: str, base: str, task: _Task) ->
                 "Written by ALMA for you to read: what your notes say you did by hand on "
                 "{days} days. ALMA never runs anything.",
                 days=days,
+            )
+            if said
+            else _(
+                "Written by ALMA for you to read: a file of the same name arrived in {folder} "
+                "on {days} days. ALMA never runs anything.",
+                folder=base,
+                days=files_days,
             ),
             "",
-            "## " + _("What you said"),
-            *(f"- {m.day.isoformat()}: «{m.text}»" for m in said),
-            "",
+        ]
+        if said:
+            text += ["## " + _("What you said")]
+            text += [f"- {m.day.isoformat()}: «{m.text}»" for m in said] + [""]
+        if seen:
+            text += ["## " + _("What the files show"), *(f"- {a}" for a in arrived()), ""]
+        text += [
             "## " + _("To stop doing it by hand"),
             "- [ ] " + _("Where the data comes from (a file, a mail, a website):"),
             "- [ ] " + (_("Where it goes: {where}", where=where) if where else _("Where it goes:")),
@@ -531,6 +583,7 @@ def _checklist(tree: Tree, policy: Policy, zone: str, base: str, task: _Task) ->
         plan.append(Mkdir(folder))
     plan.append(Create(script, content))
     evidence = [f"{m.where}: «{m.text}»" for m in said]
+    evidence += arrived()
     evidence.append(
         _(
             "ALMA never runs anything: accepting only writes {script} for you to read first; "
@@ -542,11 +595,22 @@ def _checklist(tree: Tree, policy: Policy, zone: str, base: str, task: _Task) ->
         kind=KIND,
         target=base,
         title=_("You do the same task by hand again and again: {what}", what=where or base),
-        reason=_(
-            "On {days} days your notes say you did the same task by hand ({what}): a checklist "
-            "of its steps, for you to review, is the first step to doing it in one command.",
-            days=days,
-            what=where or base,
+        reason=(
+            _(
+                "On {days} days your notes say you did the same task by hand ({what}): a "
+                "checklist of its steps, for you to review, is the first step to doing it in "
+                "one command.",
+                days=days,
+                what=where or base,
+            )
+            if days >= MIN_DAYS
+            else _(
+                "On {days} days a new file of the same name, dated that day, arrived in "
+                "{folder}: if you make it by hand, a checklist of its steps, for you to "
+                "review, is the first step to doing it in one command.",
+                days=files_days,
+                folder=base,
+            )
         ),
         evidence=cap_evidence(evidence),
         plan=plan,

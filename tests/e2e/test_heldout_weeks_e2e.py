@@ -5,9 +5,9 @@ side (tests.support.heldout_weeks.FIT) and synthetic weeks; the report side is w
 are asserted on.
 
 A second and a third set by other hands (tests/data/heldout32c/weeks, tests/data/heldout32d/weeks)
-are development sets since they were run once; a fourth (tests/data/heldout32e/weeks, any
-``*.json`` there, same format) is run once on the frozen detectors when the lead merges it, and
-skipped while the folder is absent.
+and a fourth (tests/data/heldout32e/weeks) are development sets since they were run once; a
+fifth (tests/data/heldout32f/weeks, any ``*.json`` there, same format) is run once on the
+frozen detectors when the lead merges it, and skipped while the folder is absent.
 
 On a bad week ALMA must propose the labelled findings within the week and invent none; on a
 calm week it brings one suggestion at most."""
@@ -25,6 +25,8 @@ import pytest
 
 from tests.support.daemon import DaemonRoot
 from tests.support.heldout_weeks import (
+    FIFTH,
+    FIFTH_WEEKS_DIR,
     FIT,
     FOURTH,
     FOURTH_WEEKS_DIR,
@@ -193,13 +195,27 @@ def fourth_side() -> Iterator[list[Lived]]:
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "run once on the detectors frozen at d415c0f: 10 of 12 (0.83); missed w2's low mood and"
-        " w3's routine seen in the files only (a dated export a weekday in one folder);"
-        " invented one pending promise on w1; calm weeks 2, 1, 0, every one a pending promise"
-        " (docs/agent.md); the bounds stand and this mark goes the day they hold"
+        "a development set (run once on the detectors frozen at d415c0f: 10 of 12, 1 invented,"
+        " calm weeks 2, 1, 0): 12 of 12, but one invented pending promise on w1 (a way of"
+        " working told in the present) and calm weeks 2, 0, 0 (w4: a turn at a family meal,"
+        " a question to someone who called first) (docs/agent.md); the bounds stand and this"
+        " mark goes the day they hold"
     ),
 )
 def test_the_fourth_blind_weeks_bring_up_what_happened_and_calm_weeks_stay_quiet(
     fourth_side: list[Lived],
 ) -> None:
     check(fourth_side, "fourth blind weeks " + ", ".join(FOURTH))
+
+
+@pytest.fixture(scope="module")
+def fifth_side() -> Iterator[list[Lived]]:
+    if not FIFTH:
+        pytest.skip(f"no fifth blind set of weeks in {FIFTH_WEEKS_DIR}")
+    yield [live(load(name, FIFTH_WEEKS_DIR)) for name in FIFTH]
+
+
+def test_the_fifth_blind_weeks_bring_up_what_happened_and_calm_weeks_stay_quiet(
+    fifth_side: list[Lived],
+) -> None:
+    check(fifth_side, "fifth blind weeks " + ", ".join(FIFTH))

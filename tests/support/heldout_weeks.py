@@ -36,6 +36,8 @@ THIRD = tuple(sorted(path.stem for path in THIRD_WEEKS_DIR.glob("*.json")))
 #: nothing is fitted on it. Empty while the folder is absent.
 FOURTH_WEEKS_DIR = WEEKS_DIR.parents[1] / "heldout32e" / "weeks"
 FOURTH = tuple(sorted(path.stem for path in FOURTH_WEEKS_DIR.glob("*.json")))
+FIFTH_WEEKS_DIR = WEEKS_DIR.parents[1] / "heldout32f" / "weeks"
+FIFTH = tuple(sorted(path.stem for path in FIFTH_WEEKS_DIR.glob("*.json")))
 WRITTEN_TODAY = date(2026, 11, 28)
 #: One bad week and one calm week, both Spanish, fitted on.
 FIT = ("w1_fotografa_bodas", "w5_papeleria_calm")

@@ -253,3 +253,23 @@ def test_a_low_sentence_among_ordinary_ones_reads_low(text: str) -> None:
 )
 def test_ordinary_sentences_and_someone_elses_mood_do_not(text: str) -> None:
     assert read_low([text]) == [False]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Salgo ya. Cansada pero bien.",
+        "Agotado, pero contento con cómo ha salido.",
+        "Tired but happy, good gig tonight.",
+        "Exhausted but fine.",
+    ],
+)
+def test_a_tiredness_said_with_a_good_word_is_no_low_word(text: str) -> None:
+    assert negative_words(text) == []
+
+
+@pytest.mark.parametrize(
+    "text", ["Cansado, pero bueno, qué le vamos a hacer.", "Tired, but I can't sleep."]
+)
+def test_a_tiredness_with_no_good_word_after_still_counts(text: str) -> None:
+    assert negative_words(text)

@@ -353,3 +353,32 @@ def test_a_promise_falls_due_on_the_day_it_names() -> None:
     assert due(friday, "Mañana le mando el plano a Ainhoa.") == friday
     assert due(friday, "Esta tarde llamo al taller.") is None
     assert due(friday, "Esta tarde llamo al taller o mañana a primera hora.") == friday
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        # a habit set on a day that comes back each week, or every day: no one task to keep
+        "Cuesta, pero lo intentaré los jueves y los viernes.",
+        "No será fácil, pero lo intentaré los jueves y viernes.",
+        "Los martes llamo a mi abuela, es sagrado.",
+        "Voy a ir al gimnasio todos los días a partir de ahora.",
+        "Tengo que regar las plantas cada semana.",
+        "I'll walk the dog on Sundays from now on.",
+        "I'm going to call my dad every Friday.",
+    ],
+)
+def test_a_habit_on_days_that_come_back_is_no_promise(sentence: str) -> None:
+    assert not is_promise(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "El jueves llamo a la gestoría.",
+        "Mañana te mando las fotos de los lunes.",
+        "I'll send the slides on Monday.",
+    ],
+)
+def test_a_promise_on_one_day_still_is(sentence: str) -> None:
+    assert is_promise(sentence)

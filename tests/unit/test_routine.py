@@ -4,6 +4,7 @@ gives nothing."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import time
@@ -520,3 +521,53 @@ def test_a_sheet_named_with_a_code_is_found_by_its_words(tmp_path: Path) -> None
     (found,) = routines(_told_week(tmp_path, said, files))
     assert found.target == "user/Escuela"
     assert "user/Escuela/lecturas_4C.xlsx" in found.title
+
+
+def _arriving(tmp_path: Path, names: dict[str, int]) -> AlmaRoot:
+    """Files by path, each arriving the day its value says (days back from today)."""
+    alma = AlmaRoot(tmp_path).build({})
+    for rel, back in names.items():
+        path = alma.write(rel, f"{rel}\n".encode())
+        when = NOW - back * 86400
+        os.utime(path, (when, when))
+    return alma
+
+
+def _export_days(template: str, days: int = 4) -> dict[str, int]:
+    return {template.format((TODAY - timedelta(days=b)).isoformat()): b for b in range(days)}
+
+
+def test_a_dated_export_arriving_each_day_in_one_folder_is_a_checklist_to_review(
+    tmp_path: Path,
+) -> None:
+    alma = _arriving(tmp_path, _export_days("user/cole/listas/asistencia_{}.csv"))
+    (found,) = routines(alma)
+    assert found.target == "user/cole/listas"
+    assert "asistencia_YYYY-MM-DD.csv llega a user/cole/listas en 4 días" in "\n".join(
+        found.evidence
+    )
+    op = found.plan[-1]
+    assert isinstance(op, Create) and op.path == "user/scripts/rutina-listas.md"
+    assert "Lo que muestran los archivos" in op.content.decode()
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "user/Fotos/IMG_{}_120344.jpg",  # a camera's
+        "user/Descargas/extracto_{}.pdf",  # a browser's
+        "user/scripts/logs/copia_{}.log",  # a program's log
+        "user/notas/grabacion_{}.m4a",  # a recorder's
+    ],
+)
+def test_what_a_device_or_a_program_writes_each_day_is_no_routine(
+    tmp_path: Path, template: str
+) -> None:
+    assert routines(_arriving(tmp_path, _export_days(template))) == []
+
+
+def test_dated_files_on_two_days_or_made_all_at_once_are_no_routine(tmp_path: Path) -> None:
+    assert routines(_arriving(tmp_path, _export_days("user/a/parte_{}.csv", days=2))) == []
+    at_once = {rel: 0 for rel in _export_days("user/b/parte_{}.csv", days=5)}
+    at_once.pop(f"user/b/parte_{TODAY.isoformat()}.csv")  # old dates, all copied in today
+    assert routines(_arriving(tmp_path / "b", at_once)) == []
