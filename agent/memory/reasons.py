@@ -358,9 +358,13 @@ _EXT_NAME = re.compile(
     r"(?<![\w/])(?!" + _ARTICLE + r"\s)(\.?[~$\w][\w~$.-]*" + _COPY_MARK + r"?"
     r"\.(?:[A-Za-z0-9]{1,5}|crdownload|partial|download))(?![\w/])"
 )
+#: A name after "archivo"/"file": after "llamado"/"called", any word; right after the noun,
+#: only a word written as a name is (a capital, a digit, "_"): "file type", "archivo suelto",
+#: "archivo de aquí" say what kind of file, not which.
 _CALLED = re.compile(
     r"\b(?:archivo|fichero|file)\s+(?:(?:llamado|que\s+se\s+llama|called|named|literally"
-    r"\s+called)\s+)?([A-Za-zÁÉÍÓÚÑ][\w~$.-]*)"
+    r"\s+called)\s+([A-Za-zÁÉÍÓÚÑ][\w~$.-]*)"
+    r"|(?=[\w~$.-]*[A-ZÁÉÍÓÚÑ0-9_])([A-Za-zÁÉÍÓÚÑ][\w~$.-]*))"
 )
 _TRAILING = ".,;:!?)"
 #: Where a reason turns from what it sets aside to what it asks.
@@ -429,7 +433,7 @@ def named_file(text: str) -> str | None:
     # Of several names, the last: the one kept is said after the ones set aside ("thumbs.db
     # whatever, but edits.xmp is mine", "a.bib and a_v2.bib differ, keep a_v2.bib").
     with_ext = [m[1] for m in _EXT_NAME.finditer(text)][::-1]
-    called = [m[1].rstrip(_TRAILING) for m in _CALLED.finditer(text)]
+    called = [(m[1] or m[2]).rstrip(_TRAILING) for m in _CALLED.finditer(text)]
     known = [m[1] for m in _KNOWN_FILES.finditer(text)]
     # A quoted name with an extension is the whole name ("'ticket ikea.jpg'"); a name with an
     # extension beats a quoted word ("that 'duplicate' wedding_042.jpg").

@@ -95,6 +95,12 @@ def _temp(folder: str) -> PlanResult:
         ("la IMG_0001 (copia).jpg la edité", "IMG_0001 (copia).jpg"),
         ("acta - copia.docx es otra", "acta - copia.docx"),
         ("deja la copia.pdf", "copia.pdf"),
+        # a word right after "archivo"/"file" names a file only when written as a name
+        ("group by client, not file type", None),
+        ("me gusta ver cada archivo suelto", None),
+        ("no quiero que se borre ni un archivo de aquí", None),
+        ("el archivo Notas_2 no lo toques", "Notas_2"),
+        ("the file called junk stays", "junk"),
         # of several names, the one kept is said last
         ("thumbs.db whatever, but edits.xmp is mine", "edits.xmp"),
         ("refs.bib and refs_old.bib differ, keep refs_old.bib", "refs_old.bib"),
