@@ -344,15 +344,31 @@ _KNOWN_FILES = re.compile(
     r"Jenkinsfile|README|LICENSE|CHANGELOG)(?![\w.])"
 )
 _QUOTED = re.compile(r"(?<!\w)['\"«“‘`]([^'\"«»“”‘’`]{1,80})['\"»”’`](?!\w)")
-_EXT_NAME = re.compile(
-    r"(?<![\w/])(\.?[~$\w][\w~$.-]*(?:\s?\(\d+\))?\.(?:[A-Za-z0-9]{1,5}|crdownload|partial|download))"
-    r"(?![\w/])"
+#: A copy's mark in a file's name, as file managers write it: "x (1).pdf", "x (copia).jpg",
+#: "x copy.heic", "x copy 2.heic", "x - copia.docx", "x - Copy (2).docx".
+_COPY_MARK = (
+    r"(?:\s?\((?:\d+|copia|copy)(?:\s\d+)?\)|\s(?:copy|copia)(?:\s\d+)?"
+    r"|\s-\s(?:copia|copy|Copia|Copy)(?:\s\(\d+\))?)"
 )
+#: A word that stands before a name rather than begins it ("la copia.pdf" is "copia.pdf").
+_ARTICLE = (
+    r"(?:la|el|los|las|lo|un|una|mi|tu|su|esa|ese|esta|este|de|the|a|an|my|your|this|that|of)"
+)
+_EXT_NAME = re.compile(
+    r"(?<![\w/])(?!" + _ARTICLE + r"\s)(\.?[~$\w][\w~$.-]*" + _COPY_MARK + r"?"
+    r"\.(?:[A-Za-z0-9]{1,5}|crdownload|partial|download))(?![\w/])"
+)
+#: A name after "archivo"/"file": after "llamado"/"called", any word; right after the noun,
+#: only a word written as a name is (a capital, a digit, "_"): "file type", "archivo suelto",
+#: "archivo de aquí" say what kind of file, not which.
 _CALLED = re.compile(
     r"\b(?:archivo|fichero|file)\s+(?:(?:llamado|que\s+se\s+llama|called|named|literally"
-    r"\s+called)\s+)?([A-Za-zÁÉÍÓÚÑ][\w~$.-]*)"
+    r"\s+called)\s+([A-Za-zÁÉÍÓÚÑ][\w~$.-]*)"
+    r"|(?=[\w~$.-]*[A-ZÁÉÍÓÚÑ0-9_])([A-Za-zÁÉÍÓÚÑ][\w~$.-]*))"
 )
 _TRAILING = ".,;:!?)"
+#: Where a reason turns from what it sets aside to what it asks.
+_BUT = re.compile(r"\b(?:pero|but|sino|however|aunque|though)\b", re.IGNORECASE)
 
 
 def _folds(name: str) -> str:
@@ -414,8 +430,10 @@ def named_file(text: str) -> str | None:
         if len(m[1].split()) <= 3  # longer: a quoted phrase, not a name
     ]
     paths = [m[1].rstrip(_TRAILING) for m in _PATH.finditer(text)]
-    with_ext = [m[1] for m in _EXT_NAME.finditer(text)]
-    called = [m[1].rstrip(_TRAILING) for m in _CALLED.finditer(text)]
+    # Of several names, the last: the one kept is said after the ones set aside ("thumbs.db
+    # whatever, but edits.xmp is mine", "a.bib and a_v2.bib differ, keep a_v2.bib").
+    with_ext = [m[1] for m in _EXT_NAME.finditer(text)][::-1]
+    called = [(m[1] or m[2]).rstrip(_TRAILING) for m in _CALLED.finditer(text)]
     known = [m[1] for m in _KNOWN_FILES.finditer(text)]
     # A quoted name with an extension is the whole name ("'ticket ikea.jpg'"); a name with an
     # extension beats a quoted word ("that 'duplicate' wedding_042.jpg").
@@ -447,6 +465,13 @@ def target_of(intent: str, text: str, folder: str, folders: Collection[str] = ()
         beside = named_folder(rest, folder, folders) or folder
         return f"{beside}/{name}"
     where = named_folder(text, folder, folders)
+    # "descargas me da igual, pero de la tesis no borres nada": two places, the first set
+    # aside; the reason is about the one after the "but".
+    turn = _BUT.search(text)
+    if turn and where is not None:
+        after = named_folder(text[turn.end() :], folder, folders)
+        if after is not None and after != where:
+            where = after
     if intent == NOT_NOW:
         return where
     return where or folder

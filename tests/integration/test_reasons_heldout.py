@@ -21,9 +21,9 @@ from tests.support.reasons_eval import (
 #: What a person must be able to count on, per intent and per language.
 BOUND = 0.9
 #: The blind set this test reads, under tests/data: written by a hand that has not read the
-#: reader, frozen before it is read, read once on the frozen model. heldout32, heldout32c and
-#: heldout32d are not ones: the packaged model is fitted on the three.
-BLIND_SET = "heldout32e"
+#: reader, frozen before it is read, read once on the frozen model. heldout32, heldout32c,
+#: heldout32d and heldout32e are not ones: the packaged model is fitted on the four.
+BLIND_SET = "heldout32f"
 
 
 def _below(report: Report) -> list[str]:
@@ -36,15 +36,6 @@ def _below(report: Report) -> list[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "heldout32e read once by the model frozen at 939e21a: intent 0.933, target 0.942, es"
-        " 0.926 / 0.940, en 0.940 / 0.944; below 0.9: none 0.854, never_delete 0.875, the"
-        " target of keep_file 0.854 (docs/agent.md); the bound stands and this mark goes the"
-        " day it passes"
-    ),
-)
 def test_the_blind_set_is_read_right_per_intent_and_per_language(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -62,22 +53,35 @@ def cross() -> dict[str, Report]:
     return dict(cross_author(embedder()))
 
 
+def _short_of(figures: str) -> pytest.MarkDecorator:
+    return pytest.mark.xfail(
+        strict=True,
+        reason=(
+            f"fitted on the other three authors' sets and ALMA's phrasings: {figures}"
+            " (docs/agent.md); the bound stands and this mark goes the day it passes"
+        ),
+    )
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "name",
     [
-        "heldout32",
+        pytest.param(
+            "heldout32",
+            marks=_short_of(
+                "intent 0.949, target 0.976; below 0.9: none 0.880, self_organize 0.880"
+            ),
+        ),
         "heldout32c",
         pytest.param(
             "heldout32d",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason=(
-                    "fitted on heldout32, heldout32c and ALMA's phrasings: intent 0.924, target"
-                    " 0.949, es 0.931, en 0.917; below 0.9: none 0.771 (target 0.896),"
-                    " stop_kind 0.896, the target of never_delete 0.896 (docs/agent.md); the"
-                    " bound stands and this mark goes the day it passes"
-                ),
+            marks=_short_of("intent 0.944, target 0.972; below 0.9: none 0.833"),
+        ),
+        pytest.param(
+            "heldout32e",
+            marks=_short_of(
+                "intent 0.935, target 0.954; below 0.9: none 0.854, never_delete 0.875"
             ),
         ),
     ],

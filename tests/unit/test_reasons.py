@@ -90,6 +90,21 @@ def _temp(folder: str) -> PlanResult:
         ("recibo(2).pdf es el que vale", "recibo(2).pdf"),
         ("serie.crdownload sigue bajando", "serie.crdownload"),
         ("ni siquiera los .tmp", None),
+        # a copy's mark as file managers write it is part of the name
+        ("IMG_3001 copy.heic has different edits", "IMG_3001 copy.heic"),
+        ("la IMG_0001 (copia).jpg la edité", "IMG_0001 (copia).jpg"),
+        ("acta - copia.docx es otra", "acta - copia.docx"),
+        ("deja la copia.pdf", "copia.pdf"),
+        # a word right after "archivo"/"file" names a file only when written as a name
+        ("group by client, not file type", None),
+        ("me gusta ver cada archivo suelto", None),
+        ("no quiero que se borre ni un archivo de aquí", None),
+        ("el archivo Notas_2 no lo toques", "Notas_2"),
+        ("the file called junk stays", "junk"),
+        # of several names, the one kept is said last
+        ("thumbs.db whatever, but edits.xmp is mine", "edits.xmp"),
+        ("refs.bib and refs_old.bib differ, keep refs_old.bib", "refs_old.bib"),
+        ("bib.bib y bib_v2.bib no son iguales, deja la v2", "bib_v2.bib"),
     ],
 )
 def test_the_file_a_reason_names_is_read_as_written(text: str, name: str | None) -> None:
@@ -116,6 +131,18 @@ def test_the_target_is_the_folder_named_in_any_form_or_the_suggestions_own() -> 
     assert target_of(R.NONE, "la carpeta Clases me trae loca", own, FOLDERS) is None
     # a pronoun after "la carpeta" is no folder's name: "la carpeta" is the suggestion's
     assert target_of(R.NOT_NOW, "lo de la carpeta lo miro luego", own, FOLDERS) == own
+
+
+def test_of_two_places_the_one_after_the_but_is_the_target() -> None:
+    own = "user/Descargas"
+    text = "descargas me da igual, pero de Clases no borres nada"
+    assert target_of(R.NEVER_DELETE, text, own, FOLDERS) == "user/Clases"
+    text = "downloads whatever, but keep your hands off Clases - nothing there gets deleted"
+    assert target_of(R.NEVER_DELETE, text, own, FOLDERS) == "user/Clases"
+    # one place named, or the same one after the "but": that place
+    assert target_of(R.NEVER_DELETE, "ahí no, pero nada de borrar", own, FOLDERS) == own
+    text = "Clases, pero de Clases no borres nada"
+    assert target_of(R.NEVER_DELETE, text, own, FOLDERS) == "user/Clases"
 
 
 def test_a_folder_is_named_by_its_path_below_user_and_not_by_a_word_about_it() -> None:
