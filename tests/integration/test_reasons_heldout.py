@@ -36,6 +36,15 @@ def _below(report: Report) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "heldout32f read once by the model frozen at 52c094d: intent 0.938, target 0.956, es"
+        " 0.944 / 0.949, en 0.931 / 0.963; below 0.9: group_by_project 0.854, not_now 0.896,"
+        " the target of keep_file 0.896 (docs/agent.md); the bound stands and this mark goes"
+        " the day it passes"
+    ),
+)
 def test_the_blind_set_is_read_right_per_intent_and_per_language(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
