@@ -26,6 +26,17 @@ from tests.support.engine import AlmaRoot
 
 NOW = time.time()
 TODAY = date.fromtimestamp(NOW)
+
+
+@pytest.fixture(autouse=True)
+def _today() -> None:
+    """The day as each test runs, not as the module was collected: a script ALMA writes copies
+    into the folder of the day it runs, so a run that crosses midnight must ask it for that day."""
+    global NOW, TODAY
+    NOW = time.time()
+    TODAY = date.fromtimestamp(NOW)
+
+
 SAYINGS = (
     "Otra mañana copiando a mano los CSV a entregas.",
     "Otra vez copiar ventas.csv a la carpeta de hoy, qué pereza.",
