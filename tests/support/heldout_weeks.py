@@ -24,20 +24,23 @@ from pathlib import Path
 from typing import Any
 
 WEEKS_DIR = Path(__file__).resolve().parents[1] / "data" / "heldout32" / "weeks"
-#: A second set written blind by another hand (tests/data/heldout32c/WEEKS.md), run once on
-#: the detectors as they were when it was merged: nothing was fitted on it.
-NEW_WEEKS_DIR = WEEKS_DIR.parents[1] / "heldout32c" / "weeks"
-NEW = tuple(sorted(path.stem for path in NEW_WEEKS_DIR.glob("w*.json")))
-#: A third set written blind by another hand, merged by the lead and run once on the detectors
-#: as they are frozen: nothing is fitted on it. Empty while the folder is absent.
-THIRD_WEEKS_DIR = WEEKS_DIR.parents[1] / "heldout32d" / "weeks"
-THIRD = tuple(sorted(path.stem for path in THIRD_WEEKS_DIR.glob("*.json")))
-#: A fourth set written blind by another hand, run once on the detectors as they are frozen:
-#: nothing is fitted on it. Empty while the folder is absent.
-FOURTH_WEEKS_DIR = WEEKS_DIR.parents[1] / "heldout32e" / "weeks"
-FOURTH = tuple(sorted(path.stem for path in FOURTH_WEEKS_DIR.glob("*.json")))
-FIFTH_WEEKS_DIR = WEEKS_DIR.parents[1] / "heldout32f" / "weeks"
-FIFTH = tuple(sorted(path.stem for path in FIFTH_WEEKS_DIR.glob("*.json")))
+#: The sets written blind after the first, each by another hand (tests/data/<set>/WEEKS.md), in
+#: the order they came: each was run once on the detectors frozen before it was merged, and is
+#: a development set since unless it is the newest.
+BLIND_SETS = {
+    "second": "heldout32c",
+    "third": "heldout32d",
+    "fourth": "heldout32e",
+    "fifth": "heldout32f",
+}
+
+
+def blind_weeks(ordinal: str) -> tuple[Path, tuple[str, ...]]:
+    """The folder of a blind set (by its :data:`BLIND_SETS` ordinal) and its weeks' names."""
+    folder = WEEKS_DIR.parents[1] / BLIND_SETS[ordinal] / "weeks"
+    return folder, tuple(sorted(path.stem for path in folder.glob("w*.json")))
+
+
 WRITTEN_TODAY = date(2026, 11, 28)
 #: One bad week and one calm week, both Spanish, fitted on.
 FIT = ("w1_fotografa_bodas", "w5_papeleria_calm")
