@@ -7,8 +7,12 @@ the whole sentence blurs) and the kind of the suggestion rejected go through a s
 multinomial logistic model whose weights are a data file in the package
 (``agent/data/reasons.json``), fitted offline by ``python -m tests.support.reasons_eval --fit``
 (docs/agent.md says on what). The arithmetic is a dot product in numpy: the same reason reads
-the same on every run. One exact rule follows the model between the two groupings: a reason
-that asks for one and turns the other down ("por proyecto, no por fecha") asks for the one.
+the same on every run. Exact rules follow the model where a sentence's words settle what it
+asks, whatever the vector read: a grouping asked while the other is turned down ("por
+proyecto, no por fecha", "por año no, por empresa") or asked in so many words ("by topic");
+deletion forbidden in so many words on a plan that deletes; a file named by its full name
+(the file is kept, not the folder); "lo hago yo"; a slip of the button; "recuérdamelo más
+tarde"; "for good". Each rule only moves a reading the kind can carry.
 
 The target is read by rule, where rules are exact: a file the reason names (a path, a quoted
 name, a name with an extension, a name after "archivo"/"file called") for ``keep_file``; a
@@ -188,10 +192,16 @@ class ReasonReader:
         if seen is not None:
             return seen
         vector = self._embed(as_read(text))
-        p = self.model.probabilities(vector, text, kind) * possible(self.model.intents, kind, text)
+        allowed = possible(self.model.intents, kind, text)
+        p = self.model.probabilities(vector, text, kind) * allowed
         p = p / p.sum()
-        best = int(np.argmax(p))
-        intent = contrasted(text, self.model.intents[best])
+        read_by_model = self.model.intents[int(np.argmax(p))]
+        intent = read_by_model
+        intent = forbids_deleting(text, kind, by_project(text, contrasted(text, intent)))
+        for rule in (about_a_file, by_myself, unmeant, asked_later, for_good):
+            intent = rule(text, intent)
+        if not allowed[self.model.intents.index(intent)]:
+            intent = read_by_model
         read = (intent, float(p[self.model.intents.index(intent)]))
         with self._lock:
             if len(self._seen) >= CACHE_SIZE:
@@ -236,7 +246,8 @@ _PROJECT_CUES = (
     r"courses?|subjects?|temas?|topics?|capitulos?|chapters?|papers?|repos?|repositorios?|"
     r"proveedor\w*|suppliers?|trabajos?|jobs?|encargos?|grupos?|cases?|casos?|events?|"
     r"eventos?|sesion\w*|sessions?|viajes?|trips?|asuntos?|matters?|shoots?|bodas?|weddings?|"
-    r"encargos?|pedidos?|orders?|expedientes?|obras?|campanas?|campaigns?|alumnos?|students?)"
+    r"encargos?|pedidos?|orders?|expedientes?|obras?|campanas?|campaigns?|alumnos?|students?|"
+    r"empresas?|compan(?:y|ies)|marcas?|brands?)"
 )
 #: A cue turned down: "no por fecha", "ni por proyecto", "not by date", "than by date",
 #: "mejor que por mes", "en vez de por mes", a word or two between.
@@ -246,11 +257,53 @@ _TURNED_DOWN = (
 )
 
 
-def _asked_and_turned_down(folded: str, cue: str) -> tuple[bool, bool]:
-    """(whether ``folded`` asks for ``cue`` anywhere it does not turn it down, whether it
-    turns it down somewhere)."""
-    down = len(re.findall(_TURNED_DOWN.format(cue=cue), folded))
-    return len(re.findall(rf"\b{cue}\b", folded)) > down, down > 0
+#: A cue turned down after it is named: "la fecha me da igual", "dates are useless",
+#: "client doesn't matter" (folded: "doesn t"), and "por año no," where a clause ends.
+_TURNED_DOWN_AFTER = (
+    r"\b{cue}\s+(?:\w+\s+)?(?:(?:me\s+|nos\s+)?(?:da|dan)\s+igual|"
+    r"(?:me\s+)?(?:importa|importan|sirve|sirven)\s+poco|"
+    r"no\s+(?:me\s+)?(?:importa|importan|sirve|sirven)|(?:is|are)\s+(?:\w+\s+)?useless|"
+    r"useless|(?:don|doesn|do\s+not|does\s+not)\s*t?\s+matter|dont\s+matter|doesnt\s+matter|"
+    r"(?:is|are)\s+(?:the\s+)?last\s+thing|(?:is|are)\s+irrelevant|irrelevant)\b"
+)
+_TURNED_DOWN_AT_END = r"\b{cue}\s+no\s*(?:[^\w\s]|$)"
+
+
+#: A grouping by project asked in so many words ("por cliente", "by topic", "según el
+#: cliente"), and what says the person will do it themselves ("lo ordeno yo por proyecto").
+_BY_PROJECT = re.compile(
+    r"\b(?:por|by|per|segun)\s+(?:el|la|los|las|the|each|cada|su|their|its|whatever|which)?\s*"
+    + _PROJECT_CUES
+    + r"\b"
+)
+_MYSELF = re.compile(
+    r"\b(?:yo|myself|me\s+encargo|me\s+ocupo|i\s+ll|i\s+will|i\s+do|lo\s+hago|la\s+ordeno|"
+    r"lo\s+ordeno|i\s+sort|i\s+organi[sz]e)\b"
+)
+
+
+def by_project(text: str, intent: str) -> str:
+    """``intent``, or grouping by project when ``text`` asks for it in so many words and
+    neither turns it down, asks for dates, nor keeps the sorting for the person."""
+    folded = _folded_words(text)
+    if intent == GROUP_BY_PROJECT or not _BY_PROJECT.search(folded) or _MYSELF.search(folded):
+        return intent
+    project_asked, _ = _asked_and_turned_down(text, _PROJECT_CUES)
+    date_asked, _ = _asked_and_turned_down(text, _DATE_CUES)
+    return GROUP_BY_PROJECT if project_asked and not date_asked else intent
+
+
+def _asked_and_turned_down(text: str, cue: str) -> tuple[bool, bool]:
+    """(whether ``text`` asks for ``cue`` anywhere it does not turn it down, whether it
+    turns it down somewhere). Read on the folded words with the clause marks kept, since a
+    comma decides which way a "no" points ("por año no, por empresa": the year is turned
+    down, the company asked)."""
+    marked = " ".join(re.sub(r"[^a-z0-9,;:.!?]+", " ", loose_fold(text)).split())
+    down = sum(
+        len(re.findall(pattern.format(cue=cue), marked))
+        for pattern in (_TURNED_DOWN, _TURNED_DOWN_AFTER, _TURNED_DOWN_AT_END)
+    )
+    return len(re.findall(rf"\b{cue}\b", marked)) > down, down > 0
 
 
 def contrasted(text: str, intent: str) -> str:
@@ -259,14 +312,153 @@ def contrasted(text: str, intent: str) -> str:
     a grouping reason often names the grouping it does not want."""
     if intent not in (GROUP_BY_DATE, GROUP_BY_PROJECT):
         return intent
-    folded = " ".join(re.sub(r"[^a-z0-9]+", " ", loose_fold(text)).split())
-    date_asked, date_down = _asked_and_turned_down(folded, _DATE_CUES)
-    project_asked, project_down = _asked_and_turned_down(folded, _PROJECT_CUES)
+    date_asked, date_down = _asked_and_turned_down(text, _DATE_CUES)
+    project_asked, project_down = _asked_and_turned_down(text, _PROJECT_CUES)
     if date_asked and not project_asked and project_down:
         return GROUP_BY_DATE
     if project_asked and not date_asked and date_down:
         return GROUP_BY_PROJECT
     return intent
+
+
+def _folded_words(text: str) -> str:
+    return " ".join(re.sub(r"[^a-z0-9]+", " ", loose_fold(text)).split())
+
+
+#: A rejection made by mistake or to try the button ("le di sin querer", "misclick", "just
+#: testing"): it asks nothing, whatever else the sentence says of the suggestion.
+_UNMEANT = re.compile(
+    r"\b(?:sin\s+querer|por\s+error|me\s+equivoque\s+de\s+boton|mis\s*clic?k(?:ed)?|"
+    r"missclick\w*|wrong\s+button|by\s+accident|accidentally|apret[eo]\s+mal|le\s+di\s+mal|"
+    r"puls[eo]\s+mal|toque\s+mal|fat\s*finger\w*|dedazo|"
+    r"(?:just|only|was|solo|estaba|nomas)\s+(?:testing|probando|exploring|curioseando)|"
+    r"(?:testing|probando)\s+(?:el|the|this|este)\s+(?:\w+\s+)?(?:boton|button))\b"
+)
+#: What says the click was the point: a deletion talked about without the button is about
+#: the files ("si borras algo por error lo pierdo").
+_CLICK = re.compile(r"\b(?:boton|button|clic|click|clicked|rechaz\w*|reject\w*|le\s+di|tap\w*)\b")
+_DELETING = re.compile(r"\b(?:borr\w*|elimin\w*|delet\w*|remov\w*|tir\w*|perd\w*|los[et]\w*)\b")
+
+
+def unmeant(text: str, intent: str) -> str:
+    """``intent``, or none when ``text`` says the rejection was a slip or a try."""
+    folded = _folded_words(text)
+    if not _UNMEANT.search(folded):
+        return intent
+    if _DELETING.search(folded) and not _CLICK.search(folded):
+        return intent
+    return NONE
+
+
+#: A reason that asks to be asked again ("recuérdamelo más tarde", "try again this
+#: evening", "dame un rato", "wrong week"), and what makes it a refusal for good instead.
+_LATER = re.compile(
+    r"\b(?:mas\s+tarde|later|tmrw|tomorrow|tonight|this\s+evening|esta\s+tarde|esta\s+noche|"
+    r"otro\s+dia|another\s+day|next\s+week|la\s+semana\s+que\s+viene|la\s+proxima\s+semana|"
+    r"en\s+un\s+rato|dame\s+un\s+rato|un\s+par\s+de\s+horas|couple\s+(?:of\s+)?hours|"
+    r"in\s+an\s+hour|en\s+una\s+hora|ask\s+me\s+(?:again|later|on|tomorrow|next|after|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)|recuerdamelo|remind\s+me\s+"
+    r"(?:later|tomorrow|again|next|in|on|after)|vuelves\s+a\s+avisar|vuelve\s+a\s+avisar|"
+    r"try\s+again|snooze\w*|not\s+(?:right\s+)?now|ahora\s+no|for\s+now|por\s+ahora|"
+    r"wrong\s+(?:moment|time|week|day)|mal\s+momento|not\s+a\s+good\s+time|"
+    r"no\s+es\s+(?:buen\s+)?momento)\b"
+)
+_FOR_GOOD = re.compile(
+    r"\b(?:nunca|never|jamas|ever|stop|deja\s+de|dejes\s+de|para\s+de|ni|tampoco|fuera|"
+    r"no\s+vuelvas|don\s+t\s+ask|dont\s+ask|no\s+me\s+preguntes|cualquier\s+otro)\b"
+)
+
+
+def asked_later(text: str, intent: str) -> str:
+    """``intent``, or "not now" when the model read a reason that asks to be asked again as
+    stopping the kind or asking nothing."""
+    if intent not in (STOP_KIND_INTENT, NONE):
+        return intent
+    folded = _folded_words(text)
+    if _LATER.search(folded) and not _FOR_GOOD.search(folded):
+        return NOT_NOW
+    return intent
+
+
+#: Deleting forbidden in so many words ("no borres nada", "nothing goes in the bin", "no
+#: quiero perder ninguno", "not losing a single one").
+_NO_DELETING = re.compile(
+    r"\b(?:no\s+(?:me\s+|se\s+|le\s+)?(?:borr\w*|elimin\w*|tir\w*)|"
+    r"(?:don\s+t|dont|do\s+not|never|no)\s+(?:delete|deleting|remove|removing|bin|trash)\w*|"
+    r"nothing\s+(?:gets\s+|goes\s+)?(?:deleted|removed|in\s+the\s+bin|binned)|"
+    r"no\s+quiero\s+perder|not\s+losing|ni\s+se\s+te\s+ocurra\s+borrar|nada\s+se\s+borra|"
+    r"no\s+se\s+borra\w*)\b"
+)
+#: The kinds whose plans delete (to the journal's trash): what a reason forbids there.
+_DELETING_KINDS = frozenset({"temp_cleanup", "duplicates"})
+
+
+def forbids_deleting(text: str, kind: str, intent: str) -> str:
+    """``intent``, or never deleting when ``text`` rejects a deleting plan by forbidding
+    deletion in so many words and the model read it as a wait, a stop, nothing or the
+    person's own sorting; not when it asks to be asked again ("no borres nada hoy, mañana
+    sí")."""
+    if kind not in _DELETING_KINDS or intent not in (
+        NOT_NOW,
+        STOP_KIND_INTENT,
+        NONE,
+        SELF_ORGANIZE,
+    ):
+        return intent
+    folded = _folded_words(text)
+    if _NO_DELETING.search(folded) and not _LATER.search(folded):
+        return NEVER_DELETE
+    return intent
+
+
+#: A refusal said to hold from now on ("ni ahora ni después", "for good", "nunca más",
+#: "everywhere").
+_STOP_FOR_GOOD = re.compile(
+    r"\b(?:ni\s+ahora\s+ni\s+(?:luego|despues|nunca|manana)|for\s+good|from\s+now\s+on|"
+    r"nunca\s+mas|never\s+again|de\s+ahora\s+en\s+adelante|a\s+partir\s+de\s+ahora|"
+    r"para\s+siempre|forever|en\s+ningun\s+sitio|en\s+ninguna\s+parte|anywhere|everywhere)\b"
+)
+
+
+def for_good(text: str, intent: str) -> str:
+    """``intent``, or stopping the kind when the model read a refusal said to hold from now
+    on as a wait or as asking nothing."""
+    if intent in (NOT_NOW, NONE) and _STOP_FOR_GOOD.search(_folded_words(text)):
+        return STOP_KIND_INTENT
+    return intent
+
+
+#: The person saying they do it themselves ("lo arreglo yo", "de eso me encargo yo", "I'll
+#: sort it myself").
+_BY_MYSELF = re.compile(
+    r"\b(?:(?:lo|la|los|las)\s+(?:hago|ordeno|arreglo|organizo|clasifico|muevo|limpio|quito|"
+    r"borro)\s+yo|(?:me\s+)?(?:encargo|ocupo)\s+yo|yo\s+me\s+(?:encargo|ocupo)|"
+    r"me\s+(?:encargo|ocupo)|myself|i\s+ll\s+(?:do|sort|handle|organi[sz]e|clean|fix)\s+it)\b"
+)
+
+
+def by_myself(text: str, intent: str) -> str:
+    """``intent``, or the person's own sorting when ``text`` says they do it themselves and
+    the model read a grouping, a protection, a wait or nothing (not keeping it flat, a stop
+    or one file: "it's not about doing it myself, I want no subfolders")."""
+    if intent in (GROUP_BY_DATE, GROUP_BY_PROJECT, NEVER_DELETE, NONE, NOT_NOW) and (
+        _BY_MYSELF.search(_folded_words(text))
+    ):
+        return SELF_ORGANIZE
+    return intent
+
+
+def about_a_file(text: str, intent: str) -> str:
+    """``intent``, or keeping one file when ``text`` forbids deleting and names a file by its
+    full name ("tesis.aux no se borra", "never delete passport_scan.png"): a place is never
+    named with an extension, so the reason protects that file, not the folder."""
+    if intent != NEVER_DELETE:
+        return intent
+    name = named_file(text)
+    if name is None:
+        return intent
+    last = name.rpartition("/")[2]
+    return KEEP_FILE if _EXT_NAME.fullmatch(last) or _KNOWN_FILES.fullmatch(last) else intent
 
 
 # --------------------------------------------------------------------------- the target
@@ -356,14 +548,14 @@ _ARTICLE = (
 )
 _EXT_NAME = re.compile(
     r"(?<![\w/])(?!" + _ARTICLE + r"\s)(\.?[~$\w][\w~$.-]*" + _COPY_MARK + r"?"
-    r"\.(?:[A-Za-z0-9]{1,5}|crdownload|partial|download))(?![\w/])"
+    r"\.(?:[A-Za-z0-9]{1,5}|crdownload|partial|download)#?)(?![\w/#])"
 )
 #: A name after "archivo"/"file": after "llamado"/"called", any word; right after the noun,
 #: only a word written as a name is (a capital, a digit, "_"): "file type", "archivo suelto",
 #: "archivo de aquí" say what kind of file, not which.
 _CALLED = re.compile(
     r"\b(?:archivo|fichero|file)\s+(?:(?:llamado|que\s+se\s+llama|called|named|literally"
-    r"\s+called)\s+([A-Za-zÁÉÍÓÚÑ][\w~$.-]*)"
+    r"\s+(?:called|named))\s+([A-Za-zÁÉÍÓÚÑ][\w~$.-]*)"
     r"|(?=[\w~$.-]*[A-ZÁÉÍÓÚÑ0-9_])([A-Za-zÁÉÍÓÚÑ][\w~$.-]*))"
 )
 _TRAILING = ".,;:!?)"

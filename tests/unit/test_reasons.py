@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -179,6 +180,107 @@ def test_a_grouping_reason_that_turns_the_other_grouping_down_asks_for_its_own(
     text: str, read: str, meant: str
 ) -> None:
     assert contrasted(text, read) == meant
+
+
+@pytest.mark.parametrize(
+    ("text", "read", "meant"),
+    [
+        # a grouping turned down after it is named
+        ("por año no, por empresa", R.GROUP_BY_DATE, R.GROUP_BY_PROJECT),
+        ("la fecha me da igual, lo que importa es el cliente", R.GROUP_BY_DATE, R.GROUP_BY_PROJECT),
+        ("dates are useless here, split it by paper", R.GROUP_BY_DATE, R.GROUP_BY_PROJECT),
+        # "por fecha, no por tipo": the "no" opens what is turned down, the date stays asked
+        ("por fecha, no por cliente", R.GROUP_BY_DATE, R.GROUP_BY_DATE),
+    ],
+)
+def test_a_grouping_turned_down_after_it_is_named_is_turned_down(
+    text: str, read: str, meant: str
+) -> None:
+    assert contrasted(text, read) == meant
+
+
+@pytest.mark.parametrize(
+    ("rule", "text", "read", "meant"),
+    [
+        # a grouping by project asked in so many words
+        (R.by_project, "I'd rather have it by topic", R.SELF_ORGANIZE, R.GROUP_BY_PROJECT),
+        (R.by_project, "ordénalo por el encargo", R.SELF_ORGANIZE, R.GROUP_BY_PROJECT),
+        (R.by_project, "lo ordeno yo por proyecto", R.SELF_ORGANIZE, R.SELF_ORGANIZE),
+        (R.by_project, "por cliente y dentro por año", R.GROUP_BY_DATE, R.GROUP_BY_DATE),
+        # a file named by its full name is what is kept, not the folder
+        (R.about_a_file, "never delete passport_scan.png", R.NEVER_DELETE, R.KEEP_FILE),
+        (R.about_a_file, "tesis.aux no se borra", R.NEVER_DELETE, R.KEEP_FILE),
+        (R.about_a_file, "no borres nada de user/Descargas", R.NEVER_DELETE, R.NEVER_DELETE),
+        (R.about_a_file, "those 'duplicates' are edits", R.NEVER_DELETE, R.NEVER_DELETE),
+        # the person does it themselves
+        (R.by_myself, "de Proyectos me ocupo yo", R.GROUP_BY_PROJECT, R.SELF_ORGANIZE),
+        (R.by_myself, "Ya sé que es un desastre. Lo arreglo yo", R.NONE, R.SELF_ORGANIZE),
+        (R.by_myself, "It's not about doing it myself, no subfolders", R.FLAT, R.FLAT),
+        (
+            R.by_myself,
+            "I read the logs myself, stop the pings",
+            R.STOP_KIND_INTENT,
+            R.STOP_KIND_INTENT,
+        ),
+        # a slip or a try asks nothing
+        (R.unmeant, "le di a rechazar sin querer", R.STOP_KIND_INTENT, R.NONE),
+        (R.unmeant, "testing the reject button", R.STOP_KIND_INTENT, R.NONE),
+        (R.unmeant, "misclick", R.NOT_NOW, R.NONE),
+        (R.unmeant, "si borras algo por error lo pierdo", R.NEVER_DELETE, R.NEVER_DELETE),
+        # asked to be asked again
+        (
+            R.asked_later,
+            "dame un par de horas y me vuelves a avisar",
+            R.STOP_KIND_INTENT,
+            R.NOT_NOW,
+        ),
+        (R.asked_later, "Busy. Try again this evening?", R.NONE, R.NOT_NOW),
+        (R.asked_later, "Good idea, wrong week.", R.NONE, R.NOT_NOW),
+        (R.asked_later, "ni ahora ni más tarde", R.STOP_KIND_INTENT, R.STOP_KIND_INTENT),
+        (R.asked_later, "tomorrow I keep it flat", R.FLAT, R.FLAT),
+        # a refusal for good
+        (R.for_good, "ni ahora ni luego: lo de las horas, fuera", R.NOT_NOW, R.STOP_KIND_INTENT),
+        (R.for_good, "kill the temp cleanup feature for good", R.NONE, R.STOP_KIND_INTENT),
+        (R.for_good, "from now on skip the mood questions", R.NOT_NOW, R.STOP_KIND_INTENT),
+        (R.for_good, "mañana", R.NOT_NOW, R.NOT_NOW),
+    ],
+)
+def test_an_exact_rule_corrects_the_models_reading_only_where_it_is_exact(
+    rule: Callable[[str, str], str], text: str, read: str, meant: str
+) -> None:
+    assert rule(text, read) == meant
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "read", "meant"),
+    [
+        ("Nothing goes in the bin, I'll say that once", "duplicates", R.NOT_NOW, R.NEVER_DELETE),
+        (
+            "aunque estén repetidos no quiero perder ninguno",
+            "duplicates",
+            R.STOP_KIND_INTENT,
+            R.NEVER_DELETE,
+        ),
+        ("che, no me borrés nada", "temp_cleanup", R.NOT_NOW, R.NEVER_DELETE),
+        # a wait for tomorrow, a plan that deletes nothing, a reading of a file: unchanged
+        ("no borres nada hoy, tomorrow is fine", "temp_cleanup", R.NOT_NOW, R.NOT_NOW),
+        ("no borres nada", "organize", R.SELF_ORGANIZE, R.SELF_ORGANIZE),
+        ("don't delete draft.tmp", "temp_cleanup", R.KEEP_FILE, R.KEEP_FILE),
+    ],
+)
+def test_deletion_forbidden_in_so_many_words_on_a_deleting_plan_is_never_delete(
+    text: str, kind: str, read: str, meant: str
+) -> None:
+    assert R.forbids_deleting(text, kind, read) == meant
+
+
+def test_a_rule_never_reads_an_intent_the_kind_cannot_carry(reader: ReasonReader) -> None:
+    # "me ocupo yo" is the person's own sorting, which a notice cannot ask for
+    assert reader.intent("de eso me ocupo yo", "long_hours")[0] in (
+        R.STOP_KIND_INTENT,
+        R.NOT_NOW,
+        R.NONE,
+    )
 
 
 def test_the_ngrams_read_the_folded_words_and_are_the_same_every_time() -> None:
