@@ -252,7 +252,7 @@ _PROJECT_CUES = (
 #: A cue turned down: "no por fecha", "ni por proyecto", "not by date", "than by date",
 #: "mejor que por mes", "en vez de por mes", a word or two between.
 _TURNED_DOWN = (
-    r"\b(?:no|ni|not|nor|than|instead\s+of|rather\s+than|en\s+vez\s+de|en\s+lugar\s+de|"
+    r"\b(?:no|ni|not|nor|nunca|never|than|instead\s+of|rather\s+than|en\s+vez\s+de|en\s+lugar\s+de|"
     r"(?:mejor|antes|mas)\s+que|sin|without|neither)\s+(?:\w+\s+)?(?:por|by|per|en|de|a)?\s*(?:\w+\s+)?{cue}\b"
 )
 
@@ -264,9 +264,11 @@ _TURNED_DOWN_AFTER = (
     r"(?:me\s+)?(?:importa|importan|sirve|sirven)\s+poco|"
     r"no\s+(?:me\s+)?(?:importa|importan|sirve|sirven)|(?:is|are)\s+(?:\w+\s+)?useless|"
     r"useless|(?:don|doesn|do\s+not|does\s+not)\s*t?\s+matter|dont\s+matter|doesnt\s+matter|"
-    r"(?:is|are)\s+(?:the\s+)?last\s+thing|(?:is|are)\s+irrelevant|irrelevant)\b"
+    r"(?:is|are)\s+(?:the\s+)?last\s+thing|(?:is|are)\s+irrelevant|irrelevant|"
+    r"means?\s+nothing|no\s+(?:me\s+)?(?:significa|significan|dice|dicen)\s+nada|"
+    r"nunca\s+(?:\w+\s+)?busco|never\s+(?:look|search)\w*)\b"
 )
-_TURNED_DOWN_AT_END = r"\b{cue}\s+no\s*(?:[^\w\s]|$)"
+_TURNED_DOWN_AT_END = r"\b{cue}[?!,.]?\s+no\s*(?:[^\w\s]|$)"
 
 
 #: A grouping by project asked in so many words ("por cliente", "by topic", "según el
@@ -318,7 +320,85 @@ def contrasted(text: str, intent: str) -> str:
         return GROUP_BY_DATE
     if project_asked and not date_asked and date_down:
         return GROUP_BY_PROJECT
+    if intent == GROUP_BY_DATE and date_down and not date_asked and _grouped_by_other(text):
+        return GROUP_BY_PROJECT
     return intent
+
+
+#: "por X" / "by X" / "one folder per X": what a grouping is by.
+_BY_WHAT = re.compile(
+    r"\b(?:por|by|per|segun)\s+(?:el|la|los|las|the|each|cada|every|su|their|its)?\s*([a-z]\w+)"
+)
+#: What follows "por"/"by" without naming a grouping by project: a file's type, its name or
+#: size, or no grouping at all ("por favor", "by the way", "by myself").
+_NOT_A_GROUPING = frozenset(
+    [
+        "tipo",
+        "tipos",
+        "type",
+        "types",
+        "extension",
+        "extensiones",
+        "extensions",
+        "formato",
+        "formatos",
+        "format",
+        "formats",
+        "kind",
+        "kinds",
+        "nombre",
+        "nombres",
+        "name",
+        "names",
+        "tamano",
+        "size",
+        "letra",
+        "alfabetico",
+        "alphabet",
+        "nada",
+        "nothing",
+        "ahora",
+        "now",
+        "favor",
+        "please",
+        "ejemplo",
+        "example",
+        "eso",
+        "esto",
+        "that",
+        "this",
+        "si",
+        "if",
+        "lo",
+        "cierto",
+        "supuesto",
+        "fin",
+        "suerte",
+        "way",
+        "myself",
+        "me",
+        "yo",
+        "mi",
+        "hand",
+        "mano",
+        "default",
+        "defecto",
+        "mucho",
+        "far",
+        "all",
+    ]
+)
+
+
+def _grouped_by_other(text: str) -> bool:
+    """Whether ``text`` asks for a grouping by something that is no date nor a file's kind
+    ("ni por día ni por semana, por entregable", "instead of by month, by experiment"): the
+    person's own kind of project, named in their words."""
+    for m in _BY_WHAT.finditer(_folded_words(text)):
+        word = m[1]
+        if word not in _NOT_A_GROUPING and not re.fullmatch(_DATE_CUES, word):
+            return True
+    return False
 
 
 def _folded_words(text: str) -> str:
@@ -331,7 +411,8 @@ _UNMEANT = re.compile(
     r"\b(?:sin\s+querer|por\s+error|me\s+equivoque\s+de\s+boton|mis\s*clic?k(?:ed)?|"
     r"missclick\w*|wrong\s+button|by\s+accident|accidentally|apret[eo]\s+mal|le\s+di\s+mal|"
     r"puls[eo]\s+mal|toque\s+mal|fat\s*finger\w*|dedazo|"
-    r"(?:just|only|was|solo|estaba|nomas)\s+(?:testing|probando|exploring|curioseando)|"
+    r"(?:just|only|was|solo|estaba|nomas)\s+(?:testing|probando|exploring|curioseando|curious)|"
+    r"by\s+mistake|"
     r"(?:testing|probando)\s+(?:el|the|this|este)\s+(?:\w+\s+)?(?:boton|button))\b"
 )
 #: What says the click was the point: a deletion talked about without the button is about
@@ -360,6 +441,9 @@ _LATER = re.compile(
     r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)|recuerdamelo|remind\s+me\s+"
     r"(?:later|tomorrow|again|next|in|on|after)|vuelves\s+a\s+avisar|vuelve\s+a\s+avisar|"
     r"try\s+again|snooze\w*|not\s+(?:right\s+)?now|ahora\s+no|for\s+now|por\s+ahora|"
+    r"vuelve\w*\s+a\s+avisar|avisame\s+(?:luego|despues|cuando|mas\s+tarde)|"
+    r"(?:a|one)\s+sec|un\s+segundo|after\s+(?:lunch|dinner|work|the\s+meeting)|"
+    r"despues\s+de\s+(?:comer|cenar|la\s+reunion|clase|currar|trabajar)|"
     r"wrong\s+(?:moment|time|week|day)|mal\s+momento|not\s+a\s+good\s+time|"
     r"no\s+es\s+(?:buen\s+)?momento)\b"
 )
@@ -433,7 +517,7 @@ def for_good(text: str, intent: str) -> str:
 _BY_MYSELF = re.compile(
     r"\b(?:(?:lo|la|los|las)\s+(?:hago|ordeno|arreglo|organizo|clasifico|muevo|limpio|quito|"
     r"borro)\s+yo|(?:me\s+)?(?:encargo|ocupo)\s+yo|yo\s+me\s+(?:encargo|ocupo)|"
-    r"me\s+(?:encargo|ocupo)|myself|i\s+ll\s+(?:do|sort|handle|organi[sz]e|clean|fix)\s+it)\b"
+    r"me\s+(?:encargo|ocupo)|myself|i\s*ll\s+(?:do|sort|handle|organi[sz]e|clean|fix)\s+it)\b"
 )
 
 
@@ -449,10 +533,12 @@ def by_myself(text: str, intent: str) -> str:
 
 
 def about_a_file(text: str, intent: str) -> str:
-    """``intent``, or keeping one file when ``text`` forbids deleting and names a file by its
-    full name ("tesis.aux no se borra", "never delete passport_scan.png"): a place is never
-    named with an extension, so the reason protects that file, not the folder."""
-    if intent != NEVER_DELETE:
+    """``intent``, or keeping one file when ``text`` names a file by its full name and the
+    model read a protection of the place, nothing, or a flat place ("tesis.aux no se borra",
+    "scratch.pkl costs a day to compute, keep it", "the slides.pptx on my desktop needs to
+    stay where it is"): a place is never named with an extension, so the reason is about that
+    file."""
+    if intent not in (NEVER_DELETE, NONE, FLAT):
         return intent
     name = named_file(text)
     if name is None:

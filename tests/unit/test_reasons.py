@@ -189,6 +189,13 @@ def test_a_grouping_reason_that_turns_the_other_grouping_down_asks_for_its_own(
         ("por año no, por empresa", R.GROUP_BY_DATE, R.GROUP_BY_PROJECT),
         ("la fecha me da igual, lo que importa es el cliente", R.GROUP_BY_DATE, R.GROUP_BY_PROJECT),
         ("dates are useless here, split it by paper", R.GROUP_BY_DATE, R.GROUP_BY_PROJECT),
+        ("months mean nothing to me, clients do", R.GROUP_BY_DATE, R.GROUP_BY_PROJECT),
+        ("nunca busco por fecha; siempre por cliente", R.GROUP_BY_DATE, R.GROUP_BY_PROJECT),
+        ("año? no. una carpeta por cada cliente", R.GROUP_BY_DATE, R.GROUP_BY_PROJECT),
+        # the date turned down, the grouping asked named in the person's own words
+        ("ni por día ni por semana, por entregable", R.GROUP_BY_DATE, R.GROUP_BY_PROJECT),
+        ("instead of by month, by experiment", R.GROUP_BY_DATE, R.GROUP_BY_PROJECT),
+        ("not by month, by type please", R.GROUP_BY_DATE, R.GROUP_BY_DATE),
         # "por fecha, no por tipo": the "no" opens what is turned down, the date stays asked
         ("por fecha, no por cliente", R.GROUP_BY_DATE, R.GROUP_BY_DATE),
     ],
@@ -210,11 +217,13 @@ def test_a_grouping_turned_down_after_it_is_named_is_turned_down(
         # a file named by its full name is what is kept, not the folder
         (R.about_a_file, "never delete passport_scan.png", R.NEVER_DELETE, R.KEEP_FILE),
         (R.about_a_file, "tesis.aux no se borra", R.NEVER_DELETE, R.KEEP_FILE),
+        (R.about_a_file, "scratch.pkl took 9 hours to compute. keep it", R.NONE, R.KEEP_FILE),
         (R.about_a_file, "no borres nada de user/Descargas", R.NEVER_DELETE, R.NEVER_DELETE),
         (R.about_a_file, "those 'duplicates' are edits", R.NEVER_DELETE, R.NEVER_DELETE),
         # the person does it themselves
         (R.by_myself, "de Proyectos me ocupo yo", R.GROUP_BY_PROJECT, R.SELF_ORGANIZE),
         (R.by_myself, "Ya sé que es un desastre. Lo arreglo yo", R.NONE, R.SELF_ORGANIZE),
+        (R.by_myself, "ill do it", R.NONE, R.SELF_ORGANIZE),
         (R.by_myself, "It's not about doing it myself, no subfolders", R.FLAT, R.FLAT),
         (
             R.by_myself,
@@ -226,6 +235,7 @@ def test_a_grouping_turned_down_after_it_is_named_is_turned_down(
         (R.unmeant, "le di a rechazar sin querer", R.STOP_KIND_INTENT, R.NONE),
         (R.unmeant, "testing the reject button", R.STOP_KIND_INTENT, R.NONE),
         (R.unmeant, "misclick", R.NOT_NOW, R.NONE),
+        (R.unmeant, "nothing against deleting them, I clicked by mistake", R.NEVER_DELETE, R.NONE),
         (R.unmeant, "si borras algo por error lo pierdo", R.NEVER_DELETE, R.NEVER_DELETE),
         # asked to be asked again
         (
@@ -236,6 +246,8 @@ def test_a_grouping_turned_down_after_it_is_named_is_turned_down(
         ),
         (R.asked_later, "Busy. Try again this evening?", R.NONE, R.NOT_NOW),
         (R.asked_later, "Good idea, wrong week.", R.NONE, R.NOT_NOW),
+        (R.asked_later, "vuélveme a avisar cuando cierre la tienda", R.STOP_KIND_INTENT, R.NOT_NOW),
+        (R.asked_later, "gimme a sec", R.NONE, R.NOT_NOW),
         (R.asked_later, "ni ahora ni más tarde", R.STOP_KIND_INTENT, R.STOP_KIND_INTENT),
         (R.asked_later, "tomorrow I keep it flat", R.FLAT, R.FLAT),
         # a refusal for good
