@@ -112,3 +112,47 @@ def name_hex(name: str) -> str:
 def name_from_hex(text: str) -> str:
     """The name :func:`name_hex` wrote (ValueError when ``text`` is not hex)."""
     return os.fsdecode(bytes.fromhex(text))
+
+
+#: Kinship words by role, folded (Spanish and English): how a person names someone by their
+#: relation ("mi pareja", "el peque", "my kid"). The first word of each role stands for it.
+#: Who a memory's names are (``agent.memory.relations``) and whether a line is about someone
+#: else (``agent.detectors.meaning``) read the same words.
+KINSHIP: dict[str, tuple[str, ...]] = {
+    "partner": (
+        "pareja",
+        "novio",
+        "novia",
+        "marido",
+        "esposo",
+        "esposa",
+        "partner",
+        "wife",
+        "husband",
+        "girlfriend",
+        "boyfriend",
+    ),
+    "child": (
+        "hijo",
+        "hija",
+        "hijos",
+        "hijas",
+        "peque",
+        "crio",
+        "cria",
+        "nino",
+        "nina",
+        "nene",
+        "nena",
+        "daughter",
+        "kid",
+        "kids",
+        "child",
+    ),
+    "mother": ("madre", "mama", "mami", "mum", "mom", "mother"),
+    "father": ("padre", "papa", "papi", "dad", "father"),
+    "sibling_m": ("hermano", "brother"),
+    "sibling_f": ("hermana", "sister"),
+    "in_law": ("suegro", "suegra", "suegros", "in-laws"),
+    "boss": ("jefe", "jefa", "boss"),
+}

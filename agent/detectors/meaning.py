@@ -22,7 +22,7 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from policies.text import loose_fold
+from policies.text import KINSHIP, loose_fold
 
 if TYPE_CHECKING:
     import numpy as np
@@ -64,13 +64,48 @@ def similarity(a: str, b: str) -> float:
 #: assistant copied…", "ella está triste") tells of someone else. "él" and "he" are left out:
 #: folded, they are the article "el" and Spanish "he" ("he copiado"); a kin noun needs its
 #: possessive ("son" alone is Spanish "son").
+#: Who else a line may be about besides kin (``KINSHIP``): people of the work and the home.
+_OTHER_PEOPLE = (
+    "mujer",
+    "hermanos",
+    "hermanas",
+    "jefes",
+    "jefas",
+    "companero",
+    "companera",
+    "companeros",
+    "companeras",
+    "socio",
+    "socia",
+    "socios",
+    "socias",
+    "becario",
+    "becaria",
+    "becarios",
+    "becarias",
+    "asistente",
+    "secretario",
+    "secretaria",
+    "ayudante",
+    "gestor",
+    "gestora",
+    "colleague",
+    "colleagues",
+    "assistant",
+    "intern",
+    "son",
+    "manager",
+)
+_PEOPLE = "|".join(
+    sorted(
+        {re.escape(w) for words in KINSHIP.values() for w in words} | set(_OTHER_PEOPLE),
+        key=lambda w: (-len(w), w),
+    )
+)
 _OTHERS = re.compile(
     r"^(?:(?:hoy|ayer|otra vez|again|today|y|and|pues|so)[ ,]+)*"
     r"(?:(?:mi|mis|tu|tus|su|sus|nuestro|nuestra|el|la|los|las|my|our|his|her|their|the|your) "
-    r"(?:companer[oa]s?|soci[oa]s?|jef[ea]s?|becari[oa]s?|asistente|secretari[oa]|ayudante"
-    r"|hij[oa]s?|mujer|marido|pareja|novi[oa]|madre|padre|herman[oa]s?|gestor[a]?"
-    r"|colleagues?|assistant|boss|partner|wife|husband|intern|son|daughter|mum|mom|dad"
-    r"|brother|sister|manager)"
+    rf"(?:{_PEOPLE})"
     r"|alguien|ella|ellos|ellas|someone|she|they)\b"
 )
 

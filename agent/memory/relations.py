@@ -29,50 +29,13 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from policies.text import fold
+from policies.text import KINSHIP, fold
 from state.memory import MemoryStore
 from state.memory.normalize import STOPWORDS
 
-#: Each role's words, folded (Spanish and English). The first word of each is the one added
-#: to a message that names the person (the other direction).
-ROLES: dict[str, tuple[str, ...]] = {
-    "partner": (
-        "pareja",
-        "novio",
-        "novia",
-        "marido",
-        "esposo",
-        "esposa",
-        "partner",
-        "wife",
-        "husband",
-        "girlfriend",
-        "boyfriend",
-    ),
-    "child": (
-        "hijo",
-        "hija",
-        "hijos",
-        "hijas",
-        "peque",
-        "crio",
-        "cria",
-        "nino",
-        "nina",
-        "nene",
-        "nena",
-        "daughter",
-        "kid",
-        "kids",
-        "child",
-    ),
-    "mother": ("madre", "mama", "mami", "mum", "mom", "mother"),
-    "father": ("padre", "papa", "papi", "dad", "father"),
-    "sibling_m": ("hermano", "brother"),
-    "sibling_f": ("hermana", "sister"),
-    "in_law": ("suegro", "suegra", "suegros", "in-laws"),
-    "boss": ("jefe", "jefa", "boss"),
-}
+#: Each role's words (the first is the one added to a message that names the person, the
+#: other direction): the kinship words every part reads.
+ROLES: dict[str, tuple[str, ...]] = KINSHIP
 #: A grandparent named by a parent ("el abuelo", "el yayo", not "mi abuelo") is the person's
 #: own father or mother: those roles' words and names are added too.
 GRANDPARENT = {

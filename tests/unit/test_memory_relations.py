@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from agent.memory.relations import expand, names_for, roles
+from agent.detectors.meaning import others
+from agent.memory.relations import ROLES, expand, names_for, roles
 from agent.memory.service import MemoryService
 from policies.layout import RootLayout
+from policies.text import KINSHIP
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
@@ -128,3 +130,13 @@ def test_a_couple_s_words_and_a_nursery_name_the_partner_and_the_child(
     assert names_for(store, "child") == ["Hugo"]
     assert names_for(store, "father") == ["Julián"]
     assert "Javi" in expand(store, "¿qué día cumple años mi suegra?").names
+
+
+def test_kinship_has_one_owner_and_a_line_about_a_relative_is_someone_elses() -> None:
+    assert ROLES is KINSHIP
+    # every word by which the store's names are read also tells a line about someone else
+    for words in KINSHIP.values():
+        for word in words:
+            assert others(f"mi {word} tiene que mandar el informe"), word
+    assert others("my kid has to hand in the form") and others("el peque no duerme")
+    assert not others("mi informe sale hoy") and not others("my sonata is done")
