@@ -59,11 +59,6 @@ def similarity(a: str, b: str) -> float:
     return 0.0 if rows is None else float(rows[0] @ rows[1])
 
 
-#: Whom a line is about stays exact (the embedder reads what is said far better than who it
-#: is said of): a line that opens on another person as its subject ("mi socia sube…", "my
-#: assistant copied…", "ella está triste") tells of someone else. "él" and "he" are left out:
-#: folded, they are the article "el" and Spanish "he" ("he copiado"); a kin noun needs its
-#: possessive ("son" alone is Spanish "son").
 #: Who else a line may be about besides kin (``KINSHIP``): people of the work and the home.
 _OTHER_PEOPLE = (
     "mujer",
@@ -102,6 +97,11 @@ _PEOPLE = "|".join(
         key=lambda w: (-len(w), w),
     )
 )
+#: Whom a line is about stays exact (the embedder reads what is said far better than who it
+#: is said of): a line that opens on another person as its subject ("mi socia sube…", "my
+#: assistant copied…", "ella está triste") tells of someone else. "él" and "he" are left out:
+#: folded, they are the article "el" and Spanish "he" ("he copiado"); a kin noun needs its
+#: possessive ("son" alone is Spanish "son").
 _OTHERS = re.compile(
     r"^(?:(?:hoy|ayer|otra vez|again|today|y|and|pues|so)[ ,]+)*"
     r"(?:(?:mi|mis|tu|tus|su|sus|nuestro|nuestra|el|la|los|las|my|our|his|her|their|the|your) "

@@ -89,7 +89,7 @@ def grams(text: str, buckets: int) -> npt.NDArray[np.float64]:
     but letters and digits taken as a space, hashed by CRC-32 into ``buckets`` (the same
     bucket on every machine and run), each count ``1 + log``, the whole of unit length."""
     counts: dict[int, int] = {}
-    for word in re.sub(r"[^a-z0-9]+", " ", loose_fold(as_read(text))).split():
+    for word in _folded_words(as_read(text)).split():
         padded = f" {word} "
         for n in GRAM_LENGTHS:
             for i in range(max(1, len(padded) - n + 1)):
@@ -196,8 +196,7 @@ class ReasonReader:
         p = self.model.probabilities(vector, text, kind) * allowed
         p = p / p.sum()
         read_by_model = self.model.intents[int(np.argmax(p))]
-        intent = read_by_model
-        intent = forbids_deleting(text, kind, by_project(text, contrasted(text, intent)))
+        intent = forbids_deleting(text, kind, by_project(text, contrasted(text, read_by_model)))
         for rule in (about_a_file, by_myself, unmeant, asked_later, for_good):
             intent = rule(text, intent)
         if not allowed[self.model.intents.index(intent)]:
@@ -246,7 +245,7 @@ _PROJECT_CUES = (
     r"courses?|subjects?|temas?|topics?|capitulos?|chapters?|papers?|repos?|repositorios?|"
     r"proveedor\w*|suppliers?|trabajos?|jobs?|encargos?|grupos?|cases?|casos?|events?|"
     r"eventos?|sesion\w*|sessions?|viajes?|trips?|asuntos?|matters?|shoots?|bodas?|weddings?|"
-    r"encargos?|pedidos?|orders?|expedientes?|obras?|campanas?|campaigns?|alumnos?|students?|"
+    r"pedidos?|orders?|expedientes?|obras?|campanas?|campaigns?|alumnos?|students?|"
     r"empresas?|compan(?:y|ies)|marcas?|brands?)"
 )
 #: A cue turned down: "no por fecha", "ni por proyecto", "not by date", "than by date",
@@ -402,6 +401,8 @@ def _grouped_by_other(text: str) -> bool:
 
 
 def _folded_words(text: str) -> str:
+    """``text``'s words folded (case, accents, ñ), anything but letters and digits a space:
+    what the n-grams and the exact rules read."""
     return " ".join(re.sub(r"[^a-z0-9]+", " ", loose_fold(text)).split())
 
 
@@ -439,7 +440,7 @@ _LATER = re.compile(
     r"en\s+un\s+rato|dame\s+un\s+rato|un\s+par\s+de\s+horas|couple\s+(?:of\s+)?hours|"
     r"in\s+an\s+hour|en\s+una\s+hora|ask\s+me\s+(?:again|later|on|tomorrow|next|after|"
     r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)|recuerdamelo|remind\s+me\s+"
-    r"(?:later|tomorrow|again|next|in|on|after)|vuelves\s+a\s+avisar|vuelve\s+a\s+avisar|"
+    r"(?:later|tomorrow|again|next|in|on|after)|"
     r"try\s+again|snooze\w*|not\s+(?:right\s+)?now|ahora\s+no|for\s+now|por\s+ahora|"
     r"vuelve\w*\s+a\s+avisar|avisame\s+(?:luego|despues|cuando|mas\s+tarde)|"
     r"(?:a|one)\s+sec|un\s+segundo|after\s+(?:lunch|dinner|work|the\s+meeting)|"
@@ -447,7 +448,7 @@ _LATER = re.compile(
     r"wrong\s+(?:moment|time|week|day)|mal\s+momento|not\s+a\s+good\s+time|"
     r"no\s+es\s+(?:buen\s+)?momento)\b"
 )
-_FOR_GOOD = re.compile(
+_REFUSED = re.compile(
     r"\b(?:nunca|never|jamas|ever|stop|deja\s+de|dejes\s+de|para\s+de|ni|tampoco|fuera|"
     r"no\s+vuelvas|don\s+t\s+ask|dont\s+ask|no\s+me\s+preguntes|cualquier\s+otro)\b"
 )
@@ -459,7 +460,7 @@ def asked_later(text: str, intent: str) -> str:
     if intent not in (STOP_KIND_INTENT, NONE):
         return intent
     folded = _folded_words(text)
-    if _LATER.search(folded) and not _FOR_GOOD.search(folded):
+    if _LATER.search(folded) and not _REFUSED.search(folded):
         return NOT_NOW
     return intent
 
@@ -470,8 +471,7 @@ _NO_DELETING = re.compile(
     r"\b(?:no\s+(?:me\s+|se\s+|le\s+)?(?:borr\w*|elimin\w*|tir\w*)|"
     r"(?:don\s+t|dont|do\s+not|never|no)\s+(?:delete|deleting|remove|removing|bin|trash)\w*|"
     r"nothing\s+(?:gets\s+|goes\s+)?(?:deleted|removed|in\s+the\s+bin|binned)|"
-    r"no\s+quiero\s+perder|not\s+losing|ni\s+se\s+te\s+ocurra\s+borrar|nada\s+se\s+borra|"
-    r"no\s+se\s+borra\w*)\b"
+    r"no\s+quiero\s+perder|not\s+losing|ni\s+se\s+te\s+ocurra\s+borrar|nada\s+se\s+borra)\b"
 )
 #: The kinds whose plans delete (to the journal's trash): what a reason forbids there.
 _DELETING_KINDS = frozenset({"temp_cleanup", "duplicates"})
@@ -516,8 +516,7 @@ def for_good(text: str, intent: str) -> str:
 #: sort it myself").
 _BY_MYSELF = re.compile(
     r"\b(?:(?:lo|la|los|las)\s+(?:hago|ordeno|arreglo|organizo|clasifico|muevo|limpio|quito|"
-    r"borro)\s+yo|(?:me\s+)?(?:encargo|ocupo)\s+yo|yo\s+me\s+(?:encargo|ocupo)|"
-    r"me\s+(?:encargo|ocupo)|myself|i\s*ll\s+(?:do|sort|handle|organi[sz]e|clean|fix)\s+it)\b"
+    r"borro)\s+yo|(?:encargo|ocupo)\s+yo|me\s+(?:encargo|ocupo)|myself|i\s*ll\s+(?:do|sort|handle|organi[sz]e|clean|fix)\s+it)\b"
 )
 
 
