@@ -450,7 +450,8 @@ _LATER = re.compile(
 )
 _REFUSED = re.compile(
     r"\b(?:nunca|never|jamas|ever|stop|deja\s+de|dejes\s+de|para\s+de|ni|tampoco|fuera|"
-    r"no\s+vuelvas|don\s+t\s+ask|dont\s+ask|no\s+me\s+preguntes|cualquier\s+otro)\b"
+    r"no\s+vuelvas|don\s+t\s+ask|dont\s+ask|no\s+me\s+preguntes|cualquier\s+otro|won\s+t|wont|"
+    r"either|no\s+more|ya\s+no|not\s+even|ni\s+siquiera|whenever|anytime|any\s+time)\b"
 )
 
 

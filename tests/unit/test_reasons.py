@@ -250,6 +250,25 @@ def test_a_grouping_turned_down_after_it_is_named_is_turned_down(
         (R.asked_later, "gimme a sec", R.NONE, R.NOT_NOW),
         (R.asked_later, "ni ahora ni más tarde", R.STOP_KIND_INTENT, R.STOP_KIND_INTENT),
         (R.asked_later, "tomorrow I keep it flat", R.FLAT, R.FLAT),
+        # a "later" turned down is no request to be asked again
+        (
+            R.asked_later,
+            "reminding me later won't help, drop it",
+            R.STOP_KIND_INTENT,
+            R.STOP_KIND_INTENT,
+        ),
+        (
+            R.asked_later,
+            "otro día, cuando sea: ya no quiero avisos",
+            R.STOP_KIND_INTENT,
+            R.STOP_KIND_INTENT,
+        ),
+        (
+            R.asked_later,
+            "no snooze button either, just turn it off",
+            R.STOP_KIND_INTENT,
+            R.STOP_KIND_INTENT,
+        ),
         # a refusal for good
         (R.for_good, "ni ahora ni luego: lo de las horas, fuera", R.NOT_NOW, R.STOP_KIND_INTENT),
         (R.for_good, "kill the temp cleanup feature for good", R.NONE, R.STOP_KIND_INTENT),
