@@ -21,10 +21,9 @@ from tests.support.reasons_eval import (
 #: What a person must be able to count on, per intent and per language.
 BOUND = 0.9
 #: The blind set this test reads, under tests/data: written by a hand that has not read the
-#: reader, frozen before it is read, read once on the frozen model. heldout32, heldout32c,
-#: heldout32d, heldout32e, heldout32f and heldout32g are not ones: the packaged model is fitted
-#: on the six.
-BLIND_SET = "heldout32h"
+#: reader, frozen before it is read, read once on the frozen model. The sets of
+#: ``reasons_eval.AUTHORS`` are not ones: the packaged model is fitted on them.
+BLIND_SET = "heldout32i"
 
 
 def _below(report: Report) -> list[str]:
@@ -37,14 +36,6 @@ def _below(report: Report) -> list[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "heldout32h read once by the model frozen at 989141f: intent 0.932, target 0.957, es"
-        " 0.932 / 0.957, en 0.932 / 0.957; below 0.9: none 0.806 (docs/agent.md); the bound"
-        " stands and this mark goes the day it passes"
-    ),
-)
 def test_the_blind_set_is_read_right_per_intent_and_per_language(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -66,7 +57,7 @@ def _short_of(figures: str) -> pytest.MarkDecorator:
     return pytest.mark.xfail(
         strict=True,
         reason=(
-            f"fitted on the other five authors' sets and ALMA's phrasings, below 0.9: {figures}"
+            f"fitted on the other authors' sets and ALMA's phrasings, below 0.9: {figures}"
             " (docs/agent.md); the bound stands and this mark goes the day it passes"
         ),
     )
@@ -76,12 +67,15 @@ def _short_of(figures: str) -> pytest.MarkDecorator:
 @pytest.mark.parametrize(
     "name",
     [
-        "heldout32",
+        pytest.param("heldout32", marks=_short_of("not_now 0.880")),
         "heldout32c",
         "heldout32d",
         "heldout32e",
-        pytest.param("heldout32f", marks=_short_of("none 0.896")),
-        pytest.param("heldout32g", marks=_short_of("none 0.889")),
+        "heldout32f",
+        "heldout32g",
+        "heldout32h",
+        pytest.param("heldout32j", marks=_short_of("none 0.880")),
+        pytest.param("heldout32k", marks=_short_of("none 0.866")),
     ],
 )
 def test_each_development_set_is_read_right_by_a_model_fitted_on_the_other_authors(

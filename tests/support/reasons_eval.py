@@ -42,13 +42,18 @@ from policies.text import loose_fold
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SET = DATA / "heldout32" / "reasons.jsonl"
-#: The second to sixth sets, each written blind by another hand: with the first, the
+#: The second to seventh sets, each written blind by another hand: with the first, the
 #: authors the cross-author measure leaves out one at a time.
 SECOND = DATA / "heldout32c" / "reasons.jsonl"
 THIRD = DATA / "heldout32d" / "reasons.jsonl"
 FOURTH = DATA / "heldout32e" / "reasons.jsonl"
 FIFTH = DATA / "heldout32f" / "reasons.jsonl"
 SIXTH = DATA / "heldout32g" / "reasons.jsonl"
+SEVENTH = DATA / "heldout32h" / "reasons.jsonl"
+#: Two sets written blind with three times as many reasons that ask nothing as of any other
+#: intent: what a remark about one's life is takes more examples than a request.
+NINTH = DATA / "heldout32j" / "reasons.jsonl"
+TENTH = DATA / "heldout32k" / "reasons.jsonl"
 #: The blind sets by author, each the development set one author wrote.
 AUTHORS = {
     "heldout32": SET,
@@ -57,6 +62,9 @@ AUTHORS = {
     "heldout32e": FOURTH,
     "heldout32f": FIFTH,
     "heldout32g": SIXTH,
+    "heldout32h": SEVENTH,
+    "heldout32j": NINTH,
+    "heldout32k": TENTH,
 }
 OWN = DATA / "reason_phrasings.jsonl"
 MODEL_OUT = Path(__file__).resolve().parents[2] / "agent" / "data" / "reasons.json"
@@ -83,6 +91,17 @@ GRAM_SCALE = 10.0
 FOLDS = 10
 STEPS = 1500
 RATE = 0.5
+
+
+def evened(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """An author's ``rows``, each with the weight that makes no intent count for more than the
+    set's typical intent (its median count): a set written with three times as many reasons
+    that ask nothing teaches their variety, not that most reasons ask nothing."""
+    counts = Counter(row["intent"] for row in rows)
+    typical = float(np.median(list(counts.values())))
+    for row in rows:
+        row["weight"] = min(1.0, typical / counts[row["intent"]])
+    return rows
 
 
 def read_set(path: Path) -> list[dict[str, Any]]:
@@ -130,8 +149,9 @@ def _matrix(
 
 
 def fit_model(rows: Sequence[dict[str, Any]], vectors: npt.NDArray[np.float64]) -> ReasonModel:
-    """Multinomial logistic regression on ``rows`` (their ``vectors`` in the same order) by
-    full-batch gradient descent from zero: the same inputs give the same weights."""
+    """Multinomial logistic regression on ``rows`` (their ``vectors`` in the same order, each
+    row counting for its ``weight``, 1 unless given) by full-batch gradient descent from zero:
+    the same inputs give the same weights."""
     intents = [r["intent"] for r in rows]
     mean = vectors.mean(axis=0)
     scale = vectors.std(axis=0) + 1e-6
@@ -146,33 +166,48 @@ def fit_model(rows: Sequence[dict[str, Any]], vectors: npt.NDArray[np.float64]) 
         buckets=BUCKETS,
         gram_scale=GRAM_SCALE,
     )
+    # Single precision halves the fit, which the cross-author test repeats for every author;
+    # the weights ship rounded far above its error.
     x = np.stack(
         [
             base.features(v.astype(np.float32), r["text"], r["kind"])
             for v, r in zip(vectors, rows, strict=True)
         ]
-    )
-    y = np.zeros((len(intents), len(INTENTS)))
+    ).astype(np.float32)
+    y = np.zeros((len(intents), len(INTENTS)), dtype=np.float32)
     for i, intent in enumerate(intents):
         y[i, INTENTS.index(intent)] = 1.0
-    w = np.zeros((len(INTENTS), x.shape[1]))
-    b = np.zeros(len(INTENTS))
-    n = len(x)
+    weight = np.array([float(r.get("weight", 1.0)) for r in rows], dtype=np.float32)
+    w = np.zeros((len(INTENTS), x.shape[1]), dtype=np.float32)
+    b = np.zeros(len(INTENTS), dtype=np.float32)
+    n = np.float32(weight.sum())
+    rate, l2 = np.float32(RATE), np.float32(L2)
     for _ in range(STEPS):
         z = x @ w.T + b
         z -= z.max(axis=1, keepdims=True)
         p = np.exp(z)
         p /= p.sum(axis=1, keepdims=True)
-        g = p - y
-        w -= RATE * (g.T @ x / n + L2 * w)
-        b -= RATE * g.mean(axis=0)
-    return ReasonModel(EMBEDDER, INTENTS, KINDS, mean, scale, w, b, BUCKETS, GRAM_SCALE)
+        g = (p - y) * weight[:, None]
+        w -= rate * (g.T @ x / n + l2 * w)
+        b -= rate * g.sum(axis=0) / n
+    return ReasonModel(
+        EMBEDDER,
+        INTENTS,
+        KINDS,
+        mean,
+        scale,
+        w.astype(np.float64),
+        b.astype(np.float64),
+        BUCKETS,
+        GRAM_SCALE,
+    )
 
 
 def fitting_rows() -> list[dict[str, Any]]:
-    """What the packaged model is fitted on: the six authors' sets (each reported once on a
-    frozen model and a development set since) and ALMA's own phrasings."""
-    return [row for path in AUTHORS.values() for row in read_set(path)] + read_set(OWN)
+    """What the packaged model is fitted on: the authors' sets (each a development set, the
+    first seven reported once on a frozen model before they were), evened, and ALMA's own
+    phrasings."""
+    return [row for path in AUTHORS.values() for row in evened(read_set(path))] + read_set(OWN)
 
 
 def fit(embed: Callable[[str], Vector]) -> ReasonModel:
@@ -288,7 +323,7 @@ def cross_author(embed: Callable[[str], Vector]) -> list[tuple[str, Report]]:
     """Each author's set read by a model fitted on the other authors' and ALMA's own
     phrasings (leave one author out): how the reader does on an author it was not fitted on,
     the measure the choices are made on."""
-    sets = {name: read_set(path) for name, path in AUTHORS.items()}
+    sets = {name: evened(read_set(path)) for name, path in AUTHORS.items()}
     own = read_set(OWN)
     every = [r for rows in sets.values() for r in rows] + own
     cache = {as_read(r["text"]): v for r, v in zip(every, _matrix(every, embed), strict=True)}
