@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from pathlib import Path
 
 from actions.ops import Op, files_touched, write_paths
 from actions.planners import PlanResult
@@ -47,8 +48,10 @@ from state.suggestions import SuggestionStore
 
 log = logging.getLogger("alma.agent")
 
-#: The folders of user/ a reason may name by name alone (a person sees a few dozen).
+#: The folders of user/ a reason may name by name alone (a person sees a few dozen), and how
+#: deep they are looked for ("user/Documentos/facturas/2023").
 MAX_NAMED_FOLDERS = 500
+NAMED_DEPTH = 3
 
 Detect = Callable[[float], Sequence[PlanResult]]
 Notify = Callable[[str, str], None]
@@ -89,6 +92,33 @@ def _skip(finding: PlanResult, why: str, by: list[str] | None = None) -> Skipped
         "why": why,
         "by": by or [],
     }
+
+
+def named_folders(layout: RootLayout) -> list[str]:
+    """The folders of ``user/`` down to ``NAMED_DEPTH`` levels, root-relative, breadth first,
+    at most ``MAX_NAMED_FOLDERS``: those a person's reason may name by name alone ("la carpeta
+    Clases", "en facturas", "the 2023 photos"); a deeper one is named by its path."""
+    out: list[str] = []
+    level = [layout.user]
+    for _depth in range(NAMED_DEPTH):
+        below: list[Path] = []
+        for parent in level:
+            try:
+                with os.scandir(parent) as entries:
+                    names = sorted(
+                        e.name
+                        for e in entries
+                        if e.is_dir(follow_symlinks=False) and not e.name.startswith(".")
+                    )
+            except OSError:  # an unreadable folder: the reason is read without its names
+                continue
+            for name in names:
+                if len(out) >= MAX_NAMED_FOLDERS:
+                    return out
+                below.append(parent / name)
+                out.append(below[-1].relative_to(layout.root).as_posix())
+        level = below
+    return out
 
 
 class Analyst:
@@ -275,17 +305,7 @@ class Analyst:
             return []
 
     def folders(self) -> list[str]:
-        """The folders directly in ``user/``, root-relative: those a person's reason may name
-        by name alone ("la carpeta Clases"); a deeper one is named by its path."""
-        out: list[str] = []
-        try:
-            with os.scandir(self.layout.user) as top:
-                tops = sorted(e.name for e in top if e.is_dir(follow_symlinks=False))
-        except OSError:  # no readable user/: a reason's target is then read without names
-            return out
-        for name in tops[:MAX_NAMED_FOLDERS]:
-            out.append(f"user/{name}")
-        return out
+        return named_folders(self.layout)
 
     def gate(self, finding: PlanResult) -> tuple[Verdict, str]:
         """The policy's verdict with nobody's approval: ALLOW (runs on its own), ASK, REFUSE."""

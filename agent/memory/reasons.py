@@ -446,7 +446,8 @@ _LATER = re.compile(
     r"(?:a|one)\s+sec|un\s+segundo|after\s+(?:lunch|dinner|work|the\s+meeting)|"
     r"despues\s+de\s+(?:comer|cenar|la\s+reunion|clase|currar|trabajar)|"
     r"wrong\s+(?:moment|time|week|day)|mal\s+momento|not\s+a\s+good\s+time|"
-    r"no\s+es\s+(?:buen\s+)?momento)\b"
+    r"no\s+es\s+(?:buen\s+)?momento|(?:me\s+lo\s+)?recuerd(?:as|ame)|(?:bug|ping|nudge)\s+me|"
+    r"when\s+i\s*(?:m|am|get)\s+back|cuando\s+(?:salga|termine|acabe|vuelva|llegue))\b"
 )
 _REFUSED = re.compile(
     r"\b(?:nunca|never|jamas|ever|stop|deja\s+de|dejes\s+de|para\s+de|ni|tampoco|fuera|"
@@ -649,6 +650,19 @@ _TRAILING = ".,;:!?)"
 _BUT = re.compile(r"\b(?:pero|but|sino|however|aunque|though)\b", re.IGNORECASE)
 
 
+#: A reason that widens its place to every folder under it ("in any of my photo folders", "en
+#: ninguna carpeta de Fotos", "under projects"): only then is a folder above the suggestion's
+#: the place meant, not the name of what the suggestion's folder holds ("sorting my photos is
+#: my job" about Photos/2023).
+_WIDENED = re.compile(
+    r"\b(?:(?:any|all|every|each|ninguna?|ninguno|todas?|todos|cada)\s+(?:of\s+)?"
+    r"(?:(?:my|mis|las|los|the)\s+)?(?:\w+\s+)?(?:sub)?(?:folders?|carpetas?|dirs?)|"
+    r"en\s+ningun[oa]|under|bajo|or\s+otherwise|o\s+no)\b"
+)
+#: A name after "por" / "by" says how to group, not where ("por proyectos", "by projects").
+_GROUPED_BY = r"\b(?:por|by|per|segun)\s+"
+
+
 def _folds(name: str) -> str:
     return loose_fold(name).strip()
 
@@ -683,9 +697,14 @@ def named_folder(text: str, folder: str, folders: Collection[str]) -> str | None
         # Written as the folder is ("Facturas"), or after "the", "la carpeta", "la de": a
         # lower-case "facturas" in a sentence is as often the common noun. A name joined by a
         # hyphen is part of another word ("2024" in "2024-05").
+        folded = loose_fold(text)
+        if re.search(_GROUPED_BY + re.escape(_folds(name)) + r"(?![\w-])", folded):
+            continue
         if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) or re.search(
-            _BEFORE_NAME + re.escape(_folds(name)) + r"(?![\w-])", loose_fold(text)
+            _BEFORE_NAME + re.escape(_folds(name)) + r"(?![\w-])", folded
         ):
+            if folder.startswith(f"{other}/") and not _WIDENED.search(folded):
+                return folder
             return other
     m = _FOLDER_PHRASE.search(text)
     if m:
@@ -728,6 +747,36 @@ def named_file(text: str) -> str | None:
     return None
 
 
+#: A place set aside in its own clause ("descargas me da igual", "forget downloads", "the
+#: desktop's fine", "esto del escritorio no").
+_SET_ASIDE = re.compile(
+    r"\b(?:(?:me\s+)?da\s+igual|igual\s+da|me\s+dan\s+igual|ni\s+caso|haz\s+lo\s+que\s+"
+    r"(?:quieras|veas)|como\s+sean?|esta\s+bien(?:\s+asi)?|lo\s+dejo|dejalo|no\s+me\s+importa|"
+    r"forget|never\s+mind|whatever|is\s+fine|s\s+fine|can\s+stay|don\s+t\s+care|dont\s+care|"
+    r"aside|no|not)\b"
+)
+_CLAUSE = re.compile(r"[,;.:!?]|\b(?:pero|but|though|sino|aunque)\b", re.IGNORECASE)
+
+
+def _set_aside_for(text: str, folder: str, other: str) -> str | None:
+    """Of the suggestion's ``folder`` and ``other``, each named in a clause of its own, the one
+    the reason is about when the other's clause sets it aside; None when that is not said."""
+    own = {_folds(folder.rpartition("/")[2])}
+    for group in _ALIASES:
+        if own & group:
+            own |= group
+    theirs = _folds(other.rpartition("/")[2])
+    aside: dict[str, bool] = {}
+    for clause in _CLAUSE.split(text):
+        words = _words(clause)
+        for place, named in ((folder, bool(own & words)), (other, theirs in words)):
+            if named and place not in aside:
+                aside[place] = bool(_SET_ASIDE.search(_folded_words(clause)))
+    if len(aside) < 2 or aside[folder] == aside[other]:
+        return None
+    return other if aside[folder] else folder
+
+
 def target_of(intent: str, text: str, folder: str, folders: Collection[str] = ()) -> str | None:
     """The root-relative folder or file the reason is about (see the module's docstring)."""
     if intent in _NO_TARGET:
@@ -750,6 +799,16 @@ def target_of(intent: str, text: str, folder: str, folders: Collection[str] = ()
         after = named_folder(text[turn.end() :], folder, folders)
         if after is not None and after != where:
             where = after
+    if where == folder:
+        # "forget downloads, Documents is the one", "el escritorio está bien así, pero
+        # documentos sí": the suggestion's folder set aside beside another named in any case.
+        for other in sorted(folders):
+            if other in (folder, "user") or folder.startswith(f"{other}/"):
+                continue
+            chosen = _set_aside_for(text, folder, other)
+            if chosen is not None:
+                where = chosen
+                break
     if intent == NOT_NOW:
         return where
     return where or folder

@@ -37,12 +37,19 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agent.memory.reasons import INTENTS, ReasonModel, ReasonReader, Vector, as_read
+from agent.memory.reasons import (
+    INTENTS,
+    ReasonModel,
+    ReasonReader,
+    Vector,
+    as_read,
+    reader_folders,
+)
 from policies.text import loose_fold
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SET = DATA / "heldout32" / "reasons.jsonl"
-#: The second to seventh sets, each written blind by another hand: with the first, the
+#: The second to eighth sets, each written blind by another hand: with the first, the
 #: authors the cross-author measure leaves out one at a time.
 SECOND = DATA / "heldout32c" / "reasons.jsonl"
 THIRD = DATA / "heldout32d" / "reasons.jsonl"
@@ -50,6 +57,7 @@ FOURTH = DATA / "heldout32e" / "reasons.jsonl"
 FIFTH = DATA / "heldout32f" / "reasons.jsonl"
 SIXTH = DATA / "heldout32g" / "reasons.jsonl"
 SEVENTH = DATA / "heldout32h" / "reasons.jsonl"
+EIGHTH = DATA / "heldout32i" / "reasons.jsonl"
 #: Two sets written blind with three times as many reasons that ask nothing as of any other
 #: intent: what a remark about one's life is takes more examples than a request.
 NINTH = DATA / "heldout32j" / "reasons.jsonl"
@@ -63,6 +71,7 @@ AUTHORS = {
     "heldout32f": FIFTH,
     "heldout32g": SIXTH,
     "heldout32h": SEVENTH,
+    "heldout32i": EIGHTH,
     "heldout32j": NINTH,
     "heldout32k": TENTH,
 }
@@ -131,9 +140,10 @@ def split() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
 
 
 def root_folders(rows: Sequence[dict[str, Any]]) -> list[str]:
-    """The folders of the person's root a set supposes: every suggestion's folder (an input
-    of each row, never a label)."""
-    return sorted({row["folder"] for row in rows})
+    """The folders a reason may name by name, as the daemon hands them to the reader: those of a
+    root holding every suggestion's folder (an input of each row, never a label), each with the
+    folders above it."""
+    return reader_folders(sorted({row["folder"] for row in rows}))
 
 
 def embedder() -> Callable[[str], Vector]:
@@ -267,7 +277,7 @@ def evaluate(
     folders = folders or root_folders(rows)
     report = Report()
     for row in rows:
-        got = reader.read(row["text"], row["kind"], row["folder"], folders)
+        got = reader.read(row["text"], row["kind"], row["folder"], [*folders, row["folder"]])
         cell = report.cells.setdefault((row["intent"], row["lang"]), Cell())
         cell.n += 1
         cell.intent += got.intent == row["intent"]

@@ -146,6 +146,36 @@ def test_of_two_places_the_one_after_the_but_is_the_target() -> None:
     assert target_of(R.NEVER_DELETE, text, own, FOLDERS) == "user/Clases"
 
 
+def test_the_place_set_aside_is_not_the_target_whatever_its_case() -> None:
+    own = "user/Descargas"
+    text = "lo de descargas como sea; el escritorio sí lo quiero sin carpetas"
+    assert target_of(R.FLAT, text, own, FOLDERS) == "user/Escritorio"
+    text = "forget downloads. Clases is where I want everything flat"
+    assert target_of(R.FLAT, text, own, FOLDERS) == "user/Clases"
+    # the other place set aside: the suggestion's own
+    text = "el escritorio está bien así, en descargas quiero todo suelto"
+    assert target_of(R.FLAT, text, own, FOLDERS) == own
+    # both or neither set aside: nothing said of which
+    text = "descargas y escritorio, todo suelto"
+    assert target_of(R.FLAT, text, own, FOLDERS) == own
+
+
+def test_a_folder_above_the_suggestions_is_its_name_unless_the_reason_widens_to_it() -> None:
+    folders = ["user/Fotos", "user/Fotos/2024", "user/Photos", "user/Photos/2023"]
+    folders += ["user/proyectos", "user/proyectos/tesis"]
+    own = "user/Photos/2023"
+    assert target_of(R.SELF_ORGANIZE, "sorting my photos is my job", own, folders) == own
+    own = "user/Fotos/2024"
+    text = "no borres en ninguna carpeta de Fotos"
+    assert target_of(R.NEVER_DELETE, text, own, folders) == "user/Fotos"
+    # a name after "por" / "by" says how, not where
+    own = "user/Descargas"
+    assert target_of(R.GROUP_BY_PROJECT, "ordénalo por proyectos", own, folders) == own
+    assert target_of(R.GROUP_BY_PROJECT, "en proyectos, por año", own, folders) == (
+        "user/proyectos"
+    )
+
+
 def test_a_folder_is_named_by_its_path_below_user_and_not_by_a_word_about_it() -> None:
     own = "user/Fotos"
     folders = ["user/Fotos", "user/Fotos/2023", "user/Descargas"]
@@ -248,6 +278,8 @@ def test_a_grouping_turned_down_after_it_is_named_is_turned_down(
         (R.asked_later, "Good idea, wrong week.", R.NONE, R.NOT_NOW),
         (R.asked_later, "vuélveme a avisar cuando cierre la tienda", R.STOP_KIND_INTENT, R.NOT_NOW),
         (R.asked_later, "gimme a sec", R.NONE, R.NOT_NOW),
+        (R.asked_later, "cuando acabe la reunión me lo recuerdas", R.NONE, R.NOT_NOW),
+        (R.asked_later, "ping me when I'm back from the gym", R.NONE, R.NOT_NOW),
         (R.asked_later, "ni ahora ni más tarde", R.STOP_KIND_INTENT, R.STOP_KIND_INTENT),
         (R.asked_later, "tomorrow I keep it flat", R.FLAT, R.FLAT),
         # a "later" turned down is no request to be asked again
