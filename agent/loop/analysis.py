@@ -115,8 +115,9 @@ def named_folders(layout: RootLayout) -> list[str]:
             for name in names:
                 if len(out) >= MAX_NAMED_FOLDERS:
                     return out
-                below.append(parent / name)
-                out.append(below[-1].relative_to(layout.root).as_posix())
+                path = parent / name
+                below.append(path)
+                out.append(path.relative_to(layout.root).as_posix())
         level = below
     return out
 
@@ -299,13 +300,10 @@ class Analyst:
             return []
         try:
             service = self.memory.service
-            return recall_notes(service, service.reason_reader(), self.folders())
+            return recall_notes(service, service.reason_reader(), named_folders(self.layout))
         except Exception:  # proposing goes on without what memory would have added
             log.exception("recall failed; proposing without memory this time")
             return []
-
-    def folders(self) -> list[str]:
-        return named_folders(self.layout)
 
     def gate(self, finding: PlanResult) -> tuple[Verdict, str]:
         """The policy's verdict with nobody's approval: ALLOW (runs on its own), ASK, REFUSE."""

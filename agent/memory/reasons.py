@@ -647,7 +647,8 @@ _CALLED = re.compile(
 )
 _TRAILING = ".,;:!?)"
 #: Where a reason turns from what it sets aside to what it asks.
-_BUT = re.compile(r"\b(?:pero|but|sino|however|aunque|though)\b", re.IGNORECASE)
+_TURN = r"\b(?:pero|but|sino|however|aunque|though)\b"
+_BUT = re.compile(_TURN, re.IGNORECASE)
 
 
 #: A reason that widens its place to every folder under it ("in any of my photo folders", "en
@@ -667,6 +668,17 @@ def _folds(name: str) -> str:
     return loose_fold(name).strip()
 
 
+def _own_names(folder: str) -> set[str]:
+    """The names the suggestion's ``folder`` goes by: its own, folded, and its usual name in
+    the other language (none for ``user`` itself)."""
+    base = _folds(folder.rpartition("/")[2]) if folder != "user" else ""
+    names = {base} if base else set()
+    for group in _ALIASES:
+        if base in group:
+            names |= group
+    return names
+
+
 def _words(text: str) -> set[str]:
     return set(re.findall(r"[a-z0-9_]+", loose_fold(text)))
 
@@ -683,13 +695,9 @@ def named_folder(text: str, folder: str, folders: Collection[str]) -> str | None
     words = _words(text)
     # The suggestion's folder in either language's name; another folder by its own name only
     # (an alias of another folder is as often a common noun: "imágenes" in "pdf/imágenes").
-    base = _folds(folder.rpartition("/")[2]) if folder != "user" else ""
-    names = {base} if base else set()
-    for group in _ALIASES:
-        if base in group:
-            names |= group
-    if names & words:
+    if _own_names(folder) & words:
         return folder
+    folded = loose_fold(text)
     for other in sorted(folders):
         name = other.rpartition("/")[2]
         if other == folder or other == "user" or _folds(name) not in words:
@@ -697,7 +705,6 @@ def named_folder(text: str, folder: str, folders: Collection[str]) -> str | None
         # Written as the folder is ("Facturas"), or after "the", "la carpeta", "la de": a
         # lower-case "facturas" in a sentence is as often the common noun. A name joined by a
         # hyphen is part of another word ("2024" in "2024-05").
-        folded = loose_fold(text)
         if re.search(_GROUPED_BY + re.escape(_folds(name)) + r"(?![\w-])", folded):
             continue
         if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) or re.search(
@@ -755,26 +762,30 @@ _SET_ASIDE = re.compile(
     r"forget|never\s+mind|whatever|is\s+fine|s\s+fine|can\s+stay|don\s+t\s+care|dont\s+care|"
     r"aside|no|not)\b"
 )
-_CLAUSE = re.compile(r"[,;.:!?]|\b(?:pero|but|though|sino|aunque)\b", re.IGNORECASE)
+#: Where a clause ends: a stop or a turn (``_TURN``).
+_CLAUSE = re.compile(rf"[,;.:!?]|{_TURN}", re.IGNORECASE)
 
 
-def _set_aside_for(text: str, folder: str, other: str) -> str | None:
-    """Of the suggestion's ``folder`` and ``other``, each named in a clause of its own, the one
-    the reason is about when the other's clause sets it aside; None when that is not said."""
-    own = {_folds(folder.rpartition("/")[2])}
-    for group in _ALIASES:
-        if own & group:
-            own |= group
-    theirs = _folds(other.rpartition("/")[2])
-    aside: dict[str, bool] = {}
-    for clause in _CLAUSE.split(text):
-        words = _words(clause)
-        for place, named in ((folder, bool(own & words)), (other, theirs in words)):
-            if named and place not in aside:
-                aside[place] = bool(_SET_ASIDE.search(_folded_words(clause)))
-    if len(aside) < 2 or aside[folder] == aside[other]:
+def _set_aside(text: str, folder: str, folders: Collection[str]) -> str | None:
+    """Of the suggestion's ``folder`` and another of ``folders``, each named in a clause of
+    its own, the one the reason is about when the other's clause sets it aside; None when
+    that is not said."""
+    clauses = [
+        (_words(clause), bool(_SET_ASIDE.search(_folded_words(clause))))
+        for clause in _CLAUSE.split(text)
+    ]
+    own = _own_names(folder)
+    own_aside = next((aside for words, aside in clauses if own & words), None)
+    if own_aside is None:
         return None
-    return other if aside[folder] else folder
+    for other in sorted(folders):
+        if other in (folder, "user") or folder.startswith(f"{other}/"):
+            continue
+        theirs = _folds(other.rpartition("/")[2])
+        other_aside = next((aside for words, aside in clauses if theirs in words), None)
+        if other_aside is not None and other_aside != own_aside:
+            return other if own_aside else folder
+    return None
 
 
 def target_of(intent: str, text: str, folder: str, folders: Collection[str] = ()) -> str | None:
@@ -802,13 +813,7 @@ def target_of(intent: str, text: str, folder: str, folders: Collection[str] = ()
     if where == folder:
         # "forget downloads, Documents is the one", "el escritorio está bien así, pero
         # documentos sí": the suggestion's folder set aside beside another named in any case.
-        for other in sorted(folders):
-            if other in (folder, "user") or folder.startswith(f"{other}/"):
-                continue
-            chosen = _set_aside_for(text, folder, other)
-            if chosen is not None:
-                where = chosen
-                break
+        where = _set_aside(text, folder, folders) or where
     if intent == NOT_NOW:
         return where
     return where or folder
