@@ -22,6 +22,7 @@ import dataclasses
 import hashlib
 import json
 import logging
+import math
 import os
 import select
 import signal
@@ -270,8 +271,7 @@ class ProcessBackend:
     def _alive(self) -> bool:
         if self.process.poll() is not None or _exiting(self.pid):
             return False
-        ready, _w, _x = select.select([self._out], [], [], 0)
-        if not ready:
+        if not readable(self._out, 0):
             return True
         data = os.read(self._out, 1 << 16)
         self._buffer += data  # idle, it writes nothing; whatever it did is read in turn
@@ -327,8 +327,7 @@ class ProcessBackend:
                 self.failure = Failure(reason, counts=until is None)
                 log.error("model process %s said nothing for %g s: killed", self.pid, limit)
                 raise ModelFailed(self.failure)
-            ready, _w, _x = select.select([self._out], [], [], left)
-            if not ready:
+            if not readable(self._out, left):
                 continue
             data = os.read(self._out, 1 << 16)
             if not data:
@@ -380,6 +379,14 @@ class ProcessBackend:
                 self._stderr.append(line)
                 log.debug("model process: %s", line)
         stderr.close()
+
+
+def readable(fd: int, timeout: float) -> bool:
+    """Whether ``fd`` has bytes (or its end) within ``timeout`` seconds. poll, not select: a
+    daemon that has opened many files holds descriptors past select's 1024, which it refuses."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(math.ceil(max(timeout, 0.0) * 1000)))
 
 
 def _exiting(pid: int) -> bool:

@@ -66,6 +66,21 @@ def test_it_answers_counts_and_serves_one_request_after_another(backend: Process
     assert backend.failure is None
 
 
+def test_a_daemon_holding_more_than_1024_descriptors_still_talks_to_its_model() -> None:
+    # select() refuses a descriptor past 1024, and a long-running daemon can hold that many.
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        backend = ProcessBackend.start("modelo", OPTIONS)
+        try:
+            assert _answer(backend, "hola") == "eco: hola"
+            assert backend.failure is None
+        finally:
+            backend.close()
+    finally:
+        for fd in held:
+            os.close(fd)
+
+
 def test_a_segfault_ends_the_answer_with_one_sentence(backend: ProcessBackend) -> None:
     with pytest.raises(ModelFailed, match="SIGSEGV") as raised:
         _answer(backend, "esto hace SEGV")
