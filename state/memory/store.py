@@ -460,7 +460,8 @@ class MemoryStore:
         return counts
 
     def close(self) -> None:
-        """Write the pending use counts and stop their thread."""
+        """Write the pending use counts, stop their thread, and let Chroma go (its database
+        and index files stay open otherwise, for as long as the process runs)."""
         with self.lock:
             self._closed = True
             self._write_uses()
@@ -468,6 +469,7 @@ class MemoryStore:
         self._uses_due.set()
         if self._uses_writer is not None:
             self._uses_writer.join(30)
+        self._client.close()
 
     def _start_uses_writer(self) -> None:
         if self._uses_writer is None:

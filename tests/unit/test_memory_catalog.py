@@ -252,5 +252,8 @@ def test_use_counts_are_gathered_and_a_read_writes_only_its_own(
     assert [(r.id, r.use_count) for r in store.hand_out(["m0002", "m0002"])] == [("m0002", 1)]
     assert stored()["m0002"] == 0
     store.close()  # writes at once, without gathering
+    state.close()
+    store, state = open_store(tmp_path)  # what a closed store wrote is what a new one reads
     assert stored()["m0002"] == 1
+    store.close()
     state.close()

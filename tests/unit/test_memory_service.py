@@ -540,3 +540,18 @@ def test_a_memorys_answer_carries_every_field_of_the_record() -> None:
     private = {"mention_ids", "enriched"}  # bookkeeping, never shown
     assert set(rec.public()) == (set(MemoryRecord.model_fields) - private) | {"archived"}
     assert rec.public(score=0.5)["score"] == 0.5
+
+
+def test_a_closed_service_holds_no_file_open(layout: RootLayout, embedder_loaded: None) -> None:
+    # A daemon reopens its store (a restore, a migration): each open must give back its files.
+    def held() -> int:
+        return len(list(Path("/proc/self/fd").iterdir()))
+
+    MemoryService(layout, clock=lambda: NOW).close()
+    before = held()
+    for _ in range(3):
+        service = MemoryService(layout, clock=lambda: NOW)
+        service.add("Mi perro se llama Toby y tiene tres años.")
+        service.search("¿cómo se llama mi perro?")
+        service.close()
+    assert held() == before
