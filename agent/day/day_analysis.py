@@ -77,7 +77,7 @@ def _subdirs(tree: Tree, parts: tuple[str, ...]) -> list[str]:
         fd = tree.dir(parts)
     except (OSError, RefusedError):
         return []
-    with os.scandir(os.dup(fd)) as entries:  # scandir closes the fd it is given
+    with os.scandir(fd) as entries:  # it reads a duplicate of the fd, which the tree owns
         return sorted(e.name for e in entries if e.is_dir(follow_symlinks=False))
 
 

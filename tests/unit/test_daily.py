@@ -34,6 +34,16 @@ def root(tmp_path: Path) -> Path:
     return tmp_path
 
 
+def test_reading_a_day_leaves_no_file_open(root: Path) -> None:
+    # The daemon reads a day at every report and every analysis, for as long as it runs.
+    (root / "user" / "proyectoY" / "datos").mkdir()
+    day_facts(root, date(2026, 11, 17))
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(5):
+        day_facts(root, date(2026, 11, 17))
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
 def test_the_day_from_the_example_logs_has_projects_hours_failures_and_promises(
     root: Path,
 ) -> None:
