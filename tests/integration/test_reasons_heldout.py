@@ -7,13 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agent.memory.reasons import ReasonReader, packaged_model
+from agent.memory.reasons import ReasonModel, ReasonReader, packaged_model
 from tests.support.reasons_eval import (
     Report,
-    cross_author,
     embedder,
     evaluate,
-    fit,
+    fit_every,
     read_set,
     report_set,
 )
@@ -49,8 +48,10 @@ def test_the_blind_set_is_read_right_per_intent_and_per_language(
 
 
 @pytest.fixture(scope="module")
-def cross() -> dict[str, Report]:
-    return dict(cross_author(embedder()))
+def fitted() -> tuple[ReasonModel, dict[str, Report]]:
+    """The packaged model's fit and the cross-author reports, fitted side by side."""
+    packaged, cross = fit_every(embedder())
+    return packaged, dict(cross)
 
 
 def _short_of(figures: str) -> pytest.MarkDecorator:
@@ -80,19 +81,21 @@ def _short_of(figures: str) -> pytest.MarkDecorator:
     ],
 )
 def test_each_development_set_is_read_right_by_a_model_fitted_on_the_other_authors(
-    name: str, cross: dict[str, Report], capsys: pytest.CaptureFixture[str]
+    name: str, fitted: tuple[ReasonModel, dict[str, Report]], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    report = cross[name]
+    report = fitted[1][name]
     with capsys.disabled():
         print(f"\n{name}, read by a model fitted on the others:\n" + "\n".join(report.lines()))
     assert not _below(report), _below(report)
 
 
 @pytest.mark.slow
-def test_the_packaged_model_is_what_the_fitting_script_gives() -> None:
-    fitted = fit(embedder())
+def test_the_packaged_model_is_what_the_fitting_script_gives(
+    fitted: tuple[ReasonModel, dict[str, Report]],
+) -> None:
+    model = fitted[0]
     shipped = packaged_model()
-    assert fitted.intents == shipped.intents and fitted.kinds == shipped.kinds
-    assert (fitted.buckets, fitted.gram_scale) == (shipped.buckets, shipped.gram_scale)
-    assert np.allclose(fitted.weights, shipped.weights, atol=1e-3)
-    assert np.allclose(fitted.bias, shipped.bias, atol=1e-3)
+    assert model.intents == shipped.intents and model.kinds == shipped.kinds
+    assert (model.buckets, model.gram_scale) == (shipped.buckets, shipped.gram_scale)
+    assert np.allclose(model.weights, shipped.weights, atol=1e-3)
+    assert np.allclose(model.bias, shipped.bias, atol=1e-3)

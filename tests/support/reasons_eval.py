@@ -1,20 +1,16 @@
 """Reasons read for their meaning: fitting and measuring the intent model of
-``agent.memory.reasons`` on six sets written blind by six hands,
-tests/data/heldout32/reasons.jsonl (450 reasons, 9 intents x 50),
-tests/data/heldout32c/reasons.jsonl (270, 9 x 30), tests/data/heldout32d/reasons.jsonl
-(432, 9 x 48), tests/data/heldout32e/reasons.jsonl (432, 9 x 48),
-tests/data/heldout32f/reasons.jsonl (432, 9 x 48) and tests/data/heldout32g/reasons.jsonl
-(648, 9 x 72), Spanish and English, and
-ALMA's own phrasings (tests/data/reason_phrasings.jsonl).
+``agent.memory.reasons`` on the sets written blind by ten hands (``AUTHORS``, each a
+tests/data/heldout32*/reasons.jsonl, Spanish and English) and ALMA's own phrasings
+(tests/data/reason_phrasings.jsonl).
 
-The packaged model is fitted on the six sets and the phrasings: each set was reported once
-on a frozen model and is a development set since. Choices are made on the cross-author measure
-(``--cross``, leave one author out): each set read by a model fitted on the other five and the
-phrasings, since what a new person's words need is a reader that carries from one author to
-another. The first set was once split in halves (``split``: within each intent and language,
-the reasons ordered by the SHA-256 of their id, every other one from the first is the fitting
-half); ``--dev`` is a cross-validation within it, each reason's fold its id's hash. A new set
-is measured on the frozen model with ``--report-set``.
+The packaged model is fitted on the ten sets and the phrasings: each set was reported once
+on a frozen model, or written for fitting, and is a development set since. Choices are made
+on the cross-author measure (``--cross``, leave one author out): each set read by a model
+fitted on the other nine and the phrasings, since what a new person's words need is a reader
+that carries from one author to another. The first set was once split in halves (``split``:
+within each intent and language, the reasons ordered by the SHA-256 of their id, every other
+one from the first is the fitting half); ``--dev`` is a cross-validation within it, each
+reason's fold its id's hash. A new set is measured on the frozen model with ``--report-set``.
 
 ``--fit`` fits the model and writes ``agent/data/reasons.json``; ``--cross`` prints the
 cross-author figures; ``--dev`` the cross-validated ones; ``--report`` the first set's held-out
@@ -162,62 +158,87 @@ def fit_model(rows: Sequence[dict[str, Any]], vectors: npt.NDArray[np.float64]) 
     """Multinomial logistic regression on ``rows`` (their ``vectors`` in the same order, each
     row counting for its ``weight``, 1 unless given) by full-batch gradient descent from zero:
     the same inputs give the same weights."""
-    intents = [r["intent"] for r in rows]
-    mean = vectors.mean(axis=0)
-    scale = vectors.std(axis=0) + 1e-6
-    base = ReasonModel(
+    return fit_models(rows, vectors, [np.ones(len(rows), dtype=bool)])[0]
+
+
+def fit_models(
+    rows: Sequence[dict[str, Any]],
+    vectors: npt.NDArray[np.float64],
+    subsets: Sequence[npt.NDArray[np.bool_]],
+) -> list[ReasonModel]:
+    """One :func:`fit_model` for each of ``subsets`` (which of ``rows`` it is fitted on, each
+    standardizing the vectors by its own rows), side by side: one pass over the features serves
+    every model at each step, where a fit alone spends its step reading them."""
+    keep = np.asarray(subsets, dtype=bool)
+    models, dims, classes = len(keep), vectors.shape[1], len(INTENTS)
+    means = np.stack([vectors[k].mean(axis=0) for k in keep])
+    scales = np.stack([vectors[k].std(axis=0) for k in keep]) + 1e-6
+    # Each model reads (v - its mean) / its scale, an affine map of v: its weights are applied
+    # to v centred once on every row's mean, and its own offset and scale folded into them.
+    centre = vectors.mean(axis=0)
+    shift = ((means - centre) / scales).astype(np.float32)
+    inverse = (1.0 / scales).astype(np.float32)
+    unscaled = ReasonModel(
         embedder=EMBEDDER,
         intents=INTENTS,
         kinds=KINDS,
-        mean=mean,
-        scale=scale,
-        weights=np.zeros((len(INTENTS), vectors.shape[1] + len(KINDS) + BUCKETS)),
-        bias=np.zeros(len(INTENTS)),
+        mean=centre,
+        scale=np.ones(dims),
+        weights=np.zeros((classes, dims + len(KINDS) + BUCKETS)),
+        bias=np.zeros(classes),
         buckets=BUCKETS,
         gram_scale=GRAM_SCALE,
     )
-    # Single precision halves the fit, which the cross-author test repeats for every author;
-    # the weights ship rounded far above its error.
     x = np.stack(
-        [
-            base.features(v.astype(np.float32), r["text"], r["kind"])
-            for v, r in zip(vectors, rows, strict=True)
-        ]
+        [unscaled.features(v, r["text"], r["kind"]) for v, r in zip(vectors, rows, strict=True)]
     ).astype(np.float32)
-    y = np.zeros((len(intents), len(INTENTS)), dtype=np.float32)
-    for i, intent in enumerate(intents):
-        y[i, INTENTS.index(intent)] = 1.0
+    y = np.zeros((len(rows), classes), dtype=np.float32)
+    for i, row in enumerate(rows):
+        y[i, INTENTS.index(row["intent"])] = 1.0
     weight = np.array([float(r.get("weight", 1.0)) for r in rows], dtype=np.float32)
-    w = np.zeros((len(INTENTS), x.shape[1]), dtype=np.float32)
-    b = np.zeros(len(INTENTS), dtype=np.float32)
-    n = np.float32(weight.sum())
+    counted = weight[:, None] * keep.T.astype(np.float32)  # rows x models
+    n = counted.sum(axis=0)
+    w = np.zeros((models, classes, x.shape[1]), dtype=np.float32)
+    b = np.zeros((models, classes), dtype=np.float32)
     rate, l2 = np.float32(RATE), np.float32(L2)
     for _ in range(STEPS):
-        z = x @ w.T + b
-        z -= z.max(axis=1, keepdims=True)
+        read = w.copy()
+        read[:, :, :dims] *= inverse[:, None, :]
+        offset = b - np.einsum("mkd,md->mk", w[:, :, :dims], shift)
+        z = (x @ read.reshape(models * classes, -1).T).reshape(-1, models, classes) + offset
+        z -= z.max(axis=2, keepdims=True)
         p = np.exp(z)
-        p /= p.sum(axis=1, keepdims=True)
-        g = (p - y) * weight[:, None]
-        w -= rate * (g.T @ x / n + l2 * w)
-        b -= rate * g.sum(axis=0) / n
-    return ReasonModel(
-        EMBEDDER,
-        INTENTS,
-        KINDS,
-        mean,
-        scale,
-        w.astype(np.float64),
-        b.astype(np.float64),
-        BUCKETS,
-        GRAM_SCALE,
-    )
+        p /= p.sum(axis=2, keepdims=True)
+        g = (p - y[:, None, :]) * counted[:, :, None]
+        total = g.sum(axis=0)
+        grad = (g.reshape(len(rows), -1).T @ x).reshape(models, classes, -1)
+        grad[:, :, :dims] *= inverse[:, None, :]
+        grad[:, :, :dims] -= total[:, :, None] * shift[:, None, :]
+        w -= rate * (grad / n[:, None, None] + l2 * w)
+        b -= rate * total / n[:, None]
+    return [
+        ReasonModel(
+            EMBEDDER,
+            INTENTS,
+            KINDS,
+            means[m],
+            scales[m],
+            w[m].astype(np.float64),
+            b[m].astype(np.float64),
+            BUCKETS,
+            GRAM_SCALE,
+        )
+        for m in range(models)
+    ]
 
 
 def fitting_rows() -> list[dict[str, Any]]:
     """What the packaged model is fitted on: the authors' sets (each a development set, the
     first seven reported once on a frozen model before they were), evened, and ALMA's own
     phrasings."""
-    return [row for path in AUTHORS.values() for row in evened(read_set(path))] + read_set(OWN)
+    return [
+        {**row, "author": name} for name, path in AUTHORS.items() for row in evened(read_set(path))
+    ] + read_set(OWN)
 
 
 def fit(embed: Callable[[str], Vector]) -> ReasonModel:
@@ -333,17 +354,23 @@ def cross_author(embed: Callable[[str], Vector]) -> list[tuple[str, Report]]:
     """Each author's set read by a model fitted on the other authors' and ALMA's own
     phrasings (leave one author out): how the reader does on an author it was not fitted on,
     the measure the choices are made on."""
-    sets = {name: evened(read_set(path)) for name, path in AUTHORS.items()}
-    own = read_set(OWN)
-    every = [r for rows in sets.values() for r in rows] + own
-    cache = {as_read(r["text"]): v for r, v in zip(every, _matrix(every, embed), strict=True)}
+    return fit_every(embed)[1]
+
+
+def fit_every(embed: Callable[[str], Vector]) -> tuple[ReasonModel, list[tuple[str, Report]]]:
+    """What :func:`fit` gives and what :func:`cross_author` reports, fitted side by side."""
+    rows = fitting_rows()
+    vectors = _matrix(rows, embed)
+    author = [row.get("author", "") for row in rows]
+    subsets = [np.ones(len(rows), dtype=bool)]
+    subsets += [np.array([a != name for a in author]) for name in AUTHORS]
+    packaged, *others = fit_models(rows, vectors, subsets)
+    cache = {as_read(r["text"]): v for r, v in zip(rows, vectors, strict=True)}
     out: list[tuple[str, Report]] = []
-    for test_name, test in sets.items():
-        train = [r for name, rows in sets.items() if name != test_name for r in rows] + own
-        model = fit_model(train, np.stack([cache[as_read(r["text"])] for r in train]))
+    for name, model in zip(AUTHORS, others, strict=True):
         reader = ReasonReader(lambda t: cache[t].astype(np.float32), model)
-        out.append((test_name, evaluate(reader, test)))
-    return out
+        out.append((name, evaluate(reader, [r for r in rows if r.get("author") == name])))
+    return packaged, out
 
 
 def report_set(name: str) -> Path:
