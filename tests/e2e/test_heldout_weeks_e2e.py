@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -42,6 +43,8 @@ MAX_CALM = 1
 MAX_INVENTED = 0
 #: Days lived: the analysis of the first day, then one a day as the noise budget renews.
 DAYS = 4
+#: Weeks lived at once, each by its own daemon.
+SIDE_BY_SIDE = 3
 
 
 @dataclass
@@ -95,6 +98,13 @@ def live(week: HeldoutWeek) -> Lived:
         alma.close()
 
 
+def live_all(weeks: Sequence[HeldoutWeek]) -> list[Lived]:
+    """Each week lived by a daemon of its own, a few side by side: a daemon spends much of a
+    week waiting on its own start and analyses."""
+    with ThreadPoolExecutor(max_workers=SIDE_BY_SIDE) as pool:
+        return list(pool.map(live, weeks))
+
+
 def figures(lived: list[Lived], side: str) -> tuple[float, list[str]]:
     labelled = sum(len(x.week.findings) for x in lived if not x.week.calm)
     found = sum(len(x.found()) for x in lived if not x.week.calm)
@@ -114,12 +124,12 @@ def figures(lived: list[Lived], side: str) -> tuple[float, list[str]]:
 
 @pytest.fixture(scope="module")
 def report_side() -> Iterator[list[Lived]]:
-    yield [live(load(name)) for name in REPORT]
+    yield live_all([load(name) for name in REPORT])
 
 
 @pytest.fixture(scope="module")
 def fit_side() -> Iterator[list[Lived]]:
-    yield [live(load(name)) for name in FIT]
+    yield live_all([load(name) for name in FIT])
 
 
 def check(lived: list[Lived], side: str) -> None:
@@ -172,5 +182,5 @@ def test_each_blind_set_of_weeks_brings_up_what_happened_and_calm_weeks_stay_qui
 ) -> None:
     folder, names = blind_weeks(ordinal)
     assert len(names) == 6, f"the {ordinal} blind weeks are missing from {folder}"
-    lived = [live(load(name, folder)) for name in names]
+    lived = live_all([load(name, folder) for name in names])
     check(lived, f"{ordinal} blind weeks " + ", ".join(names))
