@@ -35,7 +35,7 @@ def test_a_client_flooding_during_a_streamed_answer_is_cut_off(alma: DaemonRoot)
     # A long answer that never repeats itself (the chat cuts a loop at once, and the stream
     # with it), so the attack runs for as long as it writes.
     answer = " ".join(f"ñu{i}" for i in range(4000))
-    with ModelStub(answer, piece=2, pause=0.005) as stub:
+    with ModelStub("Hola, aquí estoy.", piece=2, pause=0.005) as stub:
         alma.set_settings("model", "url", stub.url)
         alma.start(timeout=120)
         session = obj(Client(alma.socket, 60).call("chat.start"))["session"]
@@ -43,6 +43,7 @@ def test_a_client_flooding_during_a_streamed_answer_is_cut_off(alma: DaemonRoot)
         warm_up = Client(alma.socket, 120).stream("chat.send", session=session, message="hola")
         assert [e for e in warm_up] and warm_up.result is not None
         alma.ok("status")
+        stub.answer = answer  # the flood's answers stream for a minute and more
         before = peak = rss_bytes(alma.pid)
         stop = threading.Event()
         counts: dict[str, int] = {}
