@@ -27,9 +27,16 @@ Item = tuple[str, object]
 
 
 class StreamReply:
-    def __init__(self, on_cancel: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        on_cancel: Callable[[], None] | None = None,
+        on_last: Callable[[], None] | None = None,
+    ) -> None:
         self.cancelled = threading.Event()
         self._on_cancel = on_cancel
+        # Told before the final answer can reach the client: whatever the client does once it
+        # has read it (a next request) finds the producer's side already knowing.
+        self._on_last = on_last
         self._items: deque[Item] = deque()
         self._lock = threading.Lock()
         self._done = False
@@ -55,6 +62,8 @@ class StreamReply:
         return self._done
 
     def _put(self, item: Item, *, last: bool) -> None:
+        if last and self._on_last is not None:
+            self._on_last()
         with self._lock:
             if self._done:
                 raise RuntimeError("a StreamReply got an item after its final answer")

@@ -167,7 +167,7 @@ class ChatService:
             )
         if not self.runtime.configured:
             raise UnavailableError(self.runtime.unavailable_sentence())
-        reply = StreamReply()
+        reply = StreamReply(on_last=self.runtime.chat_answered)
         asked_at = self.clock()
         if self.runtime.loading_needed():
             reply.emit({"type": "status", "text": "cargando el modelo"})

@@ -358,6 +358,13 @@ class ModelRuntime:
             self._chat.append(_Job(fn))
             self._wake.notify()
 
+    def chat_answered(self) -> None:
+        """The running chat job has given its final answer; what is left of it is tidying up
+        (a failed process dropped, say). The next message may now wait its turn behind it,
+        rather than be told ALMA is busy by a reply the person has already read."""
+        with self._lock:
+            self._chat_busy = bool(self._chat)
+
     def complete(
         self,
         messages: Sequence[Message],

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -299,6 +300,28 @@ def test_the_persona_file_is_used_and_a_symlink_is_not_followed(
     secret.write_text("secreto")
     (root.system / "persona.md").symlink_to(secret)
     assert service.persona() == FALLBACK_PERSONA
+
+
+def test_the_next_message_sent_on_reading_an_answer_is_taken(
+    service: ChatService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The worker still tidies up after an answer the person has read (a cancelled answer's
+    # process killed and dropped, say): their next message waits for it, it is not refused.
+    tidying = threading.Event()
+    tidy = service.runtime._after_job
+
+    def slow_tidy() -> None:
+        tidying.wait(30)
+        tidy()
+
+    monkeypatch.setattr(service.runtime, "_after_job", slow_tidy)
+    session = service.start()["session"]
+    _events, kind, _final = drain(service.send(session, "hola"))
+    assert kind == "result"
+    reply = service.send(session, "¿y ahora?")  # read the answer, typed at once
+    tidying.set()
+    _events, kind, final = drain(reply)
+    assert kind == "result" and final["stopped"] == "done", final
 
 
 def test_unknown_session_and_no_model(service: ChatService, root: RootLayout) -> None:

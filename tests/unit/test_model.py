@@ -166,6 +166,33 @@ def test_one_chat_job_at_a_time_and_background_waits_behind_it() -> None:
         rt.close()
 
 
+def test_a_message_sent_once_the_answer_is_given_waits_its_turn_not_refused() -> None:
+    # The person reads the end of an answer (or of a cancel) and types the next message at
+    # once, while the worker still tidies up after the answer (a killed process, say).
+    rt = ModelRuntime("embedded", Loader(words=2))
+    tidying = threading.Event()
+    order: list[str] = []
+
+    def answer(backend: Backend | None) -> None:
+        order.append("first")
+        rt.chat_answered()  # what the reply's final line does
+        tidying.wait(30)
+
+    try:
+        rt.submit_chat(answer)
+        wait_for(lambda: order == ["first"], timeout=30, what="the first answer")
+        rt.submit_chat(lambda backend: order.append("next"))  # queued, not "already answering"
+        with pytest.raises(UnavailableError, match="already answering"):
+            rt.submit_chat(lambda backend: None)  # one waiting at most
+        assert rt.status()["busy"] is True
+        tidying.set()
+        wait_for(lambda: order == ["first", "next"], timeout=30, what="the next message")
+        wait_for(lambda: not rt.status()["busy"], timeout=30, what="the chat to be free")
+    finally:
+        tidying.set()
+        rt.close()
+
+
 def test_use_keeps_the_old_model_when_the_new_one_fails(
     runtime: ModelRuntime, loader: Loader, tmp_path: Path
 ) -> None:
