@@ -359,9 +359,10 @@ class ModelRuntime:
             self._wake.notify()
 
     def chat_answered(self) -> None:
-        """The running chat job has given its final answer; what is left of it is tidying up
-        (a failed process dropped, say). The next message may now wait its turn behind it,
-        rather than be told ALMA is busy by a reply the person has already read."""
+        """The running chat job has given its final answer, or ended: the chat is busy only
+        with what is queued. Called by the reply's final line, before the worker tidies up (a
+        failed process dropped, say), so the next message waits its turn behind that rather
+        than be told ALMA is busy by a reply the person has already read."""
         with self._lock:
             self._chat_busy = bool(self._chat)
 
@@ -488,8 +489,9 @@ class ModelRuntime:
             self._do(job, chat=is_chat)
 
     def _do(self, job: _Job, *, chat: bool) -> None:
-        """Run one job; whatever happens, its caller is told and a chat job frees the chat:
-        the one place the chat's busy state is cleared."""
+        """Run one job; whatever happens, its caller is told and a chat job frees the chat
+        (:meth:`chat_answered`, which its reply's final line has called already when it got
+        that far)."""
         try:
             if not job.abandoned:
                 job.result = job.fn(self._ensure_loaded() if job.needs_model else None)
@@ -505,8 +507,7 @@ class ModelRuntime:
                 log.exception("dropping the failed model process failed")
             finally:
                 if chat:
-                    with self._lock:
-                        self._chat_busy = bool(self._chat)
+                    self.chat_answered()
                 job.done.set()
 
     def _after_job(self) -> None:
