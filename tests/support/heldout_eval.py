@@ -1,4 +1,4 @@
-"""The chat's context on a held-out set (tests/data/heldout, heldout_b, heldout_c, heldout_d).
+"""The chat's context on a held-out set (tests/data/heldout, heldout_b ... heldout_f).
 
 ``python -m tests.support.heldout_eval ROOT [SET]`` (SET: a folder of tests/data in set C's
 format, ``memories.jsonl`` and ``questions.jsonl``) builds the grounded set's store in ROOT
