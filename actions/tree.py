@@ -258,6 +258,40 @@ class Tree:
     def dev_of_dir(self, parts: tuple[str, ...]) -> int:
         return os.fstat(self.dir(parts)).st_dev
 
+    def folders(self, parts: tuple[str, ...], depth: int, limit: int) -> list[tuple[str, ...]]:
+        """The folders below ``parts`` down to ``depth`` levels, breadth first, each level's
+        names sorted, at most ``limit``: the person's folders as ALMA may name them (links and
+        hidden folders left out). Each is opened only to be listed, and closed: a root with
+        thousands of folders holds no descriptor for them. One that cannot be read is listed
+        without what is below it."""
+        out: list[tuple[str, ...]] = []
+        level = [parts]
+        for _depth in range(depth):
+            below: list[tuple[str, ...]] = []
+            for parent in level:
+                try:
+                    fd = open_dir(self.root_fd, list(parent), label="/".join(parent))
+                except (OSError, RefusedError):
+                    continue
+                try:
+                    with os.scandir(fd) as entries:  # it reads a duplicate of fd
+                        names = sorted(
+                            e.name
+                            for e in entries
+                            if e.is_dir(follow_symlinks=False) and not e.name.startswith(".")
+                        )
+                except OSError:
+                    continue
+                finally:
+                    os.close(fd)
+                for name in names:
+                    if len(out) >= limit:
+                        return out
+                    out.append((*parent, name))
+                    below.append((*parent, name))
+            level = below
+        return out
+
 
 class FolderToken(NamedTuple):
     """What :meth:`Tree.verify_watched` hands back for the next op in the same folders."""

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 import time
 from collections import Counter
@@ -36,7 +35,6 @@ from agent.voice.model import Complete
 from agent.voice.verify import Grounds, verify_text
 from policies import kinds
 from policies.config import Policy
-from policies.errors import RefusedError
 from policies.i18n import N_, _, language, ngettext, process_language
 from policies.results import Action, Suggestion
 from policies.text import clean_tag, hashtags
@@ -44,6 +42,7 @@ from state.chatlog import MAX_DAY_BYTES, Paragraph, parse
 
 _PROJECT_WORD = re.compile(r"\b((?:proyecto|project)[\w-]+)", re.IGNORECASE)
 _HOURS_LATE = 23
+MAX_FOLDERS = 500
 log = logging.getLogger("alma.agent")
 
 
@@ -72,21 +71,10 @@ class DayFacts:
     trends: list[str] = field(default_factory=list)
 
 
-def _subdirs(tree: Tree, parts: tuple[str, ...]) -> list[str]:
-    try:
-        fd = tree.dir(parts)
-    except (OSError, RefusedError):
-        return []
-    with os.scandir(fd) as entries:  # it reads a duplicate of the fd, which the tree owns
-        return sorted(e.name for e in entries if e.is_dir(follow_symlinks=False))
-
-
 def _user_folders(tree: Tree) -> list[str]:
-    """Names of the folders in user/ and one level below (the person's projects, likely)."""
-    names: list[str] = []
-    for name in _subdirs(tree, ("user",)):
-        names += [name, *_subdirs(tree, ("user", name))]
-    return names
+    """Names of the folders in user/ and one level below (the person's projects, likely), at
+    most :data:`MAX_FOLDERS`: each is looked for in the day's text."""
+    return [parts[-1] for parts in tree.folders(("user",), 2, MAX_FOLDERS)]
 
 
 def turn_span(paragraphs: Sequence[Paragraph]) -> tuple[Paragraph, Paragraph] | None:

@@ -16,15 +16,14 @@ Each step is a method of :class:`Analyst`, whose collaborators are given to it e
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from pathlib import Path
 
 from actions.ops import Op, files_touched, write_paths
 from actions.planners import PlanResult
+from actions.tree import Tree
 from agent.day.reminders import plan_words
 from agent.detectors import diagnose
 from agent.detectors.files import plan_organize_folder
@@ -38,7 +37,7 @@ from agent.policy import PolicyHolder
 from agent.voice.model import Complete
 from policies import kinds
 from policies.decide import PlanFacts, Verdict, decide
-from policies.errors import AlmaError, UnavailableError
+from policies.errors import AlmaError, RefusedError, UnavailableError
 from policies.i18n import _, ngettext
 from policies.layout import RootLayout
 from policies.results import Skipped
@@ -98,28 +97,12 @@ def named_folders(layout: RootLayout) -> list[str]:
     """The folders of ``user/`` down to ``NAMED_DEPTH`` levels, root-relative, breadth first,
     at most ``MAX_NAMED_FOLDERS``: those a person's reason may name by name alone ("la carpeta
     Clases", "en facturas", "the 2023 photos"); a deeper one is named by its path."""
-    out: list[str] = []
-    level = [layout.user]
-    for _depth in range(NAMED_DEPTH):
-        below: list[Path] = []
-        for parent in level:
-            try:
-                with os.scandir(parent) as entries:
-                    names = sorted(
-                        e.name
-                        for e in entries
-                        if e.is_dir(follow_symlinks=False) and not e.name.startswith(".")
-                    )
-            except OSError:  # an unreadable folder: the reason is read without its names
-                continue
-            for name in names:
-                if len(out) >= MAX_NAMED_FOLDERS:
-                    return out
-                path = parent / name
-                below.append(path)
-                out.append(path.relative_to(layout.root).as_posix())
-        level = below
-    return out
+    try:
+        with Tree(layout.root) as tree:
+            found = tree.folders((layout.user.name,), NAMED_DEPTH, MAX_NAMED_FOLDERS)
+    except (OSError, RefusedError):  # no root: the reason is read without its names
+        return []
+    return ["/".join(parts) for parts in found]
 
 
 class Analyst:

@@ -291,3 +291,14 @@ def test_the_report_says_what_returns_across_the_last_days(tmp_path: Path) -> No
     lucia.build(calm, today)
     quiet = render(day_facts(calm, today), suggestions=[], actions=[], memories=None)
     assert "Nada que vuelva día tras día." in quiet
+
+
+def test_the_day_reads_the_persons_folders_not_hidden_ones_nor_links(
+    root: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    elsewhere = tmp_path_factory.mktemp("fuera")
+    (elsewhere / "ajeno").mkdir()
+    (root / "user" / ".git" / "objects").mkdir(parents=True)
+    (root / "user" / "enlace").symlink_to(elsewhere)
+    facts = day_facts(root, date(2026, 11, 17))
+    assert facts.folders == ["proyectoY"]
