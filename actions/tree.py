@@ -271,7 +271,7 @@ class Tree:
             for parent in level:
                 try:
                     fd = open_dir(self.root_fd, list(parent), label="/".join(parent))
-                except (OSError, RefusedError):
+                except (OSError, RefusedError):  # gone, or now a link: nothing below it is named
                     continue
                 try:
                     with os.scandir(fd) as entries:  # it reads a duplicate of fd
@@ -280,7 +280,7 @@ class Tree:
                             for e in entries
                             if e.is_dir(follow_symlinks=False) and not e.name.startswith(".")
                         )
-                except OSError:
+                except OSError:  # unreadable: it is named, what is below it is not
                     continue
                 finally:
                     os.close(fd)

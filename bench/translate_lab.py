@@ -71,9 +71,9 @@ _nearest = MemoryStore.nearest
 def nearest(
     self: MemoryStore, vector: Vectors, n: int, where: dict[str, Any] | None = None
 ) -> list[tuple[str, float, Vectors]]:
-    found = {i: (cos, vec) for i, cos, vec in _nearest(self, vector, n, where)}
     if not _on or "text" not in _asked:
-        return [(i, c, v) for i, (c, v) in found.items()]
+        return _nearest(self, vector, n, where)
+    found = {i: (cos, vec) for i, cos, vec in _nearest(self, vector, n, where)}
     text = _asked["text"]
     lang = message_language(text, "es")
     other = self.embedder.query(translate(text))
@@ -93,6 +93,7 @@ def main() -> None:
     root = Path(sys.argv[1])
     # The context calls the name it imported: that name is the one wrapped.
     vars(context)["embed_soon"] = embed_soon
+    # The lab's one change to the product, for this process only: the store's nearest wrapped.
     MemoryStore.nearest = nearest  # type: ignore[method-assign]
     if len(sys.argv) > 2:
         folder = heldout.set_folder(sys.argv[2])
